@@ -1,0 +1,44 @@
+// The Verilated engine with its DRAM model: clock, reset, CSR access, run-until-done with a cycle
+// timeout, optional FST waveform. One implementation per hardware configuration behind one API.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nasa/cycle_model.h"
+#include "nasa/hw_spec.h"
+
+namespace nasa::sim {
+
+struct RunStatus {
+  bool done = false;       // STATUS.done or STATUS.error seen
+  bool timeout = false;    // max_cycles elapsed first
+  uint32_t status = 0, err_code = 0, err_index = 0, layers_done = 0;
+  uint64_t cycles = 0;     // clock cycles from start to done as seen by the harness
+};
+
+class EngineSim {
+ public:
+  virtual ~EngineSim() = default;
+  // config: one of hw::kConfigs; memory_bytes: size of the simulated memory (address 0..size-1).
+  static std::unique_ptr<EngineSim> create(const hw::Config& cfg, size_t memory_bytes,
+                                           const cycles::DramTiming& dram);
+  virtual const hw::Config& config() const = 0;
+  virtual std::span<uint8_t> memory() = 0;
+  virtual void reset() = 0;
+  virtual void tick() = 0;                               // one clock cycle
+  virtual void csr_write(uint32_t addr, uint32_t value) = 0;
+  virtual uint32_t csr_read(uint32_t addr) = 0;
+  virtual uint64_t counter(hw::Counter id) = 0;
+  // Programs DESC_ADDR/COUNT and the window, starts, and ticks until done or max_cycles.
+  virtual RunStatus run(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base,
+                        uint32_t win_limit, uint64_t max_cycles) = 0;
+  // Starts writing an FST waveform to `path` (also enabled by env NASA_FST=path).
+  virtual void trace(const std::string& path) = 0;
+  virtual uint64_t cycle() const = 0;
+};
+
+}  // namespace nasa::sim

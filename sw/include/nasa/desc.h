@@ -1,0 +1,46 @@
+// Layer descriptors: the host-side value type, its 64-byte encoding and the derived shapes
+// (output size, byte sizes of every tensor, MACs) that validation and the cycle model share.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "nasa/hw_spec.h"
+
+namespace nasa {
+
+// Raw fields as stored in memory; `op` and `act` stay raw so illegal values can be represented.
+struct Desc {
+  uint8_t op = 0, act = 0, k = 1, stride = 1;
+  uint16_t h = 0, w = 0, cin = 0, cout = 0;
+  uint32_t in_addr = 0, in2_addr = 0, out_addr = 0, wgt_addr = 0, prm_addr = 0;
+  uint16_t m = 0;
+  uint8_t s = 0, q6 = 0;
+  uint16_t mb = 0;
+  uint8_t sb = 0;
+};
+
+std::array<uint32_t, hw::kDescWords> encode(const Desc& d);
+Desc decode(std::span<const uint32_t, hw::kDescWords> words);
+
+// Sizes derived from a (valid) descriptor; all in bytes except counts.
+struct Shape {
+  uint32_t ho = 0, wo = 0;      // output spatial size
+  uint64_t in_bytes = 0;        // one input tensor
+  uint64_t out_bytes = 0;       // output tensor
+  uint64_t wgt_bytes = 0;       // weights (0 for ops without weights)
+  uint64_t prm_bytes = 0;       // per-channel records (0 for ops without them)
+  uint64_t kred = 0;            // reduction length per output (taps for vec ops)
+  uint64_t macs = 0;            // multiply-accumulates (conv, fc, depthwise), incl. padding taps
+};
+Shape shape_of(const Desc& d);
+
+// Validation exactly as the engine does it (docs/engine.md); returns Err::None when legal.
+hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32_t win_limit);
+
+std::string op_name(uint8_t op);
+const hw::Config& config_by_name(std::string_view name);  // throws std::invalid_argument
+
+}  // namespace nasa

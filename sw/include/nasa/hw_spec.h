@@ -1,0 +1,144 @@
+// The one definition of the hardware/software interface: opcodes, activations, error codes,
+// CSR map, counters, descriptor fields, memory records and hardware configurations.
+// rtl/nasa_pkg.sv is generated from this file (build/bin/nasa-gen-pkg); a test checks they agree.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace nasa::hw {
+
+// ---- Tables (X-macros). Each row: name, value, one-line meaning. ----
+
+#define NASA_OPCODES(X)                                                                       \
+  X(Conv, 1, "kxk convolution, stride 1/2, same padding, OHWI weights, per-channel params") \
+  X(DwConv, 2, "kxk depthwise convolution, HWC weights, per-channel params")                \
+  X(Fc, 3, "fully connected over the flattened HWC input, OHWI weights, per-channel params") \
+  X(MaxPool, 4, "3x3 max pool, stride 1/2, padding ignored")                                 \
+  X(AvgPool, 5, "3x3 average pool (sum incl. zero padding) then requant (M,S)")             \
+  X(Add, 6, "residual add: requant(a,M,S) + requant(b,Mb,Sb), saturated")                   \
+  X(Gap, 7, "global average pool: per-channel sum then requant (M,S), output 1x1xC")
+
+#define NASA_ACTS(X)                    \
+  X(None, 0, "clamp to [-128,127]")    \
+  X(Relu, 1, "clamp to [0,127]")       \
+  X(Relu6, 2, "clamp to [0,q6]")
+
+// Checked in this order; the first failing check is reported.
+#define NASA_ERRORS(X)                                                                   \
+  X(None, 0, "no error")                                                                \
+  X(BadOpcode, 1, "unknown opcode")                                                     \
+  X(BadAct, 2, "unknown activation")                                                    \
+  X(BadStride, 3, "stride not 1 or 2")                                                  \
+  X(BadKernel, 4, "kernel not in {1,3,5,7} (conv, depthwise) or not 3 (pools)")         \
+  X(ZeroDim, 5, "a dimension (H, W, Cin, Cout) is zero")                                \
+  X(BadChannels, 6, "Cout != Cin for an op that keeps channels")                        \
+  X(Oversize, 7, "input does not fit the input buffer or k*k*Cin exceeds KredMax")      \
+  X(BadQuant, 8, "requant shift S outside [1,47] or ReLU6 q6 > 127")                    \
+  X(Window, 9, "an access range lies outside the programmed memory window")             \
+  X(EmptyProgram, 10, "DESC_COUNT is zero")
+
+#define NASA_CSRS(X)                                                                     \
+  X(Ctrl, 0x000, "W: bit0 start, bit1 clear done/error")                                \
+  X(Status, 0x004, "R: bit0 busy, bit1 done, bit2 error")                               \
+  X(ErrCode, 0x008, "R: error code of the run")                                         \
+  X(ErrIndex, 0x00C, "R: index of the descriptor that failed")                          \
+  X(DescAddr, 0x010, "RW: byte address of descriptor 0")                                \
+  X(DescCount, 0x014, "RW: number of descriptors to run")                               \
+  X(WinBase, 0x018, "RW: first byte of the accessible window")                          \
+  X(WinLimit, 0x01C, "RW: one past the last byte of the window")                        \
+  X(HwShape, 0x020, "R: Rows | Cols << 16")                                             \
+  X(HwMem, 0x024, "R: memory port bytes | burst max << 16")                             \
+  X(HwInBuf, 0x028, "R: input buffer bytes")                                            \
+  X(HwKredMax, 0x02C, "R: max reduction length k*k*Cin of one output channel")          \
+  X(Magic, 0x030, "R: 0x4E415341 'NASA'")                                               \
+  X(LayersDone, 0x034, "R: descriptors completed in this run")                          \
+  X(CounterBase, 0x100, "R: 64-bit counters, id i at 0x100 + 8*i (lo) and +4 (hi)")
+
+#define NASA_COUNTERS(X)                                                                 \
+  X(Cycles, 0, "cycles from start to done")                                             \
+  X(PeBusy, 1, "cycles the PE array issued a MAC step")                                 \
+  X(VecBusy, 2, "cycles the vector unit issued a tap")                                  \
+  X(Macs, 3, "multiply-accumulates executed (conv, fc, depthwise)")                     \
+  X(DramRdBytes, 4, "bytes read on the memory port (whole bus words)")                  \
+  X(DramWrBytes, 5, "bytes written on the memory port (enabled bytes)")                 \
+  X(StallInput, 6, "cycles compute waited for input data")                              \
+  X(StallWeight, 7, "cycles compute waited for weights/params")                         \
+  X(StallOutput, 8, "cycles compute waited for the output path")                        \
+  X(StallDesc, 9, "cycles spent fetching and decoding descriptors")
+
+// Descriptor: 16 little-endian 32-bit words (64 bytes). Row: name, word, lsb, width.
+#define NASA_DESC_FIELDS(X)  \
+  X(Op, 0, 0, 8)             \
+  X(Act, 0, 8, 8)            \
+  X(K, 0, 16, 8)             \
+  X(Stride, 0, 24, 8)        \
+  X(H, 1, 0, 16)             \
+  X(W, 1, 16, 16)            \
+  X(Cin, 2, 0, 16)           \
+  X(Cout, 2, 16, 16)         \
+  X(InAddr, 3, 0, 32)        \
+  X(In2Addr, 4, 0, 32)       \
+  X(OutAddr, 5, 0, 32)       \
+  X(WgtAddr, 6, 0, 32)       \
+  X(PrmAddr, 7, 0, 32)       \
+  X(M, 8, 0, 16)             \
+  X(S, 8, 16, 8)             \
+  X(Q6, 8, 24, 8)            \
+  X(Mb, 9, 0, 16)            \
+  X(Sb, 9, 16, 8)
+
+// Hardware configurations (parameters of one RTL source). Row: name, Rows, Cols, MemBytes
+// (memory port width), InBufBytes, KredMax, BurstMax (beats per read burst).
+#define NASA_CONFIGS(X)                     \
+  X(fpga, 4, 4, 4, 2048, 256, 8)            \
+  X(sim, 16, 16, 32, 65536, 8192, 8)        \
+  X(large, 32, 32, 64, 131072, 8192, 8)
+
+// ---- C++ views of the tables. ----
+
+#define NASA_ENUM_ROW(n, v, d) n = v,
+enum class Op : uint8_t { NASA_OPCODES(NASA_ENUM_ROW) };
+enum class Act : uint8_t { NASA_ACTS(NASA_ENUM_ROW) };
+enum class Err : uint8_t { NASA_ERRORS(NASA_ENUM_ROW) };
+enum class Csr : uint32_t { NASA_CSRS(NASA_ENUM_ROW) };
+enum class Counter : uint8_t { NASA_COUNTERS(NASA_ENUM_ROW) };
+#undef NASA_ENUM_ROW
+
+#define NASA_COUNT_ROW(...) +1
+inline constexpr int kNumCounters = 0 NASA_COUNTERS(NASA_COUNT_ROW);
+#undef NASA_COUNT_ROW
+
+inline constexpr uint32_t kMagic = 0x4E415341u;
+inline constexpr uint32_t kDescWords = 16;
+inline constexpr uint32_t kDescBytes = kDescWords * 4;
+// Per-output-channel parameter record (conv, fc, depthwise): int32 bias at +0, uint16 M at +4,
+// uint8 S at +6, one reserved byte at +7; little endian.
+inline constexpr uint32_t kParamBytes = 8;
+inline constexpr uint32_t kMaxShift = 47;
+inline constexpr uint32_t kCtrlStart = 1u << 0;
+inline constexpr uint32_t kCtrlClear = 1u << 1;
+inline constexpr uint32_t kStatusBusy = 1u << 0;
+inline constexpr uint32_t kStatusDone = 1u << 1;
+inline constexpr uint32_t kStatusError = 1u << 2;
+
+struct DescField {
+  std::string_view name;
+  uint32_t word, lsb, width;
+};
+namespace field {
+#define NASA_FIELD_ROW(n, w, l, b) inline constexpr DescField n{#n, w, l, b};
+NASA_DESC_FIELDS(NASA_FIELD_ROW)
+#undef NASA_FIELD_ROW
+}  // namespace field
+
+struct Config {
+  std::string_view name;
+  uint32_t rows, cols, mem_bytes, in_buf_bytes, kred_max, burst_max;
+};
+#define NASA_CONFIG_ROW(n, r, c, m, ib, kr, bm) Config{#n, r, c, m, ib, kr, bm},
+inline constexpr std::array kConfigs = {NASA_CONFIGS(NASA_CONFIG_ROW)};
+#undef NASA_CONFIG_ROW
+
+}  // namespace nasa::hw
