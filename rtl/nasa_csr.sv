@@ -1,0 +1,140 @@
+// Control/status registers and performance counters (map: nasa_pkg::Csr*, counter ids
+// nasa_pkg::Cnt*). Requests are accepted every cycle; read data returns one cycle later.
+module nasa_csr #(
+  parameter int unsigned Rows       = 16,
+  parameter int unsigned Cols       = 16,
+  parameter int unsigned MemBytes   = 32,
+  parameter int unsigned InBufBytes = 65536,
+  parameter int unsigned KredMax    = 8192,
+  parameter int unsigned BurstMax   = 8
+) (
+  input  logic        clk_i,
+  input  logic        rst_ni,
+  input  logic        csr_valid_i,
+  output logic        csr_ready_o,
+  input  logic        csr_we_i,
+  input  logic [11:0] csr_addr_i,
+  input  logic [31:0] csr_wdata_i,
+  output logic        csr_rvalid_o,
+  output logic [31:0] csr_rdata_o,
+  // to/from the sequencer
+  output logic        start_o,          // pulse: start requested while idle
+  output logic [31:0] desc_addr_o,
+  output logic [31:0] desc_count_o,
+  output logic [31:0] win_base_o,
+  output logic [31:0] win_limit_o,
+  input  logic        busy_i,
+  input  logic        finish_i,         // pulse: the run ended (err_code_i valid)
+  input  logic [7:0]  err_code_i,
+  input  logic [31:0] err_index_i,
+  input  logic [31:0] layers_done_i,
+  input  logic [nasa_pkg::NumCounters*16-1:0] cnt_inc_i,  // per-counter increments this cycle
+  output logic        done_o,
+  output logic        error_o
+);
+  localparam int unsigned NC = nasa_pkg::NumCounters;
+
+  logic [31:0] desc_addr_q, desc_count_q, win_base_q, win_limit_q, err_index_q;
+  logic [7:0] err_code_q;
+  logic done_q, error_q;
+  logic [63:0] cnt_q [NC];
+  logic wr, rd;
+
+  assign csr_ready_o  = 1'b1;
+  assign wr           = csr_valid_i && csr_we_i;
+  assign rd           = csr_valid_i && !csr_we_i;
+  assign start_o      = wr && (csr_addr_i == 12'(nasa_pkg::CsrCtrl)) &&
+                        csr_wdata_i[0] && !busy_i;
+  assign desc_addr_o  = desc_addr_q;
+  assign desc_count_o = desc_count_q;
+  assign win_base_o   = win_base_q;
+  assign win_limit_o  = win_limit_q;
+  assign done_o       = done_q;
+  assign error_o      = error_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      desc_addr_q  <= '0;
+      desc_count_q <= '0;
+      win_base_q   <= '0;
+      win_limit_q  <= '0;
+      err_code_q   <= '0;
+      err_index_q  <= '0;
+      done_q       <= 1'b0;
+      error_q      <= 1'b0;
+    end else begin
+      if (wr && !busy_i) begin
+        unique case (csr_addr_i)
+          12'(nasa_pkg::CsrDescAddr):  desc_addr_q <= csr_wdata_i;
+          12'(nasa_pkg::CsrDescCount): desc_count_q <= csr_wdata_i;
+          12'(nasa_pkg::CsrWinBase):   win_base_q <= csr_wdata_i;
+          12'(nasa_pkg::CsrWinLimit):  win_limit_q <= csr_wdata_i;
+          12'(nasa_pkg::CsrCtrl): begin
+            if (csr_wdata_i[1]) begin
+              done_q     <= 1'b0;
+              error_q    <= 1'b0;
+              err_code_q <= '0;
+            end
+          end
+          default: ;
+        endcase
+      end
+      if (start_o) begin
+        done_q      <= 1'b0;
+        error_q     <= 1'b0;
+        err_code_q  <= '0;
+        err_index_q <= '0;
+      end
+      if (finish_i) begin
+        done_q      <= 1'b1;
+        error_q     <= (err_code_i != '0);
+        err_code_q  <= err_code_i;
+        err_index_q <= err_index_i;
+      end
+    end
+  end
+
+  for (genvar i = 0; i < int'(NC); i++) begin : g_cnt
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) cnt_q[i] <= '0;
+      else if (start_o) cnt_q[i] <= '0;
+      else cnt_q[i] <= cnt_q[i] + 64'(cnt_inc_i[i*16 +: 16]);
+    end
+  end
+
+  logic [31:0] rdata;
+  always_comb begin
+    rdata = '0;
+    unique case (csr_addr_i)
+      12'(nasa_pkg::CsrStatus):    rdata = {29'd0, error_q, done_q, busy_i};
+      12'(nasa_pkg::CsrErrCode):   rdata = {24'd0, err_code_q};
+      12'(nasa_pkg::CsrErrIndex):  rdata = err_index_q;
+      12'(nasa_pkg::CsrDescAddr):  rdata = desc_addr_q;
+      12'(nasa_pkg::CsrDescCount): rdata = desc_count_q;
+      12'(nasa_pkg::CsrWinBase):   rdata = win_base_q;
+      12'(nasa_pkg::CsrWinLimit):  rdata = win_limit_q;
+      12'(nasa_pkg::CsrHwShape):   rdata = {16'(Cols), 16'(Rows)};
+      12'(nasa_pkg::CsrHwMem):     rdata = {16'(BurstMax), 16'(MemBytes)};
+      12'(nasa_pkg::CsrHwInBuf):   rdata = 32'(InBufBytes);
+      12'(nasa_pkg::CsrHwKredMax): rdata = 32'(KredMax);
+      12'(nasa_pkg::CsrMagic):     rdata = nasa_pkg::Magic;
+      12'(nasa_pkg::CsrLayersDone): rdata = layers_done_i;
+      default: begin
+        for (int i = 0; i < int'(NC); i++) begin
+          if (csr_addr_i == 12'(nasa_pkg::CsrCounterBase + 8 * i)) rdata = cnt_q[i][31:0];
+          if (csr_addr_i == 12'(nasa_pkg::CsrCounterBase + 8 * i + 4)) rdata = cnt_q[i][63:32];
+        end
+      end
+    endcase
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      csr_rvalid_o <= 1'b0;
+      csr_rdata_o  <= '0;
+    end else begin
+      csr_rvalid_o <= rd;
+      csr_rdata_o  <= rdata;
+    end
+  end
+endmodule

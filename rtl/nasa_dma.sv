@@ -1,0 +1,242 @@
+// DMA between the engine's buffers and the memory port.
+// Read jobs (byte source address, byte length, destination tag) are split into bursts of at most
+// BurstMax bus words; responses (in order) are realigned so that output beat i of a job carries
+// job bytes [i*MemBytes, (i+1)*MemBytes). Several jobs may be in flight to hide memory latency.
+// Writes are single bus words with byte strobes; reads and writes share the request channel with
+// round-robin priority. abort_i drops queued jobs and refuses writes; bursts already started are
+// completed and their data discarded, so the port is left clean.
+module nasa_dma #(
+  parameter int unsigned MemBytes = 32,
+  parameter int unsigned BurstMax = 8,
+  parameter int unsigned TagW     = 40,
+  parameter int unsigned JobDepth = 4,
+  parameter int unsigned Inflight = 8
+) (
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+  input  logic                  abort_i,
+  output logic                  idle_o,
+  // read jobs
+  input  logic                  job_valid_i,
+  output logic                  job_ready_o,
+  input  logic [31:0]           job_src_i,
+  input  logic [31:0]           job_len_i,
+  input  logic [TagW-1:0]       job_tag_i,
+  // realigned read data
+  output logic                  out_valid_o,
+  output logic [TagW-1:0]       out_tag_o,
+  output logic [31:0]           out_idx_o,
+  output logic                  out_last_o,
+  output logic [MemBytes*8-1:0] out_data_o,
+  // writes
+  input  logic                  wr_valid_i,
+  output logic                  wr_ready_o,
+  input  logic [31:0]           wr_addr_i,
+  input  logic [MemBytes*8-1:0] wr_data_i,
+  input  logic [MemBytes-1:0]   wr_strb_i,
+  // events for the performance counters
+  output logic                  ev_rd_beat_o,
+  output logic                  ev_wr_o,
+  output logic [$clog2(MemBytes):0] ev_wr_bytes_o,
+  // memory port
+  output logic                  mem_req_valid_o,
+  input  logic                  mem_req_ready_i,
+  output logic                  mem_req_we_o,
+  output logic [31:0]           mem_req_addr_o,
+  output logic [7:0]            mem_req_len_o,
+  output logic [MemBytes*8-1:0] mem_req_wdata_o,
+  output logic [MemBytes-1:0]   mem_req_wstrb_o,
+  input  logic                  mem_rsp_valid_i,
+  output logic                  mem_rsp_ready_o,
+  input  logic [MemBytes*8-1:0] mem_rsp_rdata_i
+);
+  localparam int unsigned OffW = (MemBytes > 1) ? $clog2(MemBytes) : 1;
+  localparam int unsigned JobW = 64 + TagW;
+  // in-flight entry: offset, input beats, output beats, tag
+  localparam int unsigned InfW = OffW + 32 + 32 + TagW;
+
+  // ---------------- job queue ----------------
+  logic job_q_valid, job_q_pop;
+  logic [JobW-1:0] job_q_data;
+  nasa_fifo #(.Width(JobW), .Depth(JobDepth)) u_job_q (
+    .clk_i      (clk_i),
+    .rst_ni     (rst_ni),
+    .flush_i    (abort_i),
+    .in_valid_i (job_valid_i && !abort_i),
+    .in_ready_o (job_ready_o),
+    .in_data_i  ({job_tag_i, job_len_i, job_src_i}),
+    .out_valid_o(job_q_valid),
+    .out_ready_i(job_q_pop),
+    .out_data_o (job_q_data),
+    .count_o    ()
+  );
+
+  logic [31:0] jq_src, jq_len;
+  logic [TagW-1:0] jq_tag;
+  assign jq_src = job_q_data[31:0];
+  assign jq_len = job_q_data[63:32];
+  assign jq_tag = job_q_data[JobW-1:64];
+
+  logic [OffW-1:0] jq_off;
+  logic [32:0] jq_span;
+  logic [31:0] jq_nb, jq_no;
+  assign jq_off  = (MemBytes > 1) ? jq_src[OffW-1:0] : '0;
+  assign jq_span = {1'b0, jq_len} + 33'(jq_off) + 33'(MemBytes - 1);
+  assign jq_nb   = 32'(jq_span >> OffW);
+  assign jq_no   = 32'(({1'b0, jq_len} + 33'(MemBytes - 1)) >> OffW);
+
+  // ---------------- request generator ----------------
+  logic [31:0] rq_addr_q, rq_left_q;
+  logic inf_ready, inf_push;
+  logic rd_req_valid, rd_req_fire, wr_fire;
+  logic [31:0] burst;
+  logic take_job;
+
+  assign burst        = (rq_left_q > 32'(BurstMax)) ? 32'(BurstMax) : rq_left_q;
+  assign rd_req_valid = (rq_left_q != '0);
+  // a new job is taken when no burst is pending or the last one is accepted this cycle
+  assign take_job     = job_q_valid && inf_ready && !abort_i &&
+                        (!rd_req_valid || (rd_req_fire && rq_left_q == burst));
+  assign job_q_pop    = take_job;
+  assign inf_push     = take_job;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rq_addr_q <= '0;
+      rq_left_q <= '0;
+    end else if (take_job) begin
+      rq_addr_q <= {jq_src[31:OffW], {OffW{1'b0}}};
+      rq_left_q <= jq_nb;
+    end else if (rd_req_fire) begin
+      rq_addr_q <= rq_addr_q + (burst << OffW);
+      rq_left_q <= rq_left_q - burst;
+    end
+  end
+
+  // round-robin between reads and writes
+  logic last_was_wr_q, grant_wr;
+  assign grant_wr        = wr_valid_i && !abort_i && (!rd_req_valid || !last_was_wr_q);
+  assign mem_req_valid_o = grant_wr || rd_req_valid;
+  assign mem_req_we_o    = grant_wr;
+  assign mem_req_addr_o  = grant_wr ? {wr_addr_i[31:OffW], {OffW{1'b0}}} : rq_addr_q;
+  assign mem_req_len_o   = grant_wr ? 8'd0 : 8'(burst - 1);
+  assign mem_req_wdata_o = wr_data_i;
+  assign mem_req_wstrb_o = grant_wr ? wr_strb_i : '0;
+  assign rd_req_fire     = mem_req_valid_o && mem_req_ready_i && !grant_wr;
+  assign wr_fire         = mem_req_valid_o && mem_req_ready_i && grant_wr;
+  assign wr_ready_o      = grant_wr && mem_req_ready_i;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) last_was_wr_q <= 1'b0;
+    else if (wr_fire) last_was_wr_q <= 1'b1;
+    else if (rd_req_fire) last_was_wr_q <= 1'b0;
+  end
+
+  assign ev_wr_o = wr_fire;
+  always_comb begin
+    ev_wr_bytes_o = '0;
+    for (int i = 0; i < int'(MemBytes); i++) begin
+      ev_wr_bytes_o = ev_wr_bytes_o + ($clog2(MemBytes) + 1)'(wr_strb_i[i]);
+    end
+  end
+
+  // ---------------- in-flight jobs and response realignment ----------------
+  logic inf_valid, inf_pop;
+  logic [InfW-1:0] inf_data;
+  logic [$clog2(Inflight):0] inf_count;
+  nasa_fifo #(.Width(InfW), .Depth(Inflight)) u_inflight (
+    .clk_i      (clk_i),
+    .rst_ni     (rst_ni),
+    .flush_i    (1'b0),
+    .in_valid_i (inf_push),
+    .in_ready_o (inf_ready),
+    .in_data_i  ({jq_tag, jq_no, jq_nb, jq_off}),
+    .out_valid_o(inf_valid),
+    .out_ready_i(inf_pop),
+    .out_data_o (inf_data),
+    .count_o    (inf_count)
+  );
+
+  logic [OffW-1:0] h_off;
+  logic [31:0] h_nb, h_no;
+  logic [TagW-1:0] h_tag;
+  assign h_off = inf_data[OffW-1:0];
+  assign h_nb  = inf_data[OffW+31:OffW];
+  assign h_no  = inf_data[OffW+63:OffW+32];
+  assign h_tag = inf_data[InfW-1:OffW+64];
+
+  logic [31:0] beat_q, oidx_q;
+  logic [MemBytes*8-1:0] prev_q;
+  logic flush_q, discard_q;
+  logic rsp_fire, last_beat, h_aligned;
+  logic [2*MemBytes*8-1:0] cat;
+  logic [2*MemBytes*8-1:0] shifted;
+
+  assign h_aligned       = (h_off == '0);
+  assign mem_rsp_ready_o = inf_valid && !flush_q;
+  assign rsp_fire        = mem_rsp_valid_i && mem_rsp_ready_o;
+  assign last_beat       = (beat_q == h_nb - 1);
+  assign cat             = flush_q ? {{(MemBytes * 8) {1'b0}}, prev_q} : {mem_rsp_rdata_i, prev_q};
+  assign shifted         = cat >> {h_off, 3'b000};
+
+  always_comb begin
+    out_valid_o = 1'b0;
+    out_data_o  = mem_rsp_rdata_i;
+    out_last_o  = 1'b0;
+    inf_pop     = 1'b0;
+    if (flush_q) begin
+      out_valid_o = 1'b1;
+      out_data_o  = shifted[MemBytes*8-1:0];
+      out_last_o  = 1'b1;
+      inf_pop     = 1'b1;
+    end else if (rsp_fire) begin
+      if (h_aligned) begin
+        out_valid_o = 1'b1;
+        out_data_o  = mem_rsp_rdata_i;
+        out_last_o  = last_beat;
+      end else if (beat_q != '0) begin
+        out_valid_o = 1'b1;
+        out_data_o  = shifted[MemBytes*8-1:0];
+        out_last_o  = (beat_q == h_no);
+      end
+      if (last_beat && (h_aligned || h_no != h_nb)) inf_pop = 1'b1;
+    end
+    if (discard_q || abort_i) out_valid_o = 1'b0;
+  end
+  assign out_tag_o    = h_tag;
+  assign out_idx_o    = oidx_q;
+  assign ev_rd_beat_o = rsp_fire;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      beat_q    <= '0;
+      oidx_q    <= '0;
+      prev_q    <= '0;
+      flush_q   <= 1'b0;
+      discard_q <= 1'b0;
+    end else begin
+      if (abort_i) discard_q <= 1'b1;
+      else if (idle_o) discard_q <= 1'b0;
+      if (flush_q) begin
+        flush_q <= 1'b0;
+        beat_q  <= '0;
+        oidx_q  <= '0;
+      end else if (rsp_fire) begin
+        prev_q <= mem_rsp_rdata_i;
+        if (h_aligned || beat_q != '0) oidx_q <= oidx_q + 1;
+        if (last_beat) begin
+          if (!h_aligned && h_no == h_nb) begin
+            flush_q <= 1'b1;
+          end else begin
+            beat_q <= '0;
+            oidx_q <= '0;
+          end
+        end else begin
+          beat_q <= beat_q + 1;
+        end
+      end
+    end
+  end
+
+  assign idle_o = !job_q_valid && !rd_req_valid && (inf_count == '0) && !flush_q;
+endmodule

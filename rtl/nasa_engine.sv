@@ -1,0 +1,1099 @@
+// NASA compute engine: fetches layer descriptors from memory, validates them, and runs each layer
+// tile by tile. Conv/Fc run on the output-stationary PE array (Rows output positions x Cols output
+// channels, reduction over k*k*Cin); depthwise, pools, residual add and global average pool run on
+// the vector unit (Cols channel lanes, one output pixel at a time). The input tensor streams into
+// the input buffer once per layer (compute starts as soon as the rows a tile needs have arrived);
+// weights and per-channel parameters of the next channel tile load into the idle half of the
+// double-buffered weight buffer while the current tile computes; finished tiles drain through the
+// requant lanes and the output writer while the next tile accumulates. See docs/engine.md.
+module nasa_engine #(
+  parameter int unsigned Rows       = 16,
+  parameter int unsigned Cols       = 16,
+  parameter int unsigned MemBytes   = 32,
+  parameter int unsigned InBufBytes = 65536,
+  parameter int unsigned KredMax    = 8192,
+  parameter int unsigned BurstMax   = 8
+) (
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+  // CSR bus
+  input  logic                  csr_valid_i,
+  output logic                  csr_ready_o,
+  input  logic                  csr_we_i,
+  input  logic [11:0]           csr_addr_i,
+  input  logic [31:0]           csr_wdata_i,
+  output logic                  csr_rvalid_o,
+  output logic [31:0]           csr_rdata_o,
+  // memory port
+  output logic                  mem_req_valid_o,
+  input  logic                  mem_req_ready_i,
+  output logic                  mem_req_we_o,
+  output logic [31:0]           mem_req_addr_o,
+  output logic [7:0]            mem_req_len_o,
+  output logic [MemBytes*8-1:0] mem_req_wdata_o,
+  output logic [MemBytes-1:0]   mem_req_wstrb_o,
+  input  logic                  mem_rsp_valid_i,
+  output logic                  mem_rsp_ready_o,
+  input  logic [MemBytes*8-1:0] mem_rsp_rdata_i,
+  // status
+  output logic                  busy_o,
+  output logic                  done_o,
+  output logic                  error_o
+);
+  localparam int unsigned NumIn = (Rows > Cols) ? Rows : Cols;
+  localparam int unsigned IAW   = $clog2(InBufBytes);
+  localparam int unsigned WAW   = $clog2(KredMax);
+  localparam int unsigned RowW  = (Rows > 1) ? $clog2(Rows) : 1;
+  localparam int unsigned ColW  = (Cols > 1) ? $clog2(Cols) : 1;
+  localparam int unsigned OffW  = $clog2(MemBytes);
+  localparam int unsigned NW    = $clog2(Cols + 1);
+  localparam int unsigned TagW  = 40;
+  localparam int unsigned Chunk = BurstMax * MemBytes;
+  localparam int unsigned NC    = nasa_pkg::NumCounters;
+
+  localparam logic [2:0] DstDesc = 3'd0, DstIn = 3'd1, DstWRow = 3'd2, DstWScat = 3'd3,
+                         DstPrm = 3'd4;
+  localparam logic [1:0] RqChan = 2'd0, RqDesc = 2'd1, RqBypass = 2'd2;
+
+  typedef enum logic [2:0] {
+    StIdle, StFetch, StFetchWait, StDecode, StRun, StAbort
+  } state_e;
+
+  // one output position of the PE array (or the pixel of the vector unit)
+  typedef struct packed {
+    logic [15:0] ox;
+    logic [31:0] iy0;      // top input row of the window (signed)
+    logic [31:0] ix0;      // left input column of the window (signed)
+    logic [31:0] pbase;    // input byte offset of (iy0, ix0, channel 0) (signed)
+    logic [31:0] rowbase;  // input byte offset of row iy0 (signed)
+    logic [31:0] out;      // output byte offset of the position (channel 0)
+    logic [31:0] p;        // position index
+  } lane_t;
+
+  // ======================= CSRs =======================
+  logic start, finish;
+  logic [31:0] desc_addr, desc_count, win_base, win_limit;
+  logic [7:0] err_q;
+  logic [31:0] err_index_q, layers_done_q;
+  logic [NC*16-1:0] cnt_inc;
+  state_e state_q;
+
+  nasa_csr #(
+    .Rows      (Rows),
+    .Cols      (Cols),
+    .MemBytes  (MemBytes),
+    .InBufBytes(InBufBytes),
+    .KredMax   (KredMax),
+    .BurstMax  (BurstMax)
+  ) u_csr (
+    .clk_i        (clk_i),
+    .rst_ni       (rst_ni),
+    .csr_valid_i  (csr_valid_i),
+    .csr_ready_o  (csr_ready_o),
+    .csr_we_i     (csr_we_i),
+    .csr_addr_i   (csr_addr_i),
+    .csr_wdata_i  (csr_wdata_i),
+    .csr_rvalid_o (csr_rvalid_o),
+    .csr_rdata_o  (csr_rdata_o),
+    .start_o      (start),
+    .desc_addr_o  (desc_addr),
+    .desc_count_o (desc_count),
+    .win_base_o   (win_base),
+    .win_limit_o  (win_limit),
+    .busy_i       (busy_o),
+    .finish_i     (finish),
+    .err_code_i   (err_q),
+    .err_index_i  (err_index_q),
+    .layers_done_i(layers_done_q),
+    .cnt_inc_i    (cnt_inc),
+    .done_o       (done_o),
+    .error_o      (error_o)
+  );
+  assign busy_o = (state_q != StIdle);
+
+  // ======================= DMA =======================
+  logic dma_abort, dma_idle;
+  logic job_valid, job_ready;
+  logic [31:0] job_src, job_len;
+  logic [TagW-1:0] job_tag;
+  logic o_valid, o_last;
+  logic [TagW-1:0] o_tag;
+  logic [31:0] o_idx;
+  logic [MemBytes*8-1:0] o_data;
+  logic wr_valid, wr_ready;
+  logic [31:0] wr_addr;
+  logic [MemBytes*8-1:0] wr_data;
+  logic [MemBytes-1:0] wr_strb;
+  logic ev_rd_beat, ev_wr;
+  logic [OffW:0] ev_wr_bytes;
+
+  nasa_dma #(
+    .MemBytes(MemBytes),
+    .BurstMax(BurstMax),
+    .TagW    (TagW)
+  ) u_dma (
+    .clk_i          (clk_i),
+    .rst_ni         (rst_ni),
+    .abort_i        (dma_abort),
+    .idle_o         (dma_idle),
+    .job_valid_i    (job_valid),
+    .job_ready_o    (job_ready),
+    .job_src_i      (job_src),
+    .job_len_i      (job_len),
+    .job_tag_i      (job_tag),
+    .out_valid_o    (o_valid),
+    .out_tag_o      (o_tag),
+    .out_idx_o      (o_idx),
+    .out_last_o     (o_last),
+    .out_data_o     (o_data),
+    .wr_valid_i     (wr_valid),
+    .wr_ready_o     (wr_ready),
+    .wr_addr_i      (wr_addr),
+    .wr_data_i      (wr_data),
+    .wr_strb_i      (wr_strb),
+    .ev_rd_beat_o   (ev_rd_beat),
+    .ev_wr_o        (ev_wr),
+    .ev_wr_bytes_o  (ev_wr_bytes),
+    .mem_req_valid_o(mem_req_valid_o),
+    .mem_req_ready_i(mem_req_ready_i),
+    .mem_req_we_o   (mem_req_we_o),
+    .mem_req_addr_o (mem_req_addr_o),
+    .mem_req_len_o  (mem_req_len_o),
+    .mem_req_wdata_o(mem_req_wdata_o),
+    .mem_req_wstrb_o(mem_req_wstrb_o),
+    .mem_rsp_valid_i(mem_rsp_valid_i),
+    .mem_rsp_ready_o(mem_rsp_ready_o),
+    .mem_rsp_rdata_i(mem_rsp_rdata_i)
+  );
+
+  // DMA output routing; tag = {base[27:0], bank[7:0], half, dst[2:0]}
+  logic [2:0] o_dst;
+  logic o_half;
+  logic [7:0] o_bank;
+  logic [31:0] o_addr;
+  assign o_dst  = o_tag[2:0];
+  assign o_half = o_tag[3];
+  assign o_bank = o_tag[11:4];
+  assign o_addr = {4'd0, o_tag[39:12]} + (o_idx << OffW);
+
+  // ======================= descriptor register and fields =======================
+  logic [511:0] desc_q;
+  always_ff @(posedge clk_i) begin
+    for (int b = 0; b < 64; b++) begin
+      if (o_valid && o_dst == DstDesc && (32'(b) >> OffW) == o_idx) begin
+        desc_q[b*8 +: 8] <= o_data[(b % MemBytes)*8 +: 8];
+      end
+    end
+  end
+
+  logic [7:0] f_op, f_act, f_k, f_s, f_sq, f_q6, f_sb;
+  logic [15:0] f_h, f_w, f_cin, f_cout, f_m, f_mb;
+  logic [31:0] f_in, f_in2, f_out, f_wgt, f_prm;
+  assign f_op   = desc_q[nasa_pkg::DescOpWord*32 + nasa_pkg::DescOpLsb +: nasa_pkg::DescOpWidth];
+  assign f_act  = desc_q[nasa_pkg::DescActWord*32 + nasa_pkg::DescActLsb +: nasa_pkg::DescActWidth];
+  assign f_k    = desc_q[nasa_pkg::DescKWord*32 + nasa_pkg::DescKLsb +: nasa_pkg::DescKWidth];
+  assign f_s    = desc_q[nasa_pkg::DescStrideWord*32 + nasa_pkg::DescStrideLsb +:
+                         nasa_pkg::DescStrideWidth];
+  assign f_h    = desc_q[nasa_pkg::DescHWord*32 + nasa_pkg::DescHLsb +: nasa_pkg::DescHWidth];
+  assign f_w    = desc_q[nasa_pkg::DescWWord*32 + nasa_pkg::DescWLsb +: nasa_pkg::DescWWidth];
+  assign f_cin  = desc_q[nasa_pkg::DescCinWord*32 + nasa_pkg::DescCinLsb +: nasa_pkg::DescCinWidth];
+  assign f_cout = desc_q[nasa_pkg::DescCoutWord*32 + nasa_pkg::DescCoutLsb +:
+                         nasa_pkg::DescCoutWidth];
+  assign f_in   = desc_q[nasa_pkg::DescInAddrWord*32 + nasa_pkg::DescInAddrLsb +:
+                         nasa_pkg::DescInAddrWidth];
+  assign f_in2  = desc_q[nasa_pkg::DescIn2AddrWord*32 + nasa_pkg::DescIn2AddrLsb +:
+                         nasa_pkg::DescIn2AddrWidth];
+  assign f_out  = desc_q[nasa_pkg::DescOutAddrWord*32 + nasa_pkg::DescOutAddrLsb +:
+                         nasa_pkg::DescOutAddrWidth];
+  assign f_wgt  = desc_q[nasa_pkg::DescWgtAddrWord*32 + nasa_pkg::DescWgtAddrLsb +:
+                         nasa_pkg::DescWgtAddrWidth];
+  assign f_prm  = desc_q[nasa_pkg::DescPrmAddrWord*32 + nasa_pkg::DescPrmAddrLsb +:
+                         nasa_pkg::DescPrmAddrWidth];
+  assign f_m    = desc_q[nasa_pkg::DescMWord*32 + nasa_pkg::DescMLsb +: nasa_pkg::DescMWidth];
+  assign f_sq   = desc_q[nasa_pkg::DescSWord*32 + nasa_pkg::DescSLsb +: nasa_pkg::DescSWidth];
+  assign f_q6   = desc_q[nasa_pkg::DescQ6Word*32 + nasa_pkg::DescQ6Lsb +: nasa_pkg::DescQ6Width];
+  assign f_mb   = desc_q[nasa_pkg::DescMbWord*32 + nasa_pkg::DescMbLsb +: nasa_pkg::DescMbWidth];
+  assign f_sb   = desc_q[nasa_pkg::DescSbWord*32 + nasa_pkg::DescSbLsb +: nasa_pkg::DescSbWidth];
+
+  logic is_conv, is_dw, is_fc, is_max, is_avg, is_add, is_gap, is_pool, is_win;
+  assign is_conv = (f_op == nasa_pkg::OpConv);
+  assign is_dw   = (f_op == nasa_pkg::OpDwConv);
+  assign is_fc   = (f_op == nasa_pkg::OpFc);
+  assign is_max  = (f_op == nasa_pkg::OpMaxPool);
+  assign is_avg  = (f_op == nasa_pkg::OpAvgPool);
+  assign is_add  = (f_op == nasa_pkg::OpAdd);
+  assign is_gap  = (f_op == nasa_pkg::OpGap);
+  assign is_pool = is_max || is_avg;
+  assign is_win  = is_conv || is_dw || is_pool;  // sliding-window ops with stride and padding
+
+  logic [15:0] f_ho, f_wo, f_kk, f_pad, f_kwin;
+  assign f_kwin = is_pool ? 16'd3 : {8'd0, f_k};
+  assign f_ho   = (is_win && f_s == 8'd2) ? 16'((17'(f_h) + 17'd1) >> 1) : f_h;
+  assign f_wo   = (is_win && f_s == 8'd2) ? 16'((17'(f_w) + 17'd1) >> 1) : f_w;
+  assign f_kk   = f_k * f_k;
+  assign f_pad  = is_win ? ((f_kwin - 16'd1) >> 1) : 16'd0;
+
+  // ======================= decode: shared multiplier micro-sequence =======================
+  logic [3:0] dec_step_q;
+  logic [31:0] mul_a, mul_b;
+  logic [63:0] mul_p;
+  logic [63:0] d_hw_in, d_in_bytes, d_row_b, d_kred, d_hw_out, d_out_bytes, d_wgt_bytes;
+  logic [63:0] d_wrap, d_khrowb, d_padrow, d_padcin;
+  logic [31:0] f_scin;
+  assign f_scin = (is_win && f_s == 8'd2) ? {15'd0, f_cin, 1'b0} : {16'd0, f_cin};
+
+  always_comb begin
+    mul_a = '0;
+    mul_b = '0;
+    unique case (dec_step_q)
+      4'd0: begin mul_a = 32'(f_h); mul_b = 32'(f_w); end
+      4'd1: begin mul_a = d_hw_in[31:0]; mul_b = 32'(f_cin); end
+      4'd2: begin mul_a = 32'(f_w); mul_b = 32'(f_cin); end
+      4'd3: begin mul_a = is_fc ? d_hw_in[31:0] : 32'(f_kk); mul_b = 32'(f_cin); end
+      4'd4: begin mul_a = 32'(f_ho); mul_b = 32'(f_wo); end
+      4'd5: begin mul_a = (is_fc || is_gap) ? 32'd1 : d_hw_out[31:0]; mul_b = 32'(f_cout); end
+      4'd6: begin
+        mul_a = is_dw ? 32'(f_kk) : 32'(f_cout);
+        mul_b = is_dw ? 32'(f_cin) : d_kred[31:0];
+      end
+      4'd7: begin mul_a = 32'(f_wo) - 32'd1; mul_b = f_scin; end
+      4'd8: begin mul_a = 32'(f_kwin); mul_b = d_row_b[31:0]; end
+      4'd9: begin mul_a = 32'(f_pad); mul_b = d_row_b[31:0]; end
+      4'd10: begin mul_a = 32'(f_pad); mul_b = 32'(f_cin); end
+      default: ;
+    endcase
+  end
+  assign mul_p = 64'(mul_a) * 64'(mul_b);
+
+  always_ff @(posedge clk_i) begin
+    if (state_q == StDecode) begin
+      unique case (dec_step_q)
+        4'd0: d_hw_in <= mul_p;
+        4'd1: d_in_bytes <= mul_p;
+        4'd2: d_row_b <= mul_p;
+        4'd3: d_kred <= mul_p;
+        4'd4: d_hw_out <= mul_p;
+        4'd5: d_out_bytes <= mul_p;
+        4'd6: d_wgt_bytes <= mul_p;
+        4'd7: d_wrap <= mul_p;
+        4'd8: d_khrowb <= mul_p;
+        4'd9: d_padrow <= mul_p;
+        4'd10: d_padcin <= mul_p;
+        default: ;
+      endcase
+    end
+  end
+
+  // validation, in the order of docs/engine.md
+  function automatic logic in_win(input logic [31:0] addr, input logic [63:0] len,
+                                  input logic [31:0] base, input logic [31:0] limit);
+    logic [64:0] end_addr;
+    end_addr = 65'(addr) + 65'(len);
+    in_win = (addr >= base) && (end_addr <= 65'(limit));
+  endfunction
+
+  logic [63:0] d_offb, d_in_total;
+  logic [7:0] dec_err;
+  logic bad_s, bad_sb;
+  assign d_offb     = (d_in_bytes + 64'(MemBytes - 1)) & ~64'(MemBytes - 1);
+  assign d_in_total = is_add ? d_offb + d_in_bytes : d_in_bytes;
+  assign bad_s      = (f_sq == 8'd0) || (f_sq > 8'(nasa_pkg::MaxShift));
+  assign bad_sb     = (f_sb == 8'd0) || (f_sb > 8'(nasa_pkg::MaxShift));
+
+  always_comb begin
+    dec_err = nasa_pkg::ErrNone;
+    if (f_op == 8'd0 || f_op > 8'(nasa_pkg::OpGap)) begin
+      dec_err = nasa_pkg::ErrBadOpcode;
+    end else if (f_act > 8'(nasa_pkg::ActRelu6)) begin
+      dec_err = nasa_pkg::ErrBadAct;
+    end else if (is_win && f_s != 8'd1 && f_s != 8'd2) begin
+      dec_err = nasa_pkg::ErrBadStride;
+    end else if (((is_conv || is_dw) && f_k != 8'd1 && f_k != 8'd3 && f_k != 8'd5 &&
+                  f_k != 8'd7) || (is_pool && f_k != 8'd3)) begin
+      dec_err = nasa_pkg::ErrBadKernel;
+    end else if (f_h == '0 || f_w == '0 || f_cin == '0 || f_cout == '0) begin
+      dec_err = nasa_pkg::ErrZeroDim;
+    end else if ((is_dw || is_pool || is_add || is_gap) && f_cout != f_cin) begin
+      dec_err = nasa_pkg::ErrBadChannels;
+    end else if (d_in_total > 64'(InBufBytes) ||
+                 ((is_conv || is_fc) && d_kred > 64'(KredMax))) begin
+      dec_err = nasa_pkg::ErrOversize;
+    end else if (((is_avg || is_gap || is_add) && bad_s) || (is_add && bad_sb) ||
+                 (f_act == 8'(nasa_pkg::ActRelu6) && f_q6 > 8'd127)) begin
+      dec_err = nasa_pkg::ErrBadQuant;
+    end else if (!in_win(f_in, d_in_bytes, win_base, win_limit) ||
+                 (is_add && !in_win(f_in2, d_in_bytes, win_base, win_limit)) ||
+                 ((is_conv || is_fc || is_dw) &&
+                  (!in_win(f_wgt, d_wgt_bytes, win_base, win_limit) ||
+                   !in_win(f_prm, 64'(f_cout) << 3, win_base, win_limit))) ||
+                 !in_win(f_out, d_out_bytes, win_base, win_limit)) begin
+      dec_err = nasa_pkg::ErrWindow;
+    end
+  end
+
+  // ======================= layer registers (set at the end of decode) =======================
+  logic r_pe, r_usew, r_bchk, r_add, r_need_all;
+  logic [1:0] r_vmode, r_rq, r_act;
+  logic [7:0] r_q6, r_s, r_sb;
+  logic [15:0] r_m, r_mb, r_kh, r_kw, r_wo, r_hi, r_wi, r_stride, r_cout, r_kk;
+  logic [31:0] r_cin_n, r_cstep, r_rowk, r_p, r_stepx, r_stepwrap, r_srowb, r_khrowb;
+  logic [31:0] r_nct, r_npt, r_na, r_offb, r_in_total, r_kred, r_cin;
+  logic [31:0] r_in, r_in2, r_out, r_wgt, r_prm;
+  lane_t r_pos0;
+
+  // ======================= sequencer =======================
+  logic [31:0] li_q;            // descriptor index
+  logic layer_done, quant_err, desc_in_win;
+  logic [31:0] desc_src;
+  assign desc_src    = desc_addr + (li_q << 6);
+  assign desc_in_win = in_win(desc_src, 64'(nasa_pkg::DescBytes), win_base, win_limit);
+
+  logic desc_job, desc_arrived;
+  assign desc_job     = (state_q == StFetch) && desc_in_win;
+  assign desc_arrived = o_valid && o_last && o_dst == DstDesc;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q       <= StIdle;
+      dec_step_q    <= '0;
+      li_q          <= '0;
+      err_q         <= '0;
+      err_index_q   <= '0;
+      layers_done_q <= '0;
+      finish        <= 1'b0;
+    end else begin
+      finish <= 1'b0;
+      unique case (state_q)
+        StIdle: begin
+          if (start) begin
+            li_q          <= '0;
+            layers_done_q <= '0;
+            err_q         <= nasa_pkg::ErrNone;
+            err_index_q   <= '0;
+            if (desc_count == '0) begin
+              err_q  <= nasa_pkg::ErrEmptyProgram;
+              finish <= 1'b1;
+            end else begin
+              state_q <= StFetch;
+            end
+          end
+        end
+        StFetch: begin
+          if (!desc_in_win) begin
+            err_q       <= nasa_pkg::ErrWindow;
+            err_index_q <= li_q;
+            state_q     <= StAbort;
+          end else if (job_ready) begin
+            state_q <= StFetchWait;
+          end
+        end
+        StFetchWait: begin
+          if (desc_arrived) begin
+            state_q    <= StDecode;
+            dec_step_q <= '0;
+          end
+        end
+        StDecode: begin
+          if (dec_step_q != 4'd11) begin
+            dec_step_q <= dec_step_q + 4'd1;
+          end else if (dec_err != nasa_pkg::ErrNone) begin
+            err_q       <= dec_err;
+            err_index_q <= li_q;
+            state_q     <= StAbort;
+          end else begin
+            state_q <= StRun;
+          end
+        end
+        StRun: begin
+          if (quant_err) begin
+            err_q       <= nasa_pkg::ErrBadQuant;
+            err_index_q <= li_q;
+            state_q     <= StAbort;
+          end else if (layer_done) begin
+            layers_done_q <= layers_done_q + 1;
+            li_q          <= li_q + 1;
+            if (li_q + 1 == desc_count) begin
+              state_q <= StIdle;
+              finish  <= 1'b1;
+            end else begin
+              state_q <= StFetch;
+            end
+          end
+        end
+        StAbort: begin
+          if (dma_idle) begin
+            state_q <= StIdle;
+            finish  <= 1'b1;
+          end
+        end
+        default: state_q <= StIdle;
+      endcase
+    end
+  end
+  assign dma_abort = (state_q == StAbort);
+
+  logic run_start, running;
+  assign run_start = (state_q == StDecode) && (dec_step_q == 4'd11) &&
+                     (dec_err == nasa_pkg::ErrNone);
+  assign running   = (state_q == StRun);
+
+  always_ff @(posedge clk_i) begin
+    if (run_start) begin
+      r_pe       <= is_conv || is_fc;
+      r_usew     <= is_conv || is_fc || is_dw;
+      r_bchk     <= is_win;
+      r_add      <= is_add;
+      r_need_all <= is_fc || is_gap;
+      r_vmode    <= is_dw ? 2'd0 : (is_max ? 2'd2 : (is_add ? 2'd3 : 2'd1));
+      r_rq       <= (is_conv || is_fc || is_dw) ? RqChan : ((is_max || is_add) ? RqBypass : RqDesc);
+      r_act      <= f_act[1:0];
+      r_q6       <= f_q6;
+      r_m        <= f_m;
+      r_s        <= f_sq;
+      r_mb       <= f_mb;
+      r_sb       <= f_sb;
+      r_kh       <= is_win ? f_kwin : (is_gap ? f_h : (is_add ? 16'd2 : 16'd1));
+      r_kw       <= is_win ? f_kwin : (is_gap ? f_w : 16'd1);
+      r_kk       <= f_kk;
+      r_hi       <= f_h;
+      r_wi       <= f_w;
+      r_wo       <= (is_fc || is_gap) ? 16'd1 : f_wo;
+      r_stride   <= is_win ? 16'(f_s) : 16'd1;
+      r_cout     <= f_cout;
+      r_cin      <= 32'(f_cin);
+      r_cin_n    <= is_conv ? 32'(f_cin) : (is_fc ? d_kred[31:0] : 32'd1);
+      r_cstep    <= 32'(f_cin);
+      r_rowk     <= is_add ? d_offb[31:0] : d_row_b[31:0];
+      r_p        <= (is_fc || is_gap) ? 32'd1 : d_hw_out[31:0];
+      r_stepx    <= f_scin;
+      r_stepwrap <= ((is_win && f_s == 8'd2) ? d_row_b[30:0] << 1 : d_row_b[31:0]) - d_wrap[31:0];
+      r_srowb    <= (is_win && f_s == 8'd2) ? d_row_b[30:0] << 1 : d_row_b[31:0];
+      r_khrowb   <= d_khrowb[31:0];
+      r_nct      <= (32'(f_cout) + 32'(Cols - 1)) >> ColW;
+      r_npt      <= (is_conv || is_fc) ?
+                    (((is_fc ? 32'd1 : d_hw_out[31:0]) + 32'(Rows - 1)) >> RowW) :
+                    (is_gap ? 32'd1 : d_hw_out[31:0]);
+      r_na       <= d_in_bytes[31:0];
+      r_offb     <= d_offb[31:0];
+      r_in_total <= d_in_total[31:0];
+      r_kred     <= d_kred[31:0];
+      r_in       <= f_in;
+      r_in2      <= f_in2;
+      r_out      <= f_out;
+      r_wgt      <= f_wgt;
+      r_prm      <= f_prm;
+      r_pos0.ox      <= '0;
+      r_pos0.iy0     <= -32'(f_pad);
+      r_pos0.ix0     <= -32'(f_pad);
+      r_pos0.pbase   <= -(d_padrow[31:0] + d_padcin[31:0]);
+      r_pos0.rowbase <= -d_padrow[31:0];
+      r_pos0.out     <= '0;
+      r_pos0.p       <= '0;
+    end
+  end
+
+  // ======================= input loader =======================
+  logic il_region_q, il_done_q, il_valid, il_grant;
+  logic [31:0] il_off_q, il_left;
+  logic [31:0] in_loaded_q;
+  assign il_valid = running && !il_done_q;
+  assign il_left  = r_na - il_off_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      il_region_q <= 1'b0;
+      il_done_q   <= 1'b1;
+      il_off_q    <= '0;
+    end else if (run_start) begin
+      il_region_q <= 1'b0;
+      il_done_q   <= 1'b0;
+      il_off_q    <= '0;
+    end else if (il_grant) begin
+      if (il_left <= 32'(Chunk)) begin
+        il_off_q <= '0;
+        if (r_add && !il_region_q) il_region_q <= 1'b1;
+        else il_done_q <= 1'b1;
+      end else begin
+        il_off_q <= il_off_q + 32'(Chunk);
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) in_loaded_q <= '0;
+    else if (run_start) in_loaded_q <= '0;
+    else if (o_valid && o_dst == DstIn) in_loaded_q <= in_loaded_q + 32'(MemBytes);
+  end
+
+  // ======================= tile loader (weights + per-channel params) =======================
+  logic [1:0] tl_phase_q;  // 0: wait for a free half, 1: param job, 2: weight jobs
+  logic [31:0] tl_j_q, tl_co0_q, tl_row_q, tl_off_q, tl_row_src_q, tl_tap_src_q, tl_tapbase_q;
+  logic [NW-1:0] tl_cg_q;
+  logic tl_valid, tl_grant, tl_h;
+  logic [31:0] tl_src, tl_len, tl_rest;
+  logic [TagW-1:0] tl_tag;
+  logic [1:0] h_claim_q, h_iss_done_q, h_full;
+  logic [31:0] h_iss_q [2];
+  logic [31:0] h_done_q [2];
+  logic release_half;
+  logic [31:0] c_j_q;
+
+  assign tl_h    = tl_j_q[0];
+  assign tl_rest = r_kred - tl_off_q;
+  assign h_full[0] = h_claim_q[0] && h_iss_done_q[0] && (h_iss_q[0] == h_done_q[0]);
+  assign h_full[1] = h_claim_q[1] && h_iss_done_q[1] && (h_iss_q[1] == h_done_q[1]);
+
+  always_comb begin
+    tl_valid = running && r_usew && (tl_phase_q != 2'd0);
+    tl_src   = '0;
+    tl_len   = '0;
+    tl_tag   = '0;
+    if (tl_phase_q == 2'd1) begin
+      tl_src = r_prm + (tl_co0_q << 3);
+      tl_len = 32'(tl_cg_q) << 3;
+      tl_tag = {28'd0, 8'd0, tl_h, DstPrm};
+    end else if (r_pe) begin
+      tl_src = tl_row_src_q + tl_off_q;
+      tl_len = (tl_rest > 32'(Chunk)) ? 32'(Chunk) : tl_rest;
+      tl_tag = {tl_off_q[27:0], tl_row_q[7:0], tl_h, DstWRow};
+    end else begin
+      tl_src = tl_tap_src_q;
+      tl_len = 32'(tl_cg_q);
+      tl_tag = {tl_row_q[27:0], 8'd0, tl_h, DstWScat};
+    end
+  end
+
+  logic [31:0] cg_full;
+  assign cg_full = 32'(r_cout) - tl_co0_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      tl_phase_q   <= '0;
+      tl_j_q       <= '0;
+      tl_co0_q     <= '0;
+      tl_row_q     <= '0;
+      tl_off_q     <= '0;
+      tl_row_src_q <= '0;
+      tl_tap_src_q <= '0;
+      tl_tapbase_q <= '0;
+      tl_cg_q      <= '0;
+      h_claim_q    <= '0;
+      h_iss_done_q <= '0;
+      h_iss_q[0]   <= '0;
+      h_iss_q[1]   <= '0;
+      h_done_q[0]  <= '0;
+      h_done_q[1]  <= '0;
+    end else if (run_start) begin
+      tl_phase_q   <= '0;
+      tl_j_q       <= '0;
+      tl_co0_q     <= '0;
+      tl_row_src_q <= f_wgt;
+      tl_tapbase_q <= f_wgt;
+      h_claim_q    <= '0;
+      h_iss_done_q <= '0;
+    end else begin
+      if (release_half) h_claim_q[c_j_q[0]] <= 1'b0;
+      if (o_valid && o_last && (o_dst == DstWRow || o_dst == DstWScat || o_dst == DstPrm)) begin
+        h_done_q[o_half] <= h_done_q[o_half] + 1;
+      end
+      unique case (tl_phase_q)
+        2'd0: begin
+          if (running && r_usew && tl_j_q < r_nct && !h_claim_q[tl_h]) begin
+            tl_phase_q          <= 2'd1;
+            h_claim_q[tl_h]     <= 1'b1;
+            h_iss_done_q[tl_h]  <= 1'b0;
+            h_iss_q[tl_h]       <= '0;
+            h_done_q[tl_h]      <= '0;
+            tl_cg_q             <= (cg_full > 32'(Cols)) ? NW'(Cols) : NW'(cg_full);
+            tl_row_q            <= '0;
+            tl_off_q            <= '0;
+            tl_tap_src_q        <= tl_tapbase_q;
+          end
+        end
+        2'd1: begin
+          if (tl_grant) begin
+            h_iss_q[tl_h] <= h_iss_q[tl_h] + 1;
+            tl_phase_q    <= 2'd2;
+          end
+        end
+        default: begin
+          if (tl_grant) begin
+            h_iss_q[tl_h] <= h_iss_q[tl_h] + 1;
+            if (r_pe) begin
+              if (tl_rest <= 32'(Chunk)) begin
+                tl_off_q     <= '0;
+                tl_row_src_q <= tl_row_src_q + r_kred;
+                tl_row_q     <= tl_row_q + 1;
+                if (tl_row_q + 1 == 32'(tl_cg_q)) begin
+                  tl_phase_q         <= 2'd0;
+                  h_iss_done_q[tl_h] <= 1'b1;
+                  tl_j_q             <= tl_j_q + 1;
+                  tl_co0_q           <= tl_co0_q + 32'(Cols);
+                end
+              end else begin
+                tl_off_q <= tl_off_q + 32'(Chunk);
+              end
+            end else begin
+              tl_tap_src_q <= tl_tap_src_q + r_cin;
+              tl_row_q     <= tl_row_q + 1;
+              if (tl_row_q + 1 == 32'(r_kk)) begin
+                tl_phase_q         <= 2'd0;
+                h_iss_done_q[tl_h] <= 1'b1;
+                tl_j_q             <= tl_j_q + 1;
+                tl_co0_q           <= tl_co0_q + 32'(Cols);
+                tl_tapbase_q       <= tl_tapbase_q + 32'(Cols);
+              end
+            end
+          end
+        end
+      endcase
+    end
+  end
+
+  // ======================= job arbiter =======================
+  logic rr_q;
+  always_comb begin
+    il_grant  = 1'b0;
+    tl_grant  = 1'b0;
+    job_valid = 1'b0;
+    job_src   = '0;
+    job_len   = '0;
+    job_tag   = '0;
+    if (desc_job) begin
+      job_valid = 1'b1;
+      job_src   = desc_src;
+      job_len   = 32'(nasa_pkg::DescBytes);
+      job_tag   = {36'd0, 1'b0, DstDesc};
+    end else if (il_valid && (!tl_valid || !rr_q)) begin
+      job_valid = 1'b1;
+      job_src   = (il_region_q ? r_in2 : r_in) + il_off_q;
+      job_len   = (il_left > 32'(Chunk)) ? 32'(Chunk) : il_left;
+      job_tag   = {28'((il_region_q ? r_offb : 32'd0) + il_off_q), 8'd0, 1'b0, DstIn};
+      il_grant  = job_ready;
+    end else if (tl_valid) begin
+      job_valid = 1'b1;
+      job_src   = tl_src;
+      job_len   = tl_len;
+      job_tag   = tl_tag;
+      tl_grant  = job_ready;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) rr_q <= 1'b0;
+    else if (il_grant) rr_q <= 1'b1;
+    else if (tl_grant) rr_q <= 1'b0;
+  end
+
+  // ======================= buffers =======================
+  logic [NumIn*IAW-1:0] in_raddr;
+  logic [NumIn*8-1:0] in_rdata;
+  nasa_in_buf #(
+    .Bytes   (InBufBytes),
+    .MemBytes(MemBytes),
+    .NumPorts(NumIn)
+  ) u_in_buf (
+    .clk_i  (clk_i),
+    .we_i   (o_valid && o_dst == DstIn),
+    .waddr_i(o_addr[IAW-1:0]),
+    .wdata_i(o_data),
+    .raddr_i(in_raddr),
+    .rdata_o(in_rdata)
+  );
+
+  logic [WAW-1:0] c_widx_q;
+  logic [Cols*8-1:0] w_rdata;
+  nasa_wbuf #(
+    .Cols    (Cols),
+    .MemBytes(MemBytes),
+    .KredMax (KredMax)
+  ) u_wbuf (
+    .clk_i    (clk_i),
+    .we_i     (o_valid && (o_dst == DstWRow || o_dst == DstWScat)),
+    .whalf_i  (o_half),
+    .scatter_i(o_dst == DstWScat),
+    .wbank_i  (o_bank[ColW-1:0]),
+    .waddr_i  (o_addr[WAW-1:0]),
+    .wdata_i  (o_data),
+    .rhalf_i  (c_j_q[0]),
+    .raddr_i  (c_widx_q),
+    .rdata_o  (w_rdata)
+  );
+
+  // per-channel parameter records of each half: Cols x {rsv, S, M, bias}
+  logic [Cols*64-1:0] prm0_q, prm1_q, prm_cur;
+  always_ff @(posedge clk_i) begin
+    for (int b = 0; b < int'(Cols) * 8; b++) begin
+      if (o_valid && o_dst == DstPrm && (32'(b) >> OffW) == o_idx) begin
+        if (o_half) prm1_q[b*8 +: 8] <= o_data[(b % MemBytes)*8 +: 8];
+        else prm0_q[b*8 +: 8] <= o_data[(b % MemBytes)*8 +: 8];
+      end
+    end
+  end
+  assign prm_cur = c_j_q[0] ? prm1_q : prm0_q;
+
+  // ======================= compute issue stage =======================
+  lane_t lane_q [Rows];
+  lane_t chain [Rows];
+  logic [31:0] c_co0_q, c_pt_q, c_ci_q, c_kyoff_q, c_kxoff_q;
+  logic [15:0] c_kx_q, c_ky_q;
+  logic [NW-1:0] c_cg_q;
+  logic c_done_q, c_reset_pos;
+
+  logic last_ci, last_kx, last_ky, tile_last, last_pt, last_ct;
+  assign last_ci   = (c_ci_q == r_cin_n - 1);
+  assign last_kx   = (c_kx_q == r_kw - 16'd1);
+  assign last_ky   = (c_ky_q == r_kh - 16'd1);
+  assign tile_last = last_ci && last_kx && last_ky;
+  assign last_pt   = (c_pt_q == r_npt - 1);
+  assign last_ct   = (c_j_q == r_nct - 1);
+  // lanes of the first tile are built from position 0 in the cycle after decode
+  logic init_lanes_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) init_lanes_q <= 1'b0;
+    else init_lanes_q <= run_start;
+  end
+  assign c_reset_pos = last_pt || init_lanes_q;
+
+  // next lanes: chain of single-position steps from the last lane (PE) or lane 0 (vector unit),
+  // or from position 0 when a new channel tile starts
+  always_comb begin : p_chain
+    lane_t t;
+    t = r_pe ? lane_q[Rows-1] : lane_q[0];
+    for (int r = 0; r < int'(Rows); r++) begin
+      if (r == 0 && c_reset_pos) begin
+        t = r_pos0;
+      end else if (t.ox == r_wo - 16'd1) begin
+        t.ox      = '0;
+        t.iy0     = t.iy0 + 32'(r_stride);
+        t.ix0     = r_pos0.ix0;
+        t.pbase   = t.pbase + r_stepwrap;
+        t.rowbase = t.rowbase + r_srowb;
+        t.out     = t.out + 32'(r_cout);
+        t.p       = t.p + 1;
+      end else begin
+        t.ox    = t.ox + 16'd1;
+        t.ix0   = t.ix0 + 32'(r_stride);
+        t.pbase = t.pbase + r_stepx;
+        t.out   = t.out + 32'(r_cout);
+        t.p     = t.p + 1;
+      end
+      chain[r] = t;
+    end
+  end
+
+  // readiness of the next step
+  logic [31:0] koff, need;
+  logic in_ok, w_ok, sh_ok, want, fire;
+  logic shadow_full_q, s1_valid_q, s1_last_q;
+  lane_t lane_last;
+  assign lane_last = r_pe ? lane_q[Rows-1] : lane_q[0];
+  assign koff = c_kyoff_q + c_kxoff_q + c_ci_q;
+
+  always_comb begin : p_need
+    logic [31:0] n;
+    n = lane_last.rowbase + r_khrowb;
+    if ($signed(n) > $signed(r_in_total)) n = r_in_total;
+    if (r_need_all) n = r_in_total;
+    else if (r_add) n = r_offb + lane_q[0].pbase + r_cin;
+    need = n;
+  end
+
+  assign in_ok = (in_loaded_q >= need);
+  assign w_ok  = !r_usew || h_full[c_j_q[0]];
+  assign sh_ok = !tile_last || (!shadow_full_q && !(s1_valid_q && s1_last_q));
+  assign want  = running && !c_done_q && !init_lanes_q;
+
+  // a channel tile's per-channel records are checked before its first step
+  logic first_step;
+  logic [Cols-1:0] s_bad;
+  assign first_step = (c_pt_q == '0) && (c_ci_q == '0) && (c_kx_q == '0) && (c_ky_q == '0);
+  always_comb begin : p_sbad
+    for (int l = 0; l < int'(Cols); l++) begin : g_l
+      logic [7:0] sv;
+      sv = prm_cur[l*64 + 48 +: 8];
+      s_bad[l] = (NW'(l) < c_cg_q) && (sv == 8'd0 || sv > 8'(nasa_pkg::MaxShift));
+    end
+  end
+  assign quant_err = want && w_ok && (r_rq == RqChan) && first_step && (s_bad != '0);
+  assign fire      = want && w_ok && in_ok && sh_ok && !quant_err;
+
+  // per-lane input addresses and masks
+  logic [NumIn-1:0] mask;
+  logic [$clog2(Rows+1)-1:0] n_act;
+  always_comb begin : p_lanes
+    logic [31:0] iy, ix, a;
+    logic inb;
+    n_act = '0;
+    for (int q = 0; q < int'(NumIn); q++) begin
+      mask[q] = 1'b0;
+      in_raddr[q*IAW +: IAW] = '0;
+      if (r_pe) begin
+        if (q < int'(Rows)) begin
+          iy  = lane_q[q].iy0 + 32'(c_ky_q);
+          ix  = lane_q[q].ix0 + 32'(c_kx_q);
+          inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(32'(r_hi)) &&
+                            $signed(ix) >= 0 && $signed(ix) < $signed(32'(r_wi)));
+          mask[q] = (lane_q[q].p < r_p) && inb;
+          a = lane_q[q].pbase + koff;
+          in_raddr[q*IAW +: IAW] = a[IAW-1:0];
+          n_act = n_act + (lane_q[q].p < r_p ? 1 : 0);
+        end
+      end else if (q < int'(Cols)) begin
+        iy  = lane_q[0].iy0 + 32'(c_ky_q);
+        ix  = lane_q[0].ix0 + 32'(c_kx_q);
+        inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(32'(r_hi)) &&
+                          $signed(ix) >= 0 && $signed(ix) < $signed(32'(r_wi)));
+        mask[q] = (q < int'(c_cg_q)) && inb;
+        a = lane_q[0].pbase + koff + c_co0_q + 32'(q);
+        in_raddr[q*IAW +: IAW] = a[IAW-1:0];
+      end
+    end
+  end
+
+  // shadow (drain) metadata, written when a tile's last step issues
+  logic [31:0] sh_addr_q [Rows];
+  logic [RowW:0] sh_rows_q;
+  logic [NW-1:0] sh_n_q;
+
+  assign release_half = fire && tile_last && last_pt && r_usew;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      c_j_q      <= '0;
+      c_co0_q    <= '0;
+      c_cg_q     <= '0;
+      c_pt_q     <= '0;
+      c_ci_q     <= '0;
+      c_kx_q     <= '0;
+      c_ky_q     <= '0;
+      c_kyoff_q  <= '0;
+      c_kxoff_q  <= '0;
+      c_widx_q   <= '0;
+      c_done_q   <= 1'b1;
+      sh_rows_q  <= '0;
+      sh_n_q     <= '0;
+    end else if (run_start) begin
+      c_j_q     <= '0;
+      c_co0_q   <= '0;
+      c_cg_q    <= (f_cout > 16'(Cols)) ? NW'(Cols) : NW'(f_cout);
+      c_pt_q    <= '0;
+      c_ci_q    <= '0;
+      c_kx_q    <= '0;
+      c_ky_q    <= '0;
+      c_kyoff_q <= '0;
+      c_kxoff_q <= '0;
+      c_widx_q  <= '0;
+      c_done_q  <= 1'b0;
+    end else if (fire) begin
+      if (!tile_last) begin
+        c_widx_q <= c_widx_q + 1'b1;
+        if (!last_ci) begin
+          c_ci_q <= c_ci_q + 1;
+        end else begin
+          c_ci_q <= '0;
+          if (!last_kx) begin
+            c_kx_q    <= c_kx_q + 16'd1;
+            c_kxoff_q <= c_kxoff_q + r_cstep;
+          end else begin
+            c_kx_q    <= '0;
+            c_kxoff_q <= '0;
+            c_ky_q    <= c_ky_q + 16'd1;
+            c_kyoff_q <= c_kyoff_q + r_rowk;
+          end
+        end
+      end else begin
+        c_widx_q  <= '0;
+        c_ci_q    <= '0;
+        c_kx_q    <= '0;
+        c_ky_q    <= '0;
+        c_kxoff_q <= '0;
+        c_kyoff_q <= '0;
+        sh_n_q    <= c_cg_q;
+        sh_rows_q <= r_pe ? (RowW + 1)'(n_act) : (RowW + 1)'(1);
+        if (last_pt) begin
+          c_pt_q <= '0;
+          if (last_ct) begin
+            c_done_q <= 1'b1;
+          end else begin
+            c_j_q   <= c_j_q + 1;
+            c_co0_q <= c_co0_q + 32'(Cols);
+            c_cg_q  <= (32'(r_cout) - c_co0_q - 32'(Cols) > 32'(Cols)) ? NW'(Cols) :
+                       NW'(32'(r_cout) - c_co0_q - 32'(Cols));
+          end
+        end else begin
+          c_pt_q <= c_pt_q + 1;
+        end
+      end
+    end
+  end
+
+
+  // lanes advance when a tile's last step issues; the shadow keeps the finished tile's addresses
+  always_ff @(posedge clk_i) begin
+    for (int r = 0; r < int'(Rows); r++) begin
+      if (init_lanes_q || (fire && tile_last)) lane_q[r] <= chain[r];
+      if (fire && tile_last) sh_addr_q[r] <= r_out + lane_q[r].out + c_co0_q;
+    end
+  end
+
+  // ======================= stage 1: MAC / vector step =======================
+  logic s1_first_q, s1_pe_q, s1_half_q;
+  logic [NumIn-1:0] s1_mask_q;
+  logic [15:0] s1_macs_q;
+  logic [15:0] step_macs;
+  assign step_macs = r_pe ? 16'(n_act) * 16'(c_cg_q) : ((r_vmode == 2'd0) ? 16'(c_cg_q) : 16'd0);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      s1_valid_q <= 1'b0;
+      s1_first_q <= 1'b0;
+      s1_last_q  <= 1'b0;
+      s1_pe_q    <= 1'b0;
+      s1_half_q  <= 1'b0;
+      s1_mask_q  <= '0;
+      s1_macs_q  <= '0;
+    end else begin
+      s1_valid_q <= fire;
+      s1_first_q <= (c_widx_q == '0);
+      s1_last_q  <= tile_last;
+      s1_pe_q    <= r_pe;
+      s1_half_q  <= c_j_q[0];
+      s1_mask_q  <= mask;
+      s1_macs_q  <= step_macs;
+    end
+  end
+
+  logic [NumIn*8-1:0] x_masked;
+  always_comb begin
+    for (int q = 0; q < int'(NumIn); q++) begin
+      x_masked[q*8 +: 8] = s1_mask_q[q] ? in_rdata[q*8 +: 8] : 8'd0;
+    end
+  end
+
+  logic [RowW-1:0] dr_row_q;
+  logic [Cols*32-1:0] pe_row, vec_res;
+
+  nasa_pe_array #(
+    .Rows(Rows),
+    .Cols(Cols)
+  ) u_pe (
+    .clk_i    (clk_i),
+    .rst_ni   (rst_ni),
+    .en_i     (s1_valid_q && s1_pe_q),
+    .first_i  (s1_first_q),
+    .last_i   (s1_last_q),
+    .x_i      (x_masked[Rows*8-1:0]),
+    .w_i      (w_rdata),
+    .rd_row_i (dr_row_q),
+    .rd_data_o(pe_row)
+  );
+
+  nasa_vec_unit #(
+    .Lanes(Cols)
+  ) u_vec (
+    .clk_i  (clk_i),
+    .rst_ni (rst_ni),
+    .en_i   (s1_valid_q && !s1_pe_q),
+    .mode_i (r_vmode),
+    .first_i(s1_first_q),
+    .last_i (s1_last_q),
+    .valid_i(s1_mask_q[Cols-1:0]),
+    .x_i    (x_masked[Cols*8-1:0]),
+    .w_i    (w_rdata),
+    .m_i    (r_m),
+    .s_i    (r_s),
+    .mb_i   (r_mb),
+    .sb_i   (r_sb),
+    .res_o  (vec_res)
+  );
+
+  // ======================= drain: shadow -> requant -> output writer =======================
+  logic [Cols*64-1:0] prm_sh_q;
+  logic row_valid, row_ready;
+  logic [Cols*8-1:0] row_data;
+  logic [Cols*32-1:0] row_vals;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      shadow_full_q <= 1'b0;
+      dr_row_q      <= '0;
+    end else if (state_q != StRun) begin
+      shadow_full_q <= 1'b0;
+      dr_row_q      <= '0;
+    end else begin
+      if (s1_valid_q && s1_last_q) shadow_full_q <= 1'b1;
+      if (row_valid && row_ready) begin
+        if ((RowW + 1)'(dr_row_q) + 1'b1 == sh_rows_q) begin
+          shadow_full_q <= 1'b0;
+          dr_row_q      <= '0;
+        end else begin
+          dr_row_q <= dr_row_q + 1'b1;
+        end
+      end
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (s1_valid_q && s1_last_q) prm_sh_q <= s1_half_q ? prm1_q : prm0_q;
+  end
+
+  assign row_valid = shadow_full_q && (state_q == StRun);
+  assign row_vals  = r_pe ? pe_row : vec_res;
+
+  for (genvar l = 0; l < int'(Cols); l++) begin : g_rq
+    logic [63:0] rec;
+    assign rec = prm_sh_q[l*64 +: 64];
+    nasa_requant u_rq (
+      .bypass_i(r_rq == RqBypass),
+      .val_i   (row_vals[l*32 +: 32]),
+      .bias_i  ((r_rq == RqChan) ? rec[31:0] : 32'd0),
+      .m_i     ((r_rq == RqChan) ? rec[47:32] : r_m),
+      .s_i     ((r_rq == RqChan) ? rec[55:48] : r_s),
+      .act_i   (r_act),
+      .q6_i    (r_q6),
+      .y_o     (row_data[l*8 +: 8])
+    );
+  end
+
+  logic writer_idle;
+  nasa_out_writer #(
+    .Cols    (Cols),
+    .MemBytes(MemBytes)
+  ) u_out (
+    .clk_i      (clk_i),
+    .rst_ni     (rst_ni),
+    .flush_i    (state_q == StAbort),
+    .row_valid_i(row_valid),
+    .row_ready_o(row_ready),
+    .row_addr_i (sh_addr_q[dr_row_q]),
+    .row_n_i    (sh_n_q),
+    .row_data_i (row_data),
+    .idle_o     (writer_idle),
+    .wr_valid_o (wr_valid),
+    .wr_ready_i (wr_ready),
+    .wr_addr_o  (wr_addr),
+    .wr_data_o  (wr_data),
+    .wr_strb_o  (wr_strb)
+  );
+
+  logic tl_done;
+  assign tl_done    = !r_usew || (tl_j_q == r_nct);
+  assign layer_done = running && c_done_q && !s1_valid_q && !shadow_full_q && writer_idle &&
+                      dma_idle && il_done_q && tl_done;
+
+  // ======================= performance counters =======================
+  always_comb begin
+    cnt_inc = '0;
+    cnt_inc[nasa_pkg::CntCycles*16 +: 16]      = 16'(busy_o);
+    cnt_inc[nasa_pkg::CntPeBusy*16 +: 16]      = 16'(s1_valid_q && s1_pe_q);
+    cnt_inc[nasa_pkg::CntVecBusy*16 +: 16]     = 16'(s1_valid_q && !s1_pe_q);
+    cnt_inc[nasa_pkg::CntMacs*16 +: 16]        = s1_valid_q ? s1_macs_q : 16'd0;
+    cnt_inc[nasa_pkg::CntDramRdBytes*16 +: 16] = ev_rd_beat ? 16'(MemBytes) : 16'd0;
+    cnt_inc[nasa_pkg::CntDramWrBytes*16 +: 16] = ev_wr ? 16'(ev_wr_bytes) : 16'd0;
+    cnt_inc[nasa_pkg::CntStallWeight*16 +: 16] = 16'(want && !w_ok);
+    cnt_inc[nasa_pkg::CntStallInput*16 +: 16]  = 16'(want && w_ok && !in_ok);
+    cnt_inc[nasa_pkg::CntStallOutput*16 +: 16] = 16'(want && w_ok && in_ok && !sh_ok);
+    cnt_inc[nasa_pkg::CntStallDesc*16 +: 16]   =
+        16'(state_q == StFetch || state_q == StFetchWait || state_q == StDecode);
+  end
+endmodule

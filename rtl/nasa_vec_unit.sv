@@ -1,0 +1,73 @@
+// Vector unit: Lanes per-channel lanes for one output pixel at a time. Each enabled cycle is one
+// tap of the window: depthwise multiply-accumulate, sum (average pool, global average pool), max
+// (max pool; taps outside the image are ignored) or residual add (tap 0: requant(a, M, S),
+// tap 1: + requant(b, Mb, Sb)). On the last tap the lane results move to a shadow register that
+// the output path drains while the next pixel accumulates.
+module nasa_vec_unit #(
+  parameter int unsigned Lanes = 16
+) (
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+  input  logic                  en_i,
+  input  logic [1:0]            mode_i,    // 0 depthwise, 1 sum, 2 max, 3 add
+  input  logic                  first_i,
+  input  logic                  last_i,
+  input  logic [Lanes-1:0]      valid_i,   // tap inside the image (max pool)
+  input  logic [Lanes*8-1:0]    x_i,       // zero where the tap is outside the image
+  input  logic [Lanes*8-1:0]    w_i,
+  input  logic [15:0]           m_i,
+  input  logic [7:0]            s_i,
+  input  logic [15:0]           mb_i,
+  input  logic [7:0]            sb_i,
+  output logic [Lanes*32-1:0]   res_o
+);
+  localparam logic [1:0] ModeDw = 2'd0, ModeSum = 2'd1, ModeMax = 2'd2, ModeAdd = 2'd3;
+
+  logic [15:0] am;
+  logic [7:0] as;
+  // tap 0 of an add uses (M, S), tap 1 (Mb, Sb)
+  assign am = first_i ? m_i : mb_i;
+  assign as = first_i ? s_i : sb_i;
+
+  for (genvar l = 0; l < int'(Lanes); l++) begin : g_lane
+    logic [31:0] acc_q, res_q, nxt, base;
+    logic signed [7:0] x, w;
+    logic signed [15:0] prod;
+    logic signed [48:0] rq;
+    assign x    = $signed(x_i[l*8 +: 8]);
+    assign w    = $signed(w_i[l*8 +: 8]);
+    assign prod = x * w;
+    assign rq   = ($signed({{41{x[7]}}, x}) * $signed({33'd0, am}) +
+                   ((as == 8'd0) ? 49'sd0 : (49'sd1 <<< (as - 8'd1)))) >>> as;
+
+    always_comb begin
+      unique case (mode_i)
+        ModeDw:  begin
+          base = first_i ? 32'd0 : acc_q;
+          nxt  = base + 32'(prod);
+        end
+        ModeSum: begin
+          base = first_i ? 32'd0 : acc_q;
+          nxt  = base + 32'(x);
+        end
+        ModeMax: begin
+          base = first_i ? 32'hFFFF_FF80 : acc_q;  // -128 is below or equal to every int8
+          nxt  = (valid_i[l] && $signed(32'(x)) > $signed(base)) ? 32'(x) : base;
+        end
+        default: begin
+          base = first_i ? 32'd0 : acc_q;
+          nxt  = base + rq[31:0];
+        end
+      endcase
+    end
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) acc_q <= '0;
+      else if (en_i) acc_q <= nxt;
+    end
+    always_ff @(posedge clk_i) begin
+      if (en_i && last_i) res_q <= nxt;
+    end
+    assign res_o[l*32 +: 32] = res_q;
+  end
+endmodule
