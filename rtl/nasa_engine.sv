@@ -130,7 +130,9 @@ module nasa_engine #(
   nasa_dma #(
     .MemBytes(MemBytes),
     .BurstMax(BurstMax),
-    .TagW    (TagW)
+    .TagW    (TagW),
+    .JobDepth(4),
+    .Inflight(16)
   ) u_dma (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
@@ -343,6 +345,7 @@ module nasa_engine #(
 
   // ======================= sequencer =======================
   logic [31:0] li_q;            // descriptor index
+  logic in_ok, w_ok, sh_ok, want, fire;  // compute issue stage handshake (see below)
   logic layer_done, quant_err, desc_in_win;
   logic [31:0] desc_src;
   assign desc_src    = desc_addr + (li_q << 6);
@@ -651,7 +654,11 @@ module nasa_engine #(
   end
 
   // ======================= job arbiter =======================
-  logic rr_q;
+  // Loads the compute is waiting for go first (weights before input when both are missing);
+  // otherwise input chunks and weight jobs alternate.
+  logic rr_q, prefer_tl, prefer_il;
+  assign prefer_tl = want && !w_ok;
+  assign prefer_il = want && w_ok && !in_ok;
   always_comb begin
     il_grant  = 1'b0;
     tl_grant  = 1'b0;
@@ -664,7 +671,7 @@ module nasa_engine #(
       job_src   = desc_src;
       job_len   = 32'(nasa_pkg::DescBytes);
       job_tag   = {36'd0, 1'b0, DstDesc};
-    end else if (il_valid && (!tl_valid || !rr_q)) begin
+    end else if (il_valid && (!tl_valid || (!prefer_tl && (prefer_il || !rr_q)))) begin
       job_valid = 1'b1;
       job_src   = (il_region_q ? r_in2 : r_in) + il_off_q;
       job_len   = (il_left > 32'(Chunk)) ? 32'(Chunk) : il_left;
@@ -784,7 +791,6 @@ module nasa_engine #(
 
   // readiness of the next step
   logic [31:0] koff, need;
-  logic in_ok, w_ok, sh_ok, want, fire;
   logic shadow_full_q, s1_valid_q, s1_last_q;
   lane_t lane_last;
   assign lane_last = r_pe ? lane_q[Rows-1] : lane_q[0];

@@ -1,9 +1,13 @@
-// Analytic cycle model of the engine: cycles, busy, DRAM bytes and stall counters of a layer
-// for a hardware configuration and DRAM timing, mirroring the RTL schedule (docs/engine.md).
+// Cycle model of the engine: cycles, busy, MAC, DRAM byte and stall counters of a program for a
+// hardware configuration and DRAM timing. It replays the engine's schedule (descriptor fetch,
+// decode, input/weight loaders, job arbitration, DMA bursts and realignment, tile issue, drain,
+// output writes) at the level of jobs, beats and tile steps, with no data, so it is exact for
+// the RTL's control and orders of magnitude faster than RTL simulation. docs/engine.md.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "nasa/desc.h"
 #include "nasa/hw_spec.h"
@@ -12,16 +16,25 @@ namespace nasa::cycles {
 
 // Timing of the memory behind the engine's port (the sim/ DRAM model uses the same numbers).
 struct DramTiming {
-  uint32_t latency = 32;          // cycles from an accepted read request to its first beat
-  uint32_t bytes_per_cycle = 32;  // sustained bandwidth (<= the port width)
+  uint32_t latency = 32;           // cycles from an accepted read request to its first beat
+  uint32_t bytes_per_cycle = 32;   // sustained bandwidth (<= the port width)
+  uint32_t max_outstanding = 16;   // requests the memory accepts before it stalls the port
 };
 DramTiming default_dram(const hw::Config& cfg);
 
 using Counters = std::array<uint64_t, hw::kNumCounters>;
 
-// Adds the counters of one valid layer (descriptor fetch included) to `c`.
-void add_layer(const Desc& d, const hw::Config& cfg, const DramTiming& dram, Counters& c);
-// Adds the fixed cost of starting and finishing a program.
-void add_program(const hw::Config& cfg, const DramTiming& dram, Counters& c);
+// Counters of a program of valid descriptors placed at desc_addr (64 bytes each), run from idle.
+Counters program(std::span<const Desc> descs, uint32_t desc_addr, const hw::Config& cfg,
+                 const DramTiming& dram);
+
+// Counters of a one-layer program with its descriptor at desc_addr, added to `c`.
+void add_layer(const Desc& d, const hw::Config& cfg, const DramTiming& dram, Counters& c,
+               uint32_t desc_addr = 0);
+// Kept for callers that sum layers: programs have no fixed cost beyond their layers.
+inline void add_program(const hw::Config&, const DramTiming&, Counters&) {}
+
+// Ideal cycles of a layer on the PE array / vector unit: MACs / (Rows*Cols).
+double ideal_cycles(const Desc& d, const hw::Config& cfg);
 
 }  // namespace nasa::cycles

@@ -41,6 +41,7 @@ Shape shape_of(const Desc& d);
 hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32_t win_limit);
 
 std::string op_name(uint8_t op);
+std::string err_name(hw::Err e);  // "Window", ...; "err<N>?" for values outside the table
 const hw::Config& config_by_name(std::string_view name);  // throws std::invalid_argument
 
 }  // namespace nasa

@@ -10,14 +10,21 @@
 
 #include "nasa/cycle_model.h"
 #include "nasa/hw_spec.h"
+#include "nasa/sim/dram.h"
 
 namespace nasa::sim {
 
 struct RunStatus {
-  bool done = false;       // STATUS.done or STATUS.error seen
-  bool timeout = false;    // max_cycles elapsed first
+  bool done = false;     // STATUS.done or STATUS.error seen
+  bool timeout = false;  // max_cycles elapsed first
   uint32_t status = 0, err_code = 0, err_index = 0, layers_done = 0;
-  uint64_t cycles = 0;     // clock cycles from start to done as seen by the harness
+  uint64_t cycles = 0;  // clock cycles from start to done as seen by the harness
+  // After done the harness keeps clocking until the memory port is quiet (bounded); false when
+  // read data or requests were still in flight at the bound (the next run would see them).
+  bool drained = true;
+  uint64_t dram_bytes_read = 0, dram_bytes_written = 0;  // as seen by the DRAM model, this run
+  // Port accesses outside the programmed window this run (see Dram::set_window).
+  uint64_t stray_read_beats = 0, stray_write_bytes = 0, first_stray_addr = 0;
 };
 
 class EngineSim {
@@ -28,15 +35,19 @@ class EngineSim {
                                            const cycles::DramTiming& dram);
   virtual const hw::Config& config() const = 0;
   virtual std::span<uint8_t> memory() = 0;
+  // Replaces the simulated memory with `image` (its size becomes the memory size).
+  virtual void load_memory(std::span<const uint8_t> image) = 0;
+  virtual const Dram& dram() const = 0;
   virtual void reset() = 0;
-  virtual void tick() = 0;                               // one clock cycle
+  virtual void tick() = 0;  // one clock cycle
   virtual void csr_write(uint32_t addr, uint32_t value) = 0;
   virtual uint32_t csr_read(uint32_t addr) = 0;
   virtual uint64_t counter(hw::Counter id) = 0;
   // Programs DESC_ADDR/COUNT and the window, starts, and ticks until done or max_cycles.
   virtual RunStatus run(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base,
                         uint32_t win_limit, uint64_t max_cycles) = 0;
-  // Starts writing an FST waveform to `path` (also enabled by env NASA_FST=path).
+  // Starts writing an FST waveform to `path` (also enabled by env NASA_FST=path); an empty path
+  // closes the current waveform.
   virtual void trace(const std::string& path) = 0;
   virtual uint64_t cycle() const = 0;
 };

@@ -1,0 +1,98 @@
+# NASA top-level entry points. `make help` lists the targets.
+SHELL := /bin/bash
+MAKEFLAGS += --no-print-directory
+.DEFAULT_GOAL := build
+
+BUILD      ?= build
+BUILD_TYPE ?= Release
+JOBS       ?= 2
+SEED       ?= 1
+LAYERS     ?= 2000
+
+# Debian 12 packages everything here needs; `make deps` installs the missing ones.
+DEB_PACKAGES := build-essential cmake make ccache pkg-config verilator yosys nextpnr-ice40 \
+  fpga-icestorm libgtest-dev libgmock-dev libfmt-dev libspdlog-dev nlohmann-json3-dev \
+  libcli11-dev zlib1g-dev dataset-fashion-mnist
+
+# Cheap presence check (no dpkg, no apt): when all of these exist, `deps` is not even run.
+NEED_TOOLS := cmake make c++ ccache pkg-config verilator yosys nextpnr-ice40 icepack
+NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include/fmt/core.h \
+  /usr/include/spdlog/spdlog.h /usr/include/nlohmann/json.hpp /usr/include/CLI/CLI.hpp \
+  /usr/include/zlib.h /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
+
+COSIM := $(BUILD)/bin/nasa-cosim
+
+.PHONY: help deps need-deps configure build test sim run lint synth gen clean
+
+help:
+	@echo "make deps    install missing Debian packages (apt-get; no-op when all are present)"
+	@echo "make build   configure ($(BUILD)/, $(BUILD_TYPE)) and build everything"
+	@echo "make test    build, then ctest: unit, gen_pkg_check, cosim, lint, synth_* tests"
+	@echo "make run     build and run the current main job (nasa-cosim, sim configuration)"
+	@echo "make sim     build and run the cosim suite: SEED=$(SEED) LAYERS=$(LAYERS)"
+	@echo "make lint    verilator --lint-only -Wall of rtl/ for every configuration"
+	@echo "make synth   yosys: synth_ice40 (fpga) and generic synthesis (sim); build/synth/"
+	@echo "make gen     regenerate rtl/nasa_pkg.sv from sw/include/nasa/hw_spec.h"
+	@echo "make clean   remove $(BUILD)/"
+
+# Installs only what is missing, quietly; apt-get update runs only when something is missing.
+deps:
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'ok installed' \
+	    || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then \
+	  echo "deps: all $(words $(DEB_PACKAGES)) packages present"; exit 0; \
+	fi; \
+	echo "deps: installing$$missing"; \
+	sudo=""; if [ "$$(id -u)" != 0 ]; then sudo="sudo"; fi; \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+	  && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	       --no-install-recommends $$missing >/dev/null \
+	  && echo "deps: done"
+
+need-deps:
+	@ok=1; \
+	for t in $(NEED_TOOLS); do command -v $$t >/dev/null 2>&1 || ok=0; done; \
+	for f in $(NEED_FILES); do [ -e $$f ] || ok=0; done; \
+	if [ $$ok = 0 ]; then $(MAKE) --no-print-directory deps; fi
+
+# Configures once; later builds re-run cmake by themselves when a CMakeLists or hw_spec.h changes.
+configure: need-deps
+	@if [ ! -f $(BUILD)/CMakeCache.txt ]; then \
+	  echo "cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)"; \
+	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE); \
+	fi
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+# NASA_MAKE_TEST=1: a test that finds a tool missing fails instead of skipping.
+test: build
+	NASA_MAKE_TEST=1 ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+# The current main job; the lead replaces it as the runtime grows.
+run: build
+	$(COSIM) --config sim --layers 200 --seed 1
+
+sim: build
+	$(COSIM) --suite all --seed $(SEED) --layers $(LAYERS) --table
+
+lint: need-deps
+	synth/lint.sh
+
+synth: need-deps
+	NASA_SYNTH_OUT=$(abspath $(BUILD))/synth synth/synth.sh
+
+# Builds only the generator, in its own build tree without the RTL, so it works even while the
+# RTL does not verilate against a stale package.
+gen: need-deps
+	@if [ ! -f $(BUILD)/gen/CMakeCache.txt ]; then \
+	  cmake -S . -B $(BUILD)/gen -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DNASA_BUILD_RTL=OFF >/dev/null; \
+	fi
+	cmake --build $(BUILD)/gen -j$(JOBS) --target nasa-gen-pkg
+	$(BUILD)/gen/bin/nasa-gen-pkg -o rtl/nasa_pkg.sv
+
+clean:
+	rm -rf $(BUILD)

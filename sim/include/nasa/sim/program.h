@@ -1,0 +1,106 @@
+// Self-contained engine programs for cosimulation (a memory image plus the CSR values that run it)
+// and the builder that lays layers out at random unaligned addresses with realistic data.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nasa/desc.h"
+#include "nasa/hw_spec.h"
+#include "nasa/memory_image.h"
+
+namespace nasa::sim {
+
+// Small deterministic generator (xoshiro256**, seeded through splitmix64) with its own
+// distributions, so a seed reproduces the same case with any standard library.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed);
+  uint64_t next();
+  uint64_t uniform(uint64_t lo, uint64_t hi);  // inclusive
+  int64_t uniform_signed(int64_t lo, int64_t hi);
+  double real();  // [0, 1)
+  double normal(double mean, double sigma);
+  bool chance(double p) { return real() < p; }
+  template <class T>
+  const T& pick(std::span<const T> v) {
+    return v[uniform(0, v.size() - 1)];
+  }
+
+ private:
+  uint64_t s_[4];
+};
+
+// Seed of case `index` of a run started with `seed` (independent of how many cases run).
+uint64_t derive_seed(uint64_t seed, uint64_t index);
+
+struct Program {
+  std::string name;  // what the case is, for reports
+  uint64_t seed = 0;
+  std::vector<uint8_t> image;  // the whole memory, address 0 = image[0]
+  uint32_t desc_addr = 0, desc_count = 0, win_base = 0, win_limit = 0;
+  std::vector<Desc> descs;  // the descriptors at desc_addr, in order
+};
+
+// Replaces descriptor `index` of `p`, in `p.descs` and in the image.
+void rewrite_desc(Program& p, uint32_t index, const Desc& d);
+
+// One line naming every field of a descriptor (enough to rebuild it by hand).
+std::string describe(const Desc& d);
+
+// How add_layer picks requantization: outputs spread over the int8 range, or deliberately
+// saturated upwards / downwards.
+enum class Quant { Normal, SaturateHigh, SaturateLow };
+
+// Lays out a program: every block at a random small gap from the previous one (no alignment),
+// random int8 data, random junk in outputs, random canary bytes outside the window.
+// Calibration: each added layer is also executed (nasa::ref::execute) on a scratch copy, so a
+// layer that consumes an earlier layer's output sees realistic values when its requant is chosen.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const hw::Config& cfg, uint64_t seed);
+
+  Rng& rng() { return rng_; }
+  const hw::Config& config() const { return cfg_; }
+
+  // A fresh block of `size` bytes inside the window at a random small gap (unaligned).
+  uint32_t alloc(uint64_t size);
+  // alloc + random activations (a mix of ReLU-like non-negative and signed spreads).
+  uint32_t tensor(uint64_t size);
+  // Places the descriptor block here in the layout (default: after everything else).
+  void reserve_descs(uint32_t count);
+
+  // Completes `d`, whose op, act, k, stride, h, w, cin, cout (and q6 for Relu6) the caller set:
+  // allocates and fills what it reads (in_addr / in2_addr left 0 get fresh random tensors),
+  // weights and per-channel records, the output (unless out_addr is set), and picks M/S (and
+  // Mb/Sb). With `junk`, fields the op ignores get random values. Returns the completed layer.
+  Desc add_layer(Desc d, Quant quant = Quant::Normal, bool junk = false);
+  // Adds a descriptor exactly as given (for error cases); nothing is allocated or executed.
+  void add_raw(const Desc& d);
+
+  std::span<uint8_t> image() { return image_; }  // initial memory, for hand edits
+
+  // Places the descriptors, sets the window to everything allocated (plus `limit_slack` bytes),
+  // and pads the image with canary bytes on both sides of the window.
+  Program finish(std::string name, std::optional<uint32_t> limit_slack = std::nullopt);
+
+ private:
+  void grow(uint64_t end);
+  void fill_activations(uint32_t addr, uint64_t size);
+  void fill_weights(uint32_t addr, uint64_t size, double sigma);
+
+  hw::Config cfg_;
+  uint64_t seed_;
+  Rng rng_;
+  Arena arena_;
+  std::vector<uint8_t> image_;  // initial contents
+  std::vector<uint8_t> calib_;  // contents with the layers executed so far
+  std::vector<Desc> descs_;
+  std::optional<uint32_t> desc_addr_;
+  uint32_t reserved_descs_ = 0;
+};
+
+}  // namespace nasa::sim

@@ -1,0 +1,32 @@
+// Random valid layers with the shapes and data of real CNN / NAS layers, for cosimulation:
+// one descriptor, its tensors and parameters at random unaligned addresses in a fresh image.
+#pragma once
+
+#include <cstdint>
+
+#include "nasa/desc.h"
+#include "nasa/hw_spec.h"
+#include "nasa/sim/program.h"
+
+namespace nasa::sim {
+
+struct RandomLayerOptions {
+  // Upper bound on a layer's estimated work in cycles (MACs / (Rows*Cols) + vector taps / Cols +
+  // bytes moved / port width); 0 picks a per-configuration default that keeps a regression of
+  // thousands of layers within minutes. One layer in eight may use eight times this.
+  uint64_t max_work_cycles = 0;
+};
+
+// Estimated work of a layer in cycles (see RandomLayerOptions).
+uint64_t work_cycles(const Desc& d, const hw::Config& cfg);
+
+// Op, activation and shape fields of a layer that passes validation for `cfg` (addresses and
+// requant fields left zero). Distribution: Conv 35%, DwConv 20%, Fc 10%, MaxPool 7%,
+// AvgPool 8%, Add 10%, Gap 10%; sizes and channel counts as in real networks.
+Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt = {});
+
+// A complete one-layer program from `seed`: ~5% of layers saturate on purpose, ~30% carry random
+// values in the descriptor fields their op ignores.
+Program random_layer(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt = {});
+
+}  // namespace nasa::sim

@@ -1,0 +1,267 @@
+#include "nasa/sim/cosim.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string_view>
+
+#include "nasa/memory_image.h"
+#include "nasa/refmodel.h"
+#include "nasa/sim/random_layer.h"
+
+namespace nasa::sim {
+namespace {
+
+Desc desc_at(const Program& p, uint32_t i) {
+  return read_desc(p.image, p.desc_addr + uint64_t{i} * hw::kDescBytes);
+}
+
+std::string_view err_name(uint32_t e) {
+  switch (e) {
+#define NASA_ERR_NAME(n, v, d) \
+  case v:                      \
+    return #n;
+    NASA_ERRORS(NASA_ERR_NAME)
+#undef NASA_ERR_NAME
+    default:
+      return "?";
+  }
+}
+
+std::string_view counter_name(int c) {
+  switch (c) {
+#define NASA_CTR_NAME(n, v, d) \
+  case v:                      \
+    return #n;
+    NASA_COUNTERS(NASA_CTR_NAME)
+#undef NASA_CTR_NAME
+    default:
+      return "?";
+  }
+}
+
+// Bound of one valid layer: far above any sane schedule, so only a hang reaches it.
+uint64_t layer_bound(const Desc& d, const hw::Config& cfg, const cycles::DramTiming& dram) {
+  cycles::Counters c{};
+  cycles::add_layer(d, cfg, dram, c);  // where the descriptor sits hardly matters for a bound
+  return 20000 + 64 * work_cycles(d, cfg) + 64 * c[static_cast<int>(hw::Counter::Cycles)];
+}
+
+// A validation failure must stop the engine within this many cycles of reaching the descriptor.
+uint64_t error_bound(const cycles::DramTiming& dram) { return 2000 + 16 * uint64_t{dram.latency}; }
+
+}  // namespace
+
+bool conv_qualifies(const Desc& d, const hw::Config& cfg) {
+  if (d.op != static_cast<uint8_t>(hw::Op::Conv)) return false;
+  const Shape s = shape_of(d);
+  return (uint64_t{s.ho} * s.wo) % cfg.rows == 0 && d.cout % cfg.cols == 0 && s.kred >= 64;
+}
+
+uint64_t model_cycles(const Program& p, const hw::Config& cfg, const cycles::DramTiming& dram) {
+  std::vector<Desc> descs;
+  for (uint32_t i = 0; i < p.desc_count; ++i) descs.push_back(desc_at(p, i));
+  return cycles::program(descs, p.desc_addr, cfg, dram)[static_cast<int>(hw::Counter::Cycles)];
+}
+
+uint64_t timeout_cycles(const Program& p, const hw::Config& cfg, const cycles::DramTiming& dram) {
+  uint64_t bound = error_bound(dram);
+  for (uint32_t i = 0; i < p.desc_count; ++i) {
+    const uint64_t at = p.desc_addr + uint64_t{i} * hw::kDescBytes;
+    if (at + hw::kDescBytes > p.image.size()) break;
+    const Desc d = desc_at(p, i);
+    if (validate(d, cfg, p.win_base, p.win_limit) != hw::Err::None) break;
+    bound += layer_bound(d, cfg, dram);
+  }
+  return bound;
+}
+
+bool fst_on_fail() {
+  const char* v = std::getenv("NASA_FST_ON_FAIL");
+  return v != nullptr && std::string_view(v) == "1";
+}
+
+std::string fst_dump_path(const std::string& tag) {
+  const char* dir = std::getenv("NASA_FST_DIR");
+  std::filesystem::path base = dir != nullptr && *dir != '\0'
+                                   ? std::filesystem::path(dir)
+                                   : std::filesystem::temp_directory_path();
+  std::string name = tag;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
+  }
+  return (base / (name + ".fst")).string();
+}
+
+uint64_t env_u64(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long x = std::strtoull(v, &end, 0);
+  if (end == v || *end != '\0') {
+    throw std::invalid_argument(
+        fmt::format("environment variable {}='{}' is not an unsigned integer", name, v));
+  }
+  return x;
+}
+
+std::string format_failure(const Program& p, const CosimResult& r) {
+  std::string s = fmt::format("{} (seed {:#x}, {} descriptor(s) at {:#x}, window [{:#x}, {:#x}))",
+                              p.name, p.seed, p.desc_count, p.desc_addr, p.win_base, p.win_limit);
+  for (uint32_t i = 0;
+       i < p.desc_count && p.desc_addr + uint64_t{i + 1} * hw::kDescBytes <= p.image.size(); ++i) {
+    s += fmt::format("\n  [{}] {}", i, describe(desc_at(p, i)));
+  }
+  s += fmt::format("\n  reference: error {} ({}) at {}; RTL: error {} ({}) at {}, {} cycles",
+                   r.ref_err, err_name(r.ref_err), r.ref_err_index, r.rtl.err_code,
+                   err_name(r.rtl.err_code), r.rtl.err_index, r.rtl.cycles);
+  if (r.ref_err == 0 && r.rtl_cycles) {
+    s += fmt::format("; cycles RTL {} model {} ({:.2f}%)", r.rtl_cycles, r.model_cycles,
+                     r.cycle_error_pct);
+  }
+  if (!r.failure.empty()) s += "\n  " + r.failure;
+  return s;
+}
+
+Cosim::Cosim(const hw::Config& cfg, const cycles::DramTiming& dram)
+    : cfg_(cfg), dram_(dram), sim_(EngineSim::create(cfg, 0, dram)) {}
+
+Cosim::~Cosim() = default;
+
+CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
+  CosimResult r;
+  auto fail = [&](std::string why) {
+    r.ok = false;
+    if (!r.failure.empty()) r.failure += '\n';
+    r.failure += why;
+  };
+
+  // Reference.
+  ref_mem_ = p.image;
+  const ref::RunResult ref =
+      ref::run(ref_mem_, cfg_, p.desc_addr, p.desc_count, p.win_base, p.win_limit);
+  r.ref_err = static_cast<uint32_t>(ref.err);
+  r.ref_err_index = ref.err_index;
+  r.ref_layers_done = ref.layers_done;
+
+  // Bound: every layer before the failing one in full, then a short time to stop.
+  r.max_cycles = error_bound(dram_);
+  for (uint32_t i = 0; i < p.desc_count; ++i) {
+    if (ref.err != hw::Err::None && i >= ref.err_index) {
+      const Desc d = desc_at(p, i);
+      const bool mid_layer = ref.err == hw::Err::BadQuant &&
+                             validate(d, cfg_, p.win_base, p.win_limit) == hw::Err::None;
+      if (mid_layer) r.max_cycles += layer_bound(d, cfg_, dram_);
+      break;
+    }
+    r.max_cycles += layer_bound(desc_at(p, i), cfg_, dram_);
+  }
+
+  // RTL.
+  sim_->load_memory(p.image);
+  sim_->reset();
+  if (!fst_path.empty()) sim_->trace(fst_path);
+  r.rtl = sim_->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, r.max_cycles);
+  r.rtl_counters.resize(hw::kNumCounters);
+  for (int c = 0; c < hw::kNumCounters; ++c) {
+    r.rtl_counters[c] = sim_->counter(static_cast<hw::Counter>(c));
+  }
+  if (!fst_path.empty()) sim_->trace("");
+
+  if (r.rtl.timeout) {
+    fail(fmt::format("timeout: no done/error within {} cycles (the hardware must never hang)",
+                     r.max_cycles));
+  }
+  if (!r.rtl.drained) {
+    fail("memory port still busy after done: read data or requests left in flight");
+  }
+  const bool rtl_error = (r.rtl.status & hw::kStatusError) != 0;
+  const bool rtl_done = (r.rtl.status & hw::kStatusDone) != 0;
+  if (!r.rtl.timeout) {
+    if (r.rtl.err_code != r.ref_err) {
+      fail(fmt::format("error code: RTL {} ({}), reference {} ({})", r.rtl.err_code,
+                       err_name(r.rtl.err_code), r.ref_err, err_name(r.ref_err)));
+    } else if (ref.err != hw::Err::None && r.rtl.err_index != r.ref_err_index) {
+      fail(fmt::format("ERR_INDEX: RTL {}, reference {}", r.rtl.err_index, r.ref_err_index));
+    }
+    if (ref.err != hw::Err::None ? !rtl_error : (rtl_error || !rtl_done)) {
+      fail(fmt::format("STATUS {:#x}: expected {}", r.rtl.status,
+                       ref.err != hw::Err::None ? "the error bit" : "done without error"));
+    }
+    if (r.rtl.layers_done != r.ref_layers_done) {
+      fail(fmt::format("LAYERS_DONE: RTL {}, reference {}", r.rtl.layers_done, r.ref_layers_done));
+    }
+  }
+
+  // Memory, byte for byte. A per-channel BadQuant found mid-layer may leave earlier tiles of that
+  // layer's output written: only that range is exempt.
+  uint64_t exempt_lo = 0, exempt_hi = 0;
+  if (ref.err == hw::Err::BadQuant && ref.err_index < p.desc_count) {
+    const Desc d = desc_at(p, ref.err_index);
+    if (validate(d, cfg_, p.win_base, p.win_limit) == hw::Err::None) {
+      exempt_lo = d.out_addr;
+      exempt_hi = d.out_addr + shape_of(d).out_bytes;
+    }
+  }
+  const std::span<const uint8_t> mem = sim_->memory();
+  if (mem.size() != ref_mem_.size()) {
+    fail(fmt::format("memory size changed: RTL {} bytes, reference {}", mem.size(),
+                     ref_mem_.size()));
+  } else {
+    for (uint64_t a = 0; a < mem.size(); ++a) {
+      if (mem[a] != ref_mem_[a] && (a < exempt_lo || a >= exempt_hi)) {
+        if (r.mismatched_bytes++ == 0) r.first_mismatch = a;
+      }
+    }
+  }
+  if (r.mismatched_bytes) {
+    fail(
+        fmt::format("memory: {} bytes differ from the reference, first at {:#x} (RTL {:#04x}, "
+                    "reference {:#04x}); window [{:#x}, {:#x})",
+                    r.mismatched_bytes, r.first_mismatch, mem[r.first_mismatch],
+                    ref_mem_[r.first_mismatch], p.win_base, p.win_limit));
+  }
+  if (r.rtl.stray_write_bytes || r.rtl.stray_read_beats) {
+    fail(
+        fmt::format("memory port: {} bytes written and {} beats read outside the window "
+                    "[{:#x}, {:#x}), first at {:#x}",
+                    r.rtl.stray_write_bytes, r.rtl.stray_read_beats, p.win_base, p.win_limit,
+                    r.rtl.first_stray_addr));
+  }
+
+  // Counters and performance of runs without error.
+  r.rtl_cycles = r.rtl_counters[static_cast<int>(hw::Counter::Cycles)];
+  if (ref.err == hw::Err::None && !r.rtl.timeout) {
+    auto expect = [&](hw::Counter c, uint64_t want, std::string_view what) {
+      const uint64_t got = r.rtl_counters[static_cast<int>(c)];
+      if (got != want) {
+        fail(fmt::format("counter {}: RTL {}, expected {} ({})", counter_name(static_cast<int>(c)),
+                         got, want, what));
+      }
+    };
+    r.macs = ref.counters[static_cast<int>(hw::Counter::Macs)];
+    expect(hw::Counter::Macs, r.macs, "reference");
+    expect(hw::Counter::DramRdBytes, r.rtl.dram_bytes_read, "DRAM model");
+    expect(hw::Counter::DramWrBytes, r.rtl.dram_bytes_written, "DRAM model");
+    r.model_cycles = model_cycles(p, cfg_, dram_);
+    if (r.rtl_cycles == 0) {
+      fail("counter Cycles is 0 after a successful run");
+    } else {
+      const double diff =
+          std::abs(static_cast<double>(r.rtl_cycles) - static_cast<double>(r.model_cycles));
+      r.cycle_error_pct = 100.0 * diff / static_cast<double>(r.rtl_cycles);
+      if (p.desc_count == 1) {
+        r.efficiency = static_cast<double>(r.macs) / (double{1} * cfg_.rows * cfg_.cols) /
+                       static_cast<double>(r.rtl_cycles);
+        r.conv_qualifies = conv_qualifies(desc_at(p, 0), cfg_);
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace nasa::sim

@@ -1,0 +1,158 @@
+#include "nasa/sim/random_layer.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <stdexcept>
+
+#include "nasa/sim/cosim.h"
+
+namespace nasa::sim {
+namespace {
+
+constexpr std::array<uint16_t, 11> kSpatial = {1, 2, 3, 4, 5, 7, 8, 13, 14, 16, 28};
+constexpr std::array<uint16_t, 9> kWidths = {8, 16, 24, 32, 40, 48, 64, 96, 128};
+
+template <size_t N>
+uint32_t weighted(Rng& rng, const std::array<uint32_t, N>& weights) {
+  uint32_t total = 0;
+  for (uint32_t w : weights) total += w;
+  uint64_t r = rng.uniform(0, total - 1);
+  for (uint32_t i = 0; i < N; ++i) {
+    if (r < weights[i]) return i;
+    r -= weights[i];
+  }
+  return N - 1;
+}
+
+uint16_t spatial(Rng& rng) { return rng.pick(std::span<const uint16_t>(kSpatial)); }
+
+uint16_t channels(Rng& rng) {
+  return rng.chance(0.45) ? static_cast<uint16_t>(rng.uniform(1, 33))
+                          : rng.pick(std::span<const uint16_t>(kWidths));
+}
+
+uint64_t default_budget(const hw::Config& cfg) {
+  // The fpga model is small, so each simulated cycle is cheap and layers may run longer.
+  return cfg.rows * cfg.cols <= 16 ? 12000 : 6000;
+}
+
+}  // namespace
+
+uint64_t work_cycles(const Desc& d, const hw::Config& cfg) {
+  const Shape s = shape_of(d);
+  const uint64_t pe = uint64_t{cfg.rows} * cfg.cols;
+  uint64_t taps = 0;
+  switch (static_cast<hw::Op>(d.op)) {
+    case hw::Op::DwConv:
+      taps = s.macs;
+      break;
+    case hw::Op::MaxPool:
+    case hw::Op::AvgPool:
+      taps = uint64_t{s.ho} * s.wo * d.cout * 9;
+      break;
+    case hw::Op::Add:
+      taps = 2 * s.in_bytes;
+      break;
+    case hw::Op::Gap:
+      taps = s.in_bytes;
+      break;
+    default:
+      break;
+  }
+  const bool vec = taps != 0;
+  const uint64_t bytes = s.in_bytes * (d.op == static_cast<uint8_t>(hw::Op::Add) ? 2 : 1) +
+                         s.out_bytes + s.wgt_bytes + s.prm_bytes;
+  return (vec ? 0 : s.macs / pe) + taps / cfg.cols + bytes / cfg.mem_bytes;
+}
+
+Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt) {
+  const uint64_t base_budget = opt.max_work_cycles ? opt.max_work_cycles : default_budget(cfg);
+  const uint64_t budget = rng.chance(0.125) ? 8 * base_budget : base_budget;
+  constexpr std::array<hw::Op, 7> kOps = {hw::Op::Conv,    hw::Op::DwConv,  hw::Op::Fc,
+                                          hw::Op::MaxPool, hw::Op::AvgPool, hw::Op::Add,
+                                          hw::Op::Gap};
+  constexpr std::array<uint32_t, 7> kOpWeights = {35, 20, 10, 7, 8, 10, 10};
+  const hw::Op op = kOps[weighted(rng, kOpWeights)];
+  // A quarter of the convolutions fill the PE array exactly, so efficiency gets measured often.
+  const bool array_shaped = op == hw::Op::Conv && rng.chance(0.25);
+  for (int attempt = 0; attempt < 100000; ++attempt) {
+    Desc d;
+    d.op = static_cast<uint8_t>(op);
+    d.h = spatial(rng);
+    d.w = rng.chance(0.2) ? spatial(rng) : d.h;
+    d.cin = channels(rng);
+    d.cout = d.cin;
+    d.k = 3;
+    d.stride = 1;
+    switch (op) {
+      case hw::Op::Conv: {
+        constexpr std::array<uint8_t, 4> kK = {1, 3, 5, 7};
+        d.k = kK[weighted(rng, std::array<uint32_t, 4>{40, 40, 10, 10})];
+        d.stride = rng.chance(d.k == 1 ? 0.1 : 0.3) ? 2 : 1;
+        d.cout = channels(rng);
+        break;
+      }
+      case hw::Op::DwConv: {
+        constexpr std::array<uint8_t, 4> kK = {1, 3, 5, 7};
+        d.k = kK[weighted(rng, std::array<uint32_t, 4>{5, 50, 30, 15})];
+        d.stride = rng.chance(0.3) ? 2 : 1;
+        break;
+      }
+      case hw::Op::Fc: {
+        constexpr std::array<uint16_t, 6> kSmall = {1, 2, 3, 4, 5, 7};
+        if (rng.chance(0.7)) {
+          d.h = d.w = 1;
+        } else {
+          d.h = rng.pick(std::span<const uint16_t>(kSmall));
+          d.w = rng.chance(0.2) ? rng.pick(std::span<const uint16_t>(kSmall)) : d.h;
+        }
+        constexpr std::array<uint16_t, 3> kClasses = {10, 16, 100};
+        d.cout = rng.chance(0.3) ? rng.pick(std::span<const uint16_t>(kClasses)) : channels(rng);
+        d.k = 1;
+        break;
+      }
+      case hw::Op::MaxPool:
+      case hw::Op::AvgPool:
+        d.stride = rng.chance(0.5) ? 2 : 1;
+        break;
+      default:
+        d.k = 1;
+        break;
+    }
+    const uint32_t act = weighted(rng, std::array<uint32_t, 3>{30, 50, 20});
+    d.act = static_cast<uint8_t>(act);
+    if (d.act == static_cast<uint8_t>(hw::Act::Relu6))
+      d.q6 = static_cast<uint8_t>(rng.uniform(1, 127));
+    // Shape checks only: an all-covering window (addresses are zero) and placeholder shifts
+    // (add_layer picks the real requant).
+    Desc probe = d;
+    probe.s = probe.sb = 1;
+    if (validate(probe, cfg, 0, 0xFFFFFFFFu) != hw::Err::None) continue;
+    if (work_cycles(d, cfg) > budget) continue;
+    if (array_shaped && !conv_qualifies(d, cfg)) continue;
+    return d;
+  }
+  throw std::logic_error(fmt::format("random_shape: no {} layer fits config '{}'",
+                                     op_name(static_cast<uint8_t>(op)), cfg.name));
+}
+
+Program random_layer(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt) {
+  ProgramBuilder b(cfg, seed);
+  Rng& rng = b.rng();
+  const Desc shape = random_shape(rng, cfg, opt);
+  if (rng.chance(0.5)) b.reserve_descs(1);
+  const double q = rng.real();
+  const Quant quant = q < 0.025  ? Quant::SaturateHigh
+                      : q < 0.05 ? Quant::SaturateLow
+                                 : Quant::Normal;
+  const Desc d = b.add_layer(shape, quant, rng.chance(0.3));
+  Program p = b.finish(fmt::format("random {} seed {:#x}", op_name(d.op), seed));
+  if (const hw::Err e = validate(d, cfg, p.win_base, p.win_limit); e != hw::Err::None) {
+    throw std::logic_error(fmt::format("random_layer: generated an invalid layer (error {}): {}",
+                                       static_cast<int>(e), describe(d)));
+  }
+  return p;
+}
+
+}  // namespace nasa::sim

@@ -1,0 +1,265 @@
+// Internal to sim/src: EngineSim over one Verilated model class (Vnasa_engine_<cfg>), plus the
+// overloads that move bytes between the DRAM model and Verilator port words of any width.
+#pragma once
+
+#include <fmt/format.h>
+#include <verilated.h>
+#include <verilated_fst_c.h>
+
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nasa/sim/dram.h"
+#include "nasa/sim/engine_sim.h"
+
+namespace nasa::sim::detail {
+
+static_assert(std::endian::native == std::endian::little,
+              "port word packing assumes a little-endian host");
+
+// Byte i of a port word is bits [8i+7:8i]; Verilator stores wide words as 32-bit chunks, least
+// significant first, so on a little-endian host the byte image is the storage itself.
+template <class T>
+requires std::is_integral_v<T>
+void port_to_bytes(const T& word, std::span<uint8_t> out) {
+  std::memcpy(out.data(), &word, std::min(out.size(), sizeof(T)));
+}
+template <std::size_t N>
+void port_to_bytes(const VlWide<N>& word, std::span<uint8_t> out) {
+  std::memcpy(out.data(), word.data(), std::min(out.size(), N * sizeof(EData)));
+}
+template <class T>
+requires std::is_integral_v<T>
+void bytes_to_port(std::span<const uint8_t> in, T& word) {
+  T v = 0;
+  std::memcpy(&v, in.data(), std::min(in.size(), sizeof(T)));
+  word = v;
+}
+template <std::size_t N>
+void bytes_to_port(std::span<const uint8_t> in, VlWide<N>& word) {
+  std::memcpy(word.data(), in.data(), std::min(in.size(), N * sizeof(EData)));
+}
+
+template <class Model>
+class VerilatedEngine final : public EngineSim {
+ public:
+  VerilatedEngine(const hw::Config& cfg, size_t memory_bytes, const cycles::DramTiming& timing)
+      : cfg_(cfg),
+        ctx_(std::make_unique<VerilatedContext>()),
+        dram_(cfg.mem_bytes, cfg.burst_max, timing),
+        wbuf_(cfg.mem_bytes) {
+    static_assert(sizeof(decltype(Model::mem_rsp_rdata_i)) >= 4, "unexpected port type");
+    if (sizeof(decltype(Model::mem_rsp_rdata_i)) != cfg.mem_bytes) {
+      throw std::logic_error(fmt::format(
+          "EngineSim: the Verilated model for config '{}' has a {}-byte data port, the config "
+          "says {}; rebuild the models from hw_spec.h",
+          cfg.name, sizeof(decltype(Model::mem_rsp_rdata_i)), cfg.mem_bytes));
+    }
+    ctx_->traceEverOn(true);
+    ctx_->fatalOnError(false);
+    top_ = std::make_unique<Model>(ctx_.get(), "nasa_engine");
+    dram_.memory().assign(memory_bytes, 0);
+    if (const char* path = std::getenv("NASA_FST"); path != nullptr && *path != '\0') {
+      trace(path);
+    }
+    reset();
+    check_identity();
+  }
+
+  ~VerilatedEngine() override {
+    if (fst_) fst_->close();
+    top_->final();
+  }
+
+  const hw::Config& config() const override { return cfg_; }
+  std::span<uint8_t> memory() override { return dram_.memory(); }
+  void load_memory(std::span<const uint8_t> image) override {
+    dram_.memory().assign(image.begin(), image.end());
+  }
+  const Dram& dram() const override { return dram_; }
+  uint64_t cycle() const override { return cycle_; }
+
+  void reset() override {
+    top_->rst_ni = 0;
+    top_->csr_valid_i = 0;
+    top_->csr_we_i = 0;
+    top_->mem_req_ready_i = 0;
+    top_->mem_rsp_valid_i = 0;
+    top_->clk_i = 0;
+    top_->eval();
+    dump();
+    dram_.reset();
+    for (int i = 0; i < 4; ++i) tick();
+    top_->rst_ni = 1;
+    dram_.reset();
+    tick();
+  }
+
+  void tick() override {
+    // Inputs of this cycle: the DRAM model's registered outputs and whatever CSR request the
+    // caller set. Settle the low phase, sample the handshakes, then the rising edge.
+    top_->mem_req_ready_i = dram_.req_ready();
+    const bool rsp_valid = dram_.rsp_valid();
+    top_->mem_rsp_valid_i = rsp_valid;
+    if (rsp_valid) bytes_to_port(dram_.rsp_data(), top_->mem_rsp_rdata_i);
+    top_->clk_i = 0;
+    top_->eval();
+    dump();
+
+    MemRequest req;
+    const bool req_valid = top_->mem_req_valid_o && top_->rst_ni;
+    if (req_valid) {
+      req.write = top_->mem_req_we_o;
+      req.addr = top_->mem_req_addr_o;
+      req.beats = uint32_t{top_->mem_req_len_o} + 1;
+      if (req.write) {
+        port_to_bytes(top_->mem_req_wdata_o, wbuf_);
+        req.wdata = wbuf_;
+        req.wstrb = static_cast<uint64_t>(top_->mem_req_wstrb_o);
+      }
+    }
+    const bool rsp_ready = top_->mem_rsp_ready_o && top_->rst_ni;
+
+    top_->clk_i = 1;
+    top_->eval();
+    ctx_->timeInc(1);
+    dump();
+    ctx_->timeInc(1);
+    dram_.clock(req_valid ? &req : nullptr, rsp_ready);
+    ++cycle_;
+    if (ctx_->gotError()) {
+      throw std::runtime_error(
+          fmt::format("Verilated model stopped with an error at cycle {}", cycle_));
+    }
+  }
+
+  void csr_write(uint32_t addr, uint32_t value) override {
+    top_->csr_valid_i = 1;
+    top_->csr_we_i = 1;
+    top_->csr_addr_i = addr & 0xFFFu;
+    top_->csr_wdata_i = value;
+    tick();
+    top_->csr_valid_i = 0;
+    top_->csr_we_i = 0;
+  }
+
+  uint32_t csr_read(uint32_t addr) override {
+    top_->csr_valid_i = 1;
+    top_->csr_we_i = 0;
+    top_->csr_addr_i = addr & 0xFFFu;
+    tick();
+    top_->csr_valid_i = 0;
+    if (!top_->csr_rvalid_o) {
+      throw std::runtime_error(fmt::format(
+          "CSR read of {:#05x}: csr_rvalid_o was not set the cycle after the request", addr));
+    }
+    return top_->csr_rdata_o;
+  }
+
+  uint64_t counter(hw::Counter id) override {
+    const uint32_t addr =
+        static_cast<uint32_t>(hw::Csr::CounterBase) + 8u * static_cast<uint32_t>(id);
+    const uint64_t lo = csr_read(addr);
+    const uint64_t hi = csr_read(addr + 4);
+    return lo | (hi << 32);
+  }
+
+  RunStatus run(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base, uint32_t win_limit,
+                uint64_t max_cycles) override {
+    csr_write(static_cast<uint32_t>(hw::Csr::Ctrl), hw::kCtrlClear);
+    csr_write(static_cast<uint32_t>(hw::Csr::DescAddr), desc_addr);
+    csr_write(static_cast<uint32_t>(hw::Csr::DescCount), desc_count);
+    csr_write(static_cast<uint32_t>(hw::Csr::WinBase), win_base);
+    csr_write(static_cast<uint32_t>(hw::Csr::WinLimit), win_limit);
+    dram_.set_window(win_base, win_limit);
+    const uint64_t rd0 = dram_.bytes_read(), wr0 = dram_.bytes_written();
+    const uint64_t srd0 = dram_.stray_read_beats(), swr0 = dram_.stray_write_bytes();
+    csr_write(static_cast<uint32_t>(hw::Csr::Ctrl), hw::kCtrlStart);
+    const uint64_t start = cycle_;
+    RunStatus st;
+    while (!(top_->done_o || top_->error_o)) {
+      if (cycle_ - start >= max_cycles) {
+        st.timeout = true;
+        break;
+      }
+      tick();
+    }
+    st.cycles = cycle_ - start;
+    st.done = !st.timeout;
+    // Let in-flight traffic finish so nothing leaks into the next run; writes issued here are
+    // still applied to memory, so the caller's comparison sees them.
+    const uint64_t drain_limit = cycle_ + 64 + 4 * uint64_t{dram_.timing().latency} +
+                                 uint64_t{cfg_.burst_max} * 16 * cfg_.mem_bytes;
+    int quiet = 0;
+    while (cycle_ < drain_limit && quiet < 8) {
+      tick();
+      quiet = dram_.idle() && !top_->mem_req_valid_o ? quiet + 1 : 0;
+    }
+    st.drained = quiet >= 8;
+    st.status = csr_read(static_cast<uint32_t>(hw::Csr::Status));
+    st.err_code = csr_read(static_cast<uint32_t>(hw::Csr::ErrCode));
+    st.err_index = csr_read(static_cast<uint32_t>(hw::Csr::ErrIndex));
+    st.layers_done = csr_read(static_cast<uint32_t>(hw::Csr::LayersDone));
+    st.dram_bytes_read = dram_.bytes_read() - rd0;
+    st.dram_bytes_written = dram_.bytes_written() - wr0;
+    st.stray_read_beats = dram_.stray_read_beats() - srd0;
+    st.stray_write_bytes = dram_.stray_write_bytes() - swr0;
+    st.first_stray_addr = dram_.first_stray_addr();
+    return st;
+  }
+
+  void trace(const std::string& path) override {
+    if (fst_) {
+      fst_->close();
+      fst_.reset();
+    }
+    if (path.empty()) return;
+    fst_ = std::make_unique<VerilatedFstC>();
+    top_->trace(fst_.get(), 99);
+    fst_->open(path.c_str());
+    if (!fst_->isOpen()) {
+      fst_.reset();
+      throw std::runtime_error(fmt::format("cannot open FST waveform '{}' for writing", path));
+    }
+  }
+
+ private:
+  void dump() {
+    if (fst_) fst_->dump(ctx_->time());
+  }
+
+  void check_identity() {
+    auto rd = [&](hw::Csr c) { return csr_read(static_cast<uint32_t>(c)); };
+    const uint32_t magic = rd(hw::Csr::Magic);
+    const uint32_t shape = rd(hw::Csr::HwShape);
+    const uint32_t mem = rd(hw::Csr::HwMem);
+    const uint32_t inbuf = rd(hw::Csr::HwInBuf);
+    const uint32_t kred = rd(hw::Csr::HwKredMax);
+    const uint32_t want_shape = cfg_.rows | (cfg_.cols << 16);
+    const uint32_t want_mem = cfg_.mem_bytes | (cfg_.burst_max << 16);
+    if (magic != hw::kMagic || shape != want_shape || mem != want_mem ||
+        inbuf != cfg_.in_buf_bytes || kred != cfg_.kred_max) {
+      throw std::runtime_error(fmt::format(
+          "EngineSim: the Verilated model does not match config '{}': MAGIC {:#x} (want {:#x}), "
+          "HW_SHAPE {:#x} (want {:#x}), HW_MEM {:#x} (want {:#x}), HW_INBUF {} (want {}), "
+          "HW_KREDMAX {} (want {}); rebuild the models from hw_spec.h",
+          cfg_.name, magic, hw::kMagic, shape, want_shape, mem, want_mem, inbuf, cfg_.in_buf_bytes,
+          kred, cfg_.kred_max));
+    }
+  }
+
+  hw::Config cfg_;
+  std::unique_ptr<VerilatedContext> ctx_;  // declared before top_: outlives it
+  std::unique_ptr<Model> top_;
+  std::unique_ptr<VerilatedFstC> fst_;
+  Dram dram_;
+  std::vector<uint8_t> wbuf_;
+  uint64_t cycle_ = 0;
+};
+
+}  // namespace nasa::sim::detail

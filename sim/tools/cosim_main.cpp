@@ -1,0 +1,267 @@
+// nasa-cosim: random-layer cosimulation of the Verilated engine against the reference model.
+// Checks every byte of memory, the error codes and the cycle model; reports efficiency.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nasa/desc.h"
+#include "nasa/sim/cosim.h"
+#include "nasa/sim/random_layer.h"
+
+namespace {
+
+using nasa::sim::Cosim;
+using nasa::sim::CosimResult;
+using nasa::sim::Program;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string config = "sim";
+  uint64_t layers = 100;
+  uint64_t seed = 1;
+  bool json = false;
+  bool table = false;
+  std::string fst;
+  std::optional<uint32_t> dram_latency, dram_bw, dram_outstanding;
+  std::string suite;
+  std::optional<uint64_t> only_layer;
+  uint64_t max_work = 0;
+};
+
+struct Worst {
+  bool valid = false;
+  uint64_t index = 0, seed = 0;
+  bool failed = false;
+  double cycle_error_pct = 0;
+  std::string desc, failure;
+};
+
+struct Summary {
+  std::string config;
+  nasa::cycles::DramTiming dram;
+  uint64_t layers = 0, mismatched_bytes = 0, mismatched_layers = 0, errors = 0, timeouts = 0;
+  double max_cycle_error_pct = 0, sum_cycle_error_pct = 0;
+  uint64_t cycle_samples = 0;
+  double min_conv_efficiency = std::numeric_limits<double>::infinity();
+  uint64_t conv_layers_qualifying = 0;
+  uint64_t sim_cycles = 0;
+  double wall_s = 0;
+  Worst worst;
+
+  double mean_cycle_error_pct() const {
+    return cycle_samples ? sum_cycle_error_pct / static_cast<double>(cycle_samples) : 0.0;
+  }
+  double sim_cycles_per_s() const {
+    return wall_s > 0 ? static_cast<double>(sim_cycles) / wall_s : 0.0;
+  }
+  bool has_conv() const { return conv_layers_qualifying > 0; }
+  bool failed() const { return mismatched_layers > 0 || timeouts > 0; }
+};
+
+nasa::cycles::DramTiming dram_for(const nasa::hw::Config& cfg, const Options& o) {
+  nasa::cycles::DramTiming t = nasa::cycles::default_dram(cfg);
+  if (o.dram_latency) t.latency = *o.dram_latency;
+  if (o.dram_bw) t.bytes_per_cycle = std::min(*o.dram_bw, cfg.mem_bytes);
+  if (o.dram_outstanding) t.max_outstanding = *o.dram_outstanding;
+  return t;
+}
+
+Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o) {
+  Summary s;
+  s.config = std::string(cfg.name);
+  s.dram = dram_for(cfg, o);
+  Cosim cs(cfg, s.dram);
+  if (!o.fst.empty()) cs.engine().trace(o.fst);
+  nasa::sim::RandomLayerOptions lopt;
+  lopt.max_work_cycles = o.max_work;
+
+  const auto t0 = Clock::now();
+  auto last_progress = t0;
+  const uint64_t c0 = cs.engine().cycle();
+  for (uint64_t i = 0; i < layers; ++i) {
+    if (o.only_layer && i != *o.only_layer) continue;
+    const uint64_t seed = nasa::sim::derive_seed(o.seed, i);
+    ++s.layers;
+    CosimResult r;
+    std::string desc;
+    try {
+      const Program p = nasa::sim::random_layer(seed, cfg, lopt);
+      desc = nasa::sim::describe(p.descs.at(0));
+      r = cs.run(p);
+    } catch (const std::exception& e) {
+      r.ok = false;
+      r.failure = fmt::format("harness error: {}", e.what());
+    }
+    if (!r.ok) {
+      ++s.mismatched_layers;
+      s.mismatched_bytes += r.mismatched_bytes;
+      s.timeouts += r.rtl.timeout ? 1 : 0;
+      fmt::print(stderr,
+                 "[{}] layer {} (seed {:#x}) FAILED: {}\n  {}\n  rerun: nasa-cosim "
+                 "--config {} --seed {} --only-layer {}\n",
+                 cfg.name, i, seed, desc, r.failure, cfg.name, o.seed, i);
+    }
+    if (r.ref_err == 0 && r.rtl.err_code != 0) ++s.errors;
+    if (r.ok && r.rtl_cycles > 0) {
+      s.max_cycle_error_pct = std::max(s.max_cycle_error_pct, r.cycle_error_pct);
+      s.sum_cycle_error_pct += r.cycle_error_pct;
+      ++s.cycle_samples;
+      if (r.conv_qualifies) {
+        ++s.conv_layers_qualifying;
+        s.min_conv_efficiency = std::min(s.min_conv_efficiency, r.efficiency);
+      }
+    }
+    // Worst layer: the first failure, else the largest cycle-model error.
+    if (!s.worst.failed &&
+        (!r.ok || !s.worst.valid || r.cycle_error_pct > s.worst.cycle_error_pct)) {
+      s.worst = Worst{true, i, seed, !r.ok, r.cycle_error_pct, desc, r.failure};
+    }
+    const auto now = Clock::now();
+    if (now - last_progress > std::chrono::seconds(10)) {
+      last_progress = now;
+      const double el = std::chrono::duration<double>(now - t0).count();
+      fmt::print(stderr, "[{}] {}/{} layers, {} failing, max cycle error {:.2f}%, {:.0f} s\n",
+                 cfg.name, i + 1, layers, s.mismatched_layers, s.max_cycle_error_pct, el);
+    }
+  }
+  s.sim_cycles = cs.engine().cycle() - c0;
+  s.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!o.fst.empty()) cs.engine().trace("");
+  return s;
+}
+
+nlohmann::json to_json(const Summary& s) {
+  nlohmann::json j;
+  j["config"] = s.config;
+  j["layers"] = s.layers;
+  j["mismatched_bytes"] = s.mismatched_bytes;
+  j["mismatched_layers"] = s.mismatched_layers;
+  j["errors"] = s.errors;
+  j["timeouts"] = s.timeouts;
+  j["max_cycle_error_pct"] = s.max_cycle_error_pct;
+  j["mean_cycle_error_pct"] = s.mean_cycle_error_pct();
+  j["min_conv_efficiency"] =
+      s.has_conv() ? nlohmann::json(s.min_conv_efficiency) : nlohmann::json(nullptr);
+  j["conv_layers_qualifying"] = s.conv_layers_qualifying;
+  j["sim_cycles"] = s.sim_cycles;
+  j["sim_cycles_per_s"] = s.sim_cycles_per_s();
+  j["wall_s"] = s.wall_s;
+  j["dram"] = {{"latency", s.dram.latency},
+               {"bytes_per_cycle", s.dram.bytes_per_cycle},
+               {"max_outstanding", s.dram.max_outstanding}};
+  if (s.worst.valid) {
+    j["worst_layer"] = {{"index", s.worst.index},   {"seed", s.worst.seed},
+                        {"failed", s.worst.failed}, {"cycle_error_pct", s.worst.cycle_error_pct},
+                        {"desc", s.worst.desc},     {"failure", s.worst.failure}};
+  }
+  return j;
+}
+
+void print_summary(const Summary& s, const Options& o) {
+  fmt::print(
+      "config {}: {} layers, seed {}, DRAM latency {} cycles, {} bytes/cycle, {} outstanding\n",
+      s.config, s.layers, o.seed, s.dram.latency, s.dram.bytes_per_cycle, s.dram.max_outstanding);
+  fmt::print(
+      "  {} failing layers ({} mismatched bytes, {} timeouts), {} RTL errors on valid "
+      "layers\n",
+      s.mismatched_layers, s.mismatched_bytes, s.timeouts, s.errors);
+  fmt::print("  cycle model error: max {:.2f}%, mean {:.2f}%\n", s.max_cycle_error_pct,
+             s.mean_cycle_error_pct());
+  if (s.has_conv()) {
+    fmt::print("  min conv efficiency {:.3f} over {} qualifying conv layers\n",
+               s.min_conv_efficiency, s.conv_layers_qualifying);
+  } else {
+    fmt::print("  no qualifying conv layers (efficiency not measured)\n");
+  }
+  fmt::print("  {} simulated cycles in {:.1f} s ({:.0f} cycles/s)\n", s.sim_cycles, s.wall_s,
+             s.sim_cycles_per_s());
+  if (s.worst.valid) {
+    fmt::print(
+        "  worst layer {} (seed {:#x}, {}): {}\n    rerun: nasa-cosim --config {} --seed {} "
+        "--only-layer {}\n",
+        s.worst.index, s.worst.seed,
+        s.worst.failed ? std::string("FAILED")
+                       : fmt::format("cycle error {:.2f}%", s.worst.cycle_error_pct),
+        s.worst.desc, s.config, o.seed, s.worst.index);
+  }
+}
+
+void print_table(const std::vector<Summary>& all, std::FILE* out) {
+  fmt::print(out, "{:<7} {:>7} {:>10} {:>12} {:>13} {:>13} {:>14}\n", "suite", "layers",
+             "mismatches", "max cyc err", "mean cyc err", "min conv eff", "sim cycles/s");
+  for (const Summary& s : all) {
+    fmt::print(out, "{:<7} {:>7} {:>10} {:>11.2f}% {:>12.2f}% {:>13} {:>14.0f}\n", s.config,
+               s.layers, s.mismatched_layers, s.max_cycle_error_pct, s.mean_cycle_error_pct(),
+               s.has_conv() ? fmt::format("{:.3f}", s.min_conv_efficiency) : std::string("-"),
+               s.sim_cycles_per_s());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"Cosimulate random layers on the Verilated engine against the reference model"};
+  app.add_option("--config", o.config, "hardware configuration (fpga, sim, large)");
+  app.add_option("--layers", o.layers, "random layers to run (per configuration with --suite)");
+  app.add_option("--seed", o.seed, "run seed; layer i uses a seed derived from it and i");
+  app.add_flag("--json", o.json, "print one JSON object instead of the readable summary");
+  app.add_flag("--table", o.table, "print a summary table (one row per configuration)");
+  app.add_option("--fst", o.fst, "write an FST waveform of the simulated layers to FILE");
+  app.add_option("--dram-latency", o.dram_latency, "DRAM read latency in cycles (default 32)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--dram-bw", o.dram_bw,
+                 "DRAM bandwidth in bytes/cycle (default and maximum: the port width)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--dram-outstanding", o.dram_outstanding,
+                 "requests the DRAM accepts before it stalls the port (default 16)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--suite", o.suite,
+                 "'all': every configuration (LAYERS for sim, LAYERS/4 for the others)")
+      ->check(CLI::IsMember({"all"}));
+  app.add_option("--only-layer", o.only_layer, "run only layer I of the seed (to reproduce it)");
+  app.add_option("--max-work", o.max_work,
+                 "upper bound on a random layer's estimated cycles (0: per-config default)");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    std::vector<Summary> all;
+    if (o.suite == "all") {
+      for (const auto& cfg : nasa::hw::kConfigs) {
+        const uint64_t n = cfg.name == "sim" ? o.layers : std::max<uint64_t>(1, o.layers / 4);
+        all.push_back(run_suite(cfg, n, o));
+      }
+    } else {
+      all.push_back(run_suite(nasa::config_by_name(o.config), o.layers, o));
+    }
+    bool failed = false;
+    for (const Summary& s : all) failed |= s.failed();
+    if (o.json) {
+      if (all.size() == 1) {
+        fmt::print("{}\n", to_json(all.front()).dump(2));
+      } else {
+        nlohmann::json j;
+        j["suites"] = nlohmann::json::array();
+        for (const Summary& s : all) j["suites"].push_back(to_json(s));
+        j["failed"] = failed;
+        fmt::print("{}\n", j.dump(2));
+      }
+    } else {
+      for (const Summary& s : all) print_summary(s, o);
+    }
+    if (o.table) print_table(all, o.json ? stderr : stdout);  // keep stdout pure JSON
+    return failed ? 1 : 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "nasa-cosim: {}\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,222 @@
+// Descriptor encoding, derived shapes and the engine's validation order (docs/engine.md).
+#include "nasa/desc.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace nasa {
+namespace {
+
+constexpr uint32_t field_mask(const hw::DescField& f) {
+  return f.width >= 32 ? 0xFFFFFFFFu : ((1u << f.width) - 1u);
+}
+
+void put(std::array<uint32_t, hw::kDescWords>& words, const hw::DescField& f, uint32_t v) {
+  const uint32_t mask = field_mask(f);
+  words[f.word] = (words[f.word] & ~(mask << f.lsb)) | ((v & mask) << f.lsb);
+}
+
+uint32_t get(std::span<const uint32_t, hw::kDescWords> words, const hw::DescField& f) {
+  return (words[f.word] >> f.lsb) & field_mask(f);
+}
+
+// Every field of NASA_DESC_FIELDS must be mapped below; this count keeps the two in step.
+#define NASA_COUNT_FIELD(...) +1
+constexpr int kNumFields = 0 NASA_DESC_FIELDS(NASA_COUNT_FIELD);
+#undef NASA_COUNT_FIELD
+static_assert(kNumFields == 18, "a descriptor field was added: map it in encode() and decode()");
+
+// One place lists which Desc member each table field is stored in.
+template <typename D, typename Fn>
+void for_each_field(D& d, Fn&& fn) {
+  namespace f = hw::field;
+  fn(f::Op, d.op);
+  fn(f::Act, d.act);
+  fn(f::K, d.k);
+  fn(f::Stride, d.stride);
+  fn(f::H, d.h);
+  fn(f::W, d.w);
+  fn(f::Cin, d.cin);
+  fn(f::Cout, d.cout);
+  fn(f::InAddr, d.in_addr);
+  fn(f::In2Addr, d.in2_addr);
+  fn(f::OutAddr, d.out_addr);
+  fn(f::WgtAddr, d.wgt_addr);
+  fn(f::PrmAddr, d.prm_addr);
+  fn(f::M, d.m);
+  fn(f::S, d.s);
+  fn(f::Q6, d.q6);
+  fn(f::Mb, d.mb);
+  fn(f::Sb, d.sb);
+}
+
+bool is_op(uint8_t op, hw::Op o) { return op == static_cast<uint8_t>(o); }
+
+bool valid_opcode(uint8_t op) {
+#define NASA_OP_CASE(n, v, d) case v:
+  switch (op) {
+    NASA_OPCODES(NASA_OP_CASE)
+    return true;
+    default:
+      return false;
+  }
+#undef NASA_OP_CASE
+}
+
+bool has_stride(uint8_t op) {
+  return is_op(op, hw::Op::Conv) || is_op(op, hw::Op::DwConv) || is_op(op, hw::Op::MaxPool) ||
+         is_op(op, hw::Op::AvgPool);
+}
+
+bool keeps_channels(uint8_t op) {
+  return is_op(op, hw::Op::DwConv) || is_op(op, hw::Op::MaxPool) || is_op(op, hw::Op::AvgPool) ||
+         is_op(op, hw::Op::Add) || is_op(op, hw::Op::Gap);
+}
+
+bool has_params(uint8_t op) {
+  return is_op(op, hw::Op::Conv) || is_op(op, hw::Op::DwConv) || is_op(op, hw::Op::Fc);
+}
+
+bool shift_ok(uint8_t s) { return s >= 1 && s <= hw::kMaxShift; }
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+uint64_t align_up(uint64_t a, uint64_t b) { return b == 0 ? a : ceil_div(a, b) * b; }
+
+}  // namespace
+
+std::array<uint32_t, hw::kDescWords> encode(const Desc& d) {
+  std::array<uint32_t, hw::kDescWords> words{};
+  for_each_field(d, [&](const hw::DescField& f, auto v) { put(words, f, v); });
+  return words;
+}
+
+Desc decode(std::span<const uint32_t, hw::kDescWords> words) {
+  Desc d;
+  for_each_field(d, [&](const hw::DescField& f, auto& v) {
+    v = static_cast<std::remove_reference_t<decltype(v)>>(get(words, f));
+  });
+  return d;
+}
+
+Shape shape_of(const Desc& d) {
+  Shape s;
+  const uint64_t h = d.h, w = d.w, cin = d.cin, cout = d.cout, k = d.k;
+  const uint64_t stride = d.stride == 0 ? 1 : d.stride;  // invalid, but never divide by zero
+  s.in_bytes = h * w * cin;
+  if (is_op(d.op, hw::Op::Fc) || is_op(d.op, hw::Op::Gap)) {
+    s.ho = s.wo = 1;
+  } else if (has_stride(d.op)) {
+    s.ho = static_cast<uint32_t>(ceil_div(h, stride));
+    s.wo = static_cast<uint32_t>(ceil_div(w, stride));
+  } else {
+    s.ho = d.h;
+    s.wo = d.w;
+  }
+  const uint64_t out_pixels = uint64_t{s.ho} * s.wo;
+  s.out_bytes = out_pixels * cout;
+  switch (static_cast<hw::Op>(d.op)) {
+    case hw::Op::Conv:
+      s.kred = k * k * cin;
+      s.wgt_bytes = cout * s.kred;
+      s.macs = out_pixels * cout * s.kred;
+      break;
+    case hw::Op::DwConv:
+      s.kred = k * k;
+      s.wgt_bytes = k * k * cin;
+      s.macs = out_pixels * cout * s.kred;
+      break;
+    case hw::Op::Fc:
+      s.kred = h * w * cin;
+      s.wgt_bytes = cout * s.kred;
+      s.macs = cout * s.kred;
+      break;
+    case hw::Op::MaxPool:
+    case hw::Op::AvgPool:
+      s.kred = 9;
+      break;
+    case hw::Op::Add:
+      s.kred = 2;
+      break;
+    case hw::Op::Gap:
+      s.kred = h * w;
+      break;
+    default:
+      break;
+  }
+  if (has_params(d.op)) s.prm_bytes = cout * hw::kParamBytes;
+  return s;
+}
+
+hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32_t win_limit) {
+  using hw::Err;
+  using hw::Op;
+  // 1-2: opcode and activation.
+  if (!valid_opcode(d.op)) return Err::BadOpcode;
+  if (d.act > static_cast<uint8_t>(hw::Act::Relu6)) return Err::BadAct;
+  const bool conv_like = is_op(d.op, Op::Conv) || is_op(d.op, Op::DwConv);
+  const bool pool = is_op(d.op, Op::MaxPool) || is_op(d.op, Op::AvgPool);
+  // 3-4: stride and kernel.
+  if (has_stride(d.op) && d.stride != 1 && d.stride != 2) return Err::BadStride;
+  if (conv_like && d.k != 1 && d.k != 3 && d.k != 5 && d.k != 7) return Err::BadKernel;
+  if (pool && d.k != 3) return Err::BadKernel;
+  // 5-6: dimensions.
+  if (d.h == 0 || d.w == 0 || d.cin == 0 || d.cout == 0) return Err::ZeroDim;
+  if (keeps_channels(d.op) && d.cout != d.cin) return Err::BadChannels;
+  // 7: buffer capacities.
+  const Shape s = shape_of(d);
+  const uint64_t in_need =
+      is_op(d.op, Op::Add) ? align_up(s.in_bytes, cfg.mem_bytes) + s.in_bytes : s.in_bytes;
+  if (in_need > cfg.in_buf_bytes) return Err::Oversize;
+  if ((is_op(d.op, Op::Conv) || is_op(d.op, Op::Fc)) && s.kred > cfg.kred_max) {
+    return Err::Oversize;
+  }
+  // 8: descriptor-level quantization parameters.
+  const bool desc_quant = is_op(d.op, Op::AvgPool) || is_op(d.op, Op::Gap) || is_op(d.op, Op::Add);
+  if (desc_quant && !shift_ok(d.s)) return Err::BadQuant;
+  if (is_op(d.op, Op::Add) && !shift_ok(d.sb)) return Err::BadQuant;
+  if (d.act == static_cast<uint8_t>(hw::Act::Relu6) && d.q6 > 127) return Err::BadQuant;
+  // 9: every range inside [win_base, win_limit), in 64-bit so addr + size cannot wrap.
+  auto inside = [&](uint32_t addr, uint64_t size) {
+    return addr >= win_base && uint64_t{addr} + size <= uint64_t{win_limit};
+  };
+  if (!inside(d.in_addr, s.in_bytes)) return Err::Window;
+  if (is_op(d.op, Op::Add) && !inside(d.in2_addr, s.in_bytes)) return Err::Window;
+  if (s.wgt_bytes != 0 && !inside(d.wgt_addr, s.wgt_bytes)) return Err::Window;
+  if (s.prm_bytes != 0 && !inside(d.prm_addr, s.prm_bytes)) return Err::Window;
+  if (!inside(d.out_addr, s.out_bytes)) return Err::Window;
+  return Err::None;
+}
+
+std::string op_name(uint8_t op) {
+#define NASA_OP_NAME(n, v, d) \
+  case v:                     \
+    return #n;
+  switch (op) {
+    NASA_OPCODES(NASA_OP_NAME)
+    default:
+      return "op" + std::to_string(op) + "?";
+  }
+#undef NASA_OP_NAME
+}
+
+std::string err_name(hw::Err e) {
+#define NASA_ERR_NAME(n, v, d) \
+  case hw::Err::n:             \
+    return #n;
+  switch (e) { NASA_ERRORS(NASA_ERR_NAME) }
+#undef NASA_ERR_NAME
+  return "err" + std::to_string(static_cast<int>(e)) + "?";
+}
+
+const hw::Config& config_by_name(std::string_view name) {
+  std::string valid;
+  for (const hw::Config& c : hw::kConfigs) {
+    if (c.name == name) return c;
+    valid += (valid.empty() ? "" : ", ") + std::string(c.name);
+  }
+  throw std::invalid_argument("unknown hardware configuration '" + std::string(name) +
+                              "' (valid: " + valid + ")");
+}
+
+}  // namespace nasa

@@ -1,0 +1,54 @@
+# Shared by lint.sh and synth.sh (sourced, not run): repository paths, the hardware
+# configurations parsed from the NASA_CONFIGS table of hw_spec.h, and the RTL file list.
+NASA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+NASA_SPEC=$NASA_ROOT/sw/include/nasa/hw_spec.h
+
+# Prints one line "name rows cols mem_bytes in_buf_bytes kred_max burst_max" per configuration.
+nasa_configs() {
+  local n=' *([0-9]+) *'
+  sed -n '/#define NASA_CONFIGS(X)/,/[^\\]$/p' "$NASA_SPEC" |
+    sed -nE "s/.*X\( *([A-Za-z_][A-Za-z0-9_]*) *,$n,$n,$n,$n,$n,$n\).*/\1 \2 \3 \4 \5 \6 \7/p"
+}
+
+# Sets CFG_ROWS ... CFG_BURST_MAX and NASA_PARAM_NAMES/NASA_PARAM_VALUES for configuration $1.
+nasa_config() {
+  local row
+  row=$(nasa_configs | awk -v c="$1" '$1 == c')
+  if [[ -z $row ]]; then
+    echo "error: unknown configuration '$1' (known: $(nasa_configs | cut -d' ' -f1 | xargs))" >&2
+    return 1
+  fi
+  read -r _ CFG_ROWS CFG_COLS CFG_MEM_BYTES CFG_IN_BUF_BYTES CFG_KRED_MAX CFG_BURST_MAX <<<"$row"
+  NASA_PARAM_NAMES=(Rows Cols MemBytes InBufBytes KredMax BurstMax)
+  NASA_PARAM_VALUES=("$CFG_ROWS" "$CFG_COLS" "$CFG_MEM_BYTES" "$CFG_IN_BUF_BYTES"
+                     "$CFG_KRED_MAX" "$CFG_BURST_MAX")
+}
+
+# Prints the RTL sources relative to the repository root: rtl/nasa_pkg.sv, then any other
+# package (*_pkg.sv), then every other module, each group sorted. Both tools need packages first.
+nasa_rtl_files() {
+  (
+    cd "$NASA_ROOT" || exit 1
+    echo rtl/nasa_pkg.sv
+    LC_ALL=C ls rtl/*_pkg.sv | grep -v '^rtl/nasa_pkg\.sv$' || true
+    LC_ALL=C ls rtl/*.sv | grep -v '_pkg\.sv$' || true
+  )
+}
+
+# A missing tool fails the run under `make test` (NASA_MAKE_TEST=1: `make deps` should have
+# installed it) and skips it loudly elsewhere (exit 77 = ctest SKIP_RETURN_CODE).
+require_tool() {
+  local t
+  for t in "$@"; do
+    if ! command -v "$t" >/dev/null 2>&1; then
+      if [[ -n ${NASA_MAKE_TEST:-} ]]; then
+        echo "error: '$t' not found; run 'make deps'" >&2
+        exit 1
+      fi
+      echo "********************************************************************" >&2
+      echo "SKIPPED: '$t' not found. Run 'make deps' (or 'make test', which does)." >&2
+      echo "********************************************************************" >&2
+      exit 77
+    fi
+  done
+}

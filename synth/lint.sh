@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Lints rtl/ with Verilator -Wall, top nasa_engine, once per hardware configuration (its
+# parameters passed with -G). Any warning fails. Waivers go in rtl/lint.vlt only.
+# Usage: synth/lint.sh [config...]   (default: every configuration in hw_spec.h)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+require_tool verilator
+cd "$NASA_ROOT"
+
+if [[ ! -f rtl/nasa_engine.sv ]]; then
+  echo "error: rtl/nasa_engine.sv not found" >&2
+  exit 1
+fi
+mapfile -t files < <(nasa_rtl_files)
+configs=("$@")
+if [[ ${#configs[@]} -eq 0 ]]; then
+  mapfile -t configs < <(nasa_configs | cut -d' ' -f1)
+fi
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+for cfg in "${configs[@]}"; do
+  nasa_config "$cfg"
+  gparams=()
+  for i in "${!NASA_PARAM_NAMES[@]}"; do
+    gparams+=("-G${NASA_PARAM_NAMES[$i]}=${NASA_PARAM_VALUES[$i]}")
+  done
+  if verilator --lint-only -Wall --top-module nasa_engine "${gparams[@]}" \
+      rtl/lint.vlt "${files[@]}" >"$log" 2>&1 && ! grep -q '%Warning' "$log"; then
+    echo "lint $cfg: clean (${#files[@]} files, ${gparams[*]})"
+  else
+    echo "lint $cfg: FAILED"
+    cat "$log"
+    status=1
+  fi
+done
+exit $status

@@ -1,0 +1,419 @@
+// Every error code on every configuration: the RTL reports the same ERR_CODE and ERR_INDEX as
+// the reference, stops within a bounded number of cycles, and leaves every byte of memory outside
+// the legal outputs of the layers it completed exactly as it was.
+// NASA_FST_ON_FAIL=1 writes a waveform of each failing case (see NASA_FST_DIR).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "nasa/desc.h"
+#include "nasa/memory_image.h"
+#include "nasa/refmodel.h"
+#include "nasa/sim/cosim.h"
+#include "nasa/sim/random_layer.h"
+
+namespace nasa::sim {
+namespace {
+
+using hw::Act;
+using hw::Err;
+using hw::Op;
+
+Desc shape(Op op, uint16_t h, uint16_t w, uint16_t cin, uint16_t cout, uint8_t k = 1,
+           uint8_t stride = 1) {
+  Desc d;
+  d.op = static_cast<uint8_t>(op);
+  d.k = k;
+  d.stride = stride;
+  d.h = h;
+  d.w = w;
+  d.cin = cin;
+  d.cout = cout;
+  return d;
+}
+
+Desc conv3() { return shape(Op::Conv, 5, 5, 8, 12, 3); }
+Desc dw3() { return shape(Op::DwConv, 5, 5, 8, 8, 3); }
+Desc fc() { return shape(Op::Fc, 1, 1, 24, 10); }
+Desc maxpool() { return shape(Op::MaxPool, 5, 5, 8, 8, 3); }
+Desc avgpool() { return shape(Op::AvgPool, 5, 5, 8, 8, 3); }
+Desc add() { return shape(Op::Add, 4, 4, 8, 8); }
+Desc gap() { return shape(Op::Gap, 4, 4, 8, 8); }
+
+// h*w == n (or the smallest n' > n that factors with both sides <= 65535).
+std::pair<uint16_t, uint16_t> factor(uint64_t n) {
+  for (;; ++n) {
+    for (uint64_t h = 1; h <= 65535; ++h) {
+      if (n % h == 0 && n / h <= 65535 && h <= n / h) return {h, n / h};
+      if (h * h > n) break;
+    }
+  }
+}
+
+class CosimErrors : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    cfg_ = config_by_name(GetParam());
+    dram_ = cycles::default_dram(cfg_);
+    cs_ = std::make_unique<Cosim>(cfg_, dram_);
+  }
+
+  // A valid program of `layers` (each its own fresh inputs).
+  Program program(const std::vector<Desc>& layers, bool descs_last = false) {
+    ProgramBuilder b(cfg_, seed_++);
+    if (!descs_last) b.reserve_descs(static_cast<uint32_t>(layers.size()));
+    for (const Desc& d : layers) b.add_layer(d);
+    return b.finish(fmt::format("{} layer(s)", layers.size()));
+  }
+
+  // `p` with descriptor `index` changed by `edit`.
+  template <class Edit>
+  Program edited(const std::vector<Desc>& layers, uint32_t index, Edit edit) {
+    Program p = program(layers);
+    Desc d = p.descs[index];
+    edit(d, p);
+    rewrite_desc(p, index, d);
+    return p;
+  }
+
+  void expect_error(const Program& p, Err want, uint32_t index, const std::string& what) {
+    SCOPED_TRACE(what);
+    CosimResult r;
+    try {
+      r = cs_->run(p);
+    } catch (const std::exception& e) {
+      r.ok = false;
+      r.failure = fmt::format("harness error: {}", e.what());
+    }
+    std::string where = format_failure(p, r);
+    if (!r.ok && fst_on_fail()) {
+      const std::string path = fst_dump_path(fmt::format(
+          "cosim_errors_{}_{}_{}", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+          what, p.seed));
+      try {
+        cs_->run(p, path);
+        where += "\n  waveform: " + path;
+      } catch (const std::exception& e) {
+        where += fmt::format("\n  waveform {} incomplete: {}", path, e.what());
+      }
+    }
+    // The case provokes what it claims (on the reference), and the RTL agrees in every byte.
+    ASSERT_EQ(r.ref_err, static_cast<uint32_t>(want)) << where;
+    ASSERT_EQ(r.ref_err_index, index) << where;
+    EXPECT_TRUE(r.ok) << where;
+    EXPECT_EQ(r.rtl.err_code, static_cast<uint32_t>(want)) << where;
+    EXPECT_EQ(r.rtl.err_index, index) << where;
+    EXPECT_NE(r.rtl.status & hw::kStatusError, 0u) << where;
+    EXPECT_EQ(r.rtl.layers_done, index) << where;
+
+    // Stops promptly: a descriptor that fails validation costs about one descriptor fetch.
+    const bool mid_layer =
+        want == Err::BadQuant && index < p.desc_count &&
+        validate(read_desc(p.image, p.desc_addr + uint64_t{index} * hw::kDescBytes), cfg_,
+                 p.win_base, p.win_limit) == Err::None;
+    if (index == 0 && !mid_layer) {
+      EXPECT_LE(r.rtl.cycles, 200 + 4 * uint64_t{dram_.latency}) << where;
+    }
+
+    // Nothing outside the outputs of the completed layers (and of the failing layer, for a bad
+    // per-channel record found mid-layer) may change.
+    std::vector<std::pair<uint64_t, uint64_t>> legal;
+    for (uint32_t i = 0; i <= index && i < p.desc_count; ++i) {
+      if (i == index && !mid_layer) break;
+      const Desc d = read_desc(p.image, p.desc_addr + uint64_t{i} * hw::kDescBytes);
+      legal.emplace_back(d.out_addr, d.out_addr + shape_of(d).out_bytes);
+    }
+    const std::span<const uint8_t> mem = cs_->engine().memory();
+    ASSERT_EQ(mem.size(), p.image.size());
+    uint64_t changed = 0, first = 0;
+    for (uint64_t a = 0; a < mem.size(); ++a) {
+      if (mem[a] == p.image[a]) continue;
+      bool ok = false;
+      for (const auto& [lo, hi] : legal) ok |= a >= lo && a < hi;
+      if (!ok && changed++ == 0) first = a;
+    }
+    EXPECT_EQ(changed, 0u) << "bytes changed outside the legal outputs, first at " << first << "\n"
+                           << where;
+  }
+
+  hw::Config cfg_{};
+  cycles::DramTiming dram_{};
+  std::unique_ptr<Cosim> cs_;
+  uint64_t seed_ = 500;
+};
+
+TEST_P(CosimErrors, BadOpcode) {
+  for (uint8_t op : {0, 8, 100, 255}) {
+    expect_error(edited({conv3()}, 0, [&](Desc& d, Program&) { d.op = op; }), Err::BadOpcode, 0,
+                 fmt::format("op {}", op));
+  }
+}
+
+TEST_P(CosimErrors, BadAct) {
+  for (uint8_t act : {3, 255}) {
+    expect_error(edited({conv3()}, 0, [&](Desc& d, Program&) { d.act = act; }), Err::BadAct, 0,
+                 fmt::format("act {}", act));
+    expect_error(edited({maxpool()}, 0, [&](Desc& d, Program&) { d.act = act; }), Err::BadAct, 0,
+                 fmt::format("maxpool act {}", act));
+  }
+}
+
+TEST_P(CosimErrors, BadStride) {
+  for (const Desc& base : {conv3(), dw3(), maxpool(), avgpool()}) {
+    for (uint8_t s : {0, 3, 255}) {
+      expect_error(edited({base}, 0, [&](Desc& d, Program&) { d.stride = s; }), Err::BadStride, 0,
+                   fmt::format("{} stride {}", op_name(base.op), s));
+    }
+  }
+}
+
+TEST_P(CosimErrors, BadKernel) {
+  for (const Desc& base : {conv3(), dw3()}) {
+    for (uint8_t k : {0, 2, 4, 9, 255}) {
+      expect_error(edited({base}, 0, [&](Desc& d, Program&) { d.k = k; }), Err::BadKernel, 0,
+                   fmt::format("{} k {}", op_name(base.op), k));
+    }
+  }
+  for (const Desc& base : {maxpool(), avgpool()}) {
+    for (uint8_t k : {1, 5, 7}) {
+      expect_error(edited({base}, 0, [&](Desc& d, Program&) { d.k = k; }), Err::BadKernel, 0,
+                   fmt::format("{} k {}", op_name(base.op), k));
+    }
+  }
+}
+
+TEST_P(CosimErrors, ZeroDim) {
+  const std::vector<std::pair<std::string, void (*)(Desc&)>> fields = {
+      {"h", [](Desc& d) { d.h = 0; }},
+      {"w", [](Desc& d) { d.w = 0; }},
+      {"cin", [](Desc& d) { d.cin = 0; }},
+      {"cout", [](Desc& d) { d.cout = 0; }}};
+  for (const Desc& base : {conv3(), fc(), gap()}) {
+    for (const auto& field : fields) {
+      expect_error(edited({base}, 0, [&](Desc& d, Program&) { field.second(d); }), Err::ZeroDim, 0,
+                   fmt::format("{} {} = 0", op_name(base.op), field.first));
+    }
+  }
+}
+
+TEST_P(CosimErrors, BadChannels) {
+  for (const Desc& base : {dw3(), maxpool(), avgpool(), add(), gap()}) {
+    expect_error(edited({base}, 0, [&](Desc& d, Program&) { d.cout = d.cin + 1; }),
+                 Err::BadChannels, 0, fmt::format("{} cout = cin + 1", op_name(base.op)));
+    expect_error(edited({base}, 0, [&](Desc& d, Program&) { d.cout = d.cin - 1; }),
+                 Err::BadChannels, 0, fmt::format("{} cout = cin - 1", op_name(base.op)));
+  }
+}
+
+TEST_P(CosimErrors, OversizeInput) {
+  const uint32_t in = cfg_.in_buf_bytes;
+  {
+    const auto [h, w] = factor(in + 1);  // H*W*1 just over the input buffer, kred 1
+    expect_error(edited({conv3()}, 0,
+                        [&](Desc& d, Program&) {
+                          d.h = h;
+                          d.w = w;
+                          d.cin = 1;
+                          d.k = 1;
+                        }),
+                 Err::Oversize, 0, fmt::format("conv input {}x{}x1", h, w));
+  }
+  {
+    const auto [h, w] = factor(in / 8 + 1);
+    expect_error(edited({maxpool()}, 0,
+                        [&](Desc& d, Program&) {
+                          d.h = h;
+                          d.w = w;
+                          d.cin = d.cout = 8;
+                        }),
+                 Err::Oversize, 0, fmt::format("maxpool input {}x{}x8", h, w));
+  }
+  {
+    // Add: align_up(H*W*C, MemBytes) + H*W*C, one byte over half the buffer.
+    const auto [h, w] = factor(in / 2 + 1);
+    expect_error(edited({add()}, 0,
+                        [&](Desc& d, Program&) {
+                          d.h = h;
+                          d.w = w;
+                          d.cin = d.cout = 1;
+                        }),
+                 Err::Oversize, 0, fmt::format("add input {}x{}x1", h, w));
+  }
+}
+
+TEST_P(CosimErrors, OversizeKred) {
+  const uint32_t kred = cfg_.kred_max;
+  expect_error(edited({conv3()}, 0,
+                      [&](Desc& d, Program&) {
+                        d.h = d.w = 1;
+                        d.k = 1;
+                        d.cin = static_cast<uint16_t>(kred + 1);
+                      }),
+               Err::Oversize, 0, "conv 1x1 kred + 1");
+  expect_error(edited({conv3()}, 0,
+                      [&](Desc& d, Program&) {
+                        d.h = d.w = 2;
+                        d.cin = static_cast<uint16_t>(kred / 9 + 1);
+                      }),
+               Err::Oversize, 0, "conv 3x3 kred over");
+  expect_error(edited({fc()}, 0,
+                      [&](Desc& d, Program&) {
+                        d.h = d.w = 1;
+                        d.cin = static_cast<uint16_t>(kred + 1);
+                      }),
+               Err::Oversize, 0, "fc kred + 1");
+}
+
+TEST_P(CosimErrors, BadQuantDescriptor) {
+  for (const Desc& base : {avgpool(), gap(), add()}) {
+    for (uint8_t s : {0, 48, 255}) {
+      expect_error(edited({base}, 0, [&](Desc& d, Program&) { d.s = s; }), Err::BadQuant, 0,
+                   fmt::format("{} S {}", op_name(base.op), s));
+    }
+  }
+  for (uint8_t sb : {0, 48}) {
+    expect_error(edited({add()}, 0, [&](Desc& d, Program&) { d.sb = sb; }), Err::BadQuant, 0,
+                 fmt::format("add Sb {}", sb));
+  }
+  for (const Desc& base : {conv3(), maxpool(), add()}) {
+    expect_error(edited({base}, 0,
+                        [&](Desc& d, Program&) {
+                          d.act = static_cast<uint8_t>(Act::Relu6);
+                          d.q6 = 128;
+                        }),
+                 Err::BadQuant, 0, fmt::format("{} relu6 q6 128", op_name(base.op)));
+  }
+}
+
+TEST_P(CosimErrors, BadQuantRecord) {
+  for (const Desc& base : {conv3(), dw3(), fc(), shape(Op::Conv, 8, 8, 16, 3 * cfg_.cols + 1)}) {
+    for (uint8_t bad_s : {0, 48}) {
+      for (int which = 0; which < 3; ++which) {
+        Program p = program({base});
+        const Desc& d = p.descs[0];
+        const uint32_t c = which == 0 ? 0 : which == 1 ? d.cout / 2 : d.cout - 1u;
+        p.image[d.prm_addr + uint64_t{c} * hw::kParamBytes + 6] = bad_s;
+        expect_error(p, Err::BadQuant, 0,
+                     fmt::format("{} record {} S {}", op_name(base.op), c, bad_s));
+      }
+    }
+  }
+  // In the second layer of a program: the first completes.
+  Program p = program({conv3(), fc()});
+  p.image[p.descs[1].prm_addr + 6] = 0;
+  expect_error(p, Err::BadQuant, 1, "second layer record 0");
+}
+
+TEST_P(CosimErrors, WindowPerTensor) {
+  struct Field {
+    std::string name;
+    Desc base;
+    uint32_t Desc::*addr;
+    uint64_t (*size)(const Desc&);
+  };
+  const std::vector<Field> fields = {
+      {"input", conv3(), &Desc::in_addr, [](const Desc& d) { return shape_of(d).in_bytes; }},
+      {"second input", add(), &Desc::in2_addr, [](const Desc& d) { return shape_of(d).in_bytes; }},
+      {"weights", conv3(), &Desc::wgt_addr, [](const Desc& d) { return shape_of(d).wgt_bytes; }},
+      {"dw weights", dw3(), &Desc::wgt_addr, [](const Desc& d) { return shape_of(d).wgt_bytes; }},
+      {"fc weights", fc(), &Desc::wgt_addr, [](const Desc& d) { return shape_of(d).wgt_bytes; }},
+      {"params", conv3(), &Desc::prm_addr, [](const Desc& d) { return shape_of(d).prm_bytes; }},
+      {"output", conv3(), &Desc::out_addr, [](const Desc& d) { return shape_of(d).out_bytes; }},
+      {"gap output", gap(), &Desc::out_addr, [](const Desc& d) { return shape_of(d).out_bytes; }},
+  };
+  for (const Field& f : fields) {
+    // Starts one byte before the window; ends one byte past it; far away (wraps 32 bits).
+    const std::vector<std::pair<std::string, uint32_t (*)(const Program&, uint64_t)>> where = {
+        {"before", [](const Program& p, uint64_t) { return p.win_base - 1; }},
+        {"past end", [](const Program& p,
+                        uint64_t size) { return static_cast<uint32_t>(p.win_limit - size + 1); }},
+        {"wrapping", [](const Program&, uint64_t) { return 0xFFFFFFF0u; }},
+    };
+    for (const auto& w : where) {
+      expect_error(
+          edited({f.base}, 0, [&](Desc& d, Program& p) { d.*(f.addr) = w.second(p, f.size(d)); }),
+          Err::Window, 0, fmt::format("{} {}", f.name, w.first));
+    }
+  }
+}
+
+TEST_P(CosimErrors, WindowDescriptor) {
+  {
+    Program p = program({conv3()});
+    p.desc_addr = 0;  // the window starts at 1 or later
+    expect_error(p, Err::Window, 0, "descriptor at address 0, before the window");
+  }
+  {
+    Program p = program({conv3()});
+    p.desc_addr = p.win_base - 1;
+    expect_error(p, Err::Window, 0, "descriptor straddling the window start");
+  }
+  {
+    Program p = program({conv3()});
+    p.win_limit = p.win_base;  // empty window
+    expect_error(p, Err::Window, 0, "empty window");
+  }
+  {
+    // Descriptors placed last: cutting the window through descriptor 1 leaves layer 0 legal.
+    Program p = program({conv3(), maxpool()}, true);
+    p.win_limit = p.desc_addr + hw::kDescBytes + hw::kDescBytes / 2;
+    expect_error(p, Err::Window, 1, "descriptor 1 straddling the window end");
+  }
+}
+
+TEST_P(CosimErrors, EmptyProgram) {
+  Program p = program({conv3()});
+  p.desc_count = 0;
+  expect_error(p, Err::EmptyProgram, 0, "DESC_COUNT 0");
+}
+
+TEST_P(CosimErrors, ErrorInLaterLayer) {
+  Program p = program({conv3(), dw3(), maxpool(), fc()});
+  Desc d = p.descs[2];
+  d.k = 5;
+  rewrite_desc(p, 2, d);
+  expect_error(p, Err::BadKernel, 2, "third layer bad kernel");
+}
+
+// After an error the engine runs the next program correctly without a reset.
+TEST_P(CosimErrors, RecoversWithoutReset) {
+  Program bad = program({conv3()});
+  Desc d = bad.descs[0];
+  d.op = 0;
+  rewrite_desc(bad, 0, d);
+  EngineSim& e = cs_->engine();
+  e.load_memory(bad.image);
+  e.reset();
+  const RunStatus st = e.run(bad.desc_addr, 1, bad.win_base, bad.win_limit, 100000);
+  ASSERT_TRUE(st.done);
+  ASSERT_EQ(st.err_code, static_cast<uint32_t>(Err::BadOpcode));
+
+  const Program good = program({conv3(), avgpool()});
+  std::vector<uint8_t> expect = good.image;
+  ASSERT_EQ(ref::run(expect, cfg_, good.desc_addr, 2, good.win_base, good.win_limit).err,
+            Err::None);
+  e.load_memory(good.image);  // memory only: the engine keeps its state
+  const RunStatus st2 = e.run(good.desc_addr, 2, good.win_base, good.win_limit, 10'000'000);
+  ASSERT_TRUE(st2.done && !st2.timeout);
+  EXPECT_EQ(st2.err_code, 0u);
+  EXPECT_EQ(st2.status & hw::kStatusError, 0u);
+  EXPECT_EQ(st2.layers_done, 2u);
+  const std::span<const uint8_t> mem = e.memory();
+  uint64_t bad_bytes = 0;
+  for (size_t i = 0; i < mem.size(); ++i) bad_bytes += mem[i] != expect[i];
+  EXPECT_EQ(bad_bytes, 0u);
+}
+
+std::vector<std::string> config_names() {
+  std::vector<std::string> v;
+  for (const auto& c : hw::kConfigs) v.emplace_back(c.name);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, CosimErrors, ::testing::ValuesIn(config_names()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace nasa::sim
