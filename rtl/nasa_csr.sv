@@ -94,7 +94,7 @@ module nasa_csr #(
     end
   end
 
-  for (genvar i = 0; i < int'(NC); i++) begin : g_cnt
+  for (genvar i = 0; i < NC; i++) begin : g_cnt
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) cnt_q[i] <= '0;
       else if (start_o) cnt_q[i] <= '0;
@@ -120,7 +120,7 @@ module nasa_csr #(
       12'(nasa_pkg::CsrMagic):     rdata = nasa_pkg::Magic;
       12'(nasa_pkg::CsrLayersDone): rdata = layers_done_i;
       default: begin
-        for (int i = 0; i < int'(NC); i++) begin
+        for (int i = 0; i < NC; i++) begin
           if (csr_addr_i == 12'(nasa_pkg::CsrCounterBase + 8 * i)) rdata = cnt_q[i][31:0];
           if (csr_addr_i == 12'(nasa_pkg::CsrCounterBase + 8 * i + 4)) rdata = cnt_q[i][63:32];
         end

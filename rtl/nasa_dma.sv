@@ -135,7 +135,7 @@ module nasa_dma #(
   assign ev_wr_o = wr_fire;
   always_comb begin
     ev_wr_bytes_o = '0;
-    for (int i = 0; i < int'(MemBytes); i++) begin
+    for (int i = 0; i < MemBytes; i++) begin
       ev_wr_bytes_o = ev_wr_bytes_o + ($clog2(MemBytes) + 1)'(wr_strb_i[i]);
     end
   end
@@ -170,14 +170,14 @@ module nasa_dma #(
   logic flush_q, discard_q;
   logic rsp_fire, last_beat, h_aligned;
   logic [2*MemBytes*8-1:0] cat;
-  logic [2*MemBytes*8-1:0] shifted;
+  logic [MemBytes*8-1:0] shifted;
 
   assign h_aligned       = (h_off == '0);
   assign mem_rsp_ready_o = inf_valid && !flush_q;
   assign rsp_fire        = mem_rsp_valid_i && mem_rsp_ready_o;
   assign last_beat       = (beat_q == h_nb - 1);
   assign cat             = flush_q ? {{(MemBytes * 8) {1'b0}}, prev_q} : {mem_rsp_rdata_i, prev_q};
-  assign shifted         = cat >> {h_off, 3'b000};
+  assign shifted         = (MemBytes * 8)'(cat >> {h_off, 3'b000});
 
   always_comb begin
     out_valid_o = 1'b0;
@@ -186,7 +186,7 @@ module nasa_dma #(
     inf_pop     = 1'b0;
     if (flush_q) begin
       out_valid_o = 1'b1;
-      out_data_o  = shifted[MemBytes*8-1:0];
+      out_data_o  = shifted;
       out_last_o  = 1'b1;
       inf_pop     = 1'b1;
     end else if (rsp_fire) begin
@@ -196,7 +196,7 @@ module nasa_dma #(
         out_last_o  = last_beat;
       end else if (beat_q != '0) begin
         out_valid_o = 1'b1;
-        out_data_o  = shifted[MemBytes*8-1:0];
+        out_data_o  = shifted;
         out_last_o  = (beat_q == h_no);
       end
       if (last_beat && (h_aligned || h_no != h_nb)) inf_pop = 1'b1;
@@ -237,6 +237,10 @@ module nasa_dma #(
       end
     end
   end
+
+  // write addresses are word aligned by the writer; the offset bits are not needed
+  logic unused_wr;
+  assign unused_wr = ^wr_addr_i[OffW-1:0];
 
   assign idle_o = !job_q_valid && !rd_req_valid && (inf_count == '0) && !flush_q;
 endmodule

@@ -59,16 +59,6 @@ module nasa_engine #(
     StIdle, StFetch, StFetchWait, StDecode, StRun, StAbort
   } state_e;
 
-  // one output position of the PE array (or the pixel of the vector unit)
-  typedef struct packed {
-    logic [15:0] ox;
-    logic [31:0] iy0;      // top input row of the window (signed)
-    logic [31:0] ix0;      // left input column of the window (signed)
-    logic [31:0] pbase;    // input byte offset of (iy0, ix0, channel 0) (signed)
-    logic [31:0] rowbase;  // input byte offset of row iy0 (signed)
-    logic [31:0] out;      // output byte offset of the position (channel 0)
-    logic [31:0] p;        // position index
-  } lane_t;
 
   // ======================= CSRs =======================
   logic start, finish;
@@ -297,7 +287,7 @@ module nasa_engine #(
   logic [63:0] d_offb, d_in_total;
   logic [7:0] dec_err;
   logic bad_s, bad_sb;
-  assign d_offb     = (d_in_bytes + 64'(MemBytes - 1)) & ~64'(MemBytes - 1);
+  assign d_offb     = (d_in_bytes + 64'(MemBytes) - 64'd1) & ~(64'(MemBytes) - 64'd1);
   assign d_in_total = is_add ? d_offb + d_in_bytes : d_in_bytes;
   assign bad_s      = (f_sq == 8'd0) || (f_sq > 8'(nasa_pkg::MaxShift));
   assign bad_sb     = (f_sb == 8'd0) || (f_sb > 8'(nasa_pkg::MaxShift));
@@ -340,8 +330,9 @@ module nasa_engine #(
   logic [15:0] r_m, r_mb, r_kh, r_kw, r_wo, r_hi, r_wi, r_stride, r_cout, r_kk;
   logic [31:0] r_cin_n, r_cstep, r_rowk, r_p, r_stepx, r_stepwrap, r_srowb, r_khrowb;
   logic [31:0] r_nct, r_npt, r_na, r_offb, r_in_total, r_kred, r_cin;
-  logic [31:0] r_in, r_in2, r_out, r_wgt, r_prm;
-  lane_t r_pos0;
+  logic [31:0] r_in, r_in2, r_out, r_prm;
+  // position 0 of the layer: top-left window corner (signed), its input byte and row offsets
+  logic [31:0] r_p0_ixy, r_p0_pbase, r_p0_rowbase;
 
   // ======================= sequencer =======================
   logic [31:0] li_q;            // descriptor index
@@ -469,8 +460,8 @@ module nasa_engine #(
       r_rowk     <= is_add ? d_offb[31:0] : d_row_b[31:0];
       r_p        <= (is_fc || is_gap) ? 32'd1 : d_hw_out[31:0];
       r_stepx    <= f_scin;
-      r_stepwrap <= ((is_win && f_s == 8'd2) ? d_row_b[30:0] << 1 : d_row_b[31:0]) - d_wrap[31:0];
-      r_srowb    <= (is_win && f_s == 8'd2) ? d_row_b[30:0] << 1 : d_row_b[31:0];
+      r_stepwrap <= ((is_win && f_s == 8'd2) ? {d_row_b[30:0], 1'b0} : d_row_b[31:0]) - d_wrap[31:0];
+      r_srowb    <= (is_win && f_s == 8'd2) ? {d_row_b[30:0], 1'b0} : d_row_b[31:0];
       r_khrowb   <= d_khrowb[31:0];
       r_nct      <= (32'(f_cout) + 32'(Cols - 1)) >> ColW;
       r_npt      <= (is_conv || is_fc) ?
@@ -483,15 +474,10 @@ module nasa_engine #(
       r_in       <= f_in;
       r_in2      <= f_in2;
       r_out      <= f_out;
-      r_wgt      <= f_wgt;
       r_prm      <= f_prm;
-      r_pos0.ox      <= '0;
-      r_pos0.iy0     <= -32'(f_pad);
-      r_pos0.ix0     <= -32'(f_pad);
-      r_pos0.pbase   <= -(d_padrow[31:0] + d_padcin[31:0]);
-      r_pos0.rowbase <= -d_padrow[31:0];
-      r_pos0.out     <= '0;
-      r_pos0.p       <= '0;
+      r_p0_ixy     <= 32'd0 - 32'(f_pad);
+      r_p0_pbase   <= -(d_padrow[31:0] + d_padcin[31:0]);
+      r_p0_rowbase <= -d_padrow[31:0];
     end
   end
 
@@ -730,7 +716,7 @@ module nasa_engine #(
   // per-channel parameter records of each half: Cols x {rsv, S, M, bias}
   logic [Cols*64-1:0] prm0_q, prm1_q, prm_cur;
   always_ff @(posedge clk_i) begin
-    for (int b = 0; b < int'(Cols) * 8; b++) begin
+    for (int b = 0; b < Cols * 8; b++) begin
       if (o_valid && o_dst == DstPrm && (32'(b) >> OffW) == o_idx) begin
         if (o_half) prm1_q[b*8 +: 8] <= o_data[(b % MemBytes)*8 +: 8];
         else prm0_q[b*8 +: 8] <= o_data[(b % MemBytes)*8 +: 8];
@@ -740,8 +726,23 @@ module nasa_engine #(
   assign prm_cur = c_j_q[0] ? prm1_q : prm0_q;
 
   // ======================= compute issue stage =======================
-  lane_t lane_q [Rows];
-  lane_t chain [Rows];
+  // one output position per PE row (lane 0 is the pixel of the vector unit): column ox, top-left
+  // window corner (iy0, ix0, signed), input byte offset of that corner (pbase) and of its row
+  // (rowbase), output byte offset (out) and position index (p)
+  logic [15:0] l_ox [Rows];
+  logic [31:0] l_iy0 [Rows];
+  logic [31:0] l_ix0 [Rows];
+  logic [31:0] l_pbase [Rows];
+  logic [31:0] l_rowbase [Rows];
+  logic [31:0] l_out [Rows];
+  logic [31:0] l_p [Rows];
+  logic [15:0] n_ox [Rows];
+  logic [31:0] n_iy0 [Rows];
+  logic [31:0] n_ix0 [Rows];
+  logic [31:0] n_pbase [Rows];
+  logic [31:0] n_rowbase [Rows];
+  logic [31:0] n_out [Rows];
+  logic [31:0] n_p [Rows];
   logic [31:0] c_co0_q, c_pt_q, c_ci_q, c_kyoff_q, c_kxoff_q;
   logic [15:0] c_kx_q, c_ky_q;
   logic [NW-1:0] c_cg_q;
@@ -765,43 +766,62 @@ module nasa_engine #(
   // next lanes: chain of single-position steps from the last lane (PE) or lane 0 (vector unit),
   // or from position 0 when a new channel tile starts
   always_comb begin : p_chain
-    lane_t t;
-    t = r_pe ? lane_q[Rows-1] : lane_q[0];
-    for (int r = 0; r < int'(Rows); r++) begin
+    logic [15:0] t_ox;
+    logic [31:0] t_iy0, t_ix0, t_pbase, t_rowbase, t_out, t_p;
+    t_ox      = r_pe ? l_ox[Rows-1] : l_ox[0];
+    t_iy0     = r_pe ? l_iy0[Rows-1] : l_iy0[0];
+    t_ix0     = r_pe ? l_ix0[Rows-1] : l_ix0[0];
+    t_pbase   = r_pe ? l_pbase[Rows-1] : l_pbase[0];
+    t_rowbase = r_pe ? l_rowbase[Rows-1] : l_rowbase[0];
+    t_out     = r_pe ? l_out[Rows-1] : l_out[0];
+    t_p       = r_pe ? l_p[Rows-1] : l_p[0];
+    for (int r = 0; r < Rows; r++) begin
       if (r == 0 && c_reset_pos) begin
-        t = r_pos0;
-      end else if (t.ox == r_wo - 16'd1) begin
-        t.ox      = '0;
-        t.iy0     = t.iy0 + 32'(r_stride);
-        t.ix0     = r_pos0.ix0;
-        t.pbase   = t.pbase + r_stepwrap;
-        t.rowbase = t.rowbase + r_srowb;
-        t.out     = t.out + 32'(r_cout);
-        t.p       = t.p + 1;
+        t_ox      = '0;
+        t_iy0     = r_p0_ixy;
+        t_ix0     = r_p0_ixy;
+        t_pbase   = r_p0_pbase;
+        t_rowbase = r_p0_rowbase;
+        t_out     = '0;
+        t_p       = '0;
+      end else if (t_ox == r_wo - 16'd1) begin
+        t_ox      = '0;
+        t_iy0     = t_iy0 + 32'(r_stride);
+        t_ix0     = r_p0_ixy;
+        t_pbase   = t_pbase + r_stepwrap;
+        t_rowbase = t_rowbase + r_srowb;
+        t_out     = t_out + 32'(r_cout);
+        t_p       = t_p + 1;
       end else begin
-        t.ox    = t.ox + 16'd1;
-        t.ix0   = t.ix0 + 32'(r_stride);
-        t.pbase = t.pbase + r_stepx;
-        t.out   = t.out + 32'(r_cout);
-        t.p     = t.p + 1;
+        t_ox    = t_ox + 16'd1;
+        t_ix0   = t_ix0 + 32'(r_stride);
+        t_pbase = t_pbase + r_stepx;
+        t_out   = t_out + 32'(r_cout);
+        t_p     = t_p + 1;
       end
-      chain[r] = t;
+      n_ox[r]      = t_ox;
+      n_iy0[r]     = t_iy0;
+      n_ix0[r]     = t_ix0;
+      n_pbase[r]   = t_pbase;
+      n_rowbase[r] = t_rowbase;
+      n_out[r]     = t_out;
+      n_p[r]       = t_p;
     end
   end
 
   // readiness of the next step
   logic [31:0] koff, need;
   logic shadow_full_q, s1_valid_q, s1_last_q;
-  lane_t lane_last;
-  assign lane_last = r_pe ? lane_q[Rows-1] : lane_q[0];
+  logic [31:0] rowbase_last;
+  assign rowbase_last = r_pe ? l_rowbase[Rows-1] : l_rowbase[0];
   assign koff = c_kyoff_q + c_kxoff_q + c_ci_q;
 
   always_comb begin : p_need
     logic [31:0] n;
-    n = lane_last.rowbase + r_khrowb;
+    n = rowbase_last + r_khrowb;
     if ($signed(n) > $signed(r_in_total)) n = r_in_total;
     if (r_need_all) n = r_in_total;
-    else if (r_add) n = r_offb + lane_q[0].pbase + r_cin;
+    else if (r_add) n = r_offb + l_pbase[0] + r_cin;
     need = n;
   end
 
@@ -815,7 +835,7 @@ module nasa_engine #(
   logic [Cols-1:0] s_bad;
   assign first_step = (c_pt_q == '0) && (c_ci_q == '0) && (c_kx_q == '0) && (c_ky_q == '0);
   always_comb begin : p_sbad
-    for (int l = 0; l < int'(Cols); l++) begin : g_l
+    for (int l = 0; l < Cols; l++) begin : g_l
       logic [7:0] sv;
       sv = prm_cur[l*64 + 48 +: 8];
       s_bad[l] = (NW'(l) < c_cg_q) && (sv == 8'd0 || sv > 8'(nasa_pkg::MaxShift));
@@ -824,36 +844,41 @@ module nasa_engine #(
   assign quant_err = want && w_ok && (r_rq == RqChan) && first_step && (s_bad != '0);
   assign fire      = want && w_ok && in_ok && sh_ok && !quant_err;
 
-  // per-lane input addresses and masks
+  // per-lane input addresses and masks (offsets of valid taps lie inside the buffer, so only the
+  // low IAW bits of an offset are used)
   logic [NumIn-1:0] mask;
   logic [$clog2(Rows+1)-1:0] n_act;
+  logic [NumIn*(32-IAW)-1:0] unused_a;
   always_comb begin : p_lanes
     logic [31:0] iy, ix, a;
     logic inb;
     n_act = '0;
-    for (int q = 0; q < int'(NumIn); q++) begin
+    unused_a = '0;
+    for (int q = 0; q < NumIn; q++) begin
       mask[q] = 1'b0;
       in_raddr[q*IAW +: IAW] = '0;
+      a = '0;
       if (r_pe) begin
-        if (q < int'(Rows)) begin
-          iy  = lane_q[q].iy0 + 32'(c_ky_q);
-          ix  = lane_q[q].ix0 + 32'(c_kx_q);
+        if (q < Rows) begin
+          iy  = l_iy0[q] + 32'(c_ky_q);
+          ix  = l_ix0[q] + 32'(c_kx_q);
           inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(32'(r_hi)) &&
                             $signed(ix) >= 0 && $signed(ix) < $signed(32'(r_wi)));
-          mask[q] = (lane_q[q].p < r_p) && inb;
-          a = lane_q[q].pbase + koff;
+          mask[q] = (l_p[q] < r_p) && inb;
+          a = l_pbase[q] + koff;
           in_raddr[q*IAW +: IAW] = a[IAW-1:0];
-          n_act = n_act + (lane_q[q].p < r_p ? 1 : 0);
+          n_act = n_act + (l_p[q] < r_p ? 1 : 0);
         end
-      end else if (q < int'(Cols)) begin
-        iy  = lane_q[0].iy0 + 32'(c_ky_q);
-        ix  = lane_q[0].ix0 + 32'(c_kx_q);
+      end else if (q < Cols) begin
+        iy  = l_iy0[0] + 32'(c_ky_q);
+        ix  = l_ix0[0] + 32'(c_kx_q);
         inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(32'(r_hi)) &&
                           $signed(ix) >= 0 && $signed(ix) < $signed(32'(r_wi)));
-        mask[q] = (q < int'(c_cg_q)) && inb;
-        a = lane_q[0].pbase + koff + c_co0_q + 32'(q);
+        mask[q] = (q < c_cg_q) && inb;
+        a = l_pbase[0] + koff + c_co0_q + 32'(q);
         in_raddr[q*IAW +: IAW] = a[IAW-1:0];
       end
+      unused_a[q*(32-IAW) +: 32-IAW] = a[31:IAW];
     end
   end
 
@@ -937,9 +962,17 @@ module nasa_engine #(
 
   // lanes advance when a tile's last step issues; the shadow keeps the finished tile's addresses
   always_ff @(posedge clk_i) begin
-    for (int r = 0; r < int'(Rows); r++) begin
-      if (init_lanes_q || (fire && tile_last)) lane_q[r] <= chain[r];
-      if (fire && tile_last) sh_addr_q[r] <= r_out + lane_q[r].out + c_co0_q;
+    for (int r = 0; r < Rows; r++) begin
+      if (init_lanes_q || (fire && tile_last)) begin
+        l_ox[r]      <= n_ox[r];
+        l_iy0[r]     <= n_iy0[r];
+        l_ix0[r]     <= n_ix0[r];
+        l_pbase[r]   <= n_pbase[r];
+        l_rowbase[r] <= n_rowbase[r];
+        l_out[r]     <= n_out[r];
+        l_p[r]       <= n_p[r];
+      end
+      if (fire && tile_last) sh_addr_q[r] <= r_out + l_out[r] + c_co0_q;
     end
   end
 
@@ -972,7 +1005,7 @@ module nasa_engine #(
 
   logic [NumIn*8-1:0] x_masked;
   always_comb begin
-    for (int q = 0; q < int'(NumIn); q++) begin
+    for (int q = 0; q < NumIn; q++) begin
       x_masked[q*8 +: 8] = s1_mask_q[q] ? in_rdata[q*8 +: 8] : 8'd0;
     end
   end
@@ -1046,9 +1079,11 @@ module nasa_engine #(
   assign row_valid = shadow_full_q && (state_q == StRun);
   assign row_vals  = r_pe ? pe_row : vec_res;
 
-  for (genvar l = 0; l < int'(Cols); l++) begin : g_rq
+  for (genvar l = 0; l < Cols; l++) begin : g_rq
     logic [63:0] rec;
     assign rec = prm_sh_q[l*64 +: 64];
+    logic unused_rec;
+    assign unused_rec = ^rec[63:56];  // reserved byte of the record
     nasa_requant u_rq (
       .bypass_i(r_rq == RqBypass),
       .val_i   (row_vals[l*32 +: 32]),
@@ -1081,6 +1116,14 @@ module nasa_engine #(
     .wr_data_o  (wr_data),
     .wr_strb_o  (wr_strb)
   );
+
+  // Bits the datapath never needs: upper halves of decode products (the checks use the full
+  // products; sizes that pass them fit 32 bits), the unused descriptor words, tag/address bits
+  // beyond the buffers, and the lane fields the watermark does not read.
+  logic unused_misc;
+  assign unused_misc = ^{d_hw_in[63:32], d_row_b[63:32], d_hw_out[63:32], d_wrap[63:32],
+                         d_khrowb[63:32], d_padrow[63:32], d_padcin[63:32], desc_q[511:312],
+                         o_bank[7:ColW], o_addr[31:IAW], o_addr[31:WAW], unused_a};
 
   logic tl_done;
   assign tl_done    = !r_usew || (tl_j_q == r_nct);

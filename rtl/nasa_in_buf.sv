@@ -19,7 +19,11 @@ module nasa_in_buf #(
   localparam int unsigned OffW  = (MemBytes > 1) ? $clog2(MemBytes) : 1;
   localparam int unsigned WW    = (Words > 1) ? $clog2(Words) : 1;
 
-  for (genvar p = 0; p < int'(NumPorts); p++) begin : g_port
+  // writes are whole words: the byte offset bits of the write address are zero
+  logic unused_waddr;
+  assign unused_waddr = ^waddr_i[OffW-1:0];
+
+  for (genvar p = 0; p < NumPorts; p++) begin : g_port
     logic [MemBytes*8-1:0] mem_q [Words];
     logic [MemBytes*8-1:0] word_q;
     logic [OffW-1:0] sel_q;

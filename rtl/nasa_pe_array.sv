@@ -20,8 +20,8 @@ module nasa_pe_array #(
   logic [31:0] acc_q [Rows][Cols];
   logic [31:0] shadow_q [Rows][Cols];
 
-  for (genvar r = 0; r < int'(Rows); r++) begin : g_row
-    for (genvar c = 0; c < int'(Cols); c++) begin : g_col
+  for (genvar r = 0; r < Rows; r++) begin : g_row
+    for (genvar c = 0; c < Cols; c++) begin : g_col
       logic signed [15:0] prod;
       logic [31:0] sum;
       assign prod = $signed(x_i[r*8 +: 8]) * $signed(w_i[c*8 +: 8]);
@@ -40,6 +40,6 @@ module nasa_pe_array #(
   end
 
   always_comb begin
-    for (int c = 0; c < int'(Cols); c++) rd_data_o[c*32 +: 32] = shadow_q[rd_row_i][c];
+    for (int c = 0; c < Cols; c++) rd_data_o[c*32 +: 32] = shadow_q[rd_row_i][c];
   end
 endmodule

@@ -29,7 +29,7 @@ module nasa_vec_unit #(
   assign am = first_i ? m_i : mb_i;
   assign as = first_i ? s_i : sb_i;
 
-  for (genvar l = 0; l < int'(Lanes); l++) begin : g_lane
+  for (genvar l = 0; l < Lanes; l++) begin : g_lane
     logic [31:0] acc_q, res_q, nxt, base;
     logic signed [7:0] x, w;
     logic signed [15:0] prod;
@@ -54,12 +54,20 @@ module nasa_vec_unit #(
           base = first_i ? 32'hFFFF_FF80 : acc_q;  // -128 is below or equal to every int8
           nxt  = (valid_i[l] && $signed(32'(x)) > $signed(base)) ? 32'(x) : base;
         end
-        default: begin
+        ModeAdd: begin
           base = first_i ? 32'd0 : acc_q;
           nxt  = base + rq[31:0];
         end
+        default: begin
+          base = acc_q;
+          nxt  = acc_q;
+        end
       endcase
     end
+
+    // the requantized add term fits 32 bits (|a*M| < 2^23 before the shift)
+    logic unused_rq;
+    assign unused_rq = ^rq[48:32];
 
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) acc_q <= '0;

@@ -31,7 +31,7 @@ module nasa_wbuf #(
   assign rword = raddr_i[AW-1 -: WW];
   assign wbyte = (MemBytes > 1) ? waddr_i[OffW-1:0] : '0;
 
-  for (genvar b = 0; b < int'(Cols); b++) begin : g_bank
+  for (genvar b = 0; b < Cols; b++) begin : g_bank
     logic [MemBytes*8-1:0] mem_q [2*Words];
     logic [MemBytes*8-1:0] word_q, wd;
     logic [MemBytes-1:0] strb;
@@ -50,7 +50,7 @@ module nasa_wbuf #(
     end
 
     always_ff @(posedge clk_i) begin
-      for (int i = 0; i < int'(MemBytes); i++) begin
+      for (int i = 0; i < MemBytes; i++) begin
         if (wen && strb[i]) mem_q[{whalf_i, wword}][i*8 +: 8] <= wd[i*8 +: 8];
       end
       word_q <= mem_q[{rhalf_i, rword}];

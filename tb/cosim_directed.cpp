@@ -111,7 +111,7 @@ TEST_P(CosimDirected, Spatial1x1) {
 }
 
 TEST_P(CosimDirected, KernelLargerThanInput) {
-  check_layer(shape(Op::Conv, 3, 3, 8, 8, 7));
+  check_layer(shape(Op::Conv, 3, 3, 5, 8, 7));
   check_layer(shape(Op::Conv, 1, 2, 3, 5, 5));
   check_layer(shape(Op::Conv, 2, 3, 4, 4, 7, 2));
   check_layer(shape(Op::DwConv, 2, 2, 12, 12, 7));
@@ -159,7 +159,8 @@ TEST_P(CosimDirected, Saturation) {
   for (const Case& c : cases) {
     const Program p = one_layer(cfg_, seed_++, c.d, c.q);
     check(p);
-    // The case must really saturate: most outputs at a rail of the activation's range.
+    // The case must really saturate: a third or more of the outputs at a rail of the
+    // activation's range (a normal layer has a few percent there).
     const Desc& d = p.descs[0];
     const uint64_t n = shape_of(d).out_bytes;
     const int lo = d.act == static_cast<uint8_t>(Act::None) ? -128 : 0;
@@ -169,7 +170,7 @@ TEST_P(CosimDirected, Saturation) {
       const int v = static_cast<int8_t>(cs_->ref_memory()[d.out_addr + i]);
       at_rail += v == lo || v == hi;
     }
-    EXPECT_GE(at_rail * 2, n) << "only " << at_rail << " of " << n << " outputs at " << lo << " or "
+    EXPECT_GE(at_rail * 3, n) << "only " << at_rail << " of " << n << " outputs at " << lo << " or "
                               << hi << ": " << describe(d);
   }
 }

@@ -763,8 +763,11 @@ Desc base_desc(Op op, const OpCase& c) {
 }
 
 // Runs one layer through ref::execute and checks its output and that nothing else changed.
-void expect_layer(Image& img, const Desc& d, const Tensor& want) {
-  ASSERT_EQ(validate(d, config_by_name("large"), 0, uint32_t(img.mem.size())), Err::None);
+// `fits` = the layer is legal on the largest configuration (execute() also runs larger ones).
+void expect_layer(Image& img, const Desc& d, const Tensor& want, bool fits = true) {
+  if (fits) {
+    ASSERT_EQ(validate(d, config_by_name("large"), 0, uint32_t(img.mem.size())), Err::None);
+  }
   std::vector<uint8_t> before = img.mem;
   ref::execute(d, img.mem);
   const Tensor got = img.read(d.out_addr, want.size());
@@ -1065,6 +1068,38 @@ TEST(Conv, Relu6WithVariousQ6) {
   for (int q6 : {0, 1, 6, 64, 127}) {
     Rng r(19 + q6);
     check_conv({6, 6, 8, 8, 3, 1, {u8(Act::Relu6), uint8_t(q6)}}, r);
+  }
+}
+
+TEST(Execute, ReductionsLongerThanOneSummationBlock) {
+  // execute() takes layers beyond any configuration's KredMax; the int32 sums are split into
+  // blocks of 65536 products, whose combination must still wrap like one int32 accumulator.
+  Rng r(20);
+  {
+    Image img(1 << 20);
+    const int cin = 1400;  // 7 * 7 * 1400 = 68600 products per output
+    const Tensor x(size_t(7) * 7 * cin, -128), w(size_t(2) * 7 * 7 * cin, -128);
+    // The centre output sums 68600 * 16384 = 1.12e9; with the bias of channel 0 that wraps.
+    const std::vector<ParamRecord> p{{2147483647, 1, 24}, {-2147483647 - 1, 1, 24}};
+    Desc d = base_desc(Op::Conv, {7, 7, cin, 2, 7, 1, {}});
+    d.in_addr = img.put(x, r);
+    d.wgt_addr = img.put(w, r);
+    d.prm_addr = img.put(p, r);
+    d.out_addr = img.out(shape_of(d).out_bytes, r);
+    const Tensor want = naive_conv(x, 7, 7, cin, w, 2, 7, 1, p, {});
+    EXPECT_EQ(want[(3 * 7 + 3) * 2], -61);  // wrapped; 127 without the wrap
+    expect_layer(img, d, want, false);
+  }
+  {
+    Image img(1 << 21);
+    const Tensor x = r.tensor(70000), w = r.tensor(3 * 70000);
+    const auto p = r.params(3, 128.0 * 128 * 265 / 2);
+    Desc d = base_desc(Op::Fc, {1, 70000 / 16, 16, 3, 1, 1, {}});
+    d.in_addr = img.put(x, r);
+    d.wgt_addr = img.put(w, r);
+    d.prm_addr = img.put(p, r);
+    d.out_addr = img.out(3, r);
+    expect_layer(img, d, naive_fc(x, w, 3, p, {}), false);
   }
 }
 

@@ -33,8 +33,11 @@ uint16_t channels(Rng& rng) {
 }
 
 uint64_t default_budget(const hw::Config& cfg) {
-  // The fpga model is small, so each simulated cycle is cheap and layers may run longer.
-  return cfg.rows * cfg.cols <= 16 ? 12000 : 6000;
+  // Simulation speed falls with the PE count: about 2M cycles/s for fpga, 250k for sim and 60k
+  // for large on one core. These keep the default regressions (2000 sim layers, 200 of the
+  // others) to a minute or two while still tiling most layers several times.
+  const uint64_t pes = uint64_t{cfg.rows} * cfg.cols;
+  return pes <= 16 ? 40000 : pes <= 256 ? 24000 : 16000;
 }
 
 }  // namespace
