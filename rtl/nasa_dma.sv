@@ -113,9 +113,10 @@ module nasa_dma #(
     end
   end
 
-  // round-robin between reads and writes
-  logic last_was_wr_q, grant_wr;
-  assign grant_wr        = wr_valid_i && !abort_i && (!rd_req_valid || !last_was_wr_q);
+  // round-robin between reads and writes; a request waiting for ready is held until accepted
+  logic last_was_wr_q, grant_wr, hold_q, hold_wr_q;
+  assign grant_wr        = hold_q ? hold_wr_q :
+                           (wr_valid_i && !abort_i && (!rd_req_valid || !last_was_wr_q));
   assign mem_req_valid_o = grant_wr || rd_req_valid;
   assign mem_req_we_o    = grant_wr;
   assign mem_req_addr_o  = grant_wr ? {wr_addr_i[31:OffW], {OffW{1'b0}}} : rq_addr_q;
@@ -127,9 +128,16 @@ module nasa_dma #(
   assign wr_ready_o      = grant_wr && mem_req_ready_i;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) last_was_wr_q <= 1'b0;
-    else if (wr_fire) last_was_wr_q <= 1'b1;
-    else if (rd_req_fire) last_was_wr_q <= 1'b0;
+    if (!rst_ni) begin
+      last_was_wr_q <= 1'b0;
+      hold_q        <= 1'b0;
+      hold_wr_q     <= 1'b0;
+    end else begin
+      if (wr_fire) last_was_wr_q <= 1'b1;
+      else if (rd_req_fire) last_was_wr_q <= 1'b0;
+      hold_q    <= mem_req_valid_o && !mem_req_ready_i;
+      hold_wr_q <= grant_wr;
+    end
   end
 
   assign ev_wr_o = wr_fire;

@@ -516,7 +516,10 @@ module nasa_engine #(
 
   // ======================= tile loader (weights + per-channel params) =======================
   logic [1:0] tl_phase_q;  // 0: wait for a free half, 1: param job, 2: weight jobs
-  logic [31:0] tl_j_q, tl_co0_q, tl_row_q, tl_off_q, tl_row_src_q, tl_tap_src_q, tl_tapbase_q;
+  // Conv/Fc weights of a tile load column by column (Chunk bytes of every row, then the next
+  // Chunk): the PE array starts on a tile as soon as the columns its next steps read are in.
+  logic [31:0] tl_j_q, tl_co0_q, tl_row_q, tl_off_q, tl_row_src_q, tl_rsrc_q, tl_tap_src_q;
+  logic [31:0] tl_tapbase_q;
   logic [NW-1:0] tl_cg_q;
   logic tl_valid, tl_grant, tl_h;
   logic [31:0] tl_src, tl_len, tl_rest;
@@ -524,11 +527,14 @@ module nasa_engine #(
   logic [1:0] h_claim_q, h_iss_done_q, h_full;
   logic [31:0] h_iss_q [2];
   logic [31:0] h_done_q [2];
+  logic [31:0] h_cols_q [2];  // weight columns complete in each half
+  logic tl_colend;
   logic release_half;
   logic [31:0] c_j_q;
 
   assign tl_h    = tl_j_q[0];
   assign tl_rest = r_kred - tl_off_q;
+  assign tl_colend = (tl_row_q + 1 == 32'(tl_cg_q));
   assign h_full[0] = h_claim_q[0] && h_iss_done_q[0] && (h_iss_q[0] == h_done_q[0]);
   assign h_full[1] = h_claim_q[1] && h_iss_done_q[1] && (h_iss_q[1] == h_done_q[1]);
 
@@ -542,9 +548,9 @@ module nasa_engine #(
       tl_len = 32'(tl_cg_q) << 3;
       tl_tag = {28'd0, 8'd0, tl_h, DstPrm};
     end else if (r_pe) begin
-      tl_src = tl_row_src_q + tl_off_q;
+      tl_src = tl_rsrc_q;
       tl_len = (tl_rest > 32'(Chunk)) ? 32'(Chunk) : tl_rest;
-      tl_tag = {tl_off_q[27:0], tl_row_q[7:0], tl_h, DstWRow};
+      tl_tag = {tl_off_q[27:0], tl_colend, tl_row_q[6:0], tl_h, DstWRow};
     end else begin
       tl_src = tl_tap_src_q;
       tl_len = 32'(tl_cg_q);
@@ -563,6 +569,7 @@ module nasa_engine #(
       tl_row_q     <= '0;
       tl_off_q     <= '0;
       tl_row_src_q <= '0;
+      tl_rsrc_q    <= '0;
       tl_tap_src_q <= '0;
       tl_tapbase_q <= '0;
       tl_cg_q      <= '0;
@@ -572,6 +579,8 @@ module nasa_engine #(
       h_iss_q[1]   <= '0;
       h_done_q[0]  <= '0;
       h_done_q[1]  <= '0;
+      h_cols_q[0]  <= '0;
+      h_cols_q[1]  <= '0;
     end else if (run_start) begin
       tl_phase_q   <= '0;
       tl_j_q       <= '0;
@@ -585,6 +594,9 @@ module nasa_engine #(
       if (o_valid && o_last && (o_dst == DstWRow || o_dst == DstWScat || o_dst == DstPrm)) begin
         h_done_q[o_half] <= h_done_q[o_half] + 1;
       end
+      if (o_valid && o_last && o_dst == DstWRow && o_bank[7]) begin
+        h_cols_q[o_half] <= h_cols_q[o_half] + 1;
+      end
       unique case (tl_phase_q)
         2'd0: begin
           if (running && r_usew && tl_j_q < r_nct && !h_claim_q[tl_h]) begin
@@ -593,6 +605,8 @@ module nasa_engine #(
             h_iss_done_q[tl_h]  <= 1'b0;
             h_iss_q[tl_h]       <= '0;
             h_done_q[tl_h]      <= '0;
+            h_cols_q[tl_h]      <= '0;
+            tl_rsrc_q           <= tl_row_src_q;
             tl_cg_q             <= (cg_full > 32'(Cols)) ? NW'(Cols) : NW'(cg_full);
             tl_row_q            <= '0;
             tl_off_q            <= '0;
@@ -609,18 +623,21 @@ module nasa_engine #(
           if (tl_grant) begin
             h_iss_q[tl_h] <= h_iss_q[tl_h] + 1;
             if (r_pe) begin
-              if (tl_rest <= 32'(Chunk)) begin
-                tl_off_q     <= '0;
-                tl_row_src_q <= tl_row_src_q + r_kred;
-                tl_row_q     <= tl_row_q + 1;
-                if (tl_row_q + 1 == 32'(tl_cg_q)) begin
+              if (tl_colend) begin
+                tl_row_q <= '0;
+                if (tl_rest <= 32'(Chunk)) begin
                   tl_phase_q         <= 2'd0;
                   h_iss_done_q[tl_h] <= 1'b1;
                   tl_j_q             <= tl_j_q + 1;
                   tl_co0_q           <= tl_co0_q + 32'(Cols);
+                  tl_row_src_q       <= tl_row_src_q + (r_kred << ColW);
+                end else begin
+                  tl_off_q  <= tl_off_q + 32'(Chunk);
+                  tl_rsrc_q <= tl_row_src_q + tl_off_q + 32'(Chunk);
                 end
               end else begin
-                tl_off_q <= tl_off_q + 32'(Chunk);
+                tl_row_q  <= tl_row_q + 1;
+                tl_rsrc_q <= tl_rsrc_q + r_kred;
               end
             end else begin
               tl_tap_src_q <= tl_tap_src_q + r_cin;
@@ -826,7 +843,11 @@ module nasa_engine #(
   end
 
   assign in_ok = (in_loaded_q >= need);
-  assign w_ok  = !r_usew || h_full[c_j_q[0]];
+  // Conv/Fc: the weight column of the next step is in; depthwise: the whole tile
+  logic [WAW-1:0] w_col;
+  assign w_col = c_widx_q >> $clog2(Chunk);
+  assign w_ok  = !r_usew || (r_pe ? (h_claim_q[c_j_q[0]] && h_cols_q[c_j_q[0]] > 32'(w_col)) :
+                                    h_full[c_j_q[0]]);
   assign sh_ok = !tile_last || (!shadow_full_q && !(s1_valid_q && s1_last_q));
   assign want  = running && !c_done_q && !init_lanes_q;
 
@@ -1123,7 +1144,7 @@ module nasa_engine #(
   logic unused_misc;
   assign unused_misc = ^{d_hw_in[63:32], d_row_b[63:32], d_hw_out[63:32], d_wrap[63:32],
                          d_khrowb[63:32], d_padrow[63:32], d_padcin[63:32], desc_q[511:312],
-                         o_bank[7:ColW], o_addr[31:IAW], o_addr[31:WAW], unused_a};
+                         o_bank[6:ColW], o_addr[31:IAW], o_addr[31:WAW], unused_a};
 
   logic tl_done;
   assign tl_done    = !r_usew || (tl_j_q == r_nct);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "nasa/desc.h"
 #include "nasa/sim/cosim.h"
@@ -71,7 +72,13 @@ TEST_P(CosimRandom, LayersMatchReference) {
              measured ? sum_err / static_cast<double>(measured) : 0.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Configs, CosimRandom, ::testing::Values("fpga", "sim", "large"),
+std::vector<std::string> config_names() {
+  std::vector<std::string> v;
+  for (const auto& c : hw::kConfigs) v.emplace_back(c.name);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, CosimRandom, ::testing::ValuesIn(config_names()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -134,7 +134,7 @@ Cosim::~Cosim() = default;
 
 CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
   CosimResult r;
-  auto fail = [&](std::string why) {
+  auto fail = [&](const std::string& why) {
     r.ok = false;
     if (!r.failure.empty()) r.failure += '\n';
     r.failure += why;
@@ -231,6 +231,11 @@ CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
                     "[{:#x}, {:#x}), first at {:#x}",
                     r.rtl.stray_write_bytes, r.rtl.stray_read_beats, p.win_base, p.win_limit,
                     r.rtl.first_stray_addr));
+  }
+
+  if (r.rtl.protocol_errors) {
+    fail(fmt::format("memory port protocol: {} violation(s); first at {}", r.rtl.protocol_errors,
+                     r.rtl.first_protocol_error));
   }
 
   // Counters and performance of runs without error.

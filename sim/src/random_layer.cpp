@@ -13,6 +13,21 @@ namespace {
 constexpr std::array<uint16_t, 11> kSpatial = {1, 2, 3, 4, 5, 7, 8, 13, 14, 16, 28};
 constexpr std::array<uint16_t, 9> kWidths = {8, 16, 24, 32, 40, 48, 64, 96, 128};
 
+// Stages of the networks NAS searches (Fashion-MNIST 28/14/7, CIFAR 32/16/8, ImageNet at reduced
+// resolution): channels grow as the resolution falls. Most layers come from a stage, so sizes and
+// widths go together as in real supernets; the rest draw spatial size and width independently to
+// cover odd and degenerate shapes.
+struct Stage {
+  std::array<uint16_t, 2> spatial;
+  std::array<uint16_t, 4> widths;
+};
+constexpr std::array<Stage, 4> kStages = {{
+    {{28, 32}, {8, 16, 24, 32}},
+    {{14, 16}, {16, 32, 40, 48}},
+    {{7, 8}, {32, 48, 64, 96}},
+    {{7, 8}, {64, 96, 128, 160}},
+}};
+
 template <size_t N>
 uint32_t weighted(Rng& rng, const std::array<uint32_t, N>& weights) {
   uint32_t total = 0;
@@ -82,9 +97,21 @@ Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt
   for (int attempt = 0; attempt < 100000; ++attempt) {
     Desc d;
     d.op = static_cast<uint8_t>(op);
-    d.h = spatial(rng);
-    d.w = rng.chance(0.2) ? spatial(rng) : d.h;
-    d.cin = channels(rng);
+    const bool staged = rng.chance(0.6);
+    const Stage& st = kStages[rng.uniform(0, kStages.size() - 1)];
+    auto stage_width = [&] {
+      // a width of the stage, sometimes off by a few channels (not a multiple of the array)
+      const uint16_t w = rng.pick(std::span<const uint16_t>(st.widths));
+      return rng.chance(0.25) ? static_cast<uint16_t>(rng.uniform(w / 2 + 1, w + 7)) : w;
+    };
+    if (staged) {
+      d.h = d.w = rng.pick(std::span<const uint16_t>(st.spatial));
+      d.cin = stage_width();
+    } else {
+      d.h = spatial(rng);
+      d.w = rng.chance(0.2) ? spatial(rng) : d.h;
+      d.cin = channels(rng);
+    }
     d.cout = d.cin;
     d.k = 3;
     d.stride = 1;
@@ -93,7 +120,7 @@ Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt
         constexpr std::array<uint8_t, 4> kK = {1, 3, 5, 7};
         d.k = kK[weighted(rng, std::array<uint32_t, 4>{40, 40, 10, 10})];
         d.stride = rng.chance(d.k == 1 ? 0.1 : 0.3) ? 2 : 1;
-        d.cout = channels(rng);
+        d.cout = staged ? stage_width() : channels(rng);
         break;
       }
       case hw::Op::DwConv: {

@@ -6,6 +6,7 @@
 #include <verilated.h>
 #include <verilated_fst_c.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -94,6 +95,7 @@ class VerilatedEngine final : public EngineSim {
     top_->eval();
     dump();
     dram_.reset();
+    held_valid_ = false;
     for (int i = 0; i < 4; ++i) tick();
     top_->rst_ni = 1;
     dram_.reset();
@@ -124,13 +126,13 @@ class VerilatedEngine final : public EngineSim {
       }
     }
     const bool rsp_ready = top_->mem_rsp_ready_o && top_->rst_ni;
+    check_held(req_valid, req);
 
     top_->clk_i = 1;
     top_->eval();
-    ctx_->timeInc(1);
     dump();
-    ctx_->timeInc(1);
-    dram_.clock(req_valid ? &req : nullptr, rsp_ready);
+    const bool accepted = dram_.clock(req_valid ? &req : nullptr, rsp_ready);
+    if (req_valid && !accepted) hold(req);
     ++cycle_;
     if (ctx_->gotError()) {
       throw std::runtime_error(
@@ -179,8 +181,11 @@ class VerilatedEngine final : public EngineSim {
     dram_.set_window(win_base, win_limit);
     const uint64_t rd0 = dram_.bytes_read(), wr0 = dram_.bytes_written();
     const uint64_t srd0 = dram_.stray_read_beats(), swr0 = dram_.stray_write_bytes();
+    protocol_errors_ = 0;
+    first_protocol_error_.clear();
     csr_write(static_cast<uint32_t>(hw::Csr::Ctrl), hw::kCtrlStart);
     const uint64_t start = cycle_;
+    run_start_ = start;
     RunStatus st;
     while (!(top_->done_o || top_->error_o)) {
       if (cycle_ - start >= max_cycles) {
@@ -210,6 +215,8 @@ class VerilatedEngine final : public EngineSim {
     st.stray_read_beats = dram_.stray_read_beats() - srd0;
     st.stray_write_bytes = dram_.stray_write_bytes() - swr0;
     st.first_stray_addr = dram_.first_stray_addr();
+    st.protocol_errors = protocol_errors_;
+    st.first_protocol_error = first_protocol_error_;
     return st;
   }
 
@@ -229,8 +236,35 @@ class VerilatedEngine final : public EngineSim {
   }
 
  private:
+  // One waveform sample per evaluation, half a clock period apart.
   void dump() {
     if (fst_) fst_->dump(ctx_->time());
+    ctx_->timeInc(1);
+  }
+
+  // valid/ready: a request not yet accepted stays valid and unchanged.
+  void hold(const MemRequest& req) {
+    held_ = req;
+    held_wdata_.assign(req.wdata.begin(), req.wdata.end());
+    held_valid_ = true;
+  }
+  void check_held(bool valid, const MemRequest& req) {
+    if (!held_valid_) return;
+    held_valid_ = false;
+    const bool same =
+        valid && req.write == held_.write && req.addr == held_.addr &&
+        (req.write ? req.wstrb == held_.wstrb && std::equal(req.wdata.begin(), req.wdata.end(),
+                                                            held_wdata_.begin(), held_wdata_.end())
+                   : req.beats == held_.beats);
+    if (!same && protocol_errors_++ == 0) {
+      first_protocol_error_ = fmt::format(
+          "cycle {} of the run: a {} request (addr {:#x}, len {}) waiting for ready was {}",
+          cycle_ - run_start_, held_.write ? "write" : "read", held_.addr, held_.beats - 1,
+          valid ? fmt::format("replaced by a {} request (addr {:#x}, len {}) before it was "
+                              "accepted",
+                              req.write ? "write" : "read", req.addr, req.beats - 1)
+                : std::string("withdrawn"));
+    }
   }
 
   void check_identity() {
@@ -260,6 +294,11 @@ class VerilatedEngine final : public EngineSim {
   Dram dram_;
   std::vector<uint8_t> wbuf_;
   uint64_t cycle_ = 0;
+  MemRequest held_;
+  std::vector<uint8_t> held_wdata_;
+  bool held_valid_ = false;
+  uint64_t protocol_errors_ = 0, run_start_ = 0;
+  std::string first_protocol_error_;
 };
 
 }  // namespace nasa::sim::detail

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -80,15 +81,24 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
   s.config = std::string(cfg.name);
   s.dram = dram_for(cfg, o);
   Cosim cs(cfg, s.dram);
-  if (!o.fst.empty()) cs.engine().trace(o.fst);
+  if (!o.fst.empty()) {
+    // One file per configuration when several run.
+    std::filesystem::path fst(o.fst);
+    if (o.suite == "all") {
+      fst.replace_filename(
+          fmt::format("{}_{}{}", fst.stem().string(), cfg.name, fst.extension().string()));
+    }
+    cs.engine().trace(fst.string());
+  }
   nasa::sim::RandomLayerOptions lopt;
   lopt.max_work_cycles = o.max_work;
 
   const auto t0 = Clock::now();
   auto last_progress = t0;
   const uint64_t c0 = cs.engine().cycle();
-  for (uint64_t i = 0; i < layers; ++i) {
-    if (o.only_layer && i != *o.only_layer) continue;
+  const uint64_t first = o.only_layer ? *o.only_layer : 0;
+  const uint64_t end = o.only_layer ? first + 1 : layers;
+  for (uint64_t i = first; i < end; ++i) {
     const uint64_t seed = nasa::sim::derive_seed(o.seed, i);
     ++s.layers;
     CosimResult r;
@@ -130,7 +140,7 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
       last_progress = now;
       const double el = std::chrono::duration<double>(now - t0).count();
       fmt::print(stderr, "[{}] {}/{} layers, {} failing, max cycle error {:.2f}%, {:.0f} s\n",
-                 cfg.name, i + 1, layers, s.mismatched_layers, s.max_cycle_error_pct, el);
+                 cfg.name, i + 1, end, s.mismatched_layers, s.max_cycle_error_pct, el);
     }
   }
   s.sim_cycles = cs.engine().cycle() - c0;

@@ -28,12 +28,14 @@ struct Job {
   uint64_t len;
   Dst dst;
   uint8_t half;
+  bool colend;  // last row of a weight column
 };
 struct Inflight {
   uint32_t off;
   uint64_t nb, no;
   Dst dst;
   uint8_t half;
+  bool colend;
 };
 struct Row {
   uint64_t addr;
@@ -192,7 +194,7 @@ class Engine {
   uint64_t rq_left_ = 0, rq_addr_ = 0;
   std::deque<Inflight> inf_;
   uint64_t beat_ = 0, oidx_ = 0;
-  bool flush_ = false, last_was_wr_ = false;
+  bool flush_ = false, last_was_wr_ = false, hold_ = false, hold_wr_ = false;
   // output writer
   std::deque<Row> wq_;
   bool second_ = false;
@@ -201,10 +203,10 @@ class Engine {
   uint64_t il_off_ = 0, in_loaded_ = 0;
   // tile loader
   uint32_t tl_phase_ = 0;
-  uint64_t tl_j_ = 0, tl_co0_ = 0, tl_row_ = 0, tl_off_ = 0, tl_row_src_ = 0, tl_tap_src_ = 0,
-           tl_tapbase_ = 0, tl_cg_ = 0;
+  uint64_t tl_j_ = 0, tl_co0_ = 0, tl_row_ = 0, tl_off_ = 0, tl_row_src_ = 0, tl_rsrc_ = 0,
+           tl_tap_src_ = 0, tl_tapbase_ = 0, tl_cg_ = 0;
   bool h_claim_[2] = {}, h_iss_done_[2] = {};
-  uint64_t h_iss_[2] = {}, h_done_[2] = {};
+  uint64_t h_iss_[2] = {}, h_done_[2] = {}, h_cols_[2] = {};
   bool rr_ = false;
   // issue stage
   uint64_t c_j_ = 0, c_co0_ = 0, c_cg_ = 0, c_pt_ = 0, c_step_ = 0;
@@ -223,7 +225,7 @@ void Engine::step() {
   // ---------------- DMA response side ----------------
   const bool rsp_ready = !inf_.empty() && !flush_;
   const bool rsp_fire = rsp_ready && dram_.rsp_valid(cyc_);
-  bool o_valid = false, o_last = false;
+  bool o_valid = false, o_last = false, o_colend = false;
   Dst o_dst = kDesc;
   uint8_t o_half = 0;
   bool inf_pop = false;
@@ -232,12 +234,14 @@ void Engine::step() {
     o_valid = o_last = true;
     o_dst = h.dst;
     o_half = h.half;
+    o_colend = h.colend;
     inf_pop = true;
   } else if (rsp_fire) {
     const Inflight& h = inf_.front();
     const bool aligned = h.off == 0, last_beat = beat_ == h.nb - 1;
     o_dst = h.dst;
     o_half = h.half;
+    o_colend = h.colend;
     if (aligned) {
       o_valid = true;
       o_last = last_beat;
@@ -254,7 +258,8 @@ void Engine::step() {
   const bool want = running && !c_done_ && !init_lanes_;
   const uint8_t ch = static_cast<uint8_t>(c_j_ & 1);
   auto h_full = [&](int h) { return h_claim_[h] && h_iss_done_[h] && h_iss_[h] == h_done_[h]; };
-  const bool w_ok = !L_.usew || h_full(ch);
+  const bool w_ok =
+      !L_.usew || (L_.pe ? h_claim_[ch] && h_cols_[ch] > c_step_ / chunk_ : h_full(ch));
   const bool in_ok = running && in_loaded_ >= need(c_pt_);
   const bool tile_last = c_step_ + 1 == L_.steps;
   const bool sh_ok = !tile_last || (!shadow_full_ && !(s1_valid_ && s1_last_));
@@ -267,23 +272,25 @@ void Engine::step() {
   const bool tl_valid = running && L_.usew && tl_phase_ != 0;
   const uint8_t tl_h = static_cast<uint8_t>(tl_j_ & 1);
   const uint64_t tl_rest = L_.kred - tl_off_;
+  const bool tl_colend = tl_row_ + 1 == tl_cg_;
   Job tl_job{};
   if (tl_phase_ == 1) {
-    tl_job = {L_.prm_addr + tl_co0_ * 8, tl_cg_ * 8, kPrm, tl_h};
+    tl_job = {L_.prm_addr + tl_co0_ * 8, tl_cg_ * 8, kPrm, tl_h, false};
   } else if (L_.pe) {
-    tl_job = {tl_row_src_ + tl_off_, std::min(tl_rest, chunk_), kWRow, tl_h};
+    tl_job = {tl_rsrc_, std::min(tl_rest, chunk_), kWRow, tl_h, tl_colend};
   } else {
-    tl_job = {tl_tap_src_, tl_cg_, kWScat, tl_h};
+    tl_job = {tl_tap_src_, tl_cg_, kWScat, tl_h, false};
   }
   const bool job_ready = job_q_.size() < kJobDepth;
   const bool prefer_tl = want && !w_ok, prefer_il = want && w_ok && !in_ok;
   bool il_grant = false, tl_grant = false, job_push = false;
   Job job{};
   if (desc_job) {
-    job = {desc_addr_ + uint64_t{li_} * hw::kDescBytes, hw::kDescBytes, kDesc, 0};
+    job = {desc_addr_ + uint64_t{li_} * hw::kDescBytes, hw::kDescBytes, kDesc, 0, false};
     job_push = job_ready;
   } else if (il_valid && (!tl_valid || (!prefer_tl && (prefer_il || !rr_)))) {
-    job = {(il_region_ ? L_.in2_addr : L_.in_addr) + il_off_, std::min(il_left, chunk_), kIn, 0};
+    job = {(il_region_ ? L_.in2_addr : L_.in_addr) + il_off_, std::min(il_left, chunk_), kIn, 0,
+           false};
     il_grant = job_push = job_ready;
   } else if (tl_valid) {
     job = tl_job;
@@ -301,7 +308,7 @@ void Engine::step() {
   // ---------------- DMA request side ----------------
   const uint64_t burst = std::min<uint64_t>(rq_left_, cfg_.burst_max);
   const bool rd_req_valid = rq_left_ != 0;
-  const bool grant_wr = wr_valid && (!rd_req_valid || !last_was_wr_);
+  const bool grant_wr = hold_ ? hold_wr_ : (wr_valid && (!rd_req_valid || !last_was_wr_));
   const bool req_valid = grant_wr || rd_req_valid;
   const bool req_ready = dram_.req_ready();
   const bool rd_req_fire = req_valid && req_ready && !grant_wr;
@@ -361,7 +368,7 @@ void Engine::step() {
     const Job& j = job_q_.front();
     rq_left_ = nb_of(j.src, j.len);
     inf_.push_back({static_cast<uint32_t>(j.src % mb_), rq_left_, (j.len + mb_ - 1) / mb_, j.dst,
-                    j.half});
+                    j.half, j.colend});
     job_q_.pop_front();
   } else if (rd_req_fire) {
     rq_left_ -= burst;
@@ -369,6 +376,8 @@ void Engine::step() {
   if (job_push) job_q_.push_back(job);
   if (wr_fire) last_was_wr_ = true;
   else if (rd_req_fire) last_was_wr_ = false;
+  hold_ = req_valid && !req_ready;
+  hold_wr_ = grant_wr;
 
   // output writer
   if (wr_fire) {
@@ -388,6 +397,7 @@ void Engine::step() {
   if (o_valid && o_last && (o_dst == kWRow || o_dst == kWScat || o_dst == kPrm)) {
     ++h_done_[o_half];
   }
+  if (o_valid && o_last && o_dst == kWRow && o_colend) ++h_cols_[o_half];
 
   // drain (uses the shadow written at the previous tile's last step)
   if (row_fire) {
@@ -430,6 +440,8 @@ void Engine::step() {
     h_iss_done_[tl_h] = false;
     h_iss_[tl_h] = 0;
     h_done_[tl_h] = 0;
+    h_cols_[tl_h] = 0;
+    tl_rsrc_ = tl_row_src_;
     tl_cg_ = std::min<uint64_t>(cols, L_.cout - tl_co0_);
     tl_row_ = 0;
     tl_off_ = 0;
@@ -467,6 +479,8 @@ void Engine::step() {
       il_off_ += chunk_;
     }
   }
+  if (il_grant) rr_ = true;
+  else if (tl_grant) rr_ = false;
   if (tl_grant) ++h_iss_[tl_h];
   switch (claim ? 0u : tl_phase_) {
     case 0:
@@ -478,13 +492,18 @@ void Engine::step() {
       if (tl_grant) {
         bool tile_done = false;
         if (L_.pe) {
-          if (tl_rest <= chunk_) {
-            tl_off_ = 0;
-            tl_row_src_ += L_.kred;
-            ++tl_row_;
-            tile_done = tl_row_ == tl_cg_;
+          if (tl_colend) {
+            tl_row_ = 0;
+            if (tl_rest <= chunk_) {
+              tile_done = true;
+              tl_row_src_ += L_.kred * cols;
+            } else {
+              tl_off_ += chunk_;
+              tl_rsrc_ = tl_row_src_ + tl_off_;
+            }
           } else {
-            tl_off_ += chunk_;
+            ++tl_row_;
+            tl_rsrc_ += L_.kred;
           }
         } else {
           tl_tap_src_ += L_.cin;

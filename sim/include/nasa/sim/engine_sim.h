@@ -25,6 +25,10 @@ struct RunStatus {
   uint64_t dram_bytes_read = 0, dram_bytes_written = 0;  // as seen by the DRAM model, this run
   // Port accesses outside the programmed window this run (see Dram::set_window).
   uint64_t stray_read_beats = 0, stray_write_bytes = 0, first_stray_addr = 0;
+  // Memory-port requests withdrawn or changed while waiting for ready (valid/ready requires
+  // them held stable until accepted), and what the first one was.
+  uint64_t protocol_errors = 0;
+  std::string first_protocol_error;
 };
 
 class EngineSim {
