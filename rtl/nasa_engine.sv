@@ -48,7 +48,8 @@ module nasa_engine #(
   localparam int unsigned OffW  = $clog2(MemBytes);
   localparam int unsigned NW    = $clog2(Cols + 1);
   localparam int unsigned TagW  = 40;
-  localparam int unsigned Chunk = BurstMax * MemBytes;
+  localparam int unsigned Chunk = BurstMax * MemBytes;  // input chunk per read job
+  localparam int unsigned WChunk = Chunk / 2;  // weight column: bytes of each row per job
   localparam int unsigned NC    = nasa_pkg::NumCounters;
 
   localparam logic [2:0] DstDesc = 3'd0, DstIn = 3'd1, DstWRow = 3'd2, DstWScat = 3'd3,
@@ -230,7 +231,7 @@ module nasa_engine #(
   logic [31:0] mul_a, mul_b;
   logic [63:0] mul_p;
   logic [63:0] d_hw_in, d_in_bytes, d_row_b, d_kred, d_hw_out, d_out_bytes, d_wgt_bytes;
-  logic [63:0] d_wrap, d_khrowb, d_padrow, d_padcin;
+  logic [63:0] d_wrap, d_padrow, d_padcin;
   logic [31:0] f_scin;
   assign f_scin = (is_win && f_s == 8'd2) ? {15'd0, f_cin, 1'b0} : {16'd0, f_cin};
 
@@ -249,7 +250,6 @@ module nasa_engine #(
         mul_b = is_dw ? 32'(f_cin) : d_kred[31:0];
       end
       4'd7: begin mul_a = 32'(f_wo) - 32'd1; mul_b = f_scin; end
-      4'd8: begin mul_a = 32'(f_kwin); mul_b = d_row_b[31:0]; end
       4'd9: begin mul_a = 32'(f_pad); mul_b = d_row_b[31:0]; end
       4'd10: begin mul_a = 32'(f_pad); mul_b = 32'(f_cin); end
       default: ;
@@ -268,7 +268,6 @@ module nasa_engine #(
         4'd5: d_out_bytes <= mul_p;
         4'd6: d_wgt_bytes <= mul_p;
         4'd7: d_wrap <= mul_p;
-        4'd8: d_khrowb <= mul_p;
         4'd9: d_padrow <= mul_p;
         4'd10: d_padcin <= mul_p;
         default: ;
@@ -328,7 +327,7 @@ module nasa_engine #(
   logic [1:0] r_vmode, r_rq, r_act;
   logic [7:0] r_q6, r_s, r_sb;
   logic [15:0] r_m, r_mb, r_kh, r_kw, r_wo, r_hi, r_wi, r_stride, r_cout, r_kk;
-  logic [31:0] r_cin_n, r_cstep, r_rowk, r_p, r_stepx, r_stepwrap, r_srowb, r_khrowb;
+  logic [31:0] r_cin_n, r_cstep, r_rowk, r_p, r_stepx, r_stepwrap, r_srowb;
   logic [31:0] r_nct, r_npt, r_na, r_offb, r_in_total, r_kred, r_cin;
   logic [31:0] r_in, r_in2, r_out, r_prm;
   // position 0 of the layer: top-left window corner (signed), its input byte and row offsets
@@ -462,7 +461,6 @@ module nasa_engine #(
       r_stepx    <= f_scin;
       r_stepwrap <= ((is_win && f_s == 8'd2) ? {d_row_b[30:0], 1'b0} : d_row_b[31:0]) - d_wrap[31:0];
       r_srowb    <= (is_win && f_s == 8'd2) ? {d_row_b[30:0], 1'b0} : d_row_b[31:0];
-      r_khrowb   <= d_khrowb[31:0];
       r_nct      <= (32'(f_cout) + 32'(Cols - 1)) >> ColW;
       r_npt      <= (is_conv || is_fc) ?
                     (((is_fc ? 32'd1 : d_hw_out[31:0]) + 32'(Rows - 1)) >> RowW) :
@@ -516,8 +514,8 @@ module nasa_engine #(
 
   // ======================= tile loader (weights + per-channel params) =======================
   logic [1:0] tl_phase_q;  // 0: wait for a free half, 1: param job, 2: weight jobs
-  // Conv/Fc weights of a tile load column by column (Chunk bytes of every row, then the next
-  // Chunk): the PE array starts on a tile as soon as the columns its next steps read are in.
+  // Conv/Fc weights of a tile load column by column (WChunk bytes of every row, then the next
+  // WChunk): the PE array starts on a tile as soon as the columns its next steps read are in.
   logic [31:0] tl_j_q, tl_co0_q, tl_row_q, tl_off_q, tl_row_src_q, tl_rsrc_q, tl_tap_src_q;
   logic [31:0] tl_tapbase_q;
   logic [NW-1:0] tl_cg_q;
@@ -549,7 +547,7 @@ module nasa_engine #(
       tl_tag = {28'd0, 8'd0, tl_h, DstPrm};
     end else if (r_pe) begin
       tl_src = tl_rsrc_q;
-      tl_len = (tl_rest > 32'(Chunk)) ? 32'(Chunk) : tl_rest;
+      tl_len = (tl_rest > 32'(WChunk)) ? 32'(WChunk) : tl_rest;
       tl_tag = {tl_off_q[27:0], tl_colend, tl_row_q[6:0], tl_h, DstWRow};
     end else begin
       tl_src = tl_tap_src_q;
@@ -625,15 +623,15 @@ module nasa_engine #(
             if (r_pe) begin
               if (tl_colend) begin
                 tl_row_q <= '0;
-                if (tl_rest <= 32'(Chunk)) begin
+                if (tl_rest <= 32'(WChunk)) begin
                   tl_phase_q         <= 2'd0;
                   h_iss_done_q[tl_h] <= 1'b1;
                   tl_j_q             <= tl_j_q + 1;
                   tl_co0_q           <= tl_co0_q + 32'(Cols);
                   tl_row_src_q       <= tl_row_src_q + (r_kred << ColW);
                 end else begin
-                  tl_off_q  <= tl_off_q + 32'(Chunk);
-                  tl_rsrc_q <= tl_row_src_q + tl_off_q + 32'(Chunk);
+                  tl_off_q  <= tl_off_q + 32'(WChunk);
+                  tl_rsrc_q <= tl_row_src_q + tl_off_q + 32'(WChunk);
                 end
               end else begin
                 tl_row_q  <= tl_row_q + 1;
@@ -835,7 +833,10 @@ module nasa_engine #(
 
   always_comb begin : p_need
     logic [31:0] n;
-    n = rowbase_last + r_khrowb;
+    // rows up to the one the current kernel row ky reads (its offset is c_kyoff_q = ky*row_b)
+    // (none while the row is above the image: padding)
+    n = rowbase_last + c_kyoff_q + r_rowk;
+    if ($signed(n) < 0) n = '0;
     if ($signed(n) > $signed(r_in_total)) n = r_in_total;
     if (r_need_all) n = r_in_total;
     else if (r_add) n = r_offb + l_pbase[0] + r_cin;
@@ -845,7 +846,7 @@ module nasa_engine #(
   assign in_ok = (in_loaded_q >= need);
   // Conv/Fc: the weight column of the next step is in; depthwise: the whole tile
   logic [WAW-1:0] w_col;
-  assign w_col = c_widx_q >> $clog2(Chunk);
+  assign w_col = c_widx_q >> $clog2(WChunk);
   assign w_ok  = !r_usew || (r_pe ? (h_claim_q[c_j_q[0]] && h_cols_q[c_j_q[0]] > 32'(w_col)) :
                                     h_full[c_j_q[0]]);
   assign sh_ok = !tile_last || (!shadow_full_q && !(s1_valid_q && s1_last_q));
@@ -1143,7 +1144,7 @@ module nasa_engine #(
   // beyond the buffers, and the lane fields the watermark does not read.
   logic unused_misc;
   assign unused_misc = ^{d_hw_in[63:32], d_row_b[63:32], d_hw_out[63:32], d_wrap[63:32],
-                         d_khrowb[63:32], d_padrow[63:32], d_padcin[63:32], desc_q[511:312],
+                         d_padrow[63:32], d_padcin[63:32], desc_q[511:312],
                          o_bank[6:ColW], o_addr[31:IAW], o_addr[31:WAW], unused_a};
 
   logic tl_done;

@@ -90,6 +90,7 @@ struct Layer {
   bool pe = false, usew = false, add = false, need_all = false, vec_dw = false;
   uint64_t cin = 0, cout = 0, kk = 0, kred = 0;
   uint64_t steps = 0;  // reduction steps per tile (r_cin_n * r_kw * r_kh)
+  uint64_t cin_n = 0, kw = 0;
   uint64_t p = 0, wo = 0, stride = 1, pad = 0, kh = 0, row_b = 0;
   uint64_t nct = 0, npt = 0, na = 0, offb = 0, in_total = 0;
   uint64_t in_addr = 0, in2_addr = 0, out_addr = 0, wgt_addr = 0, prm_addr = 0;
@@ -99,6 +100,7 @@ class Engine {
  public:
   Engine(const hw::Config& cfg, const DramTiming& dram)
       : cfg_(cfg), mb_(cfg.mem_bytes), chunk_(uint64_t{cfg.burst_max} * cfg.mem_bytes),
+        wchunk_(chunk_ / 2),
         dram_(dram, cfg.mem_bytes) {
     if (dram.bytes_per_cycle == 0 || dram.bytes_per_cycle > cfg.mem_bytes || dram.latency == 0) {
       throw std::invalid_argument("cycle model: DRAM bandwidth must be in [1, port width] and "
@@ -139,6 +141,8 @@ class Engine {
     const uint64_t kh = win ? k : (gap ? d.h : (add ? 2 : 1));
     const uint64_t kw = win ? k : (gap ? d.w : 1);
     l.steps = cin_n * kh * kw;
+    l.cin_n = cin_n;
+    l.kw = kw;
     l.kh = kh;
     l.stride = win ? d.stride : 1;
     l.pad = win ? (k - 1) / 2 : 0;
@@ -163,21 +167,23 @@ class Engine {
 
   uint64_t nb_of(uint64_t src, uint64_t len) const { return (src % mb_ + len + mb_ - 1) / mb_; }
 
-  // input bytes the tile / pixel starting at position index `p0` needs (RTL `need`)
-  uint64_t need(uint64_t tile) const {
+  // input bytes step `step` of tile `tile` needs (RTL `need`): the rows up to the kernel row
+  // ky the step reads, for the last position of the tile
+  uint64_t need(uint64_t tile, uint64_t step) const {
     if (L_.need_all) return L_.in_total;
     if (L_.add) return L_.offb + tile * L_.cin + L_.cin;
     const uint64_t plast = L_.pe ? tile * cfg_.rows + cfg_.rows - 1 : tile;
     const int64_t iy0 = static_cast<int64_t>((plast / L_.wo) * L_.stride) -
                         static_cast<int64_t>(L_.pad);
-    const int64_t n = (iy0 + static_cast<int64_t>(L_.kh)) * static_cast<int64_t>(L_.row_b);
+    const auto ky = static_cast<int64_t>(step / (L_.cin_n * L_.kw));
+    const int64_t n = (iy0 + ky + 1) * static_cast<int64_t>(L_.row_b);
     return std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(n, 0)), L_.in_total);
   }
 
   void step();
 
   const hw::Config& cfg_;
-  const uint64_t mb_, chunk_;
+  const uint64_t mb_, chunk_, wchunk_;  // input chunk, weight column (RTL Chunk, WChunk)
   Dram dram_;
   std::span<const Desc> descs_;
   uint32_t desc_addr_ = 0;
@@ -259,8 +265,8 @@ void Engine::step() {
   const uint8_t ch = static_cast<uint8_t>(c_j_ & 1);
   auto h_full = [&](int h) { return h_claim_[h] && h_iss_done_[h] && h_iss_[h] == h_done_[h]; };
   const bool w_ok =
-      !L_.usew || (L_.pe ? h_claim_[ch] && h_cols_[ch] > c_step_ / chunk_ : h_full(ch));
-  const bool in_ok = running && in_loaded_ >= need(c_pt_);
+      !L_.usew || (L_.pe ? h_claim_[ch] && h_cols_[ch] > c_step_ / wchunk_ : h_full(ch));
+  const bool in_ok = running && in_loaded_ >= need(c_pt_, c_step_);
   const bool tile_last = c_step_ + 1 == L_.steps;
   const bool sh_ok = !tile_last || (!shadow_full_ && !(s1_valid_ && s1_last_));
   const bool fire = want && w_ok && in_ok && sh_ok;
@@ -277,7 +283,7 @@ void Engine::step() {
   if (tl_phase_ == 1) {
     tl_job = {L_.prm_addr + tl_co0_ * 8, tl_cg_ * 8, kPrm, tl_h, false};
   } else if (L_.pe) {
-    tl_job = {tl_rsrc_, std::min(tl_rest, chunk_), kWRow, tl_h, tl_colend};
+    tl_job = {tl_rsrc_, std::min(tl_rest, wchunk_), kWRow, tl_h, tl_colend};
   } else {
     tl_job = {tl_tap_src_, tl_cg_, kWScat, tl_h, false};
   }
@@ -494,11 +500,11 @@ void Engine::step() {
         if (L_.pe) {
           if (tl_colend) {
             tl_row_ = 0;
-            if (tl_rest <= chunk_) {
+            if (tl_rest <= wchunk_) {
               tile_done = true;
               tl_row_src_ += L_.kred * cols;
             } else {
-              tl_off_ += chunk_;
+              tl_off_ += wchunk_;
               tl_rsrc_ = tl_row_src_ + tl_off_;
             }
           } else {
