@@ -92,8 +92,10 @@ void finish_row(const uint32_t* acc, uint32_t m, uint32_t s, size_t n, Clamp c, 
   }
 }
 
-// Dot product of int16 vectors (holding int8 values), n <= kChunk.
-inline int32_t dot16_block(const int16_t* a, const int16_t* b, size_t n) {
+// Dot product of int8 values held as T (int16 where the operand was widened once for reuse,
+// int8 where each weight is read once, as in Fc), n <= kChunk.
+template <class T>
+inline int32_t dot_block(const T* a, const T* b, size_t n) {
   constexpr size_t kB = 32;
   const size_t nb = n - n % kB;
   int32_t s = 0;
@@ -106,10 +108,12 @@ inline int32_t dot16_block(const int16_t* a, const int16_t* b, size_t n) {
   return s;
 }
 
-inline uint32_t dot16(const int16_t* a, const int16_t* b, size_t n) {
+// Any length: int32 blocks that cannot overflow, summed with the engine's uint32 wrap-around.
+template <class T>
+inline uint32_t dot(const T* a, const T* b, size_t n) {
   uint32_t s = 0;
   for (size_t i = 0; i < n; i += kChunk) {
-    s += static_cast<uint32_t>(dot16_block(a + i, b + i, std::min(kChunk, n - i)));
+    s += static_cast<uint32_t>(dot_block(a + i, b + i, std::min(kChunk, n - i)));
   }
   return s;
 }
@@ -154,29 +158,7 @@ void dot_rows(const int16_t* a, const int16_t* w, size_t n, size_t rows, uint32_
   if (n <= kChunk) {
     for (; r + 4 <= rows; r += 4) dot16x4_block(a, w + r * n, n, out + r);
   }
-  for (; r < rows; ++r) out[r] = dot16(a, w + r * n, n);
-}
-
-// Same on int8 operands; used where each weight is read once (Fc), so widening would not pay.
-inline int32_t dot8_block(const int8_t* a, const int8_t* b, size_t n) {
-  constexpr size_t kB = 32;
-  const size_t nb = n - n % kB;
-  int32_t s = 0;
-  for (size_t i = 0; i < nb; i += kB) {
-    int32_t t = 0;
-    for (size_t j = 0; j < kB; ++j) t += int32_t{a[i + j]} * int32_t{b[i + j]};
-    s += t;
-  }
-  for (size_t i = nb; i < n; ++i) s += int32_t{a[i]} * int32_t{b[i]};
-  return s;
-}
-
-inline uint32_t dot8(const int8_t* a, const int8_t* b, size_t n) {
-  uint32_t s = 0;
-  for (size_t i = 0; i < n; i += kChunk) {
-    s += static_cast<uint32_t>(dot8_block(a + i, b + i, std::min(kChunk, n - i)));
-  }
-  return s;
+  for (; r < rows; ++r) out[r] = dot(a, w + r * n, n);
 }
 
 void widen(const int8_t* __restrict src, size_t n, int16_t* __restrict dst) {
@@ -330,7 +312,7 @@ void fc(const Desc& d, const Shape& s, const Tensors& t, Scratch& sc, int8_t* ou
   const Clamp cl = clamp_of(d.act, d.q6);
   load_params(t.prm, d.cout, sc.params);
   sc.acc.resize(d.cout);
-  for (size_t co = 0; co < d.cout; ++co) sc.acc[co] = dot8(t.in, t.wgt + co * s.kred, s.kred);
+  for (size_t co = 0; co < d.cout; ++co) sc.acc[co] = dot(t.in, t.wgt + co * s.kred, s.kred);
   finish_row(sc.acc.data(), sc.params.data(), d.cout, cl, out);
 }
 
