@@ -1,0 +1,81 @@
+#include "nasa/sim/rtl_device.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "nasa/memory_image.h"
+#include "nasa/sim/engine_sim.h"
+
+namespace nasa::sim {
+namespace {
+
+class RtlDevice final : public device::Device {
+ public:
+  RtlDevice(const hw::Config& cfg, uint64_t memory_bytes, const cycles::DramTiming& dram)
+      : engine_(EngineSim::create(cfg, memory_bytes, dram)) {}
+
+  std::string name() const override { return "rtl"; }
+  const hw::Config& config() const override { return engine_->config(); }
+  uint64_t memory_size() const override { return engine_->memory().size(); }
+
+  void write_memory(uint64_t addr, std::span<const uint8_t> bytes) override {
+    auto mem = engine_->memory();
+    check_range(mem.size(), addr, bytes.size());
+    std::copy(bytes.begin(), bytes.end(), mem.begin() + static_cast<std::ptrdiff_t>(addr));
+  }
+  void read_memory(uint64_t addr, std::span<uint8_t> out) override {
+    auto mem = engine_->memory();
+    check_range(mem.size(), addr, out.size());
+    std::copy_n(mem.begin() + static_cast<std::ptrdiff_t>(addr), out.size(), out.begin());
+  }
+
+  void write_csr(uint32_t addr, uint32_t value) override {
+    if (addr == static_cast<uint32_t>(hw::Csr::Ctrl) && (value & hw::kCtrlStart)) {
+      start();
+      return;
+    }
+    engine_->csr_write(addr, value);
+  }
+  uint32_t read_csr(uint32_t addr) override { return engine_->csr_read(addr); }
+
+  void start() override {
+    // The harness runs a program from its CSR values; the run happens in wait().
+    pending_ = true;
+  }
+
+  device::WaitResult wait(uint64_t timeout_cycles) override {
+    device::WaitResult w;
+    if (!pending_) {
+      const uint32_t st = engine_->csr_read(static_cast<uint32_t>(hw::Csr::Status));
+      w.done = (st & hw::kStatusDone) != 0;
+      w.err = static_cast<hw::Err>(engine_->csr_read(static_cast<uint32_t>(hw::Csr::ErrCode)));
+      return w;
+    }
+    pending_ = false;
+    auto csr = [&](hw::Csr c) { return engine_->csr_read(static_cast<uint32_t>(c)); };
+    const RunStatus st = engine_->run(csr(hw::Csr::DescAddr), csr(hw::Csr::DescCount),
+                                      csr(hw::Csr::WinBase), csr(hw::Csr::WinLimit),
+                                      timeout_cycles);
+    w.done = st.done;
+    w.timeout = st.timeout;
+    w.err = static_cast<hw::Err>(st.err_code);
+    w.err_index = st.err_index;
+    w.layers_done = st.layers_done;
+    return w;
+  }
+
+ private:
+  std::unique_ptr<EngineSim> engine_;
+  bool pending_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<device::Device> make_rtl_device(const hw::Config& cfg, uint64_t memory_bytes,
+                                                const cycles::DramTiming& dram) {
+  return std::make_unique<RtlDevice>(cfg, memory_bytes, dram);
+}
+
+}  // namespace nasa::sim

@@ -1,0 +1,48 @@
+// The one interface the runtime drives every accelerator target through (DESIGN.md section 6):
+// memory and CSR access, start, and wait-for-done with a timeout. Targets: the reference model
+// (make_ref_device, here), the Verilator RTL (nasa::sim::make_rtl_device) and, later, UART.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "nasa/hw_spec.h"
+
+namespace nasa::device {
+
+struct WaitResult {
+  bool done = false;     // the run finished (successfully or with an error code)
+  bool timeout = false;  // the timeout elapsed first
+  hw::Err err = hw::Err::None;
+  uint32_t err_index = 0;    // descriptor that failed
+  uint32_t layers_done = 0;  // descriptors completed
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string name() const = 0;  // "ref", "rtl", ...
+  virtual const hw::Config& config() const = 0;
+  virtual uint64_t memory_size() const = 0;
+  // Byte-addressed shared memory; an access beyond memory_size() throws std::out_of_range.
+  virtual void write_memory(uint64_t addr, std::span<const uint8_t> bytes) = 0;
+  virtual void read_memory(uint64_t addr, std::span<uint8_t> out) = 0;
+  virtual void write_csr(uint32_t addr, uint32_t value) = 0;
+  virtual uint32_t read_csr(uint32_t addr) = 0;
+  // Starts the program set up in DESC_ADDR/DESC_COUNT/WIN_BASE/WIN_LIMIT.
+  virtual void start() = 0;
+  // Waits until the run ends or `timeout_cycles` accelerator cycles pass.
+  virtual WaitResult wait(uint64_t timeout_cycles) = 0;
+
+  uint64_t counter(hw::Counter id);
+  // Programs the CSRs, starts, waits: the usual sequence.
+  WaitResult run(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base, uint32_t win_limit,
+                 uint64_t timeout_cycles);
+};
+
+// The bit-exact reference model with the cycle model behind the CSRs (counters are the model's).
+std::unique_ptr<Device> make_ref_device(const hw::Config& cfg, uint64_t memory_bytes);
+
+}  // namespace nasa::device

@@ -1,0 +1,129 @@
+#include "nasa/device.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "nasa/memory_image.h"
+#include "nasa/refmodel.h"
+
+namespace nasa::device {
+
+uint64_t Device::counter(hw::Counter id) {
+  const uint32_t addr =
+      static_cast<uint32_t>(hw::Csr::CounterBase) + 8u * static_cast<uint32_t>(id);
+  const uint64_t lo = read_csr(addr);
+  const uint64_t hi = read_csr(addr + 4);
+  return lo | (hi << 32);
+}
+
+WaitResult Device::run(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base,
+                       uint32_t win_limit, uint64_t timeout_cycles) {
+  write_csr(static_cast<uint32_t>(hw::Csr::DescAddr), desc_addr);
+  write_csr(static_cast<uint32_t>(hw::Csr::DescCount), desc_count);
+  write_csr(static_cast<uint32_t>(hw::Csr::WinBase), win_base);
+  write_csr(static_cast<uint32_t>(hw::Csr::WinLimit), win_limit);
+  start();
+  return wait(timeout_cycles);
+}
+
+namespace {
+
+// CSR semantics of rtl/nasa_csr.sv; the run itself is nasa::ref::run.
+class RefDevice final : public Device {
+ public:
+  RefDevice(const hw::Config& cfg, uint64_t memory_bytes) : cfg_(cfg), mem_(memory_bytes) {}
+
+  std::string name() const override { return "ref"; }
+  const hw::Config& config() const override { return cfg_; }
+  uint64_t memory_size() const override { return mem_.size(); }
+
+  void write_memory(uint64_t addr, std::span<const uint8_t> bytes) override {
+    check_range(mem_.size(), addr, bytes.size());
+    std::copy(bytes.begin(), bytes.end(), mem_.begin() + static_cast<std::ptrdiff_t>(addr));
+  }
+  void read_memory(uint64_t addr, std::span<uint8_t> out) override {
+    check_range(mem_.size(), addr, out.size());
+    std::copy_n(mem_.begin() + static_cast<std::ptrdiff_t>(addr), out.size(), out.begin());
+  }
+
+  void write_csr(uint32_t addr, uint32_t value) override {
+    switch (static_cast<hw::Csr>(addr)) {
+      case hw::Csr::Ctrl:
+        if (value & hw::kCtrlClear) {
+          done_ = false;
+          result_.err = hw::Err::None;
+        }
+        if (value & hw::kCtrlStart) start();
+        break;
+      case hw::Csr::DescAddr: desc_addr_ = value; break;
+      case hw::Csr::DescCount: desc_count_ = value; break;
+      case hw::Csr::WinBase: win_base_ = value; break;
+      case hw::Csr::WinLimit: win_limit_ = value; break;
+      default: break;  // read-only registers ignore writes, as in the RTL
+    }
+  }
+
+  uint32_t read_csr(uint32_t addr) override {
+    const auto base = static_cast<uint32_t>(hw::Csr::CounterBase);
+    if (addr >= base && addr < base + 8u * hw::kNumCounters) {
+      const uint64_t v = result_.counters[(addr - base) / 8];
+      return static_cast<uint32_t>((addr - base) % 8 == 0 ? v : v >> 32);
+    }
+    switch (static_cast<hw::Csr>(addr)) {
+      case hw::Csr::Status:
+        return (done_ ? hw::kStatusDone : 0u) |
+               (done_ && result_.err != hw::Err::None ? hw::kStatusError : 0u);
+      case hw::Csr::ErrCode: return static_cast<uint32_t>(result_.err);
+      case hw::Csr::ErrIndex: return result_.err_index;
+      case hw::Csr::DescAddr: return desc_addr_;
+      case hw::Csr::DescCount: return desc_count_;
+      case hw::Csr::WinBase: return win_base_;
+      case hw::Csr::WinLimit: return win_limit_;
+      case hw::Csr::HwShape: return cfg_.rows | (cfg_.cols << 16);
+      case hw::Csr::HwMem: return cfg_.mem_bytes | (cfg_.burst_max << 16);
+      case hw::Csr::HwInBuf: return cfg_.in_buf_bytes;
+      case hw::Csr::HwKredMax: return cfg_.kred_max;
+      case hw::Csr::Magic: return hw::kMagic;
+      case hw::Csr::LayersDone: return result_.layers_done;
+      default: return 0;
+    }
+  }
+
+  void start() override {
+    if (win_limit_ > mem_.size()) {
+      throw std::out_of_range(fmt::format(
+          "ref device: window [{:#x}, {:#x}) extends past the {:#x}-byte memory", win_base_,
+          win_limit_, mem_.size()));
+    }
+    result_ = ref::run(mem_, cfg_, desc_addr_, desc_count_, win_base_, win_limit_);
+    done_ = true;
+  }
+
+  WaitResult wait(uint64_t /*timeout_cycles*/) override {
+    // The reference model runs to completion inside start().
+    WaitResult w;
+    w.done = done_;
+    w.err = result_.err;
+    w.err_index = result_.err_index;
+    w.layers_done = result_.layers_done;
+    return w;
+  }
+
+ private:
+  hw::Config cfg_;
+  std::vector<uint8_t> mem_;
+  uint32_t desc_addr_ = 0, desc_count_ = 0, win_base_ = 0, win_limit_ = 0;
+  bool done_ = false;
+  ref::RunResult result_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_ref_device(const hw::Config& cfg, uint64_t memory_bytes) {
+  return std::make_unique<RefDevice>(cfg, memory_bytes);
+}
+
+}  // namespace nasa::device
