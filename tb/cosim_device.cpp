@@ -37,8 +37,8 @@ TEST_P(DeviceParity, RandomLayersMatch) {
     rtl->read_memory(0, b);
     EXPECT_TRUE(a == b) << "memory differs";
     for (Counter c : {Counter::Cycles, Counter::Macs, Counter::DramRdBytes, Counter::DramWrBytes,
-                      Counter::PeBusy, Counter::VecBusy, Counter::StallInput,
-                      Counter::StallWeight, Counter::StallOutput, Counter::StallDesc}) {
+                      Counter::PeBusy, Counter::VecBusy, Counter::StallInput, Counter::StallWeight,
+                      Counter::StallOutput, Counter::StallDesc}) {
       EXPECT_EQ(ref->counter(c), rtl->counter(c)) << "counter " << static_cast<int>(c);
     }
   }

@@ -55,9 +55,9 @@ class RtlDevice final : public device::Device {
     }
     pending_ = false;
     auto csr = [&](hw::Csr c) { return engine_->csr_read(static_cast<uint32_t>(c)); };
-    const RunStatus st = engine_->run(csr(hw::Csr::DescAddr), csr(hw::Csr::DescCount),
-                                      csr(hw::Csr::WinBase), csr(hw::Csr::WinLimit),
-                                      timeout_cycles);
+    const RunStatus st =
+        engine_->run(csr(hw::Csr::DescAddr), csr(hw::Csr::DescCount), csr(hw::Csr::WinBase),
+                     csr(hw::Csr::WinLimit), timeout_cycles);
     w.done = st.done;
     w.timeout = st.timeout;
     w.err = static_cast<hw::Err>(st.err_code);

@@ -149,8 +149,8 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
       if (r.conv_qualifies) {
         ++s.conv_layers_qualifying;
         s.min_conv_efficiency = std::min(s.min_conv_efficiency, r.efficiency);
-        s.conv_eff.emplace_back(
-            static_cast<double>(r.macs) / (double{1} * cfg.rows * cfg.cols), r.efficiency);
+        s.conv_eff.emplace_back(static_cast<double>(r.macs) / (double{1} * cfg.rows * cfg.cols),
+                                r.efficiency);
       }
     }
     // Worst layer: the first failure, else the largest cycle-model error.
@@ -217,10 +217,11 @@ void print_summary(const Summary& s, const Options& o) {
              s.mean_cycle_error_pct());
   if (s.has_conv()) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
-    fmt::print("  conv efficiency over {} qualifying conv layers: min {:.3f}, median {:.3f}; "
-               "min {:.3f} over the {} with >= {:.0f} ideal cycles\n",
-               s.conv_layers_qualifying, s.min_conv_efficiency, s.median_conv_efficiency(), amin,
-               an, Summary::kAmortized);
+    fmt::print(
+        "  conv efficiency over {} qualifying conv layers: min {:.3f}, median {:.3f}; "
+        "min {:.3f} over the {} with >= {:.0f} ideal cycles\n",
+        s.conv_layers_qualifying, s.min_conv_efficiency, s.median_conv_efficiency(), amin, an,
+        Summary::kAmortized);
   } else {
     fmt::print("  no qualifying conv layers (efficiency not measured)\n");
   }

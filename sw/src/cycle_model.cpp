@@ -99,12 +99,15 @@ struct Layer {
 class Engine {
  public:
   Engine(const hw::Config& cfg, const DramTiming& dram)
-      : cfg_(cfg), mb_(cfg.mem_bytes), chunk_(uint64_t{cfg.burst_max} * cfg.mem_bytes),
+      : cfg_(cfg),
+        mb_(cfg.mem_bytes),
+        chunk_(uint64_t{cfg.burst_max} * cfg.mem_bytes),
         wchunk_(chunk_ / 2),
         dram_(dram, cfg.mem_bytes) {
     if (dram.bytes_per_cycle == 0 || dram.bytes_per_cycle > cfg.mem_bytes || dram.latency == 0) {
-      throw std::invalid_argument("cycle model: DRAM bandwidth must be in [1, port width] and "
-                                  "latency at least 1");
+      throw std::invalid_argument(
+          "cycle model: DRAM bandwidth must be in [1, port width] and "
+          "latency at least 1");
     }
   }
 
@@ -173,8 +176,8 @@ class Engine {
     if (L_.need_all) return L_.in_total;
     if (L_.add) return L_.offb + tile * L_.cin + L_.cin;
     const uint64_t plast = L_.pe ? tile * cfg_.rows + cfg_.rows - 1 : tile;
-    const int64_t iy0 = static_cast<int64_t>((plast / L_.wo) * L_.stride) -
-                        static_cast<int64_t>(L_.pad);
+    const int64_t iy0 =
+        static_cast<int64_t>((plast / L_.wo) * L_.stride) - static_cast<int64_t>(L_.pad);
     const auto ky = static_cast<int64_t>(step / (L_.cin_n * L_.kw));
     const int64_t n = (iy0 + ky + 1) * static_cast<int64_t>(L_.row_b);
     return std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(n, 0)), L_.in_total);
@@ -380,8 +383,10 @@ void Engine::step() {
     rq_left_ -= burst;
   }
   if (job_push) job_q_.push_back(job);
-  if (wr_fire) last_was_wr_ = true;
-  else if (rd_req_fire) last_was_wr_ = false;
+  if (wr_fire)
+    last_was_wr_ = true;
+  else if (rd_req_fire)
+    last_was_wr_ = false;
   hold_ = req_valid && !req_ready;
   hold_wr_ = grant_wr;
 
@@ -479,14 +484,18 @@ void Engine::step() {
   if (il_grant) {
     if (il_left <= chunk_) {
       il_off_ = 0;
-      if (L_.add && !il_region_) il_region_ = true;
-      else il_done_ = true;
+      if (L_.add && !il_region_)
+        il_region_ = true;
+      else
+        il_done_ = true;
     } else {
       il_off_ += chunk_;
     }
   }
-  if (il_grant) rr_ = true;
-  else if (tl_grant) rr_ = false;
+  if (il_grant)
+    rr_ = true;
+  else if (tl_grant)
+    rr_ = false;
   if (tl_grant) ++h_iss_[tl_h];
   switch (claim ? 0u : tl_phase_) {
     case 0:

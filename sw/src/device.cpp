@@ -58,11 +58,20 @@ class RefDevice final : public Device {
         }
         if (value & hw::kCtrlStart) start();
         break;
-      case hw::Csr::DescAddr: desc_addr_ = value; break;
-      case hw::Csr::DescCount: desc_count_ = value; break;
-      case hw::Csr::WinBase: win_base_ = value; break;
-      case hw::Csr::WinLimit: win_limit_ = value; break;
-      default: break;  // read-only registers ignore writes, as in the RTL
+      case hw::Csr::DescAddr:
+        desc_addr_ = value;
+        break;
+      case hw::Csr::DescCount:
+        desc_count_ = value;
+        break;
+      case hw::Csr::WinBase:
+        win_base_ = value;
+        break;
+      case hw::Csr::WinLimit:
+        win_limit_ = value;
+        break;
+      default:
+        break;  // read-only registers ignore writes, as in the RTL
     }
   }
 
@@ -76,27 +85,40 @@ class RefDevice final : public Device {
       case hw::Csr::Status:
         return (done_ ? hw::kStatusDone : 0u) |
                (done_ && result_.err != hw::Err::None ? hw::kStatusError : 0u);
-      case hw::Csr::ErrCode: return static_cast<uint32_t>(result_.err);
-      case hw::Csr::ErrIndex: return result_.err_index;
-      case hw::Csr::DescAddr: return desc_addr_;
-      case hw::Csr::DescCount: return desc_count_;
-      case hw::Csr::WinBase: return win_base_;
-      case hw::Csr::WinLimit: return win_limit_;
-      case hw::Csr::HwShape: return cfg_.rows | (cfg_.cols << 16);
-      case hw::Csr::HwMem: return cfg_.mem_bytes | (cfg_.burst_max << 16);
-      case hw::Csr::HwInBuf: return cfg_.in_buf_bytes;
-      case hw::Csr::HwKredMax: return cfg_.kred_max;
-      case hw::Csr::Magic: return hw::kMagic;
-      case hw::Csr::LayersDone: return result_.layers_done;
-      default: return 0;
+      case hw::Csr::ErrCode:
+        return static_cast<uint32_t>(result_.err);
+      case hw::Csr::ErrIndex:
+        return result_.err_index;
+      case hw::Csr::DescAddr:
+        return desc_addr_;
+      case hw::Csr::DescCount:
+        return desc_count_;
+      case hw::Csr::WinBase:
+        return win_base_;
+      case hw::Csr::WinLimit:
+        return win_limit_;
+      case hw::Csr::HwShape:
+        return cfg_.rows | (cfg_.cols << 16);
+      case hw::Csr::HwMem:
+        return cfg_.mem_bytes | (cfg_.burst_max << 16);
+      case hw::Csr::HwInBuf:
+        return cfg_.in_buf_bytes;
+      case hw::Csr::HwKredMax:
+        return cfg_.kred_max;
+      case hw::Csr::Magic:
+        return hw::kMagic;
+      case hw::Csr::LayersDone:
+        return result_.layers_done;
+      default:
+        return 0;
     }
   }
 
   void start() override {
     if (win_limit_ > mem_.size()) {
-      throw std::out_of_range(fmt::format(
-          "ref device: window [{:#x}, {:#x}) extends past the {:#x}-byte memory", win_base_,
-          win_limit_, mem_.size()));
+      throw std::out_of_range(
+          fmt::format("ref device: window [{:#x}, {:#x}) extends past the {:#x}-byte memory",
+                      win_base_, win_limit_, mem_.size()));
     }
     result_ = ref::run(mem_, cfg_, desc_addr_, desc_count_, win_base_, win_limit_);
     done_ = true;

@@ -16,9 +16,9 @@ namespace nasa::cycles {
 
 // Timing of the memory behind the engine's port (the sim/ DRAM model uses the same numbers).
 struct DramTiming {
-  uint32_t latency = 32;           // cycles from an accepted read request to its first beat
-  uint32_t bytes_per_cycle = 32;   // sustained bandwidth (<= the port width)
-  uint32_t max_outstanding = 16;   // requests the memory accepts before it stalls the port
+  uint32_t latency = 32;          // cycles from an accepted read request to its first beat
+  uint32_t bytes_per_cycle = 32;  // sustained bandwidth (<= the port width)
+  uint32_t max_outstanding = 16;  // requests the memory accepts before it stalls the port
 };
 DramTiming default_dram(const hw::Config& cfg);
 

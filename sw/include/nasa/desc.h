@@ -27,13 +27,13 @@ Desc decode(std::span<const uint32_t, hw::kDescWords> words);
 
 // Sizes derived from a (valid) descriptor; all in bytes except counts.
 struct Shape {
-  uint32_t ho = 0, wo = 0;      // output spatial size
-  uint64_t in_bytes = 0;        // one input tensor
-  uint64_t out_bytes = 0;       // output tensor
-  uint64_t wgt_bytes = 0;       // weights (0 for ops without weights)
-  uint64_t prm_bytes = 0;       // per-channel records (0 for ops without them)
-  uint64_t kred = 0;            // reduction length per output (taps for vec ops)
-  uint64_t macs = 0;            // multiply-accumulates (conv, fc, depthwise), incl. padding taps
+  uint32_t ho = 0, wo = 0;  // output spatial size
+  uint64_t in_bytes = 0;    // one input tensor
+  uint64_t out_bytes = 0;   // output tensor
+  uint64_t wgt_bytes = 0;   // weights (0 for ops without weights)
+  uint64_t prm_bytes = 0;   // per-channel records (0 for ops without them)
+  uint64_t kred = 0;        // reduction length per output (taps for vec ops)
+  uint64_t macs = 0;        // multiply-accumulates (conv, fc, depthwise), incl. padding taps
 };
 Shape shape_of(const Desc& d);
 

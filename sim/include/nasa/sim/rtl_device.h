@@ -10,7 +10,7 @@
 namespace nasa::sim {
 
 std::unique_ptr<device::Device> make_rtl_device(const hw::Config& cfg, uint64_t memory_bytes,
-                                                 const cycles::DramTiming& dram);
+                                                const cycles::DramTiming& dram);
 inline std::unique_ptr<device::Device> make_rtl_device(const hw::Config& cfg,
                                                        uint64_t memory_bytes) {
   return make_rtl_device(cfg, memory_bytes, cycles::default_dram(cfg));
