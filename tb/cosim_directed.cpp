@@ -27,17 +27,7 @@ constexpr double kMaxCycleErrorPct = 3.0;
 
 Desc shape(Op op, uint16_t h, uint16_t w, uint16_t cin, uint16_t cout, uint8_t k = 1,
            uint8_t stride = 1, Act act = Act::None, uint8_t q6 = 0) {
-  Desc d;
-  d.op = static_cast<uint8_t>(op);
-  d.act = static_cast<uint8_t>(act);
-  d.k = k;
-  d.stride = stride;
-  d.h = h;
-  d.w = w;
-  d.cin = cin;
-  d.cout = cout;
-  d.q6 = q6;
-  return d;
+  return layer_shape(op, h, w, cin, cout, k, stride, act, q6);
 }
 
 Desc pool(Op op, uint16_t h, uint16_t w, uint16_t c, uint8_t stride = 1, Act act = Act::None) {

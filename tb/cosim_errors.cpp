@@ -23,15 +23,7 @@ using hw::Op;
 
 Desc shape(Op op, uint16_t h, uint16_t w, uint16_t cin, uint16_t cout, uint8_t k = 1,
            uint8_t stride = 1) {
-  Desc d;
-  d.op = static_cast<uint8_t>(op);
-  d.k = k;
-  d.stride = stride;
-  d.h = h;
-  d.w = w;
-  d.cin = cin;
-  d.cout = cout;
-  return d;
+  return layer_shape(op, h, w, cin, cout, k, stride);
 }
 
 Desc conv3() { return shape(Op::Conv, 5, 5, 8, 12, 3); }

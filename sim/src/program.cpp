@@ -95,6 +95,21 @@ uint64_t derive_seed(uint64_t seed, uint64_t index) {
   return splitmix64(x);
 }
 
+Desc layer_shape(hw::Op op, uint16_t h, uint16_t w, uint16_t cin, uint16_t cout, uint8_t k,
+                 uint8_t stride, hw::Act act, uint8_t q6) {
+  Desc d;
+  d.op = static_cast<uint8_t>(op);
+  d.act = static_cast<uint8_t>(act);
+  d.k = k;
+  d.stride = stride;
+  d.h = h;
+  d.w = w;
+  d.cin = cin;
+  d.cout = cout;
+  d.q6 = q6;
+  return d;
+}
+
 std::string describe(const Desc& d) {
   return fmt::format(
       "op={}({}) act={} k={} stride={} h={} w={} cin={} cout={} in={:#x} in2={:#x} out={:#x} "

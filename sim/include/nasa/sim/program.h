@@ -48,6 +48,10 @@ struct Program {
 // Replaces descriptor `index` of `p`, in `p.descs` and in the image.
 void rewrite_desc(Program& p, uint32_t index, const Desc& d);
 
+// A descriptor with its shape fields set (addresses and requant are filled by add_layer).
+Desc layer_shape(hw::Op op, uint16_t h, uint16_t w, uint16_t cin, uint16_t cout, uint8_t k = 1,
+                 uint8_t stride = 1, hw::Act act = hw::Act::None, uint8_t q6 = 0);
+
 // One line naming every field of a descriptor (enough to rebuild it by hand).
 std::string describe(const Desc& d);
 
