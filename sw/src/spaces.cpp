@@ -1,0 +1,76 @@
+// Built-in search spaces, so examples and tests need no JSON file (docs/spaces/ holds their JSON).
+#include <fmt/format.h>
+
+#include <functional>
+#include <utility>
+
+#include "nasa/spec.h"
+
+namespace nasa::spec {
+namespace {
+
+std::vector<OpSpec> ops(const std::vector<std::string_view>& names) {
+  std::vector<OpSpec> out;
+  for (auto n : names) out.push_back(parse_op(n));
+  return out;
+}
+
+// Fashion-MNIST sized: 28x28x1, three resolutions (28, 14, 7), 4-6 ops per layer, 18000
+// candidates of 2.1-11.2 M MACs each: small enough to train the supernet on a CPU in minutes.
+Supernet fmnist_mb() {
+  Supernet n;
+  n.name = "fmnist-mb";
+  n.in_h = 28;
+  n.in_w = 28;
+  n.in_c = 1;
+  n.classes = 10;
+  n.stem = {16, 3, 1};
+  // At 28x28 only small kernels and expansions; the larger ones where the maps are smaller.
+  const std::vector<std::string_view> hi_res = {"mb_k3_e1", "mb_k5_e1", "mb_k3_e3", "mb_k5_e3"};
+  const std::vector<std::string_view> lo_res = {"mb_k3_e3", "mb_k5_e3", "mb_k7_e3", "mb_k3_e6",
+                                                "mb_k5_e6"};
+  auto with_skip = [](std::vector<std::string_view> v) {
+    v.push_back("skip");
+    return v;
+  };
+  n.layers = {
+      {16, 1, ops(hi_res)},             // 28x28
+      {16, 1, ops(with_skip(hi_res))},  // 28x28
+      {24, 2, ops(lo_res)},             // 28 -> 14
+      {24, 1, ops(with_skip(lo_res))},  // 14x14
+      {40, 2, ops(lo_res)},             // 14 -> 7
+      {40, 1, ops(with_skip(lo_res))},  // 7x7
+  };
+  n.head = {128};
+  n.act = "relu6";
+  return n;
+}
+
+const std::vector<std::pair<std::string, std::function<Supernet()>>>& registry() {
+  static const std::vector<std::pair<std::string, std::function<Supernet()>>> r = {
+      {"fmnist-mb", fmnist_mb},
+  };
+  return r;
+}
+
+}  // namespace
+
+Supernet builtin_space(std::string_view name) {
+  for (const auto& [n, make] : registry()) {
+    if (n == name) {
+      Supernet net = make();
+      validate(net);
+      return net;
+    }
+  }
+  throw SpecError(fmt::format("unknown built-in search space '{}' (available: {})", name,
+                              fmt::join(builtin_space_names(), ", ")));
+}
+
+std::vector<std::string> builtin_space_names() {
+  std::vector<std::string> out;
+  for (const auto& entry : registry()) out.push_back(entry.first);
+  return out;
+}
+
+}  // namespace nasa::spec
