@@ -30,8 +30,8 @@ TEST(SupernetWeights, NamesFollowTheSpec) {
   bool stem = false, fc = false, bn_var = false;
   for (const auto& t : specs) {
     stem |= t.name == "stem.conv.weight";
-    fc |= t.name == "head.fc.weight" && t.shape == std::vector<int64_t>{net.classes,
-                                                                       net.head.channels};
+    fc |= t.name == "head.fc.weight" &&
+          t.shape == std::vector<int64_t>{net.classes, net.head.channels};
     bn_var |= t.name == "layers.0.choices.0.dw.bn.running_var";
   }
   EXPECT_TRUE(stem);
@@ -62,8 +62,9 @@ TEST(SupernetWeights, MismatchesAreNamed) {
   const auto net = nasa::spec::builtin_space("fmnist-mb");
   auto w = random_weights(net, 1);
   w.tensors.erase("layers.2.choices.1.dw.conv.weight");
-  EXPECT_NE(message_of([&] { check_weights(net, w, "w.safetensors"); })
-                .find("w.safetensors: tensor 'layers.2.choices.1.dw.conv.weight'"),
+  EXPECT_NE(message_of([&] {
+              check_weights(net, w, "w.safetensors");
+            }).find("w.safetensors: tensor 'layers.2.choices.1.dw.conv.weight'"),
             std::string::npos);
 
   auto w2 = random_weights(net, 1);
@@ -77,9 +78,9 @@ TEST(SupernetWeights, MismatchesAreNamed) {
   auto w3 = random_weights(net, 1);
   const float one = 1.0f;
   w3.add_f32("layers.9.choices.0.conv.weight", {1}, std::span<const float>(&one, 1));
-  EXPECT_NE(message_of([&] { check_weights(net, w3, "w.safetensors"); })
-                .find("is not part of supernet"),
-            std::string::npos);
+  EXPECT_NE(
+      message_of([&] { check_weights(net, w3, "w.safetensors"); }).find("is not part of supernet"),
+      std::string::npos);
 }
 
 }  // namespace

@@ -59,8 +59,9 @@ void check_weights(const spec::Supernet& net, const TensorFile& file, std::strin
     expected.insert(t.name);
     const auto it = file.tensors.find(t.name);
     if (it == file.tensors.end()) {
-      throw std::runtime_error(fmt::format("{}: tensor '{}' (shape [{}]) is missing for supernet '{}'",
-                                           source, t.name, fmt::join(t.shape, ","), net.name));
+      throw std::runtime_error(
+          fmt::format("{}: tensor '{}' (shape [{}]) is missing for supernet '{}'", source, t.name,
+                      fmt::join(t.shape, ","), net.name));
     }
     if (it->second.dtype != "F32") {
       throw std::runtime_error(fmt::format("{}: tensor '{}' has dtype {}, expected F32", source,

@@ -87,20 +87,18 @@ int cmd_info(const SpecSource& src, bool json) {
     const auto& l = net.layers[i];
     for (size_t c = 0; c < l.choices.size(); ++c) {
       const auto cost = nasa::spec::op_cost(net, i, c);
-      fmt::print("{:>5}  {:<12} {:>6}  {:<12} {:>12} {:>10}\n",
-                 c == 0 ? std::to_string(i) : std::string(),
-                 c == 0 ? fmt::format("{}x{}x{}", s.h, s.w, s.cin) : std::string(),
-                 c == 0 ? std::to_string(s.stride) : std::string(),
-                 fmt::format("{}:{}", c, nasa::spec::op_name(l.choices[c])), cost.macs,
-                 cost.params);
+      fmt::print(
+          "{:>5}  {:<12} {:>6}  {:<12} {:>12} {:>10}\n", c == 0 ? std::to_string(i) : std::string(),
+          c == 0 ? fmt::format("{}x{}x{}", s.h, s.w, s.cin) : std::string(),
+          c == 0 ? std::to_string(s.stride) : std::string(),
+          fmt::format("{}:{}", c, nasa::spec::op_name(l.choices[c])), cost.macs, cost.params);
     }
   }
   return 0;
 }
 
 // Writes DIR/supernet.json and DIR/weights.safetensors (random weights of a sensible scale).
-int cmd_init(const SpecSource& src, uint64_t seed, const std::string& out, bool force,
-             bool json) {
+int cmd_init(const SpecSource& src, uint64_t seed, const std::string& out, bool force, bool json) {
   const Supernet net = src.load();
   const fs::path dir = out;
   const fs::path spec_path = dir / "supernet.json", weights_path = dir / "weights.safetensors";

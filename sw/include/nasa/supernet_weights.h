@@ -1,6 +1,7 @@
 // The float weights of a supernet: the tensor names and shapes a spec implies
-// (`layers.<i>.choices.<j>.<param>`, `stem.<param>`, `head.<param>`, PyTorch OIHW layouts, BatchNorm
-// tensors separate), checking a safetensors file against them, and sensible random weights.
+// (`layers.<i>.choices.<j>.<param>`, `stem.<param>`, `head.<param>`, PyTorch OIHW layouts,
+// BatchNorm tensors separate), checking a safetensors file against them, and sensible random
+// weights.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,151 @@
+#include "nasa/float_eval.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace nasa::floatnet {
+namespace {
+
+const weights::Tensor& get(const weights::TensorFile& wf, const std::string& name) {
+  return wf.at(name);
+}
+
+// Convolution (same padding, groups 1 or depthwise) + inference BatchNorm + optional activation.
+Tensor conv_bn(const weights::TensorFile& wf, const std::string& prefix, const Tensor& in,
+               int stride, bool depthwise, int act /* 0 none, 1 relu, 2 relu6 */) {
+  const auto& wt = get(wf, prefix + ".conv.weight");
+  if (wt.shape.size() != 4) {
+    throw std::runtime_error(fmt::format("tensor '{}.conv.weight' is not 4-D", prefix));
+  }
+  const auto w = wt.f32();
+  const int cout = static_cast<int>(wt.shape[0]), cin_g = static_cast<int>(wt.shape[1]);
+  const int k = static_cast<int>(wt.shape[2]);
+  if ((depthwise && (cin_g != 1 || cout != in.c)) || (!depthwise && cin_g != in.c)) {
+    throw std::runtime_error(
+        fmt::format("tensor '{}.conv.weight' [{},{},{},{}] does not fit an "
+                    "input of {} channels",
+                    prefix, cout, cin_g, k, k, in.c));
+  }
+  const auto gamma = get(wf, prefix + ".bn.weight").f32();
+  const auto beta = get(wf, prefix + ".bn.bias").f32();
+  const auto mean = get(wf, prefix + ".bn.running_mean").f32();
+  const auto var = get(wf, prefix + ".bn.running_var").f32();
+  const int pad = (k - 1) / 2;
+  Tensor out{cout, (in.h + stride - 1) / stride, (in.w + stride - 1) / stride, {}};
+  out.v.assign(static_cast<size_t>(out.c) * out.h * out.w, 0.0f);
+  for (int co = 0; co < cout; ++co) {
+    const float g = gamma[co] / std::sqrt(var[co] + 1e-5f);
+    const float b = beta[co] - mean[co] * g;
+    for (int oy = 0; oy < out.h; ++oy) {
+      for (int ox = 0; ox < out.w; ++ox) {
+        double acc = 0;
+        for (int ci = 0; ci < cin_g; ++ci) {
+          const int c_in = depthwise ? co : ci;
+          for (int ky = 0; ky < k; ++ky) {
+            const int iy = oy * stride - pad + ky;
+            if (iy < 0 || iy >= in.h) continue;
+            for (int kx = 0; kx < k; ++kx) {
+              const int ix = ox * stride - pad + kx;
+              if (ix < 0 || ix >= in.w) continue;
+              acc += double{in.at(c_in, iy, ix)} *
+                     w[((static_cast<size_t>(co) * cin_g + ci) * k + ky) * k + kx];
+            }
+          }
+        }
+        float y = static_cast<float>(acc) * g + b;
+        if (act >= 1) y = std::max(y, 0.0f);
+        if (act == 2) y = std::min(y, 6.0f);
+        out.at(co, oy, ox) = y;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor image_from_u8(const uint8_t* pixels, int h, int w, int c) {
+  Tensor t{c, h, w, std::vector<float>(static_cast<size_t>(c) * h * w)};
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      for (int ci = 0; ci < c; ++ci) {
+        t.at(ci, y, x) = pixels[(static_cast<size_t>(y) * w + x) * c + ci] / 255.0f;
+      }
+    }
+  }
+  return t;
+}
+
+std::vector<float> forward(const spec::Supernet& net, const weights::TensorFile& wf,
+                           const spec::Candidate& cand, const Tensor& image,
+                           const Observer& observe) {
+  spec::validate_candidate(net, cand);
+  if (image.c != net.in_c || image.h != net.in_h || image.w != net.in_w) {
+    throw std::invalid_argument(
+        fmt::format("image is {}x{}x{} (CxHxW), supernet '{}' expects {}x{}x{}", image.c, image.h,
+                    image.w, net.name, net.in_c, net.in_h, net.in_w));
+  }
+  const int act = net.act == "relu" ? 1 : 2;
+  auto emit = [&](std::string_view name, const Tensor& t) {
+    if (observe) observe(name, t);
+  };
+  Tensor x = conv_bn(wf, "stem", image, net.stem.stride, false, act);
+  emit("stem", x);
+  for (size_t i = 0; i < net.layers.size(); ++i) {
+    const auto& layer = net.layers[i];
+    const spec::OpSpec& op = layer.choices[static_cast<size_t>(cand[i])];
+    const std::string prefix = fmt::format("layers.{}.choices.{}", i, cand[i]);
+    switch (op.kind) {
+      case spec::OpKind::MBConv: {
+        Tensor t = x;
+        if (op.expand != 1) {
+          t = conv_bn(wf, prefix + ".expand", t, 1, false, act);
+          emit(prefix + ".expand", t);
+        }
+        t = conv_bn(wf, prefix + ".dw", t, layer.stride, true, act);
+        emit(prefix + ".dw", t);
+        t = conv_bn(wf, prefix + ".project", t, 1, false, 0);
+        emit(prefix + ".project", t);
+        if (layer.stride == 1 && x.c == t.c) {
+          for (size_t j = 0; j < t.v.size(); ++j) t.v[j] += x.v[j];
+        }
+        x = std::move(t);
+        break;
+      }
+      case spec::OpKind::Conv:
+        x = conv_bn(wf, prefix, x, layer.stride, false, act);
+        break;
+      case spec::OpKind::Skip:
+        break;
+    }
+    emit(fmt::format("layers.{}.out", i), x);
+  }
+  x = conv_bn(wf, "head", x, 1, false, act);
+  emit("head.conv", x);
+  Tensor gap{x.c, 1, 1, std::vector<float>(static_cast<size_t>(x.c))};
+  for (int c = 0; c < x.c; ++c) {
+    double s = 0;
+    for (int p = 0; p < x.h * x.w; ++p) s += x.v[static_cast<size_t>(c) * x.h * x.w + p];
+    gap.v[static_cast<size_t>(c)] = static_cast<float>(s / (x.h * x.w));
+  }
+  emit("head.gap", gap);
+  const auto& fw = get(wf, "head.fc.weight");
+  const auto fb = get(wf, "head.fc.bias").f32();
+  const auto fwv = fw.f32();
+  std::vector<float> logits(static_cast<size_t>(net.classes));
+  for (int o = 0; o < net.classes; ++o) {
+    double s = fb[static_cast<size_t>(o)];
+    for (int c = 0; c < gap.c; ++c) {
+      s += double{gap.v[static_cast<size_t>(c)]} * fwv[static_cast<size_t>(o) * gap.c + c];
+    }
+    logits[static_cast<size_t>(o)] = static_cast<float>(s);
+  }
+  Tensor lt{net.classes, 1, 1, logits};
+  emit("logits", lt);
+  return logits;
+}
+
+}  // namespace nasa::floatnet
