@@ -177,7 +177,7 @@ package nasa_pkg;
   localparam int unsigned CfgSimRows       = 16;
   localparam int unsigned CfgSimCols       = 16;
   localparam int unsigned CfgSimMemBytes   = 32;
-  localparam int unsigned CfgSimInBufBytes = 65536;
+  localparam int unsigned CfgSimInBufBytes = 131072;
   localparam int unsigned CfgSimKredMax    = 8192;
   localparam int unsigned CfgSimBurstMax   = 8;
 

@@ -611,11 +611,11 @@ TEST_F(Validate, BadChannels) {
 TEST_F(Validate, OversizeInputBuffer) {
   limit = 0xFFFFFFFFu;
   Desc d = of(Op::MaxPool);
-  d.h = 256;
+  d.h = static_cast<uint16_t>(cfg.in_buf_bytes / 256);
   d.w = 16;
-  d.cin = d.cout = 16;  // 65536 bytes: exactly the sim input buffer
+  d.cin = d.cout = 16;  // exactly the input buffer
   d.in_addr = 0x100000;
-  d.out_addr = 0x200000;
+  d.out_addr = 0x400000;
   EXPECT_EQ(check(d), Err::None);
   d.cin = d.cout = 17;
   d.act = u8(Act::Relu6);
@@ -629,13 +629,18 @@ TEST_F(Validate, OversizeAddCountsBothInputsWithAlignment) {
   d.in_addr = 0x100000;
   d.in2_addr = 0x200000;
   d.out_addr = 0x300000;
-  d.h = 1;
+  d.h = 2;
   d.cin = d.cout = 1;
-  d.w = 32768;  // 32768 + 32768 = 65536 fits
+  const uint32_t half = cfg.in_buf_bytes / 2;  // h*w per input; 2*half fills the buffer
+  d.w = static_cast<uint16_t>(half / 2);
   EXPECT_EQ(check(d), Err::None);
-  d.w = 32760;  // align_up(32760, 32) = 32768, + 32760 fits
+  d.w = static_cast<uint16_t>(half / 2 - 4);  // aligned up to half: still fits
   EXPECT_EQ(check(d), Err::None);
-  d.w = 32769;  // align_up(32769, 32) = 32800, + 32769 does not fit
+  d.h = 1;
+  d.w = static_cast<uint16_t>(half / 2);  // the buffer has room for four times this
+  EXPECT_EQ(check(d), Err::None);
+  d.h = 2;
+  d.w = static_cast<uint16_t>(half / 2 + 1);  // align_up(half + 2, 32) + half + 2 > buffer
   EXPECT_EQ(check(d), Err::Oversize);
 }
 

@@ -93,7 +93,7 @@ namespace nasa::hw {
 // (memory port width), InBufBytes, KredMax, BurstMax (beats per read burst).
 #define NASA_CONFIGS(X)                     \
   X(fpga, 4, 4, 4, 2048, 256, 8)            \
-  X(sim, 16, 16, 32, 65536, 8192, 8)        \
+  X(sim, 16, 16, 32, 131072, 8192, 8)       \
   X(large, 32, 32, 64, 131072, 8192, 8)
 
 // ---- C++ views of the tables. ----

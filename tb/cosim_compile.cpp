@@ -1,0 +1,124 @@
+// Compiled candidates: int8 logits track the float evaluator, and the RTL gives exactly the
+// reference model's logits and cycles on the same program.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <vector>
+
+#include "nasa/compiler.h"
+#include "nasa/data.h"
+#include "nasa/device.h"
+#include "nasa/sim/rtl_device.h"
+#include "nasa/supernet_weights.h"
+
+namespace {
+
+using nasa::compile::Program;
+
+std::vector<std::vector<uint8_t>> sample_images(size_t n) {
+  std::vector<std::vector<uint8_t>> out;
+  if (std::filesystem::exists(nasa::data::default_fashion_mnist_dir())) {
+    const auto ds = nasa::data::load_fashion_mnist("test", n);
+    for (size_t i = 0; i < ds.size(); ++i) {
+      const auto im = ds.image(i);
+      out.emplace_back(im.begin(), im.end());
+    }
+    return out;
+  }
+  std::mt19937 rng(3);  // synthetic blobs when the dataset is absent (outside make test)
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<uint8_t> im(28 * 28);
+    for (auto& v : im) v = static_cast<uint8_t>(rng() % 256);
+    out.push_back(im);
+  }
+  return out;
+}
+
+std::vector<int8_t> run_logits(nasa::device::Device& dev, const Program& p, int classes,
+                               uint64_t* cycles) {
+  dev.write_memory(0, p.image);
+  const auto w = dev.run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, 200'000'000);
+  EXPECT_TRUE(w.done && w.err == nasa::hw::Err::None)
+      << dev.name() << " err " << static_cast<int>(w.err);
+  std::vector<int8_t> out;
+  for (uint32_t a : p.logits_addr) {
+    std::vector<uint8_t> l(static_cast<size_t>(classes));
+    dev.read_memory(a, l);
+    for (uint8_t v : l) out.push_back(static_cast<int8_t>(v));
+  }
+  if (cycles) *cycles = dev.counter(nasa::hw::Counter::Cycles);
+  return out;
+}
+
+struct Fixture {
+  nasa::spec::Supernet net = nasa::spec::builtin_space("fmnist-mb");
+  nasa::weights::TensorFile w = nasa::weights::random_weights(net, 11);
+  std::vector<std::vector<uint8_t>> images = sample_images(16);
+  nasa::compile::QSupernet q;
+  Fixture() {
+    std::vector<nasa::floatnet::Tensor> calib;
+    for (size_t i = 0; i < 8; ++i) {
+      calib.push_back(nasa::floatnet::image_from_u8(images[i].data(), 28, 28, 1));
+    }
+    q = nasa::compile::quantize(net, w, calib);
+  }
+};
+
+TEST(Compile, Int8LogitsTrackFloat) {
+  Fixture f;
+  const auto& cfg = nasa::config_by_name("sim");
+  std::mt19937 rng(5);
+  double worst = 1.0;
+  for (int trial = 0; trial < 6; ++trial) {
+    nasa::spec::Candidate c;
+    for (const auto& l : f.net.layers) c.push_back(static_cast<int>(rng() % l.choices.size()));
+    SCOPED_TRACE(nasa::spec::format_candidate(c));
+    const std::vector<std::vector<uint8_t>> imgs(f.images.begin() + 8, f.images.end());
+    const Program p = nasa::compile::compile(f.q, c, imgs, cfg);
+    auto ref = nasa::device::make_ref_device(cfg, p.image.size());
+    const auto q = run_logits(*ref, p, f.net.classes, nullptr);
+    for (size_t n = 0; n < imgs.size(); ++n) {
+      const auto fl = nasa::floatnet::forward(
+          f.net, f.w, c, nasa::floatnet::image_from_u8(imgs[n].data(), 28, 28, 1));
+      double dot = 0, a2 = 0, b2 = 0;
+      for (int k = 0; k < f.net.classes; ++k) {
+        const double a = fl[k], b = q[n * f.net.classes + k] * f.q.logit_scale;
+        dot += a * b;
+        a2 += a * a;
+        b2 += b * b;
+      }
+      worst = std::min(worst, dot / std::sqrt(a2 * b2 + 1e-30));
+    }
+  }
+  RecordProperty("worst_cosine", std::to_string(worst));
+  std::printf("worst cosine similarity int8 vs float logits: %.4f\n", worst);
+  EXPECT_GE(worst, 0.99);
+}
+
+TEST(Compile, RtlMatchesReferenceOnCompiledCandidates) {
+  Fixture f;
+  const auto& cfg = nasa::config_by_name("sim");
+  const std::vector<std::vector<uint8_t>> imgs(f.images.begin(), f.images.begin() + 2);
+  for (const nasa::spec::Candidate& c :
+       {nasa::spec::Candidate{0, 4, 1, 5, 2, 3}, nasa::spec::Candidate{3, 0, 4, 2, 0, 5}}) {
+    SCOPED_TRACE(nasa::spec::format_candidate(c));
+    const Program p = nasa::compile::compile(f.q, c, imgs, cfg);
+    auto ref = nasa::device::make_ref_device(cfg, p.image.size());
+    auto rtl = nasa::sim::make_rtl_device(cfg, p.image.size());
+    uint64_t c_ref = 0, c_rtl = 0;
+    EXPECT_EQ(run_logits(*ref, p, f.net.classes, &c_ref),
+              run_logits(*rtl, p, f.net.classes, &c_rtl));
+    EXPECT_EQ(c_ref, c_rtl);
+  }
+}
+
+TEST(Compile, RejectsWrongImageSize) {
+  Fixture f;
+  const std::vector<std::vector<uint8_t>> bad = {std::vector<uint8_t>(10)};
+  EXPECT_THROW(nasa::compile::compile(f.q, {0, 0, 0, 0, 0, 0}, bad, nasa::config_by_name("sim")),
+               std::invalid_argument);
+}
+
+}  // namespace
