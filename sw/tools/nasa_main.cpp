@@ -10,6 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "nasa/compiler.h"
+#include "nasa/data.h"
+#include "nasa/float_eval.h"
+#include "nasa/runtime.h"
+#include "nasa/sim/rtl_device.h"
 #include "nasa/spec.h"
 #include "nasa/supernet_weights.h"
 
@@ -128,6 +133,83 @@ int cmd_init(const SpecSource& src, uint64_t seed, const std::string& out, bool 
   return 0;
 }
 
+struct EvalOptions {
+  std::string supernet, arch, backend = "ref", config = "sim", data, labels;
+  size_t images = 64, calib = 32;
+  bool json = false;
+};
+
+// Loads DIR/supernet.json and DIR/weights.safetensors (checked against each other).
+std::pair<Supernet, nasa::weights::TensorFile> load_supernet_dir(const fs::path& dir) {
+  if (!fs::is_directory(dir)) {
+    throw std::runtime_error(
+        fmt::format("--supernet '{}' is not a directory (expected the output "
+                    "of `nasa init` or `nasa train`)",
+                    dir.string()));
+  }
+  Supernet net = nasa::spec::load_supernet(dir / "supernet.json");
+  const fs::path wpath = dir / "weights.safetensors";
+  auto w = nasa::weights::read_safetensors(wpath);
+  nasa::weights::check_weights(net, w, wpath.string());
+  return {std::move(net), std::move(w)};
+}
+
+int cmd_eval(const EvalOptions& o) {
+  auto [net, w] = load_supernet_dir(o.supernet);
+  const nasa::spec::Candidate cand = nasa::spec::parse_candidate(o.arch, net);
+  const auto& cfg = nasa::config_by_name(o.config);
+  nasa::runtime::DeviceFactory factory;
+  if (o.backend == "ref") {
+    factory = [](const nasa::hw::Config& c, uint64_t m) {
+      return nasa::device::make_ref_device(c, m);
+    };
+  } else if (o.backend == "rtl") {
+    factory = [](const nasa::hw::Config& c, uint64_t m) {
+      return nasa::sim::make_rtl_device(c, m);
+    };
+  } else {
+    throw std::invalid_argument(fmt::format("--backend '{}': expected ref or rtl", o.backend));
+  }
+  // Calibration on training images, evaluation on test images (or --data/--labels).
+  const auto train = nasa::data::load_fashion_mnist("train", o.calib);
+  std::vector<nasa::floatnet::Tensor> calib;
+  for (size_t i = 0; i < train.size(); ++i) {
+    calib.push_back(nasa::floatnet::image_from_u8(
+        train.image(i).data(), static_cast<int>(train.rows), static_cast<int>(train.cols), 1));
+  }
+  const auto test = o.data.empty() ? nasa::data::load_fashion_mnist("test", o.images)
+                                   : nasa::data::load_idx(o.data, o.labels, o.images);
+  if (test.size() < o.images) {
+    throw std::runtime_error(
+        fmt::format("--images {}: the data has only {} images", o.images, test.size()));
+  }
+  std::vector<std::vector<uint8_t>> imgs;
+  for (size_t i = 0; i < test.size(); ++i) {
+    const auto im = test.image(i);
+    imgs.emplace_back(im.begin(), im.end());
+  }
+  nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, calib), cfg, factory, o.backend);
+  const auto r = rt.evaluate(cand, imgs, std::span<const uint8_t>(test.labels.data(), test.size()));
+  if (o.json) {
+    nlohmann::json j = {{"arch", nasa::spec::format_candidate(cand)},
+                        {"backend", o.backend},
+                        {"config", o.config},
+                        {"images", r.images},
+                        {"correct", r.correct},
+                        {"accuracy", r.accuracy()},
+                        {"cycles", r.cycles},
+                        {"macs", r.macs},
+                        {"dram_bytes", r.dram_read + r.dram_written},
+                        {"logits_sha256", r.logits_sha256}};
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("{} on {} ({}): {}/{} correct ({:.2f}%), {} cycles, {} MACs, logits sha256 {}\n",
+               nasa::spec::format_candidate(cand), o.backend, o.config, r.correct, r.images,
+               100.0 * r.accuracy(), r.cycles, r.macs, r.logits_sha256);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -151,8 +233,23 @@ int main(int argc, char** argv) {
   init->add_flag("--force", init_force, "overwrite an existing supernet in --out");
   init->add_flag("--json", init_json, "print one JSON object");
 
+  EvalOptions ev;
+  auto* eval = app.add_subcommand("eval", "evaluate a candidate in int8 on a backend");
+  eval->add_option("--supernet", ev.supernet,
+                   "directory with supernet.json and weights.safetensors")
+      ->required();
+  eval->add_option("--arch", ev.arch, "candidate, e.g. 2-0-1-3-4-0")->required();
+  eval->add_option("--images", ev.images, "test images to evaluate (default 64)");
+  eval->add_option("--calib", ev.calib, "training images for activation calibration (default 32)");
+  eval->add_option("--backend", ev.backend, "ref (reference model) or rtl (Verilator)");
+  eval->add_option("--config", ev.config, "hardware configuration (default sim)");
+  eval->add_option("--data", ev.data, "IDX images file (default: Fashion-MNIST test set)");
+  eval->add_option("--labels", ev.labels, "IDX labels file for --data");
+  eval->add_flag("--json", ev.json, "print one JSON object");
+
   CLI11_PARSE(app, argc, argv);
   try {
+    if (eval->parsed()) return cmd_eval(ev);
     if (info->parsed()) return cmd_info(info_src, info_json);
     if (init->parsed()) return cmd_init(init_src, init_seed, init_out, init_force, init_json);
   } catch (const std::exception& e) {

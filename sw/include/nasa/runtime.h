@@ -1,0 +1,48 @@
+// Runtime facade: a quantized supernet plus a backend (any Device); evaluates candidates on a
+// batch of labelled images and reports per-candidate logits, correct count, cycles and counters.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nasa/compiler.h"
+#include "nasa/device.h"
+
+namespace nasa::runtime {
+
+using DeviceFactory =
+    std::function<std::unique_ptr<device::Device>(const hw::Config& cfg, uint64_t memory_bytes)>;
+
+struct EvalResult {
+  spec::Candidate candidate;
+  size_t images = 0, correct = 0;
+  std::vector<int8_t> logits;  // images x classes, image order
+  uint64_t cycles = 0, macs = 0, dram_read = 0, dram_written = 0;
+  std::string logits_sha256;  // hex SHA-256 over `logits`
+  double accuracy() const { return images ? static_cast<double>(correct) / images : 0.0; }
+};
+
+class Runtime {
+ public:
+  Runtime(compile::QSupernet q, const hw::Config& cfg, DeviceFactory factory,
+          std::string backend_name);
+  const compile::QSupernet& supernet() const { return q_; }
+  const std::string& backend() const { return backend_; }
+  // images: HWC uint8 of the supernet's input shape; labels: one per image.
+  EvalResult evaluate(const spec::Candidate& c, std::span<const std::vector<uint8_t>> images,
+                      std::span<const uint8_t> labels);
+
+ private:
+  compile::QSupernet q_;
+  hw::Config cfg_;
+  DeviceFactory factory_;
+  std::string backend_;
+};
+
+std::string sha256_hex(std::span<const uint8_t> bytes);
+
+}  // namespace nasa::runtime
