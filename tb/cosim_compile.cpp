@@ -114,6 +114,21 @@ TEST(Compile, RtlMatchesReferenceOnCompiledCandidates) {
   }
 }
 
+TEST(Compile, MemoryMapCoversEveryBlockWithoutOverlap) {
+  Fixture f;
+  const std::vector<std::vector<uint8_t>> imgs(f.images.begin(), f.images.begin() + 2);
+  const Program p =
+      nasa::compile::compile(f.q, {1, 4, 0, 5, 3, 2}, imgs, nasa::config_by_name("sim"));
+  ASSERT_FALSE(p.regions.empty());
+  for (size_t i = 1; i < p.regions.size(); ++i) {
+    EXPECT_GE(p.regions[i].addr, p.regions[i - 1].addr + p.regions[i - 1].size)
+        << p.regions[i - 1].name << " overlaps " << p.regions[i].name;
+  }
+  EXPECT_LE(p.regions.back().addr + p.regions.back().size, p.win_limit);
+  EXPECT_EQ(p.regions.back().name, "descriptors");
+  EXPECT_EQ(p.regions.back().addr, p.desc_addr);
+}
+
 TEST(Compile, RejectsWrongImageSize) {
   Fixture f;
   const std::vector<std::vector<uint8_t>> bad = {std::vector<uint8_t>(10)};

@@ -192,7 +192,8 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
   Program p;
   std::vector<uint8_t>& img = p.image;
   uint64_t top = 64;
-  auto alloc = [&](uint64_t size) {
+  auto alloc = [&](uint64_t size, std::string what) {
+    p.regions.push_back({std::move(what), static_cast<uint32_t>(top), size});
     const uint64_t a = top;
     top = (top + size + 63) / 64 * 64;
     if (img.size() < top) img.resize(top);
@@ -202,22 +203,26 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
   struct Placed {
     uint32_t w = 0, prm = 0;
   };
-  auto place = [&](const QConv& c) {
+  auto place = [&](const QConv& c, const std::string& name) {
     Placed pl;
-    pl.w = alloc(c.w.size());
+    pl.w = alloc(c.w.size(), name + " weights");
     std::copy(c.w.begin(), c.w.end(), img.begin() + pl.w);
-    pl.prm = alloc(c.prm.size() * hw::kParamBytes);
+    pl.prm = alloc(c.prm.size() * hw::kParamBytes, name + " params");
     for (size_t i = 0; i < c.prm.size(); ++i) {
       write_param(img, pl.prm + i * hw::kParamBytes,
                   ParamRecord{c.prm[i].bias, c.prm[i].m, c.prm[i].s});
     }
     return pl;
   };
-  const Placed stem = place(q.stem), head = place(q.head_conv), fc = place(q.fc);
+  const Placed stem = place(q.stem, "stem"), head = place(q.head_conv, "head.conv"),
+               fc = place(q.fc, "head.fc");
   std::vector<std::vector<Placed>> chosen(net.layers.size());
   for (size_t i = 0; i < net.layers.size(); ++i) {
-    for (const QConv& c : q.ops[i][static_cast<size_t>(cand[i])].convs)
-      chosen[i].push_back(place(c));
+    const auto& convs = q.ops[i][static_cast<size_t>(cand[i])].convs;
+    for (size_t k = 0; k < convs.size(); ++k) {
+      chosen[i].push_back(
+          place(convs[k], fmt::format("layers.{}.choices.{}.conv{}", i, cand[i], k)));
+    }
   }
   // ReLU6 layers clamp at the code of 6.0, i.e. 6 / out_scale; their output scales are
   // calibrated on ReLU6 outputs (max <= 6), so that code is >= 127 and the clamp is q6 = 127.
@@ -241,13 +246,14 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
   // activations: one buffer per tensor of one image, reused by every image
   const auto shapes = spec::layer_shapes(net);
   for (size_t n = 0; n < images.size(); ++n) {
-    const uint32_t x_in = alloc(in_bytes);
+    const uint32_t x_in = alloc(in_bytes, fmt::format("image {} input", n));
     for (size_t b = 0; b < in_bytes; ++b) {
       img[x_in + b] =
           static_cast<uint8_t>(quant::quantize_value(images[n][b] / 255.0f, q.in_scale));
     }
     const auto so = spec::stem_output(net);
-    uint32_t x = alloc(static_cast<uint64_t>(so.h) * so.w * so.cin);
+    uint32_t x =
+        alloc(static_cast<uint64_t>(so.h) * so.w * so.cin, fmt::format("image {} stem", n));
     p.descs.push_back(conv_desc(q.stem, stem, net.in_h, net.in_w, x_in, x));
     for (size_t i = 0; i < net.layers.size(); ++i) {
       const auto& s = shapes[i];
@@ -259,14 +265,16 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
       for (size_t c = 0; c < op.convs.size(); ++c) {
         const QConv& qc = op.convs[c];
         const int nh = (ch + qc.stride - 1) / qc.stride, nw = (cw + qc.stride - 1) / qc.stride;
-        const uint32_t out = alloc(static_cast<uint64_t>(nh) * nw * qc.cout);
+        const uint32_t out = alloc(static_cast<uint64_t>(nh) * nw * qc.cout,
+                                   fmt::format("image {} layer {} conv {}", n, i, c));
         p.descs.push_back(conv_desc(qc, chosen[i][c], ch, cw, cur, out));
         cur = out;
         ch = nh;
         cw = nw;
       }
       if (op.residual) {
-        const uint32_t out = alloc(static_cast<uint64_t>(oh) * ow * s.cout);
+        const uint32_t out = alloc(static_cast<uint64_t>(oh) * ow * s.cout,
+                                   fmt::format("image {} layer {} residual", n, i));
         Desc d;
         d.op = static_cast<uint8_t>(hw::Op::Add);
         d.k = 1;
@@ -288,9 +296,11 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
     const auto last = shapes.empty() ? spec::stem_output(net) : shapes.back();
     const int lh = (last.h + last.stride - 1) / last.stride,
               lw = (last.w + last.stride - 1) / last.stride;
-    const uint32_t hc = alloc(static_cast<uint64_t>(lh) * lw * net.head.channels);
+    const uint32_t hc =
+        alloc(static_cast<uint64_t>(lh) * lw * net.head.channels, fmt::format("image {} head", n));
     p.descs.push_back(conv_desc(q.head_conv, head, lh, lw, x, hc));
-    const uint32_t g = alloc(static_cast<uint64_t>(net.head.channels));
+    const uint32_t g =
+        alloc(static_cast<uint64_t>(net.head.channels), fmt::format("image {} gap", n));
     Desc gd;
     gd.op = static_cast<uint8_t>(hw::Op::Gap);
     gd.k = 1;
@@ -302,11 +312,12 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
     gd.m = q.gap.m;
     gd.s = q.gap.s;
     p.descs.push_back(gd);
-    const uint32_t lo = alloc(static_cast<uint64_t>(net.classes));
+    const uint32_t lo =
+        alloc(static_cast<uint64_t>(net.classes), fmt::format("image {} logits", n));
     p.descs.push_back(conv_desc(q.fc, fc, 1, 1, g, lo));
     p.logits_addr.push_back(lo);
   }
-  p.desc_addr = alloc(uint64_t{hw::kDescBytes} * p.descs.size());
+  p.desc_addr = alloc(uint64_t{hw::kDescBytes} * p.descs.size(), "descriptors");
   for (size_t i = 0; i < p.descs.size(); ++i) {
     write_desc(img, p.desc_addr + i * hw::kDescBytes, p.descs[i]);
   }

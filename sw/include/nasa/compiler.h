@@ -52,8 +52,16 @@ struct QSupernet {
 QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& weights,
                    std::span<const floatnet::Tensor> images);
 
+// A named block of the memory image (the memory map).
+struct Region {
+  std::string name;
+  uint32_t addr = 0;
+  uint64_t size = 0;
+};
+
 struct Program {
-  std::vector<uint8_t> image;  // the whole memory, address 0 = image[0]
+  std::vector<uint8_t> image;   // the whole memory, address 0 = image[0]
+  std::vector<Region> regions;  // every block placed, in address order
   uint32_t desc_addr = 0, desc_count = 0;
   uint32_t win_base = 0, win_limit = 0;
   std::vector<uint32_t> logits_addr;  // per image: `classes` int8 logits
