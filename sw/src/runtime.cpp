@@ -6,7 +6,23 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "nasa/supernet_weights.h"
+
 namespace nasa::runtime {
+
+FloatSupernet load_supernet_dir(const std::filesystem::path& dir) {
+  if (!std::filesystem::is_directory(dir)) {
+    throw std::runtime_error(
+        fmt::format("supernet directory '{}' does not exist (expected the "
+                    "output of `nasa init` or `nasa train`)",
+                    dir.string()));
+  }
+  FloatSupernet f{spec::load_supernet(dir / "supernet.json"), {}};
+  const auto wpath = dir / "weights.safetensors";
+  f.weights = weights::read_safetensors(wpath);
+  weights::check_weights(f.net, f.weights, wpath.string());
+  return f;
+}
 
 std::string sha256_hex(std::span<const uint8_t> bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];

@@ -139,23 +139,8 @@ struct EvalOptions {
   bool json = false;
 };
 
-// Loads DIR/supernet.json and DIR/weights.safetensors (checked against each other).
-std::pair<Supernet, nasa::weights::TensorFile> load_supernet_dir(const fs::path& dir) {
-  if (!fs::is_directory(dir)) {
-    throw std::runtime_error(
-        fmt::format("--supernet '{}' is not a directory (expected the output "
-                    "of `nasa init` or `nasa train`)",
-                    dir.string()));
-  }
-  Supernet net = nasa::spec::load_supernet(dir / "supernet.json");
-  const fs::path wpath = dir / "weights.safetensors";
-  auto w = nasa::weights::read_safetensors(wpath);
-  nasa::weights::check_weights(net, w, wpath.string());
-  return {std::move(net), std::move(w)};
-}
-
 int cmd_eval(const EvalOptions& o) {
-  auto [net, w] = load_supernet_dir(o.supernet);
+  auto [net, w] = nasa::runtime::load_supernet_dir(o.supernet);
   const nasa::spec::Candidate cand = nasa::spec::parse_candidate(o.arch, net);
   const auto& cfg = nasa::config_by_name(o.config);
   nasa::runtime::DeviceFactory factory;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <span>
@@ -26,12 +27,24 @@ struct EvalResult {
   double accuracy() const { return images ? static_cast<double>(correct) / images : 0.0; }
 };
 
+// A supernet directory as `nasa init` / `nasa train` write it: supernet.json and
+// weights.safetensors, checked against each other (errors name the file and the tensor).
+struct FloatSupernet {
+  spec::Supernet net;
+  weights::TensorFile weights;
+};
+FloatSupernet load_supernet_dir(const std::filesystem::path& dir);
+
 class Runtime {
  public:
   Runtime(compile::QSupernet q, const hw::Config& cfg, DeviceFactory factory,
           std::string backend_name);
   const compile::QSupernet& supernet() const { return q_; }
   const std::string& backend() const { return backend_; }
+  void set_backend(DeviceFactory factory, std::string backend_name) {
+    factory_ = std::move(factory);
+    backend_ = std::move(backend_name);
+  }
   // images: HWC uint8 of the supernet's input shape; labels: one per image.
   EvalResult evaluate(const spec::Candidate& c, std::span<const std::vector<uint8_t>> images,
                       std::span<const uint8_t> labels);
