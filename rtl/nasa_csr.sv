@@ -19,6 +19,7 @@ module nasa_csr #(
   output logic [31:0] csr_rdata_o,
   // to/from the sequencer
   output logic        start_o,          // pulse: start requested while idle
+  output logic        batch_o,          // with start_o: a batch run (Ctrl bit 2)
   output logic [31:0] desc_addr_o,
   output logic [31:0] desc_count_o,
   output logic [31:0] win_base_o,
@@ -44,7 +45,9 @@ module nasa_csr #(
   assign wr           = csr_valid_i && csr_we_i;
   assign rd           = csr_valid_i && !csr_we_i;
   assign start_o      = wr && (csr_addr_i == 12'(nasa_pkg::CsrCtrl)) &&
-                        csr_wdata_i[0] && !busy_i;
+                        (csr_wdata_i[nasa_pkg::CtrlStartBit] || csr_wdata_i[nasa_pkg::CtrlBatchBit]) &&
+                        !busy_i;
+  assign batch_o      = csr_wdata_i[nasa_pkg::CtrlBatchBit];
   assign desc_addr_o  = desc_addr_q;
   assign desc_count_o = desc_count_q;
   assign win_base_o   = win_base_q;

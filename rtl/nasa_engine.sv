@@ -38,7 +38,26 @@ module nasa_engine #(
   // status
   output logic                  busy_o,
   output logic                  done_o,
-  output logic                  error_o
+  output logic                  error_o,
+  // ext mode (batch runs, docs/fusion.md): descriptors come from the scheduler as a template
+  // address plus the X/Y/L addresses its PATCH bits substitute
+  output logic                  batch_start_o,  // pulse: a batch run started (engine waits in ext mode)
+  input  logic                  xd_valid_i,
+  output logic                  xd_ready_o,     // the template fetch was issued
+  input  logic [31:0]           xd_tpl_i,
+  input  logic [31:0]           xd_x_i,
+  input  logic [31:0]           xd_y_i,
+  input  logic [31:0]           xd_l_i,
+  output logic                  xd_done_o,      // pulse: the descriptor completed
+  input  logic                  xd_end_i,       // end the batch run with xd_err_i / xd_err_index_i
+  input  logic [7:0]            xd_err_i,
+  input  logic [31:0]           xd_err_index_i,
+  output logic                  ext_wait_o,     // ext mode, waiting for a descriptor, DMA idle
+  output logic [31:0]           win_base_o,
+  output logic [31:0]           win_limit_o,
+  // memory traffic of the control units (counted in DramRdBytes / DramWrBytes)
+  input  logic                  ext_rd_beat_i,
+  input  logic                  ext_wr_i
 );
   localparam int unsigned NumIn = (Rows > Cols) ? Rows : Cols;
   localparam int unsigned IAW   = $clog2(InBufBytes);
@@ -62,7 +81,7 @@ module nasa_engine #(
 
 
   // ======================= CSRs =======================
-  logic start, finish;
+  logic start, start_batch, finish, ext_q;
   logic [31:0] desc_addr, desc_count, win_base, win_limit;
   logic [7:0] err_q;
   logic [31:0] err_index_q, layers_done_q;
@@ -87,6 +106,7 @@ module nasa_engine #(
     .csr_rvalid_o (csr_rvalid_o),
     .csr_rdata_o  (csr_rdata_o),
     .start_o      (start),
+    .batch_o      (start_batch),
     .desc_addr_o  (desc_addr),
     .desc_count_o (desc_count),
     .win_base_o   (win_base),
@@ -100,7 +120,10 @@ module nasa_engine #(
     .done_o       (done_o),
     .error_o      (error_o)
   );
-  assign busy_o = (state_q != StIdle);
+  assign busy_o        = (state_q != StIdle);
+  assign batch_start_o = start && start_batch;
+  assign win_base_o    = win_base;
+  assign win_limit_o   = win_limit;
 
   // ======================= DMA =======================
   logic dma_abort, dma_idle;
@@ -170,11 +193,31 @@ module nasa_engine #(
   assign o_addr = {4'd0, o_tag[39:12]} + (o_idx << OffW);
 
   // ======================= descriptor register and fields =======================
+  // In ext mode the first decode cycle substitutes the template's patched address fields.
   logic [511:0] desc_q;
+  logic [31:0] xq_x, xq_y, xq_l;
+  logic [7:0] f_patch;
+  logic patch_now;
+  assign f_patch   = desc_q[nasa_pkg::DescPatchWord*32 + nasa_pkg::DescPatchLsb +:
+                            nasa_pkg::DescPatchWidth];
+  assign patch_now = ext_q && (state_q == StDecode) && (dec_step_q == 4'd0);
   always_ff @(posedge clk_i) begin
     for (int b = 0; b < 64; b++) begin
       if (o_valid && o_dst == DstDesc && (32'(b) >> OffW) == o_idx) begin
         desc_q[b*8 +: 8] <= o_data[(b % MemBytes)*8 +: 8];
+      end
+    end
+    if (patch_now) begin
+      if (f_patch[nasa_pkg::PatchInFromXBit]) begin
+        desc_q[nasa_pkg::DescInAddrWord*32 +: 32] <= xq_x;
+      end
+      if (f_patch[nasa_pkg::PatchIn2FromXBit]) begin
+        desc_q[nasa_pkg::DescIn2AddrWord*32 +: 32] <= xq_x;
+      end
+      if (f_patch[nasa_pkg::PatchOutFromLBit]) begin
+        desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] <= xq_l;
+      end else if (f_patch[nasa_pkg::PatchOutFromYBit]) begin
+        desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] <= xq_y;
       end
     end
   end
@@ -338,11 +381,14 @@ module nasa_engine #(
   logic in_ok, w_ok, sh_ok, want, fire;  // compute issue stage handshake (see below)
   logic layer_done, quant_err, desc_in_win;
   logic [31:0] desc_src;
-  assign desc_src    = desc_addr + (li_q << 6);
+  assign desc_src    = ext_q ? xd_tpl_i : desc_addr + (li_q << 6);
   assign desc_in_win = in_win(desc_src, 64'(nasa_pkg::DescBytes), win_base, win_limit);
 
   logic desc_job, desc_arrived;
-  assign desc_job     = (state_q == StFetch) && desc_in_win;
+  assign desc_job     = (state_q == StFetch) && desc_in_win &&
+                        (!ext_q || (xd_valid_i && !xd_end_i));
+  assign xd_ready_o   = ext_q && desc_job && job_ready;
+  assign ext_wait_o   = ext_q && (state_q == StFetch) && dma_idle;
   assign desc_arrived = o_valid && o_last && o_dst == DstDesc;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -350,6 +396,10 @@ module nasa_engine #(
       state_q       <= StIdle;
       dec_step_q    <= '0;
       li_q          <= '0;
+      ext_q         <= 1'b0;
+      xq_x          <= '0;
+      xq_y          <= '0;
+      xq_l          <= '0;
       err_q         <= '0;
       err_index_q   <= '0;
       layers_done_q <= '0;
@@ -363,7 +413,10 @@ module nasa_engine #(
             layers_done_q <= '0;
             err_q         <= nasa_pkg::ErrNone;
             err_index_q   <= '0;
-            if (desc_count == '0) begin
+            ext_q         <= start_batch;
+            if (start_batch) begin
+              state_q <= StFetch;
+            end else if (desc_count == '0) begin
               err_q  <= nasa_pkg::ErrEmptyProgram;
               finish <= 1'b1;
             end else begin
@@ -372,12 +425,26 @@ module nasa_engine #(
           end
         end
         StFetch: begin
-          if (!desc_in_win) begin
+          if (ext_q && xd_end_i) begin
+            err_q       <= xd_err_i;
+            err_index_q <= xd_err_index_i;
+            if (xd_err_i != nasa_pkg::ErrNone) begin
+              state_q <= StAbort;
+            end else begin
+              state_q <= StIdle;
+              finish  <= 1'b1;
+            end
+          end else if (ext_q && !xd_valid_i) begin
+            state_q <= StFetch;
+          end else if (!desc_in_win) begin
             err_q       <= nasa_pkg::ErrWindow;
             err_index_q <= li_q;
             state_q     <= StAbort;
           end else if (job_ready) begin
             state_q <= StFetchWait;
+            xq_x    <= xd_x_i;
+            xq_y    <= xd_y_i;
+            xq_l    <= xd_l_i;
           end
         end
         StFetchWait: begin
@@ -405,7 +472,7 @@ module nasa_engine #(
           end else if (layer_done) begin
             layers_done_q <= layers_done_q + 1;
             li_q          <= li_q + 1;
-            if (li_q + 1 == desc_count) begin
+            if (!ext_q && li_q + 1 == desc_count) begin
               state_q <= StIdle;
               finish  <= 1'b1;
             end else begin
@@ -424,6 +491,7 @@ module nasa_engine #(
     end
   end
   assign dma_abort = (state_q == StAbort);
+  assign xd_done_o = ext_q && running && !quant_err && layer_done;
 
   logic run_start, running;
   assign run_start = (state_q == StDecode) && (dec_step_q == 4'd11) &&
@@ -1159,8 +1227,8 @@ module nasa_engine #(
     cnt_inc[nasa_pkg::CntPeBusy*16 +: 16]      = 16'(s1_valid_q && s1_pe_q);
     cnt_inc[nasa_pkg::CntVecBusy*16 +: 16]     = 16'(s1_valid_q && !s1_pe_q);
     cnt_inc[nasa_pkg::CntMacs*16 +: 16]        = s1_valid_q ? s1_macs_q : 16'd0;
-    cnt_inc[nasa_pkg::CntDramRdBytes*16 +: 16] = ev_rd_beat ? 16'(MemBytes) : 16'd0;
-    cnt_inc[nasa_pkg::CntDramWrBytes*16 +: 16] = ev_wr ? 16'(ev_wr_bytes) : 16'd0;
+    cnt_inc[nasa_pkg::CntDramRdBytes*16 +: 16] = (ev_rd_beat || ext_rd_beat_i) ? 16'(MemBytes) : 16'd0;
+    cnt_inc[nasa_pkg::CntDramWrBytes*16 +: 16] = ev_wr ? 16'(ev_wr_bytes) : (ext_wr_i ? 16'd1 : 16'd0);
     cnt_inc[nasa_pkg::CntStallWeight*16 +: 16] = 16'(want && !w_ok);
     cnt_inc[nasa_pkg::CntStallInput*16 +: 16]  = 16'(want && w_ok && !in_ok);
     cnt_inc[nasa_pkg::CntStallOutput*16 +: 16] = 16'(want && w_ok && in_ok && !sh_ok);

@@ -58,27 +58,73 @@ package nasa_pkg;
     // an access range lies outside the programmed memory window
     ErrWindow = 8'd9,
     // DESC_COUNT is zero
-    ErrEmptyProgram = 8'd10
+    ErrEmptyProgram = 8'd10,
+    // batch run with CAND_COUNT or IMG_COUNT zero
+    ErrEmptyBatch = 8'd11,
+    // batch setup out of range (NUM_LAYERS, a layer's K, MINI_BATCH, ...)
+    ErrBadBatchCfg = 8'd12,
+    // a candidate picks a choice >= its layer's K (ERR_INDEX: candidate)
+    ErrBadChoice = 8'd13,
+    // the fused graph needs more nodes than NodeCap (ERR_INDEX: candidate)
+    ErrNodeOverflow = 8'd14
   } err_e;
 
   // CSR byte addresses.
-  localparam int unsigned CsrCtrl        = 'h000;  // W: bit0 start, bit1 clear done/error
-  localparam int unsigned CsrStatus      = 'h004;  // R: bit0 busy, bit1 done, bit2 error
-  localparam int unsigned CsrErrCode     = 'h008;  // R: error code of the run
-  localparam int unsigned CsrErrIndex    = 'h00C;  // R: index of the descriptor that failed
-  localparam int unsigned CsrDescAddr    = 'h010;  // RW: byte address of descriptor 0
-  localparam int unsigned CsrDescCount   = 'h014;  // RW: number of descriptors to run
-  localparam int unsigned CsrWinBase     = 'h018;  // RW: first byte of the accessible window
-  localparam int unsigned CsrWinLimit    = 'h01C;  // RW: one past the last byte of the window
-  localparam int unsigned CsrHwShape     = 'h020;  // R: Rows | Cols << 16
-  localparam int unsigned CsrHwMem       = 'h024;  // R: memory port bytes | burst max << 16
-  localparam int unsigned CsrHwInBuf     = 'h028;  // R: input buffer bytes
+  // W: bit0 start, bit1 clear done/error, bit2 start a batch run
+  localparam int unsigned CsrCtrl         = 'h000;
+  localparam int unsigned CsrStatus       = 'h004;  // R: bit0 busy, bit1 done, bit2 error
+  localparam int unsigned CsrErrCode      = 'h008;  // R: error code of the run
+  localparam int unsigned CsrErrIndex     = 'h00C;  // R: index of the descriptor that failed
+  localparam int unsigned CsrDescAddr     = 'h010;  // RW: byte address of descriptor 0
+  localparam int unsigned CsrDescCount    = 'h014;  // RW: number of descriptors to run
+  localparam int unsigned CsrWinBase      = 'h018;  // RW: first byte of the accessible window
+  localparam int unsigned CsrWinLimit     = 'h01C;  // RW: one past the last byte of the window
+  localparam int unsigned CsrHwShape      = 'h020;  // R: Rows | Cols << 16
+  localparam int unsigned CsrHwMem        = 'h024;  // R: memory port bytes | burst max << 16
+  localparam int unsigned CsrHwInBuf      = 'h028;  // R: input buffer bytes
   // R: max reduction length k*k*Cin of one output channel
-  localparam int unsigned CsrHwKredMax   = 'h02C;
-  localparam int unsigned CsrMagic       = 'h030;  // R: 0x4E415341 'NASA'
-  localparam int unsigned CsrLayersDone  = 'h034;  // R: descriptors completed in this run
+  localparam int unsigned CsrHwKredMax    = 'h02C;
+  localparam int unsigned CsrMagic        = 'h030;  // R: 0x4E415341 'NASA'
+  localparam int unsigned CsrLayersDone   = 'h034;  // R: descriptors completed in this run
+  localparam int unsigned CsrNumLayers    = 'h040;  // RW: batch: choice layers L of the supernet
+  // RW: batch: candidate vectors, one byte per layer
+  localparam int unsigned CsrCandAddr     = 'h044;
+  localparam int unsigned CsrCandStride   = 'h048;  // RW: batch: bytes between candidate vectors
+  localparam int unsigned CsrCandCount    = 'h04C;  // RW: batch: candidates in the batch
+  // RW: batch: byte address of template descriptor 0
+  localparam int unsigned CsrTplAddr      = 'h050;
+  // RW: batch: stem templates, first | count << 24
+  localparam int unsigned CsrStemTpl      = 'h054;
+  // RW: batch: head templates, first | count << 24
+  localparam int unsigned CsrHeadTpl      = 'h058;
+  localparam int unsigned CsrImgAddr      = 'h05C;  // RW: batch: input image 0 (int8 HWC)
+  localparam int unsigned CsrImgStride    = 'h060;  // RW: batch: bytes between input images
+  localparam int unsigned CsrImgCount     = 'h064;  // RW: batch: images to evaluate
+  localparam int unsigned CsrLabelAddr    = 'h068;  // RW: batch: labels, one byte per image
+  // RW: batch: images per mini-batch (arena slots per depth)
+  localparam int unsigned CsrMiniBatch    = 'h06C;
+  localparam int unsigned CsrClasses      = 'h070;  // RW: batch: logits per image
+  // RW: batch: where the head's FC writes logits (see LOGITS_STRIDE)
+  localparam int unsigned CsrLogitsAddr   = 'h074;
+  // RW: 0: logits at LOGITS_ADDR; else leaf n, image g at +n*stride+g*Classes
+  localparam int unsigned CsrLogitsStride = 'h078;
+  // RW: 0 candidates from memory; 1 sample, 2 mutate, 3 crossover
+  localparam int unsigned CsrGenMode      = 'h07C;
+  localparam int unsigned CsrGenSeed      = 'h080;  // RW: cand_gen seed (0 means 0x9E3779B9)
+  // RW: cand_gen mutation probability, 0..65536 = 0..1
+  localparam int unsigned CsrGenProb      = 'h084;
+  // RW: cand_gen parent vectors (CAND_STRIDE apart)
+  localparam int unsigned CsrParentAddr   = 'h088;
+  localparam int unsigned CsrParentCount  = 'h08C;  // RW: cand_gen parents
+  // R: batch: nodes in the node table after fusion
+  localparam int unsigned CsrNodeCount    = 'h090;
+  localparam int unsigned CsrTblAddr      = 'h094;  // RW: batch table access: table << 24 | index
+  // RW: entry at TBL_ADDR; the index advances after each access
+  localparam int unsigned CsrTblData      = 'h098;
+  // R: NodeCap | MaxLayers << 16 | MaxChoices << 24
+  localparam int unsigned CsrHwBatch      = 'h09C;
   // R: 64-bit counters, id i at 0x100 + 8*i (lo) and +4 (hi)
-  localparam int unsigned CsrCounterBase = 'h100;
+  localparam int unsigned CsrCounterBase  = 'h100;
 
   // Performance counter ids (64-bit counter i at CSR CounterBase + 8*i).
   localparam int unsigned CntCycles      = 0;   // cycles from start to done
@@ -149,6 +195,9 @@ package nasa_pkg;
   localparam int unsigned DescSbWord       = 9;
   localparam int unsigned DescSbLsb        = 16;
   localparam int unsigned DescSbWidth      = 8;
+  localparam int unsigned DescPatchWord    = 10;
+  localparam int unsigned DescPatchLsb     = 0;
+  localparam int unsigned DescPatchWidth   = 8;
 
   // Layout constants.
   localparam int unsigned DescWords  = 16;          // 32-bit little-endian words per descriptor
@@ -158,14 +207,37 @@ package nasa_pkg;
   localparam int unsigned MaxShift   = 47;          // requant shift S in [1, MaxShift]
   localparam int unsigned Magic      = 'h4E415341;  // value of CSR Magic, 'NASA'
 
+  // Batch mode: capacities, tables (CSR TblAddr[31:24]) and PATCH bits.
+  localparam int unsigned NodeCap          = 1024;    // node table entries (root included)
+  localparam int unsigned MaxLayers        = 16;      // choice layers
+  localparam int unsigned MaxChoices       = 16;      // choices per layer
+  localparam int unsigned MaxCands         = 1024;    // candidates per batch
+  localparam int unsigned NoNode           = 'hFFFF;  // no node (table links)
+  // R node n: parent | layer << 16 | choice << 24 (root: 0xFFFF, 0xFF, 0xFF)
+  localparam int unsigned TblNode          = 0;
+  localparam int unsigned TblLeaf          = 1;       // R candidate c: its leaf node
+  localparam int unsigned TblCorrect       = 2;       // R node n: correct answers counted at leaf n
+  // RW layer i * MaxChoices + choice: templates, first | count << 24
+  localparam int unsigned TblOpTab         = 3;
+  localparam int unsigned TblLayerK        = 4;       // RW layer i: its choice count K_i
+  // RW depth d (0: stem output, d: output of layer d-1): slot of image 0
+  localparam int unsigned TblArenaAddr     = 5;
+  // RW depth d: bytes between the slots of consecutive images
+  localparam int unsigned TblArenaStride   = 6;
+  localparam int unsigned PatchInFromXBit  = 0;       // IN_ADDR <- X
+  localparam int unsigned PatchIn2FromXBit = 1;       // IN2_ADDR <- X
+  localparam int unsigned PatchOutFromYBit = 2;       // OUT_ADDR <- Y
+  localparam int unsigned PatchOutFromLBit = 3;       // OUT_ADDR <- logits address
+
   // Bit positions in CSR Ctrl and CSR Status.
   localparam int unsigned CtrlStartBit   = 0;
+  localparam int unsigned CtrlBatchBit   = 2;
   localparam int unsigned CtrlClearBit   = 1;
   localparam int unsigned StatusBusyBit  = 0;
   localparam int unsigned StatusDoneBit  = 1;
   localparam int unsigned StatusErrorBit = 2;
 
-  // Configuration `fpga` (top-level parameters of nasa_engine).
+  // Configuration `fpga` (top-level parameters of nasa_top).
   localparam int unsigned CfgFpgaRows       = 4;
   localparam int unsigned CfgFpgaCols       = 4;
   localparam int unsigned CfgFpgaMemBytes   = 4;
@@ -173,7 +245,7 @@ package nasa_pkg;
   localparam int unsigned CfgFpgaKredMax    = 256;
   localparam int unsigned CfgFpgaBurstMax   = 8;
 
-  // Configuration `sim` (top-level parameters of nasa_engine).
+  // Configuration `sim` (top-level parameters of nasa_top).
   localparam int unsigned CfgSimRows       = 16;
   localparam int unsigned CfgSimCols       = 16;
   localparam int unsigned CfgSimMemBytes   = 32;
@@ -181,7 +253,7 @@ package nasa_pkg;
   localparam int unsigned CfgSimKredMax    = 8192;
   localparam int unsigned CfgSimBurstMax   = 8;
 
-  // Configuration `large` (top-level parameters of nasa_engine).
+  // Configuration `large` (top-level parameters of nasa_top).
   localparam int unsigned CfgLargeRows       = 32;
   localparam int unsigned CfgLargeCols       = 32;
   localparam int unsigned CfgLargeMemBytes   = 64;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lints rtl/ with Verilator -Wall, top nasa_engine, once per hardware configuration (its
+# Lints rtl/ with Verilator -Wall, top nasa_top, once per hardware configuration (its
 # parameters passed with -G). Any warning fails. Waivers go in rtl/lint.vlt only.
 # Usage: synth/lint.sh [config...]   (default: every configuration in hw_spec.h)
 set -euo pipefail
@@ -26,7 +26,7 @@ for cfg in "${configs[@]}"; do
   for i in "${!NASA_PARAM_NAMES[@]}"; do
     gparams+=("-G${NASA_PARAM_NAMES[$i]}=${NASA_PARAM_VALUES[$i]}")
   done
-  if verilator --lint-only -Wall --top-module nasa_engine "${gparams[@]}" \
+  if verilator --lint-only -Wall --top-module nasa_top "${gparams[@]}" \
       rtl/lint.vlt "${files[@]}" >"$log" 2>&1 && ! grep -q '%Warning' "$log"; then
     echo "lint $cfg: clean (${#files[@]} files, ${gparams[*]})"
   else

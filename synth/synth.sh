@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Synthesises nasa_engine with Yosys for hardware configurations: `fpga` with synth_ice40
+# Synthesises nasa_top with Yosys for hardware configurations: `fpga` with synth_ice40
 # (synth/ice40.ys), any other with the generic flow (synth/generic.ys). Prints a resource summary
 # and writes it to $NASA_SYNTH_OUT/<config>.json (default build/synth/), beside the full log.
 # Usage: synth/synth.sh [config...]   (default: fpga sim)
@@ -36,7 +36,7 @@ for cfg in "${configs[@]}"; do
   rm -f "$stat_txt" "$out/$cfg.json"
   start=$SECONDS
   echo "synth $cfg: yosys $flow flow (${chparam#chparam }), log in $log"
-  cmds="read_verilog -sv ${files[*]}; $chparam nasa_engine; script synth/$flow.ys"
+  cmds="read_verilog -sv ${files[*]}; $chparam nasa_top; script synth/$flow.ys"
   cmds+="; tee -q -o $stat_txt stat"
   if ! yosys -q -l "$log" -p "$cmds" >/dev/null 2>&1; then
     echo "synth $cfg: FAILED (yosys error), see $log:"

@@ -6,7 +6,7 @@
 
 namespace nasa::sim {
 namespace detail {
-// One per row of NASA_CONFIGS, each in engine_sim_<name>.cpp over Vnasa_engine_<name>.
+// One per row of NASA_CONFIGS, each in engine_sim_<name>.cpp over Vnasa_top_<name>.
 #define NASA_SIM_DECLARE(n, ...)                                                         \
   std::unique_ptr<EngineSim> make_engine_##n(const hw::Config& cfg, size_t memory_bytes, \
                                              const cycles::DramTiming& dram);

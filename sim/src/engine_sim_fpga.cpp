@@ -1,12 +1,12 @@
 // EngineSim over the Verilated 'fpga' configuration (its own translation unit: the models are big).
-#include "Vnasa_engine_fpga.h"
+#include "Vnasa_top_fpga.h"
 #include "verilated_engine.h"
 
 namespace nasa::sim::detail {
 
 std::unique_ptr<EngineSim> make_engine_fpga(const hw::Config& cfg, size_t memory_bytes,
                                             const cycles::DramTiming& dram) {
-  return std::make_unique<VerilatedEngine<Vnasa_engine_fpga>>(cfg, memory_bytes, dram);
+  return std::make_unique<VerilatedEngine<Vnasa_top_fpga>>(cfg, memory_bytes, dram);
 }
 
 }  // namespace nasa::sim::detail

@@ -1,13 +1,13 @@
 // EngineSim over the Verilated 'large' configuration (its own translation unit: the models are
 // big).
-#include "Vnasa_engine_large.h"
+#include "Vnasa_top_large.h"
 #include "verilated_engine.h"
 
 namespace nasa::sim::detail {
 
 std::unique_ptr<EngineSim> make_engine_large(const hw::Config& cfg, size_t memory_bytes,
                                              const cycles::DramTiming& dram) {
-  return std::make_unique<VerilatedEngine<Vnasa_engine_large>>(cfg, memory_bytes, dram);
+  return std::make_unique<VerilatedEngine<Vnasa_top_large>>(cfg, memory_bytes, dram);
 }
 
 }  // namespace nasa::sim::detail

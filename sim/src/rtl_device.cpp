@@ -32,8 +32,10 @@ class RtlDevice final : public device::Device {
   }
 
   void write_csr(uint32_t addr, uint32_t value) override {
-    if (addr == static_cast<uint32_t>(hw::Csr::Ctrl) && (value & hw::kCtrlStart)) {
-      start();
+    if (addr == static_cast<uint32_t>(hw::Csr::Ctrl) &&
+        (value & (hw::kCtrlStart | hw::kCtrlBatch))) {
+      pending_ = true;
+      batch_ = (value & hw::kCtrlBatch) != 0;
       return;
     }
     engine_->csr_write(addr, value);
@@ -43,6 +45,7 @@ class RtlDevice final : public device::Device {
   void start() override {
     // The harness runs a program from its CSR values; the run happens in wait().
     pending_ = true;
+    batch_ = false;
   }
 
   device::WaitResult wait(uint64_t timeout_cycles) override {
@@ -56,8 +59,9 @@ class RtlDevice final : public device::Device {
     pending_ = false;
     auto csr = [&](hw::Csr c) { return engine_->csr_read(static_cast<uint32_t>(c)); };
     const RunStatus st =
-        engine_->run(csr(hw::Csr::DescAddr), csr(hw::Csr::DescCount), csr(hw::Csr::WinBase),
-                     csr(hw::Csr::WinLimit), timeout_cycles);
+        batch_ ? engine_->run_batch(timeout_cycles)
+               : engine_->run(csr(hw::Csr::DescAddr), csr(hw::Csr::DescCount),
+                              csr(hw::Csr::WinBase), csr(hw::Csr::WinLimit), timeout_cycles);
     w.done = st.done;
     w.timeout = st.timeout;
     w.err = static_cast<hw::Err>(st.err_code);
@@ -69,6 +73,7 @@ class RtlDevice final : public device::Device {
  private:
   std::unique_ptr<EngineSim> engine_;
   bool pending_ = false;
+  bool batch_ = false;
 };
 
 }  // namespace

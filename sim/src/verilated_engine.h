@@ -1,4 +1,4 @@
-// Internal to sim/src: EngineSim over one Verilated model class (Vnasa_engine_<cfg>), plus the
+// Internal to sim/src: EngineSim over one Verilated model class (Vnasa_top_<cfg>), plus the
 // overloads that move bytes between the DRAM model and Verilator port words of any width.
 #pragma once
 
@@ -63,7 +63,7 @@ class VerilatedEngine final : public EngineSim {
     }
     ctx_->traceEverOn(true);
     ctx_->fatalOnError(false);
-    top_ = std::make_unique<Model>(ctx_.get(), "nasa_engine");
+    top_ = std::make_unique<Model>(ctx_.get(), "nasa_top");
     dram_.memory().assign(memory_bytes, 0);
     if (const char* path = std::getenv("NASA_FST"); path != nullptr && *path != '\0') {
       trace(path);
@@ -178,12 +178,23 @@ class VerilatedEngine final : public EngineSim {
     csr_write(static_cast<uint32_t>(hw::Csr::DescCount), desc_count);
     csr_write(static_cast<uint32_t>(hw::Csr::WinBase), win_base);
     csr_write(static_cast<uint32_t>(hw::Csr::WinLimit), win_limit);
+    return run_started(hw::kCtrlStart, win_base, win_limit, max_cycles);
+  }
+
+  RunStatus run_batch(uint64_t max_cycles) override {
+    csr_write(static_cast<uint32_t>(hw::Csr::Ctrl), hw::kCtrlClear);
+    return run_started(hw::kCtrlBatch, csr_read(static_cast<uint32_t>(hw::Csr::WinBase)),
+                       csr_read(static_cast<uint32_t>(hw::Csr::WinLimit)), max_cycles);
+  }
+
+ private:
+  RunStatus run_started(uint32_t ctrl, uint32_t win_base, uint32_t win_limit, uint64_t max_cycles) {
     dram_.set_window(win_base, win_limit);
     const uint64_t rd0 = dram_.bytes_read(), wr0 = dram_.bytes_written();
     const uint64_t srd0 = dram_.stray_read_beats(), swr0 = dram_.stray_write_bytes();
     protocol_errors_ = 0;
     first_protocol_error_.clear();
-    csr_write(static_cast<uint32_t>(hw::Csr::Ctrl), hw::kCtrlStart);
+    csr_write(static_cast<uint32_t>(hw::Csr::Ctrl), ctrl);
     const uint64_t start = cycle_;
     run_start_ = start;
     RunStatus st;
@@ -220,6 +231,7 @@ class VerilatedEngine final : public EngineSim {
     return st;
   }
 
+ public:
   void trace(const std::string& path) override {
     if (fst_) {
       fst_->close();

@@ -24,7 +24,7 @@ uint32_t get(std::span<const uint32_t, hw::kDescWords> words, const hw::DescFiel
 #define NASA_COUNT_FIELD(...) +1
 constexpr int kNumFields = 0 NASA_DESC_FIELDS(NASA_COUNT_FIELD);
 #undef NASA_COUNT_FIELD
-static_assert(kNumFields == 18, "a descriptor field was added: map it in encode() and decode()");
+static_assert(kNumFields == 19, "a descriptor field was added: map it in encode() and decode()");
 
 // One place lists which Desc member each table field is stored in.
 template <typename D, typename Fn>
@@ -48,6 +48,7 @@ void for_each_field(D& d, Fn&& fn) {
   fn(f::Q6, d.q6);
   fn(f::Mb, d.mb);
   fn(f::Sb, d.sb);
+  fn(f::Patch, d.patch);
 }
 
 bool is_op(uint8_t op, hw::Op o) { return op == static_cast<uint8_t>(o); }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "nasa/batch_model.h"
 #include "nasa/memory_image.h"
 #include "nasa/refmodel.h"
 
@@ -29,6 +30,26 @@ WaitResult Device::run(uint32_t desc_addr, uint32_t desc_count, uint32_t win_bas
   return wait(timeout_cycles);
 }
 
+WaitResult Device::run_batch(uint32_t win_base, uint32_t win_limit, uint64_t timeout_cycles) {
+  write_csr(static_cast<uint32_t>(hw::Csr::WinBase), win_base);
+  write_csr(static_cast<uint32_t>(hw::Csr::WinLimit), win_limit);
+  write_csr(static_cast<uint32_t>(hw::Csr::Ctrl), hw::kCtrlClear);
+  write_csr(static_cast<uint32_t>(hw::Csr::Ctrl), hw::kCtrlBatch);
+  return wait(timeout_cycles);
+}
+
+std::vector<uint32_t> Device::read_table(hw::Table t, uint32_t count) {
+  write_csr(static_cast<uint32_t>(hw::Csr::TblAddr), static_cast<uint32_t>(t) << 24);
+  std::vector<uint32_t> out(count);
+  for (auto& v : out) v = read_csr(static_cast<uint32_t>(hw::Csr::TblData));
+  return out;
+}
+
+void Device::write_table(hw::Table t, std::span<const uint32_t> values) {
+  write_csr(static_cast<uint32_t>(hw::Csr::TblAddr), static_cast<uint32_t>(t) << 24);
+  for (uint32_t v : values) write_csr(static_cast<uint32_t>(hw::Csr::TblData), v);
+}
+
 namespace {
 
 // CSR semantics of rtl/nasa_csr.sv; the run itself is nasa::ref::run.
@@ -50,13 +71,18 @@ class RefDevice final : public Device {
   }
 
   void write_csr(uint32_t addr, uint32_t value) override {
+    if (batch::write_csr(regs_, tbl_addr_, addr, value)) return;
     switch (static_cast<hw::Csr>(addr)) {
       case hw::Csr::Ctrl:
         if (value & hw::kCtrlClear) {
           done_ = false;
           result_.err = hw::Err::None;
         }
-        if (value & hw::kCtrlStart) start();
+        if (value & hw::kCtrlBatch) {
+          start_batch();
+        } else if (value & hw::kCtrlStart) {
+          start();
+        }
         break;
       case hw::Csr::DescAddr:
         desc_addr_ = value;
@@ -76,6 +102,7 @@ class RefDevice final : public Device {
   }
 
   uint32_t read_csr(uint32_t addr) override {
+    if (uint32_t v = 0; batch::read_csr(regs_, tables_, tbl_addr_, addr, v)) return v;
     const auto base = static_cast<uint32_t>(hw::Csr::CounterBase);
     if (addr >= base && addr < base + 8u * hw::kNumCounters) {
       const uint64_t v = result_.counters[(addr - base) / 8];
@@ -114,13 +141,28 @@ class RefDevice final : public Device {
     }
   }
 
-  void start() override {
+  void check_window() const {
     if (win_limit_ > mem_.size()) {
       throw std::out_of_range(
           fmt::format("ref device: window [{:#x}, {:#x}) extends past the {:#x}-byte memory",
                       win_base_, win_limit_, mem_.size()));
     }
+  }
+
+  void start() override {
+    check_window();
     result_ = ref::run(mem_, cfg_, desc_addr_, desc_count_, win_base_, win_limit_);
+    done_ = true;
+  }
+
+  void start_batch() {
+    check_window();
+    const batch::RunResult b = batch::run(mem_, cfg_, regs_, win_base_, win_limit_, tables_);
+    result_ = ref::RunResult{};
+    result_.err = b.err;
+    result_.err_index = b.err_index;
+    result_.layers_done = b.layers_done;
+    result_.counters = b.counters;
     done_ = true;
   }
 
@@ -140,6 +182,9 @@ class RefDevice final : public Device {
   uint32_t desc_addr_ = 0, desc_count_ = 0, win_base_ = 0, win_limit_ = 0;
   bool done_ = false;
   ref::RunResult result_;
+  batch::Regs regs_;
+  batch::Tables tables_;
+  uint32_t tbl_addr_ = 0;
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "nasa/desc.h"
 #include "nasa/supernet_weights.h"
 
 namespace nasa::runtime {
@@ -85,6 +86,95 @@ EvalResult Runtime::evaluate(const spec::Candidate& c, std::span<const std::vect
   r.logits_sha256 = sha256_hex(
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(r.logits.data()), r.logits.size()));
   return r;
+}
+
+void program_batch(device::Device& dev, const compile::BatchProgram& bp) {
+  const batch::Regs& r = bp.regs;
+  dev.write_memory(0, bp.program.image);
+  auto csr = [&](hw::Csr c, uint32_t v) { dev.write_csr(static_cast<uint32_t>(c), v); };
+  csr(hw::Csr::NumLayers, r.num_layers);
+  csr(hw::Csr::CandAddr, r.cand_addr);
+  csr(hw::Csr::CandStride, r.cand_stride);
+  csr(hw::Csr::CandCount, r.cand_count);
+  csr(hw::Csr::TplAddr, r.tpl_addr);
+  csr(hw::Csr::StemTpl, r.stem_tpl);
+  csr(hw::Csr::HeadTpl, r.head_tpl);
+  csr(hw::Csr::ImgAddr, r.img_addr);
+  csr(hw::Csr::ImgStride, r.img_stride);
+  csr(hw::Csr::ImgCount, r.img_count);
+  csr(hw::Csr::LabelAddr, r.label_addr);
+  csr(hw::Csr::MiniBatch, r.mini_batch);
+  csr(hw::Csr::Classes, r.classes);
+  csr(hw::Csr::LogitsAddr, r.logits_addr);
+  csr(hw::Csr::LogitsStride, r.logits_stride);
+  csr(hw::Csr::GenMode, r.gen_mode);
+  csr(hw::Csr::GenSeed, r.gen_seed);
+  csr(hw::Csr::GenProb, r.gen_prob);
+  csr(hw::Csr::ParentAddr, r.parent_addr);
+  csr(hw::Csr::ParentCount, r.parent_count);
+  dev.write_table(hw::Table::OpTab, r.optab);
+  dev.write_table(hw::Table::LayerK, r.layer_k);
+  dev.write_table(hw::Table::ArenaAddr, r.arena_addr);
+  dev.write_table(hw::Table::ArenaStride, r.arena_stride);
+}
+
+FusedResult Runtime::evaluate_fused(std::span<const spec::Candidate> cands, size_t generate,
+                                    std::span<const std::vector<uint8_t>> images,
+                                    std::span<const uint8_t> labels,
+                                    const compile::BatchOptions& opt) {
+  const compile::BatchProgram bp =
+      compile::compile_batch(q_, cands, generate, images, labels, cfg_, opt);
+  const compile::Program& p = bp.program;
+  const batch::Regs& r = bp.regs;
+  auto dev = factory_(cfg_, p.image.size());
+  program_batch(*dev, bp);
+  const device::WaitResult w = dev->run_batch(p.win_base, p.win_limit, 40'000'000'000ull);
+  if (!w.done || w.timeout) {
+    throw std::runtime_error(fmt::format("{} backend: the batch run did not finish", dev->name()));
+  }
+  if (w.err != hw::Err::None) {
+    throw std::runtime_error(
+        fmt::format("{} backend: the batch run stopped with error {} ({}), "
+                    "ERR_INDEX {}",
+                    dev->name(), static_cast<int>(w.err), err_name(w.err), w.err_index));
+  }
+  FusedResult res;
+  res.images = images.size();
+  const size_t L = r.num_layers;
+  // the candidates as the hardware saw them (generated ones are read back)
+  std::vector<uint8_t> vec(static_cast<size_t>(r.cand_count) * L);
+  dev->read_memory(r.cand_addr, vec);
+  for (size_t j = 0; j < r.cand_count; ++j) {
+    res.candidates.emplace_back(vec.begin() + static_cast<std::ptrdiff_t>(j * L),
+                                vec.begin() + static_cast<std::ptrdiff_t>((j + 1) * L));
+  }
+  const uint32_t n_nodes = dev->read_csr(static_cast<uint32_t>(hw::Csr::NodeCount));
+  res.nodes = dev->read_table(hw::Table::Node, n_nodes);
+  res.leaf = dev->read_table(hw::Table::Leaf, r.cand_count);
+  const auto correct = dev->read_table(hw::Table::Correct, n_nodes);
+  for (uint32_t l : res.leaf) {
+    if (l >= n_nodes) {
+      throw std::runtime_error(
+          fmt::format("{} backend: leaf {} beyond the {} nodes", dev->name(), l, n_nodes));
+    }
+    res.correct.push_back(correct[l]);
+  }
+  if (r.logits_stride != 0) {
+    for (uint32_t l : res.leaf) {
+      std::vector<uint8_t> raw(r.logits_stride);
+      dev->read_memory(uint64_t{r.logits_addr} + uint64_t{l} * r.logits_stride, raw);
+      res.logits.emplace_back(raw.begin(), raw.end());
+    }
+  }
+  for (int i = 0; i < hw::kNumCounters; ++i) {
+    res.counters[static_cast<size_t>(i)] = dev->counter(static_cast<hw::Counter>(i));
+  }
+  res.cycles = res.counters[static_cast<size_t>(hw::Counter::Cycles)];
+  res.macs = res.counters[static_cast<size_t>(hw::Counter::Macs)];
+  res.dram_read = res.counters[static_cast<size_t>(hw::Counter::DramRdBytes)];
+  res.dram_written = res.counters[static_cast<size_t>(hw::Counter::DramWrBytes)];
+  res.layers = w.layers_done;
+  return res;
 }
 
 }  // namespace nasa::runtime

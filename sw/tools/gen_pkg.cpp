@@ -34,7 +34,11 @@ const std::vector<Row> kActs = {NASA_ACTS(NASA_GEN_ROW)};
 const std::vector<Row> kErrors = {NASA_ERRORS(NASA_GEN_ROW)};
 const std::vector<Row> kCsrs = {NASA_CSRS(NASA_GEN_ROW)};
 const std::vector<Row> kCounters = {NASA_COUNTERS(NASA_GEN_ROW)};
+const std::vector<Row> kPatchBits = {NASA_PATCH_BITS(NASA_GEN_ROW)};
 #undef NASA_GEN_ROW
+#define NASA_GEN_TABLE(n, v, a, d) Row{#n, static_cast<uint32_t>(v), a " " d},
+const std::vector<Row> kTables = {NASA_TABLES(NASA_GEN_TABLE)};
+#undef NASA_GEN_TABLE
 
 #define NASA_GEN_FIELD(n, w, l, b) nasa::hw::field::n,
 const std::vector<nasa::hw::DescField> kFields = {NASA_DESC_FIELDS(NASA_GEN_FIELD)};
@@ -146,8 +150,19 @@ std::string generate() {
       .add("Magic", fmt::format("'h{:08X}", hw::kMagic), "value of CSR Magic, 'NASA'");
   layout.emit(out);
 
+  ParamBlock batch("Batch mode: capacities, tables (CSR TblAddr[31:24]) and PATCH bits.");
+  batch.add("NodeCap", hw::kNodeCap, "node table entries (root included)")
+      .add("MaxLayers", hw::kMaxLayers, "choice layers")
+      .add("MaxChoices", hw::kMaxChoices, "choices per layer")
+      .add("MaxCands", hw::kMaxCands, "candidates per batch")
+      .add("NoNode", fmt::format("'h{:04X}", hw::kNoNode), "no node (table links)");
+  for (const Row& r : kTables) batch.add("Tbl" + std::string(r.name), r.value, r.doc);
+  for (const Row& r : kPatchBits) batch.add("Patch" + std::string(r.name) + "Bit", r.value, r.doc);
+  batch.emit(out);
+
   ParamBlock bits("Bit positions in CSR Ctrl and CSR Status.");
   bits.add("CtrlStartBit", static_cast<uint32_t>(std::countr_zero(hw::kCtrlStart)))
+      .add("CtrlBatchBit", static_cast<uint32_t>(std::countr_zero(hw::kCtrlBatch)))
       .add("CtrlClearBit", static_cast<uint32_t>(std::countr_zero(hw::kCtrlClear)))
       .add("StatusBusyBit", static_cast<uint32_t>(std::countr_zero(hw::kStatusBusy)))
       .add("StatusDoneBit", static_cast<uint32_t>(std::countr_zero(hw::kStatusDone)))
@@ -156,8 +171,7 @@ std::string generate() {
 
   for (const hw::Config& c : hw::kConfigs) {
     const std::string p = "Cfg" + upper_camel(c.name);
-    ParamBlock cfg(
-        fmt::format("Configuration `{}` (top-level parameters of nasa_engine).", c.name));
+    ParamBlock cfg(fmt::format("Configuration `{}` (top-level parameters of nasa_top).", c.name));
     cfg.add(p + "Rows", c.rows)
         .add(p + "Cols", c.cols)
         .add(p + "MemBytes", c.mem_bytes)

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "nasa/batch_model.h"
 #include "nasa/desc.h"
 #include "nasa/float_eval.h"
 #include "nasa/hw_spec.h"
@@ -71,5 +72,28 @@ struct Program {
 // `images_u8`: n images of in_h*in_w*in_c bytes (HWC). Throws if a layer does not fit `cfg`.
 Program compile(const QSupernet& q, const spec::Candidate& c,
                 std::span<const std::vector<uint8_t>> images_u8, const hw::Config& cfg);
+
+// A batch run (docs/fusion.md): the whole supernet compiled once into template descriptors, the
+// weights, images, labels and candidate vectors placed, plus the batch CSRs and tables.
+struct BatchOptions {
+  uint32_t mini_batch = 32;  // images per mini-batch (arena slots per depth)
+  bool dump_logits = false;  // keep every (leaf, image)'s logits (LOGITS_STRIDE != 0)
+  // candidate generation on chip (compile_batch with generate > 0)
+  uint32_t gen_mode = 1;  // 1 sample, 2 mutate, 3 crossover
+  uint32_t gen_seed = 1;
+  uint32_t gen_prob = 16384;  // of 65536
+  std::vector<spec::Candidate> parents;
+};
+
+struct BatchProgram {
+  Program program;  // image, memory map, templates (descs), window
+  batch::Regs regs;
+};
+
+// `cands` are placed in memory unless `generate` > 0: then cand_gen makes that many on chip.
+BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> cands,
+                           size_t generate, std::span<const std::vector<uint8_t>> images,
+                           std::span<const uint8_t> labels, const hw::Config& cfg,
+                           const BatchOptions& opt);
 
 }  // namespace nasa::compile

@@ -20,6 +20,7 @@ struct Desc {
   uint8_t s = 0, q6 = 0;
   uint16_t mb = 0;
   uint8_t sb = 0;
+  uint8_t patch = 0;  // hw::Patch bits; used in batch mode only (templates)
 };
 
 std::array<uint32_t, hw::kDescWords> encode(const Desc& d);

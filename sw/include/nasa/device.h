@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "nasa/hw_spec.h"
 
@@ -40,6 +41,12 @@ class Device {
   // Programs the CSRs, starts, waits: the usual sequence.
   WaitResult run(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base, uint32_t win_limit,
                  uint64_t timeout_cycles);
+  // Starts a batch run (CTRL bit 2, docs/fusion.md) with the batch CSRs and tables already
+  // programmed and waits for it.
+  WaitResult run_batch(uint32_t win_base, uint32_t win_limit, uint64_t timeout_cycles);
+  // Batch tables: `count` entries of table `t` from index 0 (TBL_ADDR/TBL_DATA streaming).
+  std::vector<uint32_t> read_table(hw::Table t, uint32_t count);
+  void write_table(hw::Table t, std::span<const uint32_t> values);
 };
 
 // The bit-exact reference model with the cycle model behind the CSRs (counters are the model's).

@@ -11,89 +11,137 @@ namespace nasa::hw {
 
 // ---- Tables (X-macros). Each row: name, value, one-line meaning. ----
 
-#define NASA_OPCODES(X)                                                                       \
-  X(Conv, 1, "kxk convolution, stride 1/2, same padding, OHWI weights, per-channel params") \
-  X(DwConv, 2, "kxk depthwise convolution, HWC weights, per-channel params")                \
+#define NASA_OPCODES(X)                                                                      \
+  X(Conv, 1, "kxk convolution, stride 1/2, same padding, OHWI weights, per-channel params")  \
+  X(DwConv, 2, "kxk depthwise convolution, HWC weights, per-channel params")                 \
   X(Fc, 3, "fully connected over the flattened HWC input, OHWI weights, per-channel params") \
   X(MaxPool, 4, "3x3 max pool, stride 1/2, padding ignored")                                 \
-  X(AvgPool, 5, "3x3 average pool (sum incl. zero padding) then requant (M,S)")             \
-  X(Add, 6, "residual add: requant(a,M,S) + requant(b,Mb,Sb), saturated")                   \
+  X(AvgPool, 5, "3x3 average pool (sum incl. zero padding) then requant (M,S)")              \
+  X(Add, 6, "residual add: requant(a,M,S) + requant(b,Mb,Sb), saturated")                    \
   X(Gap, 7, "global average pool: per-channel sum then requant (M,S), output 1x1xC")
 
-#define NASA_ACTS(X)                    \
-  X(None, 0, "clamp to [-128,127]")    \
-  X(Relu, 1, "clamp to [0,127]")       \
+#define NASA_ACTS(X)                \
+  X(None, 0, "clamp to [-128,127]") \
+  X(Relu, 1, "clamp to [0,127]")    \
   X(Relu6, 2, "clamp to [0,q6]")
 
 // Checked in this order; the first failing check is reported.
-#define NASA_ERRORS(X)                                                                   \
-  X(None, 0, "no error")                                                                \
-  X(BadOpcode, 1, "unknown opcode")                                                     \
-  X(BadAct, 2, "unknown activation")                                                    \
-  X(BadStride, 3, "stride not 1 or 2")                                                  \
-  X(BadKernel, 4, "kernel not in {1,3,5,7} (conv, depthwise) or not 3 (pools)")         \
-  X(ZeroDim, 5, "a dimension (H, W, Cin, Cout) is zero")                                \
-  X(BadChannels, 6, "Cout != Cin for an op that keeps channels")                        \
-  X(Oversize, 7, "input does not fit the input buffer or k*k*Cin exceeds KredMax")      \
-  X(BadQuant, 8, "requant shift S outside [1,47] or ReLU6 q6 > 127")                    \
-  X(Window, 9, "an access range lies outside the programmed memory window")             \
-  X(EmptyProgram, 10, "DESC_COUNT is zero")
+#define NASA_ERRORS(X)                                                                      \
+  X(None, 0, "no error")                                                                    \
+  X(BadOpcode, 1, "unknown opcode")                                                         \
+  X(BadAct, 2, "unknown activation")                                                        \
+  X(BadStride, 3, "stride not 1 or 2")                                                      \
+  X(BadKernel, 4, "kernel not in {1,3,5,7} (conv, depthwise) or not 3 (pools)")             \
+  X(ZeroDim, 5, "a dimension (H, W, Cin, Cout) is zero")                                    \
+  X(BadChannels, 6, "Cout != Cin for an op that keeps channels")                            \
+  X(Oversize, 7, "input does not fit the input buffer or k*k*Cin exceeds KredMax")          \
+  X(BadQuant, 8, "requant shift S outside [1,47] or ReLU6 q6 > 127")                        \
+  X(Window, 9, "an access range lies outside the programmed memory window")                 \
+  X(EmptyProgram, 10, "DESC_COUNT is zero")                                                 \
+  X(EmptyBatch, 11, "batch run with CAND_COUNT or IMG_COUNT zero")                          \
+  X(BadBatchCfg, 12, "batch setup out of range (NUM_LAYERS, a layer's K, MINI_BATCH, ...)") \
+  X(BadChoice, 13, "a candidate picks a choice >= its layer's K (ERR_INDEX: candidate)")    \
+  X(NodeOverflow, 14, "the fused graph needs more nodes than NodeCap (ERR_INDEX: candidate)")
 
-#define NASA_CSRS(X)                                                                     \
-  X(Ctrl, 0x000, "W: bit0 start, bit1 clear done/error")                                \
-  X(Status, 0x004, "R: bit0 busy, bit1 done, bit2 error")                               \
-  X(ErrCode, 0x008, "R: error code of the run")                                         \
-  X(ErrIndex, 0x00C, "R: index of the descriptor that failed")                          \
-  X(DescAddr, 0x010, "RW: byte address of descriptor 0")                                \
-  X(DescCount, 0x014, "RW: number of descriptors to run")                               \
-  X(WinBase, 0x018, "RW: first byte of the accessible window")                          \
-  X(WinLimit, 0x01C, "RW: one past the last byte of the window")                        \
-  X(HwShape, 0x020, "R: Rows | Cols << 16")                                             \
-  X(HwMem, 0x024, "R: memory port bytes | burst max << 16")                             \
-  X(HwInBuf, 0x028, "R: input buffer bytes")                                            \
-  X(HwKredMax, 0x02C, "R: max reduction length k*k*Cin of one output channel")          \
-  X(Magic, 0x030, "R: 0x4E415341 'NASA'")                                               \
-  X(LayersDone, 0x034, "R: descriptors completed in this run")                          \
+#define NASA_CSRS(X)                                                                       \
+  X(Ctrl, 0x000, "W: bit0 start, bit1 clear done/error, bit2 start a batch run")           \
+  X(Status, 0x004, "R: bit0 busy, bit1 done, bit2 error")                                  \
+  X(ErrCode, 0x008, "R: error code of the run")                                            \
+  X(ErrIndex, 0x00C, "R: index of the descriptor that failed")                             \
+  X(DescAddr, 0x010, "RW: byte address of descriptor 0")                                   \
+  X(DescCount, 0x014, "RW: number of descriptors to run")                                  \
+  X(WinBase, 0x018, "RW: first byte of the accessible window")                             \
+  X(WinLimit, 0x01C, "RW: one past the last byte of the window")                           \
+  X(HwShape, 0x020, "R: Rows | Cols << 16")                                                \
+  X(HwMem, 0x024, "R: memory port bytes | burst max << 16")                                \
+  X(HwInBuf, 0x028, "R: input buffer bytes")                                               \
+  X(HwKredMax, 0x02C, "R: max reduction length k*k*Cin of one output channel")             \
+  X(Magic, 0x030, "R: 0x4E415341 'NASA'")                                                  \
+  X(LayersDone, 0x034, "R: descriptors completed in this run")                             \
+  X(NumLayers, 0x040, "RW: batch: choice layers L of the supernet")                        \
+  X(CandAddr, 0x044, "RW: batch: candidate vectors, one byte per layer")                   \
+  X(CandStride, 0x048, "RW: batch: bytes between candidate vectors")                       \
+  X(CandCount, 0x04C, "RW: batch: candidates in the batch")                                \
+  X(TplAddr, 0x050, "RW: batch: byte address of template descriptor 0")                    \
+  X(StemTpl, 0x054, "RW: batch: stem templates, first | count << 24")                      \
+  X(HeadTpl, 0x058, "RW: batch: head templates, first | count << 24")                      \
+  X(ImgAddr, 0x05C, "RW: batch: input image 0 (int8 HWC)")                                 \
+  X(ImgStride, 0x060, "RW: batch: bytes between input images")                             \
+  X(ImgCount, 0x064, "RW: batch: images to evaluate")                                      \
+  X(LabelAddr, 0x068, "RW: batch: labels, one byte per image")                             \
+  X(MiniBatch, 0x06C, "RW: batch: images per mini-batch (arena slots per depth)")          \
+  X(Classes, 0x070, "RW: batch: logits per image")                                         \
+  X(LogitsAddr, 0x074, "RW: batch: where the head's FC writes logits (see LOGITS_STRIDE)") \
+  X(LogitsStride, 0x078,                                                                   \
+    "RW: 0: logits at LOGITS_ADDR; else leaf n, image g at +n*stride+g*Classes")           \
+  X(GenMode, 0x07C, "RW: 0 candidates from memory; 1 sample, 2 mutate, 3 crossover")       \
+  X(GenSeed, 0x080, "RW: cand_gen seed (0 means 0x9E3779B9)")                              \
+  X(GenProb, 0x084, "RW: cand_gen mutation probability, 0..65536 = 0..1")                  \
+  X(ParentAddr, 0x088, "RW: cand_gen parent vectors (CAND_STRIDE apart)")                  \
+  X(ParentCount, 0x08C, "RW: cand_gen parents")                                            \
+  X(NodeCount, 0x090, "R: batch: nodes in the node table after fusion")                    \
+  X(TblAddr, 0x094, "RW: batch table access: table << 24 | index")                         \
+  X(TblData, 0x098, "RW: entry at TBL_ADDR; the index advances after each access")         \
+  X(HwBatch, 0x09C, "R: NodeCap | MaxLayers << 16 | MaxChoices << 24")                     \
   X(CounterBase, 0x100, "R: 64-bit counters, id i at 0x100 + 8*i (lo) and +4 (hi)")
 
-#define NASA_COUNTERS(X)                                                                 \
-  X(Cycles, 0, "cycles from start to done")                                             \
-  X(PeBusy, 1, "cycles the PE array issued a MAC step")                                 \
-  X(VecBusy, 2, "cycles the vector unit issued a tap")                                  \
-  X(Macs, 3, "multiply-accumulates executed (conv, fc, depthwise)")                     \
-  X(DramRdBytes, 4, "bytes read on the memory port (whole bus words)")                  \
-  X(DramWrBytes, 5, "bytes written on the memory port (enabled bytes)")                 \
-  X(StallInput, 6, "cycles compute waited for input data")                              \
-  X(StallWeight, 7, "cycles compute waited for weights/params")                         \
-  X(StallOutput, 8, "cycles compute waited for the output path")                        \
+#define NASA_COUNTERS(X)                                                \
+  X(Cycles, 0, "cycles from start to done")                             \
+  X(PeBusy, 1, "cycles the PE array issued a MAC step")                 \
+  X(VecBusy, 2, "cycles the vector unit issued a tap")                  \
+  X(Macs, 3, "multiply-accumulates executed (conv, fc, depthwise)")     \
+  X(DramRdBytes, 4, "bytes read on the memory port (whole bus words)")  \
+  X(DramWrBytes, 5, "bytes written on the memory port (enabled bytes)") \
+  X(StallInput, 6, "cycles compute waited for input data")              \
+  X(StallWeight, 7, "cycles compute waited for weights/params")         \
+  X(StallOutput, 8, "cycles compute waited for the output path")        \
   X(StallDesc, 9, "cycles spent fetching and decoding descriptors")
 
 // Descriptor: 16 little-endian 32-bit words (64 bytes). Row: name, word, lsb, width.
-#define NASA_DESC_FIELDS(X)  \
-  X(Op, 0, 0, 8)             \
-  X(Act, 0, 8, 8)            \
-  X(K, 0, 16, 8)             \
-  X(Stride, 0, 24, 8)        \
-  X(H, 1, 0, 16)             \
-  X(W, 1, 16, 16)            \
-  X(Cin, 2, 0, 16)           \
-  X(Cout, 2, 16, 16)         \
-  X(InAddr, 3, 0, 32)        \
-  X(In2Addr, 4, 0, 32)       \
-  X(OutAddr, 5, 0, 32)       \
-  X(WgtAddr, 6, 0, 32)       \
-  X(PrmAddr, 7, 0, 32)       \
-  X(M, 8, 0, 16)             \
-  X(S, 8, 16, 8)             \
-  X(Q6, 8, 24, 8)            \
-  X(Mb, 9, 0, 16)            \
-  X(Sb, 9, 16, 8)
+#define NASA_DESC_FIELDS(X) \
+  X(Op, 0, 0, 8)            \
+  X(Act, 0, 8, 8)           \
+  X(K, 0, 16, 8)            \
+  X(Stride, 0, 24, 8)       \
+  X(H, 1, 0, 16)            \
+  X(W, 1, 16, 16)           \
+  X(Cin, 2, 0, 16)          \
+  X(Cout, 2, 16, 16)        \
+  X(InAddr, 3, 0, 32)       \
+  X(In2Addr, 4, 0, 32)      \
+  X(OutAddr, 5, 0, 32)      \
+  X(WgtAddr, 6, 0, 32)      \
+  X(PrmAddr, 7, 0, 32)      \
+  X(M, 8, 0, 16)            \
+  X(S, 8, 16, 8)            \
+  X(Q6, 8, 24, 8)           \
+  X(Mb, 9, 0, 16)           \
+  X(Sb, 9, 16, 8)           \
+  X(Patch, 10, 0, 8)
+
+// Batch-mode tables behind TBL_ADDR/TBL_DATA. Row: name, id, access, meaning.
+#define NASA_TABLES(X)                                                                       \
+  X(Node, 0, "R", "node n: parent | layer << 16 | choice << 24 (root: 0xFFFF, 0xFF, 0xFF)")  \
+  X(Leaf, 1, "R", "candidate c: its leaf node")                                              \
+  X(Correct, 2, "R", "node n: correct answers counted at leaf n")                            \
+  X(OpTab, 3, "RW", "layer i * MaxChoices + choice: templates, first | count << 24")         \
+  X(LayerK, 4, "RW", "layer i: its choice count K_i")                                        \
+  X(ArenaAddr, 5, "RW", "depth d (0: stem output, d: output of layer d-1): slot of image 0") \
+  X(ArenaStride, 6, "RW", "depth d: bytes between the slots of consecutive images")
+
+// Descriptor PATCH bits (batch mode only): the scheduler overwrites these address fields of a
+// template. X: the node's input for the current image; Y: the node's arena slot; L: logits.
+#define NASA_PATCH_BITS(X)        \
+  X(InFromX, 0, "IN_ADDR <- X")   \
+  X(In2FromX, 1, "IN2_ADDR <- X") \
+  X(OutFromY, 2, "OUT_ADDR <- Y") \
+  X(OutFromL, 3, "OUT_ADDR <- logits address")
 
 // Hardware configurations (parameters of one RTL source). Row: name, Rows, Cols, MemBytes
 // (memory port width), InBufBytes, KredMax, BurstMax (beats per read burst).
-#define NASA_CONFIGS(X)                     \
-  X(fpga, 4, 4, 4, 2048, 256, 8)            \
-  X(sim, 16, 16, 32, 131072, 8192, 8)       \
+#define NASA_CONFIGS(X)               \
+  X(fpga, 4, 4, 4, 2048, 256, 8)      \
+  X(sim, 16, 16, 32, 131072, 8192, 8) \
   X(large, 32, 32, 64, 131072, 8192, 8)
 
 // ---- C++ views of the tables. ----
@@ -104,6 +152,12 @@ enum class Act : uint8_t { NASA_ACTS(NASA_ENUM_ROW) };
 enum class Err : uint8_t { NASA_ERRORS(NASA_ENUM_ROW) };
 enum class Csr : uint32_t { NASA_CSRS(NASA_ENUM_ROW) };
 enum class Counter : uint8_t { NASA_COUNTERS(NASA_ENUM_ROW) };
+#define NASA_TABLE_ROW(n, v, a, d) n = v,
+enum class Table : uint8_t { NASA_TABLES(NASA_TABLE_ROW) };
+#undef NASA_TABLE_ROW
+#define NASA_PATCH_ROW(n, b, d) n = 1u << b,
+enum Patch : uint8_t { NASA_PATCH_BITS(NASA_PATCH_ROW) };
+#undef NASA_PATCH_ROW
 #undef NASA_ENUM_ROW
 
 #define NASA_COUNT_ROW(...) +1
@@ -119,6 +173,13 @@ inline constexpr uint32_t kParamBytes = 8;
 inline constexpr uint32_t kMaxShift = 47;
 inline constexpr uint32_t kCtrlStart = 1u << 0;
 inline constexpr uint32_t kCtrlClear = 1u << 1;
+inline constexpr uint32_t kCtrlBatch = 1u << 2;
+// Batch-mode capacities (parameters of nasa_top, the same in every configuration for now).
+inline constexpr uint32_t kNodeCap = 1024;   // node table entries (root included)
+inline constexpr uint32_t kMaxLayers = 16;   // choice layers
+inline constexpr uint32_t kMaxChoices = 16;  // choices per layer
+inline constexpr uint32_t kMaxCands = 1024;  // candidates per batch (leaf table)
+inline constexpr uint32_t kNoNode = 0xFFFF;  // "no node" in node table links
 inline constexpr uint32_t kStatusBusy = 1u << 0;
 inline constexpr uint32_t kStatusDone = 1u << 1;
 inline constexpr uint32_t kStatusError = 1u << 2;

@@ -2,6 +2,7 @@
 // batch of labelled images and reports per-candidate logits, correct count, cycles and counters.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -27,6 +28,20 @@ struct EvalResult {
   double accuracy() const { return images ? static_cast<double>(correct) / images : 0.0; }
 };
 
+// A fused batch run (docs/fusion.md): per-candidate results plus what the hardware reported.
+struct FusedResult {
+  std::vector<spec::Candidate> candidates;  // as evaluated (the generated ones with --generate)
+  std::vector<uint32_t> leaf;               // per candidate: its leaf node
+  std::vector<size_t> correct;              // per candidate
+  size_t images = 0;
+  // node table as read back: parent | layer << 16 | choice << 24
+  std::vector<uint32_t> nodes;
+  // per candidate, images x classes (only with BatchOptions::dump_logits)
+  std::vector<std::vector<int8_t>> logits;
+  uint64_t cycles = 0, macs = 0, dram_read = 0, dram_written = 0, layers = 0;
+  std::array<uint64_t, hw::kNumCounters> counters{};
+};
+
 // A supernet directory as `nasa init` / `nasa train` write it: supernet.json and
 // weights.safetensors, checked against each other (errors name the file and the tensor).
 struct FloatSupernet {
@@ -48,6 +63,12 @@ class Runtime {
   // images: HWC uint8 of the supernet's input shape; labels: one per image.
   EvalResult evaluate(const spec::Candidate& c, std::span<const std::vector<uint8_t>> images,
                       std::span<const uint8_t> labels);
+  // The whole batch fused on the device: `cands` from memory, or `generate` > 0 candidates
+  // made by cand_gen (opt.gen_*). Throws with the device's error code on a failed run.
+  FusedResult evaluate_fused(std::span<const spec::Candidate> cands, size_t generate,
+                             std::span<const std::vector<uint8_t>> images,
+                             std::span<const uint8_t> labels,
+                             const compile::BatchOptions& opt = {});
 
  private:
   compile::QSupernet q_;
@@ -55,6 +76,9 @@ class Runtime {
   DeviceFactory factory_;
   std::string backend_;
 };
+
+// Writes a batch program's memory image, batch CSRs and tables to a device (not started).
+void program_batch(device::Device& dev, const compile::BatchProgram& bp);
 
 std::string sha256_hex(std::span<const uint8_t> bytes);
 

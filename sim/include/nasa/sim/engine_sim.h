@@ -50,6 +50,9 @@ class EngineSim {
   // Programs DESC_ADDR/COUNT and the window, starts, and ticks until done or max_cycles.
   virtual RunStatus run(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base,
                         uint32_t win_limit, uint64_t max_cycles) = 0;
+  // Starts a batch run (docs/fusion.md) with the batch CSRs and tables as programmed, and the
+  // window in WIN_BASE/WIN_LIMIT; ticks until done or max_cycles.
+  virtual RunStatus run_batch(uint64_t max_cycles) = 0;
   // Starts writing an FST waveform to `path` (also enabled by env NASA_FST=path); an empty path
   // closes the current waveform.
   virtual void trace(const std::string& path) = 0;

@@ -1,0 +1,293 @@
+// Candidate generator (batch mode, docs/fusion.md "cand_gen"): writes count_i candidate vectors of
+// num_layers_i bytes at out_addr_i + j * stride_i, each byte drawn with xorshift32 (mode 1),
+// mutated from parent j mod P (mode 2) or crossed over from parents 2j and 2j+1 mod P (mode 3).
+// Parents are read byte by byte on the control memory port, one read outstanding at a time; the
+// parent indices are running counters that wrap at P (no divider). C++ model: nasa::cand_gen.
+//
+// abort_i returns to idle in the cycle after it is seen and forgets any read in flight: the top
+// aborts its control master too, so no response may arrive for a read accepted before the abort.
+module nasa_cand_gen #(
+  parameter int unsigned MaxLayers = nasa_pkg::MaxLayers
+) (
+  input  logic                   clk_i,
+  input  logic                   rst_ni,
+  input  logic                   start_i,         // pulse while idle
+  input  logic                   abort_i,         // back to idle at once (drops any request)
+  output logic                   busy_o,
+  output logic                   done_o,          // one-cycle pulse after the last byte's write
+  input  logic [1:0]             mode_i,          // 1 sample, 2 mutate, 3 crossover, 0 none
+  input  logic [31:0]            seed_i,          // 0 means 0x9E3779B9
+  input  logic [16:0]            prob_i,          // mutation probability 0..65536
+  input  logic [7:0]             num_layers_i,    // L, 1..MaxLayers
+  input  logic [MaxLayers*8-1:0] layer_k_i,       // K of layer i at [i*8 +: 8]
+  input  logic [31:0]            out_addr_i,
+  input  logic [31:0]            stride_i,
+  input  logic [31:0]            count_i,
+  input  logic [31:0]            parent_addr_i,
+  input  logic [31:0]            parent_count_i,  // P >= 1 in modes 2 and 3
+  output logic                   mreq_valid_o,
+  input  logic                   mreq_ready_i,
+  output logic                   mreq_we_o,
+  output logic [31:0]            mreq_addr_o,
+  output logic [7:0]             mreq_wdata_o,
+  input  logic                   mrsp_valid_i,
+  input  logic [7:0]             mrsp_data_i
+);
+  localparam int unsigned IW = (MaxLayers > 1) ? $clog2(MaxLayers) : 1;
+  localparam logic [31:0] SeedZero = 32'h9E37_79B9;
+  localparam logic [1:0] ModeSample = 2'd1, ModeMutate = 2'd2, ModeCross = 2'd3;
+
+  typedef enum logic [2:0] {
+    StIdle,    // waiting for start_i
+    StLayer,   // draw r = next(); sample (mode 1) or decide where the byte comes from
+    StSample,  // mode 2, mutated layer: a second draw for sample(K)
+    StRdReq,   // parent byte read request
+    StRdWait,  // waiting for its response
+    StWrite    // write the byte; advance layer / candidate
+  } state_e;
+
+  // xorshift32 step.
+  function automatic logic [31:0] xs_next(input logic [31:0] x);
+    logic [31:0] t;
+    t = x ^ (x << 13);
+    t = t ^ (t >> 17);
+    xs_next = t ^ (t << 5);
+  endfunction
+
+  // sample(K) = (r * K) >> 32, a 32x8 multiply.
+  function automatic logic [7:0] sample_k(input logic [31:0] r, input logic [7:0] k);
+    sample_k = 8'((40'(r) * 40'(k)) >> 32);
+  endfunction
+
+  // Next parent (index, base address) with the index wrapping at P: {idx, base}.
+  function automatic logic [63:0] par_inc(input logic [31:0] idx, input logic [31:0] base,
+                                          input logic [31:0] pcount, input logic [31:0] paddr,
+                                          input logic [31:0] stride);
+    if (idx + 32'd1 == pcount) par_inc = {32'd0, paddr};
+    else par_inc = {idx + 32'd1, base + stride};
+  endfunction
+
+  state_e state_d, state_q;
+  logic [1:0] mode_d, mode_q;
+  logic [16:0] prob_d, prob_q;
+  logic [7:0] nl_d, nl_q;
+  logic [MaxLayers*8-1:0] lk_d, lk_q;
+  logic [31:0] stride_d, stride_q, count_d, count_q, paddr_d, paddr_q, pcount_d, pcount_q;
+  logic [31:0] x_d, x_q;                                    // PRNG state
+  logic [31:0] j_d, j_q;                                    // candidate
+  logic [7:0] i_d, i_q;                                     // layer
+  logic [31:0] cbase_d, cbase_q;                            // out_addr + j * stride
+  logic [31:0] pa_d, pa_q, pb_d, pb_q;                      // parents (mode 2: p = pa; 3: a, b)
+  logic [31:0] pa_base_d, pa_base_q, pb_base_d, pb_base_q;  // their vector addresses
+  logic sel_b_d, sel_b_q;                                   // read parent b (mode 3, r >> 31)
+  logic [7:0] c_d, c_q;                                     // the byte to write
+  logic done_d, done_q;
+
+  logic [31:0] r;
+  logic [7:0] k_cur;
+  logic [63:0] inc_a, inc_b, inc_b2;
+  logic last_layer, last_cand;
+
+  assign r          = xs_next(x_q);
+  assign k_cur      = lk_q[i_q[IW-1:0]*8 +: 8];
+  assign last_layer = (i_q + 8'd1 == nl_q);
+  assign last_cand  = (j_q + 32'd1 == count_q);
+  // Mode 2: p <- p + 1. Mode 3: a <- b + 1, b <- b + 2 (so a = 2j mod P, b = (2j + 1) mod P).
+  assign inc_a      = par_inc(pa_q, pa_base_q, pcount_q, paddr_q, stride_q);
+  assign inc_b      = par_inc(pb_q, pb_base_q, pcount_q, paddr_q, stride_q);
+  assign inc_b2     = par_inc(inc_b[63:32], inc_b[31:0], pcount_q, paddr_q, stride_q);
+
+  always_comb begin
+    state_d   = state_q;
+    mode_d    = mode_q;
+    prob_d    = prob_q;
+    nl_d      = nl_q;
+    lk_d      = lk_q;
+    stride_d  = stride_q;
+    count_d   = count_q;
+    paddr_d   = paddr_q;
+    pcount_d  = pcount_q;
+    x_d       = x_q;
+    j_d       = j_q;
+    i_d       = i_q;
+    cbase_d   = cbase_q;
+    pa_d      = pa_q;
+    pb_d      = pb_q;
+    pa_base_d = pa_base_q;
+    pb_base_d = pb_base_q;
+    sel_b_d   = sel_b_q;
+    c_d       = c_q;
+    done_d    = 1'b0;
+
+    mreq_valid_o = 1'b0;
+    mreq_we_o    = 1'b0;
+    mreq_addr_o  = (sel_b_q ? pb_base_q : pa_base_q) + 32'(i_q);
+    mreq_wdata_o = c_q;
+
+    unique case (state_q)
+      StIdle: begin
+        if (start_i) begin
+          mode_d    = mode_i;
+          prob_d    = prob_i;
+          nl_d      = num_layers_i;
+          lk_d      = layer_k_i;
+          stride_d  = stride_i;
+          count_d   = count_i;
+          paddr_d   = parent_addr_i;
+          pcount_d  = parent_count_i;
+          x_d       = (seed_i == 32'd0) ? SeedZero : seed_i;
+          j_d       = '0;
+          i_d       = '0;
+          cbase_d   = out_addr_i;
+          sel_b_d   = 1'b0;
+          pa_d      = '0;
+          pa_base_d = parent_addr_i;
+          if (parent_count_i == 32'd1) begin
+            pb_d      = '0;
+            pb_base_d = parent_addr_i;
+          end else begin
+            pb_d      = 32'd1;
+            pb_base_d = parent_addr_i + stride_i;
+          end
+          // Nothing to write: done at once (the top rejects L = 0 and count = 0 anyway).
+          if (mode_i == 2'd0 || count_i == 32'd0 || num_layers_i == 8'd0) done_d = 1'b1;
+          else state_d = StLayer;
+        end
+      end
+      StLayer: begin
+        x_d     = r;
+        sel_b_d = 1'b0;
+        unique case (mode_q)
+          ModeSample: begin
+            c_d     = sample_k(r, k_cur);
+            state_d = StWrite;
+          end
+          ModeMutate: begin
+            state_d = ({1'b0, r[31:16]} < prob_q) ? StSample : StRdReq;
+          end
+          ModeCross: begin
+            sel_b_d = r[31];
+            state_d = StRdReq;
+          end
+          default: state_d = StIdle;  // mode 0 never leaves idle
+        endcase
+      end
+      StSample: begin
+        x_d     = r;
+        c_d     = sample_k(r, k_cur);
+        state_d = StWrite;
+      end
+      StRdReq: begin
+        mreq_valid_o = 1'b1;
+        if (mreq_ready_i) state_d = StRdWait;
+      end
+      StRdWait: begin
+        if (mrsp_valid_i) begin
+          c_d     = mrsp_data_i;
+          state_d = StWrite;
+        end
+      end
+      StWrite: begin
+        mreq_valid_o = 1'b1;
+        mreq_we_o    = 1'b1;
+        mreq_addr_o  = cbase_q + 32'(i_q);
+        if (mreq_ready_i) begin
+          state_d = StLayer;
+          if (!last_layer) begin
+            i_d = i_q + 8'd1;
+          end else if (last_cand) begin
+            state_d = StIdle;
+            done_d  = 1'b1;
+          end else begin
+            i_d     = '0;
+            j_d     = j_q + 32'd1;
+            cbase_d = cbase_q + stride_q;
+            if (mode_q == ModeCross) begin
+              pa_d      = inc_b[63:32];
+              pa_base_d = inc_b[31:0];
+              pb_d      = inc_b2[63:32];
+              pb_base_d = inc_b2[31:0];
+            end else begin
+              pa_d      = inc_a[63:32];
+              pa_base_d = inc_a[31:0];
+            end
+          end
+        end
+      end
+      default: state_d = StIdle;
+    endcase
+
+    if (abort_i) begin
+      state_d = StIdle;
+      done_d  = 1'b0;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q   <= StIdle;
+      mode_q    <= '0;
+      prob_q    <= '0;
+      nl_q      <= '0;
+      lk_q      <= '0;
+      stride_q  <= '0;
+      count_q   <= '0;
+      paddr_q   <= '0;
+      pcount_q  <= '0;
+      x_q       <= '0;
+      j_q       <= '0;
+      i_q       <= '0;
+      cbase_q   <= '0;
+      pa_q      <= '0;
+      pb_q      <= '0;
+      pa_base_q <= '0;
+      pb_base_q <= '0;
+      sel_b_q   <= 1'b0;
+      c_q       <= '0;
+      done_q    <= 1'b0;
+    end else begin
+      state_q   <= state_d;
+      mode_q    <= mode_d;
+      prob_q    <= prob_d;
+      nl_q      <= nl_d;
+      lk_q      <= lk_d;
+      stride_q  <= stride_d;
+      count_q   <= count_d;
+      paddr_q   <= paddr_d;
+      pcount_q  <= pcount_d;
+      x_q       <= x_d;
+      j_q       <= j_d;
+      i_q       <= i_d;
+      cbase_q   <= cbase_d;
+      pa_q      <= pa_d;
+      pb_q      <= pb_d;
+      pa_base_q <= pa_base_d;
+      pb_base_q <= pb_base_d;
+      sel_b_q   <= sel_b_d;
+      c_q       <= c_d;
+      done_q    <= done_d;
+    end
+  end
+
+  assign busy_o = (state_q != StIdle);
+  assign done_o = done_q;
+
+`ifndef SYNTHESIS
+  // A byte request is held stable until accepted (valid/ready rule).
+  logic hold_q;
+  logic [40:0] req_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      hold_q <= 1'b0;
+      req_q  <= '0;
+    end else begin
+      hold_q <= mreq_valid_o && !mreq_ready_i && !abort_i;
+      req_q  <= {mreq_we_o, mreq_addr_o, mreq_wdata_o};
+      if (hold_q && !abort_i) begin
+        assert (mreq_valid_o && req_q == {mreq_we_o, mreq_addr_o, mreq_wdata_o})
+        else $error("nasa_cand_gen: request changed while valid && !ready");
+      end
+    end
+  end
+`endif
+endmodule

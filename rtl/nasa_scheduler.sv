@@ -1,0 +1,282 @@
+// Scheduler: walks the fused node table depth-first (pre-order, children in insertion order) once
+// per mini-batch of images and, for every node and image, instantiates the node's template
+// descriptors (op table) for the engine: the template address plus the X (node input), Y (node
+// arena slot) and L (logits) addresses that the templates' PATCH bits substitute. At a leaf it
+// also issues the head templates and hands (leaf, image) to the eval unit. Only the current path
+// is live: one arena slot per depth (docs/fusion.md).
+module nasa_scheduler #(
+  parameter int unsigned MaxLayers  = nasa_pkg::MaxLayers,
+  parameter int unsigned MaxChoices = nasa_pkg::MaxChoices
+) (
+  input  logic        clk_i,
+  input  logic        rst_ni,
+  input  logic        start_i,
+  input  logic        abort_i,
+  output logic        busy_o,
+  output logic        done_o,   // pulse
+  // configuration (stable during the run)
+  input  logic [7:0]  num_layers_i,
+  input  logic [31:0] tpl_addr_i,
+  input  logic [31:0] stem_tpl_i,
+  input  logic [31:0] head_tpl_i,
+  input  logic [31:0] img_addr_i,
+  input  logic [31:0] img_stride_i,
+  input  logic [31:0] img_count_i,
+  input  logic [31:0] label_addr_i,
+  input  logic [31:0] mini_batch_i,
+  input  logic [15:0] classes_i,
+  input  logic [31:0] logits_addr_i,
+  input  logic [31:0] logits_stride_i,
+  input  logic [(MaxLayers+1)*32-1:0] arena_addr_i,
+  input  logic [(MaxLayers+1)*32-1:0] arena_stride_i,
+  // op table read port (registered: entry of optab_idx_o valid the next cycle)
+  output logic [15:0] optab_idx_o,
+  input  logic [31:0] optab_i,
+  // node table read port (registered)
+  output logic [15:0] node_idx_o,
+  input  logic [15:0] node_parent_i,
+  input  logic [15:0] node_first_i,
+  input  logic [15:0] node_next_i,
+  input  logic [7:0]  node_layer_i,
+  input  logic [7:0]  node_choice_i,
+  // engine, ext mode
+  output logic        xd_valid_o,
+  input  logic        xd_ready_i,
+  output logic [31:0] xd_tpl_o,
+  output logic [31:0] xd_x_o,
+  output logic [31:0] xd_y_o,
+  output logic [31:0] xd_l_o,
+  input  logic        xd_done_i,
+  // eval unit
+  output logic        ev_start_o,
+  output logic [15:0] ev_leaf_o,
+  output logic [31:0] ev_logits_o,
+  output logic [31:0] ev_label_o,
+  input  logic        ev_done_i
+);
+  localparam int unsigned DW = $clog2(MaxLayers + 1);  // depth 0..MaxLayers
+  localparam logic [15:0] NoNode = 16'(nasa_pkg::NoNode);
+
+  typedef enum logic [3:0] {
+    SIdle, SBatch, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SImg, SIssue, SWait, SRunEnd, SEval,
+    SEvalWait, SNext, SClimbRd, SClimbAt
+  } sstate_e;
+  sstate_e st_q;
+
+  // per-depth output of the node on the current path: slot of image 0 and image stride
+  logic [31:0] out_base_q [MaxLayers+1];
+  logic [31:0] out_stride_q [MaxLayers+1];
+  logic [15:0] path_q [MaxLayers+1];
+
+  logic [31:0] g0_q, nb_q, b_q, img_ptr_q, img_next_q;
+  logic [15:0] node_q, first_q;
+  logic [7:0] layer_q, choice_q;
+  logic [DW-1:0] depth_q;
+  logic [23:0] nfirst_q, cfirst_q;  // the node's templates; the run being issued
+  logic [7:0] ncount_q, ccount_q, t_q;
+  logic head_q;  // issuing the head templates of a leaf
+  logic [31:0] xi_q, yi_q, l_q, lnode_q, xin_base_q, xin_stride_q;
+  logic leaf;
+  assign leaf = (8'(depth_q) == num_layers_i);
+
+  assign busy_o = (st_q != SIdle);
+
+  assign optab_idx_o = 16'(layer_q) * 16'(MaxChoices) + 16'(choice_q);
+  assign node_idx_o  = node_q;
+
+  // the head reads the node's output: its slot, or its input for a skip node
+  assign xd_valid_o = (st_q == SIssue);
+  assign xd_tpl_o   = tpl_addr_i + ((32'(cfirst_q) + 32'(t_q)) << 6);
+  assign xd_x_o     = (head_q && ncount_q != '0) ? yi_q : xi_q;
+  assign xd_y_o     = yi_q;
+  assign xd_l_o     = l_q;
+
+  assign ev_start_o  = (st_q == SEval);
+  assign ev_leaf_o   = node_q;
+  assign ev_logits_o = l_q;
+  assign ev_label_o  = label_addr_i + g0_q + b_q;
+
+  logic [31:0] arena_a, arena_s;
+  assign arena_a = arena_addr_i[32'(depth_q)*32 +: 32];
+  assign arena_s = arena_stride_i[32'(depth_q)*32 +: 32];
+
+  // X of image 0: the parent's output (the image itself at the root)
+  logic [31:0] par_base, par_stride;
+  logic [DW-1:0] depth_m1;
+  assign depth_m1   = depth_q - DW'(1);
+  assign par_base   = (depth_q == '0) ? img_ptr_q : out_base_q[depth_m1];
+  assign par_stride = (depth_q == '0) ? img_stride_i : out_stride_q[depth_m1];
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      st_q         <= SIdle;
+      done_o       <= 1'b0;
+      g0_q         <= '0;
+      nb_q         <= '0;
+      b_q          <= '0;
+      img_ptr_q    <= '0;
+      img_next_q   <= '0;
+      node_q       <= '0;
+      first_q      <= NoNode;
+      layer_q      <= '0;
+      choice_q     <= '0;
+      depth_q      <= '0;
+      nfirst_q     <= '0;
+      ncount_q     <= '0;
+      cfirst_q     <= '0;
+      ccount_q     <= '0;
+      t_q          <= '0;
+      head_q       <= 1'b0;
+      xi_q         <= '0;
+      yi_q         <= '0;
+      l_q          <= '0;
+      lnode_q      <= '0;
+      xin_base_q   <= '0;
+      xin_stride_q <= '0;
+      for (int d = 0; d <= MaxLayers; d++) begin
+        out_base_q[d]   <= '0;
+        out_stride_q[d] <= '0;
+        path_q[d]       <= '0;
+      end
+    end else begin
+      done_o <= 1'b0;
+      if (abort_i) begin
+        st_q <= SIdle;
+      end else begin
+        unique case (st_q)
+          SIdle: begin
+            if (start_i) begin
+              st_q      <= SBatch;
+              g0_q      <= '0;
+              img_ptr_q <= img_addr_i;
+            end
+          end
+          // next mini-batch: images [g0, g0 + nb)
+          SBatch: begin
+            if (g0_q >= img_count_i) begin
+              st_q   <= SIdle;
+              done_o <= 1'b1;
+            end else begin
+              nb_q    <= (img_count_i - g0_q < mini_batch_i) ? img_count_i - g0_q : mini_batch_i;
+              node_q  <= '0;
+              depth_q <= '0;
+              st_q    <= SNodeRd;
+            end
+          end
+          SNodeRd: st_q <= SNodeAt;  // node_idx_o = node_q; the entry arrives next cycle
+          SNodeAt: begin
+            first_q         <= node_first_i;
+            layer_q         <= node_layer_i;
+            choice_q        <= node_choice_i;
+            path_q[depth_q] <= node_q;
+            xin_base_q      <= par_base;
+            xin_stride_q    <= par_stride;
+            lnode_q         <= logits_addr_i + 32'(node_q) * logits_stride_i;
+            if (depth_q == '0) begin
+              nfirst_q <= stem_tpl_i[23:0];
+              ncount_q <= stem_tpl_i[31:24];
+              st_q     <= SNode;
+            end else begin
+              st_q <= SOpRd;
+            end
+          end
+          SOpRd: st_q <= SOpAt;
+          SOpAt: begin
+            nfirst_q <= optab_i[23:0];
+            ncount_q <= optab_i[31:24];
+            st_q     <= SNode;
+          end
+          // the node's output placement and image 0 of the mini-batch
+          SNode: begin
+            if (ncount_q == '0) begin  // skip: the output is the input
+              out_base_q[depth_q]   <= xin_base_q;
+              out_stride_q[depth_q] <= xin_stride_q;
+            end else begin
+              out_base_q[depth_q]   <= arena_a;
+              out_stride_q[depth_q] <= arena_s;
+            end
+            b_q  <= '0;
+            xi_q <= xin_base_q;
+            yi_q <= arena_a;
+            l_q  <= (logits_stride_i == '0) ? logits_addr_i :
+                    lnode_q + g0_q * 32'(classes_i);
+            st_q <= SImg;
+          end
+          // one image: the node's templates, then (leaf) the head's and the evaluation
+          SImg: begin
+            cfirst_q <= nfirst_q;
+            ccount_q <= ncount_q;
+            t_q      <= '0;
+            head_q   <= 1'b0;
+            st_q     <= (ncount_q == '0) ? SRunEnd : SIssue;
+          end
+          SIssue: if (xd_ready_i) st_q <= SWait;
+          SWait: begin
+            if (xd_done_i) begin
+              if (t_q + 8'd1 < ccount_q) begin
+                t_q  <= t_q + 8'd1;
+                st_q <= SIssue;
+              end else begin
+                st_q <= SRunEnd;
+              end
+            end
+          end
+          SRunEnd: begin
+            if (leaf && !head_q && head_tpl_i[31:24] != '0) begin
+              head_q   <= 1'b1;
+              cfirst_q <= head_tpl_i[23:0];
+              ccount_q <= head_tpl_i[31:24];
+              t_q      <= '0;
+              st_q     <= SIssue;
+            end else if (leaf) begin
+              st_q <= SEval;
+            end else begin
+              st_q <= SNext;
+            end
+          end
+          SEval: st_q <= SEvalWait;
+          SEvalWait: if (ev_done_i) st_q <= SNext;
+          // next image of the mini-batch, or leave the node
+          SNext: begin
+            if (b_q + 32'd1 < nb_q) begin
+              b_q  <= b_q + 32'd1;
+              xi_q <= xi_q + xin_stride_q;
+              yi_q <= yi_q + arena_s;
+              l_q  <= (logits_stride_i == '0) ? logits_addr_i : l_q + 32'(classes_i);
+              st_q <= SImg;
+            end else begin
+              if (depth_q == '0) img_next_q <= img_ptr_q + nb_q * img_stride_i;
+              if (first_q != NoNode && !leaf) begin
+                node_q  <= first_q;
+                depth_q <= depth_q + DW'(1);
+                st_q    <= SNodeRd;
+              end else begin
+                st_q <= SClimbRd;  // node_q's entry (its next sibling) is read again
+              end
+            end
+          end
+          SClimbRd: st_q <= SClimbAt;
+          SClimbAt: begin
+            if (node_next_i != NoNode) begin
+              node_q <= node_next_i;
+              st_q   <= SNodeRd;
+            end else if (depth_q <= DW'(1)) begin
+              // back at the root: the mini-batch is done
+              g0_q      <= g0_q + nb_q;
+              img_ptr_q <= img_next_q;
+              st_q      <= SBatch;
+            end else begin
+              depth_q <= depth_m1;
+              node_q  <= path_q[depth_m1];
+              st_q    <= SClimbRd;
+            end
+          end
+          default: st_q <= SIdle;
+        endcase
+      end
+    end
+  end
+
+  logic unused;
+  assign unused = ^{node_parent_i};
+endmodule

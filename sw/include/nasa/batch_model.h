@@ -1,0 +1,52 @@
+// Reference model of a batch run (docs/fusion.md): cand_gen, fusion_unit, scheduler and eval_unit
+// as nasa_top sequences them, over the bit-exact layer executor. The ref Device runs it when CTRL
+// bit 2 is written; tables and error codes are those of the RTL, counters come from the cycle
+// model per descriptor plus a model of the control units' own cycles.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "nasa/cycle_model.h"
+#include "nasa/hw_spec.h"
+
+namespace nasa::batch {
+
+// The batch CSRs and writable tables (values as the host programmed them).
+struct Regs {
+  uint32_t num_layers = 0, cand_addr = 0, cand_stride = 0, cand_count = 0;
+  uint32_t tpl_addr = 0, stem_tpl = 0, head_tpl = 0;
+  uint32_t img_addr = 0, img_stride = 0, img_count = 0, label_addr = 0, mini_batch = 0;
+  uint32_t classes = 0, logits_addr = 0, logits_stride = 0;
+  uint32_t gen_mode = 0, gen_seed = 0, gen_prob = 0, parent_addr = 0, parent_count = 0;
+  std::array<uint32_t, hw::kMaxLayers * hw::kMaxChoices> optab{};
+  std::array<uint32_t, hw::kMaxLayers> layer_k{};
+  std::array<uint32_t, hw::kMaxLayers + 1> arena_addr{}, arena_stride{};
+};
+
+// The read-only tables after a run.
+struct Tables {
+  uint32_t node_count = 0;
+  std::vector<uint32_t> node;     // packed: parent | layer << 16 | choice << 24
+  std::vector<uint32_t> leaf;     // per fused candidate
+  std::vector<uint32_t> correct;  // per node
+};
+
+struct RunResult {
+  hw::Err err = hw::Err::None;
+  uint32_t err_index = 0;
+  uint32_t layers_done = 0;  // descriptors completed
+  cycles::Counters counters{};
+};
+
+RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& regs, uint32_t win_base,
+              uint32_t win_limit, Tables& tables);
+
+// CSR/table access semantics shared by the ref device: returns true when `addr` is a batch CSR.
+bool write_csr(Regs& regs, uint32_t& tbl_addr, uint32_t addr, uint32_t value);
+bool read_csr(const Regs& regs, const Tables& tables, uint32_t& tbl_addr, uint32_t addr,
+              uint32_t& value);
+
+}  // namespace nasa::batch

@@ -1,0 +1,327 @@
+// Batch mode (docs/fusion.md) on the ref model and the RTL: the hardware node table equals the
+// software fused graph entry by entry, fused evaluation gives every candidate exactly the logits
+// and correct count it gets alone, MACs executed equal the fused MACs, cand_gen equals its C++
+// model, and bad batches stop with their specific error codes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nasa/cand_gen.h"
+#include "nasa/compiler.h"
+#include "nasa/desc.h"
+#include "nasa/device.h"
+#include "nasa/fusion.h"
+#include "nasa/runtime.h"
+#include "nasa/sim/rtl_device.h"
+#include "nasa/supernet_weights.h"
+
+namespace {
+
+using nasa::spec::Candidate;
+using nasa::spec::OpKind;
+using nasa::spec::OpSpec;
+
+// A small chain supernet that simulates fast: 6x6 input, 4 channels, `layers` choice layers with
+// `k` choices each (MBConv / conv / skip variants).
+nasa::spec::Supernet tiny_net(int layers, int k) {
+  const std::vector<OpSpec> pool = {
+      {OpKind::MBConv, 3, 1}, {OpKind::MBConv, 5, 1}, {OpKind::MBConv, 3, 3},
+      {OpKind::Conv, 3, 1},   {OpKind::Skip, 3, 1},   {OpKind::MBConv, 7, 1},
+      {OpKind::Conv, 5, 1},   {OpKind::MBConv, 5, 3}, {OpKind::MBConv, 3, 6},
+      {OpKind::Conv, 7, 1},   {OpKind::MBConv, 7, 3}, {OpKind::MBConv, 5, 6},
+      {OpKind::MBConv, 7, 6}};
+  nasa::spec::Supernet n;
+  n.name = "tiny";
+  n.in_h = n.in_w = 6;
+  n.in_c = 1;
+  n.classes = 4;
+  n.stem = {4, 3, 1};
+  for (int i = 0; i < layers; ++i) {
+    nasa::spec::ChoiceLayer l;
+    l.out_channels = 4;
+    l.stride = 1;
+    l.choices.assign(pool.begin(), pool.begin() + k);
+    n.layers.push_back(l);
+  }
+  n.head = {8};
+  n.act = "relu6";
+  nasa::spec::validate(n);
+  return n;
+}
+
+struct Net {
+  nasa::spec::Supernet net;
+  nasa::compile::QSupernet q;
+  std::vector<std::vector<uint8_t>> images;
+  std::vector<uint8_t> labels;
+  Net(nasa::spec::Supernet n, size_t n_images, uint64_t seed) : net(std::move(n)) {
+    std::mt19937 rng(static_cast<uint32_t>(seed));
+    const size_t px = static_cast<size_t>(net.in_h) * net.in_w * net.in_c;
+    for (size_t i = 0; i < n_images + 4; ++i) {
+      std::vector<uint8_t> im(px);
+      for (auto& v : im) v = static_cast<uint8_t>(rng() % 256);
+      images.push_back(im);
+      labels.push_back(static_cast<uint8_t>(rng() % static_cast<uint32_t>(net.classes)));
+    }
+    std::vector<nasa::floatnet::Tensor> calib;
+    for (size_t i = n_images; i < n_images + 4; ++i) {
+      calib.push_back(
+          nasa::floatnet::image_from_u8(images[i].data(), net.in_h, net.in_w, net.in_c));
+    }
+    images.resize(n_images);
+    labels.resize(n_images);
+    q = nasa::compile::quantize(net, nasa::weights::random_weights(net, seed), calib);
+  }
+};
+
+// A batch of `n` candidates drawn from a small pool of prefixes, so duplicates and shared
+// prefixes are common.
+std::vector<Candidate> batch_with_duplicates(const nasa::spec::Supernet& net, size_t n,
+                                             std::mt19937& rng) {
+  std::vector<Candidate> pool;
+  const size_t pool_size = 1 + rng() % 6;
+  for (size_t p = 0; p < pool_size; ++p) {
+    Candidate c;
+    for (const auto& l : net.layers) c.push_back(static_cast<int>(rng() % l.choices.size()));
+    pool.push_back(c);
+  }
+  std::vector<Candidate> out;
+  for (size_t j = 0; j < n; ++j) {
+    Candidate c = pool[rng() % pool.size()];
+    const size_t from = rng() % (c.size() + 1);  // keep a prefix, re-draw the rest
+    for (size_t i = from; i < c.size(); ++i) {
+      if (rng() % 2) c[i] = static_cast<int>(rng() % net.layers[i].choices.size());
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+nasa::runtime::DeviceFactory ref_factory() {
+  return [](const nasa::hw::Config& cfg, uint64_t bytes) {
+    return nasa::device::make_ref_device(cfg, bytes);
+  };
+}
+nasa::runtime::DeviceFactory rtl_factory() {
+  return [](const nasa::hw::Config& cfg, uint64_t bytes) {
+    return nasa::sim::make_rtl_device(cfg, bytes);
+  };
+}
+
+uint32_t packed(const nasa::fusion::Node& n) {
+  const uint32_t parent = n.parent == nasa::fusion::kNoParent ? 0xFFFFu : n.parent;
+  return parent | (static_cast<uint32_t>(n.layer) & 0xFF) << 16 |
+         (static_cast<uint32_t>(n.choice) & 0xFF) << 24;
+}
+
+void expect_tables_match(const nasa::fusion::FusedGraph& g, const nasa::runtime::FusedResult& r) {
+  ASSERT_EQ(r.nodes.size(), g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    EXPECT_EQ(r.nodes[i], packed(g.nodes[i])) << "node " << i;
+  }
+  ASSERT_EQ(r.leaf.size(), g.leaf_of.size());
+  for (size_t j = 0; j < g.leaf_of.size(); ++j) EXPECT_EQ(r.leaf[j], g.leaf_of[j]) << "cand " << j;
+}
+
+// MACs the engine executes per image for the fused graph: every unique node's templates once,
+// the head once per unique leaf (from the compiled templates, so it is the counter's definition).
+uint64_t fused_macs_per_image(const nasa::compile::BatchProgram& bp,
+                              const nasa::fusion::FusedGraph& g) {
+  const auto& t = bp.program.descs;
+  auto run_macs = [&](uint32_t e) {
+    uint64_t m = 0;
+    for (uint32_t i = e & 0xFFFFFF; i < (e & 0xFFFFFF) + (e >> 24); ++i) {
+      m += nasa::shape_of(t[i]).macs;
+    }
+    return m;
+  };
+  uint64_t m = run_macs(bp.regs.stem_tpl);
+  for (size_t i = 1; i < g.nodes.size(); ++i) {
+    m += run_macs(bp.regs.optab[static_cast<size_t>(g.nodes[i].layer) * nasa::hw::kMaxChoices +
+                                static_cast<size_t>(g.nodes[i].choice)]);
+  }
+  return m + run_macs(bp.regs.head_tpl) * g.unique_leaves.size();
+}
+
+TEST(FusedTables, HardwareNodeTableEqualsSoftwareGraph) {
+  const Net t(tiny_net(6, 6), 1, 21);
+  const auto& cfg = nasa::config_by_name("sim");
+  nasa::runtime::Runtime ref(t.q, cfg, ref_factory(), "ref");
+  nasa::runtime::Runtime rtl(t.q, cfg, rtl_factory(), "rtl");
+  const uint32_t seed = 1234;
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  for (size_t n : {1, 2, 3, 5, 8, 13, 21, 34, 55, 64}) {
+    SCOPED_TRACE("batch size " + std::to_string(n));
+    const auto batch = batch_with_duplicates(t.net, n, rng);
+    const auto g = nasa::fusion::fuse(t.net, batch);
+    const auto a = ref.evaluate_fused(batch, 0, t.images, t.labels);
+    const auto b = rtl.evaluate_fused(batch, 0, t.images, t.labels);
+    expect_tables_match(g, a);
+    expect_tables_match(g, b);
+    EXPECT_EQ(a.correct, b.correct);
+    EXPECT_EQ(a.macs, b.macs);
+  }
+}
+
+// Every candidate's logits and correct count in the fused run equal its own run, on `rt`.
+void check_fused_equals_alone(nasa::runtime::Runtime& rt, const Net& t,
+                              const std::vector<Candidate>& batch, size_t alone_limit) {
+  const auto& cfg = nasa::config_by_name("sim");
+  nasa::compile::BatchOptions opt;
+  opt.dump_logits = true;
+  opt.mini_batch = 2;  // several mini-batches
+  const auto r = rt.evaluate_fused(batch, 0, t.images, t.labels, opt);
+  const auto g = nasa::fusion::fuse(t.net, batch);
+  expect_tables_match(g, r);
+  const auto bp = nasa::compile::compile_batch(t.q, batch, 0, t.images, t.labels, cfg, opt);
+  EXPECT_EQ(r.macs, fused_macs_per_image(bp, g) * t.images.size());
+  for (size_t j = 0; j < batch.size() && j < alone_limit; ++j) {
+    SCOPED_TRACE(nasa::spec::format_candidate(batch[j]));
+    const auto alone = rt.evaluate(batch[j], t.images, t.labels);
+    ASSERT_EQ(r.logits[j].size(), alone.logits.size());
+    EXPECT_TRUE(std::equal(alone.logits.begin(), alone.logits.end(), r.logits[j].begin()));
+    EXPECT_EQ(r.correct[j], alone.correct);
+  }
+}
+
+TEST(Fused, RefEqualsAloneOnFmnistMb) {
+  const Net t(nasa::spec::builtin_space("fmnist-mb"), 5, 7);
+  nasa::runtime::Runtime ref(t.q, nasa::config_by_name("sim"), ref_factory(), "ref");
+  std::mt19937 rng(99);
+  check_fused_equals_alone(ref, t, batch_with_duplicates(t.net, 12, rng), 12);
+}
+
+TEST(Fused, RtlEqualsAloneAndRef) {
+  const Net t(tiny_net(5, 5), 3, 5);
+  const auto& cfg = nasa::config_by_name("sim");
+  nasa::runtime::Runtime rtl(t.q, cfg, rtl_factory(), "rtl");
+  nasa::runtime::Runtime ref(t.q, cfg, ref_factory(), "ref");
+  std::mt19937 rng(77);
+  const auto batch = batch_with_duplicates(t.net, 10, rng);
+  check_fused_equals_alone(rtl, t, batch, 10);
+  nasa::compile::BatchOptions opt;
+  opt.dump_logits = true;
+  const auto a = ref.evaluate_fused(batch, 0, t.images, t.labels, opt);
+  const auto b = rtl.evaluate_fused(batch, 0, t.images, t.labels, opt);
+  EXPECT_EQ(a.logits, b.logits);
+  EXPECT_EQ(a.correct, b.correct);
+  EXPECT_EQ(a.macs, b.macs);
+  EXPECT_EQ(a.layers, b.layers);
+}
+
+TEST(CandGen, RtlAndRefEqualTheModel) {
+  const Net t(tiny_net(6, 6), 1, 3);
+  const auto& cfg = nasa::config_by_name("sim");
+  nasa::runtime::Runtime rtl(t.q, cfg, rtl_factory(), "rtl");
+  nasa::runtime::Runtime ref(t.q, cfg, ref_factory(), "ref");
+  std::vector<int> ks;
+  for (const auto& l : t.net.layers) ks.push_back(static_cast<int>(l.choices.size()));
+  std::mt19937 rng(8);
+  const auto parents = batch_with_duplicates(t.net, 5, rng);
+  for (uint32_t mode : {1u, 2u, 3u}) {
+    SCOPED_TRACE("mode " + std::to_string(mode));
+    nasa::compile::BatchOptions opt;
+    opt.gen_mode = mode;
+    opt.gen_seed = 0xC0FFEE + mode;
+    opt.gen_prob = 20000;
+    if (mode != 1) opt.parents = parents;
+    const auto want = nasa::cand_gen::generate(static_cast<nasa::cand_gen::Mode>(mode),
+                                               opt.gen_seed, opt.gen_prob, ks, 24, opt.parents);
+    const auto a = rtl.evaluate_fused({}, 24, t.images, t.labels, opt);
+    const auto b = ref.evaluate_fused({}, 24, t.images, t.labels, opt);
+    EXPECT_EQ(a.candidates, want);
+    EXPECT_EQ(b.candidates, want);
+    expect_tables_match(nasa::fusion::fuse(t.net, want), a);
+    EXPECT_EQ(a.correct, b.correct);
+  }
+}
+
+// Runs a prepared batch program after `tweak` on a device; returns the wait result.
+template <class Tweak>
+nasa::device::WaitResult run_tweaked(nasa::device::Device& dev,
+                                     const nasa::compile::BatchProgram& bp, Tweak tweak) {
+  nasa::runtime::program_batch(dev, bp);
+  tweak(dev);
+  return dev.run_batch(bp.program.win_base, bp.program.win_limit, 50'000'000);
+}
+
+TEST(FusedErrors, EachBadBatchHasItsCode) {
+  const auto& cfg = nasa::config_by_name("sim");
+  const Net small(tiny_net(4, 4), 1, 2);
+  const Net deep(tiny_net(16, 13), 1, 2);
+  std::mt19937 rng(4);
+  const auto batch = batch_with_duplicates(small.net, 6, rng);
+  const auto bp =
+      nasa::compile::compile_batch(small.q, batch, 0, small.images, small.labels, cfg, {});
+  std::vector<Candidate> wide;  // > NodeCap nodes
+  for (int j = 0; j < 100; ++j) {
+    Candidate c;
+    for (int i = 0; i < 16; ++i) c.push_back(static_cast<int>(rng() % 13));
+    wide.push_back(c);
+  }
+  const auto g = nasa::fusion::fuse(deep.net, wide);
+  ASSERT_GT(g.nodes.size(), nasa::hw::kNodeCap);
+  // the first candidate whose insertion passes NodeCap
+  size_t overflow_at = 0;
+  {
+    nasa::fusion::Fuser f(deep.net);
+    for (size_t j = 0; j < wide.size(); ++j) {
+      f.add(wide[j]);
+      if (f.graph().nodes.size() > nasa::hw::kNodeCap) {
+        overflow_at = j;
+        break;
+      }
+    }
+  }
+  const auto bp_wide =
+      nasa::compile::compile_batch(deep.q, wide, 0, deep.images, deep.labels, cfg, {});
+  for (const auto& factory : {ref_factory(), rtl_factory()}) {
+    // one simulated device at a time: Verilator 5.006 deadlocks destroying a model while
+    // another model of the same class is alive
+    {
+      auto dev = factory(cfg, bp.program.image.size());
+      SCOPED_TRACE(dev->name());
+      const auto csr = [](nasa::hw::Csr c) { return static_cast<uint32_t>(c); };
+      auto w = run_tweaked(*dev, bp, [&](nasa::device::Device& d) {
+        d.write_csr(csr(nasa::hw::Csr::CandCount), 0);
+      });
+      EXPECT_EQ(w.err, nasa::hw::Err::EmptyBatch);
+      w = run_tweaked(
+          *dev, bp, [&](nasa::device::Device& d) { d.write_csr(csr(nasa::hw::Csr::ImgCount), 0); });
+      EXPECT_EQ(w.err, nasa::hw::Err::EmptyBatch);
+      w = run_tweaked(*dev, bp, [&](nasa::device::Device& d) {
+        d.write_csr(csr(nasa::hw::Csr::MiniBatch), 0);
+      });
+      EXPECT_EQ(w.err, nasa::hw::Err::BadBatchCfg);
+      // candidate 3, layer 2 picks choice K_2 (one past the last)
+      w = run_tweaked(*dev, bp, [&](nasa::device::Device& d) {
+        const uint8_t bad = static_cast<uint8_t>(small.net.layers[2].choices.size());
+        d.write_memory(bp.regs.cand_addr + 3 * bp.regs.cand_stride + 2, {&bad, 1});
+      });
+      EXPECT_EQ(w.err, nasa::hw::Err::BadChoice);
+      EXPECT_EQ(w.err_index, 3u);
+      // a candidate table outside the window
+      w = run_tweaked(*dev, bp, [&](nasa::device::Device& d) {
+        d.write_csr(csr(nasa::hw::Csr::CandAddr), bp.program.win_limit);
+      });
+      EXPECT_EQ(w.err, nasa::hw::Err::Window);
+      // a good run afterwards still works
+      w = run_tweaked(*dev, bp, [](nasa::device::Device&) {});
+      EXPECT_EQ(w.err, nasa::hw::Err::None);
+    }
+    auto dev2 = factory(cfg, bp_wide.program.image.size());
+    SCOPED_TRACE(dev2->name());
+    const auto csr = [](nasa::hw::Csr c) { return static_cast<uint32_t>(c); };
+    const auto w = run_tweaked(*dev2, bp_wide, [](nasa::device::Device&) {});
+    EXPECT_EQ(w.err, nasa::hw::Err::NodeOverflow);
+    EXPECT_EQ(w.err_index, overflow_at);
+    EXPECT_EQ(dev2->read_csr(csr(nasa::hw::Csr::NodeCount)), nasa::hw::kNodeCap);
+  }
+}
+
+}  // namespace
