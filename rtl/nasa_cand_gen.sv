@@ -272,7 +272,9 @@ module nasa_cand_gen #(
   assign busy_o = (state_q != StIdle);
   assign done_o = done_q;
 
-`ifndef SYNTHESIS
+// Off unless NASA_RTL_ASSERT is defined: Verilator 5.006 deadlocks destroying a model
+// whose assertions registered scopes (the benches check the same rule from outside).
+`ifdef NASA_RTL_ASSERT
   // A byte request is held stable until accepted (valid/ready rule).
   logic hold_q;
   logic [40:0] req_q;

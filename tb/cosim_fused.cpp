@@ -281,8 +281,6 @@ TEST(FusedErrors, EachBadBatchHasItsCode) {
   const auto bp_wide =
       nasa::compile::compile_batch(deep.q, wide, 0, deep.images, deep.labels, cfg, {});
   for (const auto& factory : {ref_factory(), rtl_factory()}) {
-    // one simulated device at a time: Verilator 5.006 deadlocks destroying a model while
-    // another model of the same class is alive
     {
       auto dev = factory(cfg, bp.program.image.size());
       SCOPED_TRACE(dev->name());

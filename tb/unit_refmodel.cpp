@@ -340,6 +340,7 @@ const std::map<std::string, std::function<void(Desc&, uint32_t)>>& setters() {
       {"Q6", [](Desc& d, uint32_t v) { d.q6 = uint8_t(v); }},
       {"Mb", [](Desc& d, uint32_t v) { d.mb = uint16_t(v); }},
       {"Sb", [](Desc& d, uint32_t v) { d.sb = uint8_t(v); }},
+      {"Patch", [](Desc& d, uint32_t v) { d.patch = uint8_t(v); }},
   };
   return s;
 }

@@ -13,7 +13,9 @@
 #include "nasa/compiler.h"
 #include "nasa/data.h"
 #include "nasa/float_eval.h"
+#include "nasa/fusion.h"
 #include "nasa/runtime.h"
+#include "nasa/schedule.h"
 #include "nasa/sim/rtl_device.h"
 #include "nasa/spec.h"
 #include "nasa/supernet_weights.h"
@@ -133,28 +135,195 @@ int cmd_init(const SpecSource& src, uint64_t seed, const std::string& out, bool 
   return 0;
 }
 
+// A batch of candidates: --arch-file F (one per line) or --random N --seed S.
+struct BatchSource {
+  std::string arch_file;
+  size_t random = 0;
+  uint64_t seed = 1;
+  bool given() const { return !arch_file.empty() || random > 0; }
+  std::vector<nasa::spec::Candidate> load(const Supernet& net) const {
+    if (!arch_file.empty()) return nasa::fusion::read_arch_file(arch_file, net);
+    return nasa::fusion::random_candidates(net, random, seed);
+  }
+};
+
+// The on-chip buffers of the configuration, as the schedule DRAM model sees them.
+nasa::fusion::BufferModel buffers_of(const nasa::hw::Config& cfg) {
+  return {cfg.in_buf_bytes, uint64_t{cfg.kred_max} * cfg.cols * 2};
+}
+
+int cmd_fuse(const SpecSource& src, const BatchSource& b, size_t images, size_t mini_batch,
+             const std::string& config, bool json) {
+  const Supernet net = src.load();
+  if (!b.given()) throw std::invalid_argument("fuse: give --arch-file F or --random N");
+  const auto batch = b.load(net);
+  const auto g = nasa::fusion::fuse(net, batch);
+  const auto st = nasa::fusion::fusion_stats(net, g);
+  const auto& cfg = nasa::config_by_name(config);
+  const auto reports = nasa::fusion::compare_schedules(net, g, images, buffers_of(cfg), mini_batch);
+  const auto bound = nasa::fusion::dram_lower_bound(net, g, images);
+  const auto plan = nasa::fusion::plan_memory(
+      nasa::fusion::make_schedule(net, g, nasa::fusion::ScheduleKind::DepthFirst));
+  if (json) {
+    nlohmann::json j = nasa::fusion::to_json(st);
+    j["supernet"] = net.name;
+    j["images"] = images;
+    j["config"] = config;
+    j["schedules"] = nasa::fusion::to_json(reports);
+    j["dram_lower_bound"] = nasa::fusion::to_json(bound);
+    j["memory_plan_depth_first"] = nasa::fusion::to_json(plan);
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  fmt::print("{}: {} candidates ({} unique), {} nodes\n", net.name, st.candidates,
+             st.unique_candidates, st.nodes);
+  fmt::print("MACs per image: unfused {}, fused {} (x{:.2f})\n", st.macs_unfused, st.macs_fused,
+             st.macs_fused ? static_cast<double>(st.macs_unfused) / st.macs_fused : 0.0);
+  fmt::print("weight bytes: unfused {}, fused {}; activation bytes: unfused {}, fused {}\n",
+             st.weight_bytes_unfused, st.weight_bytes_fused, st.act_bytes_unfused,
+             st.act_bytes_fused);
+  fmt::print("modeled DRAM bytes for {} images (config {} buffers, mini-batch {}):\n", images,
+             config, mini_batch);
+  fmt::print("  {:<22} {:>14} {:>14} {:>14} {:>14}\n", "schedule", "weights", "act read",
+             "act write", "total");
+  for (const auto& r : reports) {
+    fmt::print("  {:<22} {:>14} {:>14} {:>14} {:>14}\n", r.name, r.weight_bytes, r.act_read_bytes,
+               r.act_write_bytes, r.total_bytes);
+  }
+  fmt::print("  {:<22} {:>14} {:>14} {:>14} {:>14}\n", "lower bound", bound.weight_bytes,
+             bound.act_read_bytes, bound.act_write_bytes, bound.total_bytes);
+  fmt::print("depth-first arena: {} bytes per image, {} slots\n", plan.arena_bytes,
+             plan.slots.size());
+  return 0;
+}
+
 struct EvalOptions {
   std::string supernet, arch, backend = "ref", config = "sim", data, labels;
-  size_t images = 64, calib = 32;
-  bool json = false;
+  size_t images = 64, calib = 32, mini_batch = 32;
+  bool json = false, fused = false, dump_logits = false;
+  BatchSource batch;
+  size_t generate = 0;
+  std::string gen_mode = "sample", parents_file;
+  uint32_t gen_prob = 16384;
 };
+
+nasa::runtime::DeviceFactory backend_factory(const std::string& backend) {
+  if (backend == "ref") {
+    return
+        [](const nasa::hw::Config& c, uint64_t m) { return nasa::device::make_ref_device(c, m); };
+  }
+  if (backend == "rtl") {
+    return [](const nasa::hw::Config& c, uint64_t m) { return nasa::sim::make_rtl_device(c, m); };
+  }
+  throw std::invalid_argument(fmt::format("--backend '{}': expected ref or rtl", backend));
+}
+
+uint32_t gen_mode_of(const std::string& m) {
+  if (m == "sample") return 1;
+  if (m == "mutate") return 2;
+  if (m == "crossover") return 3;
+  throw std::invalid_argument(fmt::format("--mode '{}': expected sample, mutate or crossover", m));
+}
+
+// Per-candidate results of a batch evaluated fused (one batch run) or one by one (unfused).
+int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet& net,
+               const std::vector<std::vector<uint8_t>>& imgs, std::span<const uint8_t> labels) {
+  std::vector<nasa::spec::Candidate> batch;
+  if (o.generate == 0) batch = o.batch.load(net);
+  nlohmann::json per = nlohmann::json::array();
+  nlohmann::json j = {{"backend", o.backend}, {"config", o.config}, {"images", imgs.size()}};
+  const bool fused = o.fused || o.generate > 0;
+  j["fused"] = fused;
+  if (fused) {
+    nasa::compile::BatchOptions bo;
+    bo.mini_batch = static_cast<uint32_t>(o.mini_batch);
+    bo.dump_logits = o.dump_logits;
+    bo.gen_seed = static_cast<uint32_t>(o.batch.seed);
+    bo.gen_mode = gen_mode_of(o.gen_mode);
+    bo.gen_prob = o.gen_prob;
+    if (!o.parents_file.empty()) bo.parents = nasa::fusion::read_arch_file(o.parents_file, net);
+    if (o.generate > 0 && bo.gen_mode != 1 && bo.parents.empty()) {
+      throw std::invalid_argument("--mode mutate/crossover needs --parents-file F");
+    }
+    const auto r = rt.evaluate_fused(batch, o.generate, imgs, labels, bo);
+    const auto g = nasa::fusion::fuse(net, r.candidates);
+    const auto st = nasa::fusion::fusion_stats(net, g);
+    for (size_t c = 0; c < r.candidates.size(); ++c) {
+      nlohmann::json e = {{"arch", nasa::spec::format_candidate(r.candidates[c])},
+                          {"leaf", r.leaf[c]},
+                          {"correct", r.correct[c]},
+                          {"accuracy", static_cast<double>(r.correct[c]) / imgs.size()}};
+      if (!r.logits.empty()) {
+        e["logits_sha256"] = nasa::runtime::sha256_hex(std::span<const uint8_t>(
+            reinterpret_cast<const uint8_t*>(r.logits[c].data()), r.logits[c].size()));
+      }
+      per.push_back(e);
+    }
+    j["candidates"] = per;
+    if (o.generate > 0) {
+      nlohmann::json gen = nlohmann::json::array();
+      for (const auto& c : r.candidates) gen.push_back(nasa::spec::format_candidate(c));
+      j["generated"] = gen;
+      j["gen_mode"] = o.gen_mode;
+      j["seed"] = o.batch.seed;
+    }
+    j["nodes"] = r.nodes.size();
+    j["unique_candidates"] = st.unique_candidates;
+    j["cycles"] = r.cycles;
+    j["macs_executed"] = r.macs;
+    j["macs_fused"] = st.macs_fused * imgs.size();
+    j["macs_unfused"] = st.macs_unfused * imgs.size();
+    j["dram_bytes"] = r.dram_read + r.dram_written;
+    j["dram_read_bytes"] = r.dram_read;
+    j["dram_written_bytes"] = r.dram_written;
+    j["descriptors"] = r.layers;
+  } else {
+    uint64_t cycles = 0, macs = 0, dram = 0;
+    for (const auto& c : batch) {
+      const auto r = rt.evaluate(c, imgs, labels);
+      per.push_back({{"arch", nasa::spec::format_candidate(c)},
+                     {"correct", r.correct},
+                     {"accuracy", r.accuracy()},
+                     {"cycles", r.cycles},
+                     {"logits_sha256", r.logits_sha256}});
+      cycles += r.cycles;
+      macs += r.macs;
+      dram += r.dram_read + r.dram_written;
+      if (!o.json) fmt::print(stderr, "\r{} / {} candidates", per.size(), batch.size());
+    }
+    if (!o.json) fmt::print(stderr, "\n");
+    j["candidates"] = per;
+    j["cycles"] = cycles;
+    j["macs_executed"] = macs;
+    j["dram_bytes"] = dram;
+  }
+  if (o.json) {
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  for (const auto& e : j["candidates"]) {
+    fmt::print("{:<24} {:>6} correct ({:.2f}%)\n", e["arch"].get<std::string>(),
+               e["correct"].get<size_t>(), 100.0 * e["accuracy"].get<double>());
+  }
+  fmt::print("{} on {} ({}), {} images: {} cycles, {} MACs executed, {} DRAM bytes\n",
+             fused ? "fused batch" : "candidates one by one", o.backend, o.config, imgs.size(),
+             j["cycles"].get<uint64_t>(), j["macs_executed"].get<uint64_t>(),
+             j["dram_bytes"].get<uint64_t>());
+  return 0;
+}
 
 int cmd_eval(const EvalOptions& o) {
   auto [net, w] = nasa::runtime::load_supernet_dir(o.supernet);
-  const nasa::spec::Candidate cand = nasa::spec::parse_candidate(o.arch, net);
-  const auto& cfg = nasa::config_by_name(o.config);
-  nasa::runtime::DeviceFactory factory;
-  if (o.backend == "ref") {
-    factory = [](const nasa::hw::Config& c, uint64_t m) {
-      return nasa::device::make_ref_device(c, m);
-    };
-  } else if (o.backend == "rtl") {
-    factory = [](const nasa::hw::Config& c, uint64_t m) {
-      return nasa::sim::make_rtl_device(c, m);
-    };
-  } else {
-    throw std::invalid_argument(fmt::format("--backend '{}': expected ref or rtl", o.backend));
+  const int sources = !o.arch.empty() + o.batch.given() + (o.generate > 0);
+  if (sources != 1) {
+    throw std::invalid_argument(
+        "eval: give exactly one of --arch A, --arch-file F, --random N, --generate N");
   }
+  if (o.fused && !o.batch.given()) {
+    throw std::invalid_argument("eval: --fused needs a batch (--arch-file F or --random N)");
+  }
+  const auto& cfg = nasa::config_by_name(o.config);
+  nasa::runtime::DeviceFactory factory = backend_factory(o.backend);
   // Calibration on training images, evaluation on test images (or --data/--labels).
   const auto train = nasa::data::load_fashion_mnist("train", o.calib);
   std::vector<nasa::floatnet::Tensor> calib;
@@ -174,7 +343,10 @@ int cmd_eval(const EvalOptions& o) {
     imgs.emplace_back(im.begin(), im.end());
   }
   nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, calib), cfg, factory, o.backend);
-  const auto r = rt.evaluate(cand, imgs, std::span<const uint8_t>(test.labels.data(), test.size()));
+  const std::span<const uint8_t> labels(test.labels.data(), test.size());
+  if (o.arch.empty()) return eval_batch(o, rt, net, imgs, labels);
+  const nasa::spec::Candidate cand = nasa::spec::parse_candidate(o.arch, net);
+  const auto r = rt.evaluate(cand, imgs, labels);
   if (o.json) {
     nlohmann::json j = {{"arch", nasa::spec::format_candidate(cand)},
                         {"backend", o.backend},
@@ -223,7 +395,18 @@ int main(int argc, char** argv) {
   eval->add_option("--supernet", ev.supernet,
                    "directory with supernet.json and weights.safetensors")
       ->required();
-  eval->add_option("--arch", ev.arch, "candidate, e.g. 2-0-1-3-4-0")->required();
+  eval->add_option("--arch", ev.arch, "one candidate, e.g. 2-0-1-3-4-0");
+  eval->add_option("--arch-file", ev.batch.arch_file, "a batch: one candidate per line");
+  eval->add_option("--random", ev.batch.random, "a batch of N random candidates (--seed)");
+  eval->add_option("--generate", ev.generate, "N candidates generated on chip by cand_gen");
+  eval->add_option("--seed", ev.batch.seed, "seed of --random / --generate (default 1)");
+  eval->add_option("--mode", ev.gen_mode, "cand_gen mode: sample, mutate, crossover");
+  eval->add_option("--parents-file", ev.parents_file, "parents of --mode mutate/crossover");
+  eval->add_option("--prob", ev.gen_prob, "mutation probability, 0..65536 (default 16384)");
+  eval->add_flag("--fused", ev.fused, "evaluate the batch fused in one batch run");
+  eval->add_option("--mini-batch", ev.mini_batch, "images per mini-batch of a fused run");
+  eval->add_flag("--dump-logits", ev.dump_logits,
+                 "keep every candidate's logits in a fused run (logits_sha256 per candidate)");
   eval->add_option("--images", ev.images, "test images to evaluate (default 64)");
   eval->add_option("--calib", ev.calib, "training images for activation calibration (default 32)");
   eval->add_option("--backend", ev.backend, "ref (reference model) or rtl (Verilator)");
@@ -232,10 +415,29 @@ int main(int argc, char** argv) {
   eval->add_option("--labels", ev.labels, "IDX labels file for --data");
   eval->add_flag("--json", ev.json, "print one JSON object");
 
+  SpecSource fuse_src;
+  BatchSource fuse_batch;
+  size_t fuse_images = 64, fuse_mb = 32;
+  std::string fuse_config = "sim";
+  bool fuse_json = false;
+  auto* fuse = app.add_subcommand(
+      "fuse", "fuse a batch of candidates: nodes, MACs and modeled DRAM bytes per schedule");
+  fuse_src.add_options(*fuse);
+  fuse->add_option("--arch-file", fuse_batch.arch_file, "one candidate per line");
+  fuse->add_option("--random", fuse_batch.random, "N random candidates");
+  fuse->add_option("--seed", fuse_batch.seed, "seed of --random (default 1)");
+  fuse->add_option("--images", fuse_images, "images of the DRAM model (default 64)");
+  fuse->add_option("--mini-batch", fuse_mb, "images per mini-batch (default 32)");
+  fuse->add_option("--config", fuse_config, "hardware configuration of the buffers (default sim)");
+  fuse->add_flag("--json", fuse_json, "print one JSON object");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (eval->parsed()) return cmd_eval(ev);
     if (info->parsed()) return cmd_info(info_src, info_json);
+    if (fuse->parsed()) {
+      return cmd_fuse(fuse_src, fuse_batch, fuse_images, fuse_mb, fuse_config, fuse_json);
+    }
     if (init->parsed()) return cmd_init(init_src, init_seed, init_out, init_force, init_json);
   } catch (const std::exception& e) {
     fmt::print(stderr, "nasa: error: {}\n", e.what());
