@@ -41,6 +41,7 @@ class RtlDevice final : public device::Device {
     engine_->csr_write(addr, value);
   }
   uint32_t read_csr(uint32_t addr) override { return engine_->csr_read(addr); }
+  void set_progress(ProgressFn fn) override { engine_->set_progress(std::move(fn)); }
 
   void start() override {
     // The harness runs a program from its CSR values; the run happens in wait().

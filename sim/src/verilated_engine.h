@@ -204,6 +204,9 @@ class VerilatedEngine final : public EngineSim {
         break;
       }
       tick();
+      if (progress_ && (cycle_ - start) % kProgressCycles == 0) {
+        progress_(cycle_ - start, csr_read(static_cast<uint32_t>(hw::Csr::LayersDone)));
+      }
     }
     st.cycles = cycle_ - start;
     st.done = !st.timeout;
@@ -232,6 +235,8 @@ class VerilatedEngine final : public EngineSim {
   }
 
  public:
+  void set_progress(ProgressFn fn) override { progress_ = std::move(fn); }
+
   void trace(const std::string& path) override {
     if (fst_) {
       fst_->close();
@@ -300,6 +305,8 @@ class VerilatedEngine final : public EngineSim {
   }
 
   hw::Config cfg_;
+  static constexpr uint64_t kProgressCycles = uint64_t{1} << 22;
+  ProgressFn progress_;
   std::unique_ptr<VerilatedContext> ctx_;  // declared before top_: outlives it
   std::unique_ptr<Model> top_;
   std::unique_ptr<VerilatedFstC> fst_;

@@ -51,6 +51,7 @@ EvalResult Runtime::evaluate(const spec::Candidate& c, std::span<const std::vect
   }
   const compile::Program p = compile::compile(q_, c, images, cfg_);
   auto dev = factory_(cfg_, p.image.size());
+  if (progress_) dev->set_progress(progress_);
   dev->write_memory(0, p.image);
   const uint64_t timeout = 4'000'000'000ull;
   const device::WaitResult w =
@@ -127,6 +128,7 @@ FusedResult Runtime::evaluate_fused(std::span<const spec::Candidate> cands, size
   const compile::Program& p = bp.program;
   const batch::Regs& r = bp.regs;
   auto dev = factory_(cfg_, p.image.size());
+  if (progress_) dev->set_progress(progress_);
   program_batch(*dev, bp);
   const device::WaitResult w = dev->run_batch(p.win_base, p.win_limit, 40'000'000'000ull);
   if (!w.done || w.timeout) {

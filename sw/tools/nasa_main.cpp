@@ -2,8 +2,10 @@
 // parses its options, calls the library, and prints a table or (--json) one JSON object.
 // Errors from the library are caught here once, printed, and turned into exit code 1.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -19,6 +21,7 @@
 #include "nasa/sim/rtl_device.h"
 #include "nasa/spec.h"
 #include "nasa/supernet_weights.h"
+#include "nasa/svg.h"
 
 namespace {
 
@@ -153,7 +156,7 @@ nasa::fusion::BufferModel buffers_of(const nasa::hw::Config& cfg) {
 }
 
 int cmd_fuse(const SpecSource& src, const BatchSource& b, size_t images, size_t mini_batch,
-             const std::string& config, bool json) {
+             const std::string& config, const std::string& svg_path, bool json) {
   const Supernet net = src.load();
   if (!b.given()) throw std::invalid_argument("fuse: give --arch-file F or --random N");
   const auto batch = b.load(net);
@@ -164,6 +167,9 @@ int cmd_fuse(const SpecSource& src, const BatchSource& b, size_t images, size_t 
   const auto bound = nasa::fusion::dram_lower_bound(net, g, images);
   const auto plan = nasa::fusion::plan_memory(
       nasa::fusion::make_schedule(net, g, nasa::fusion::ScheduleKind::DepthFirst));
+  if (!svg_path.empty()) {
+    nasa::svg::write_file(svg_path, nasa::fusion::fused_graph_svg(net, g));
+  }
   if (json) {
     nlohmann::json j = nasa::fusion::to_json(st);
     j["supernet"] = net.name;
@@ -343,6 +349,12 @@ int cmd_eval(const EvalOptions& o) {
     imgs.emplace_back(im.begin(), im.end());
   }
   nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, calib), cfg, factory, o.backend);
+  // a periodic status line on stderr during long simulated runs (stdout keeps the result)
+  rt.set_progress([t0 = std::chrono::steady_clock::now()](uint64_t cycles, uint32_t descs) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fmt::print(stderr, "rtl: {:.1f} M cycles, {} descriptors done, {:.0f} s\n", cycles / 1e6, descs,
+               s);
+  });
   const std::span<const uint8_t> labels(test.labels.data(), test.size());
   if (o.arch.empty()) return eval_batch(o, rt, net, imgs, labels);
   const nasa::spec::Candidate cand = nasa::spec::parse_candidate(o.arch, net);
@@ -418,7 +430,7 @@ int main(int argc, char** argv) {
   SpecSource fuse_src;
   BatchSource fuse_batch;
   size_t fuse_images = 64, fuse_mb = 32;
-  std::string fuse_config = "sim";
+  std::string fuse_config = "sim", fuse_svg;
   bool fuse_json = false;
   auto* fuse = app.add_subcommand(
       "fuse", "fuse a batch of candidates: nodes, MACs and modeled DRAM bytes per schedule");
@@ -429,6 +441,7 @@ int main(int argc, char** argv) {
   fuse->add_option("--images", fuse_images, "images of the DRAM model (default 64)");
   fuse->add_option("--mini-batch", fuse_mb, "images per mini-batch (default 32)");
   fuse->add_option("--config", fuse_config, "hardware configuration of the buffers (default sim)");
+  fuse->add_option("--svg", fuse_svg, "also draw the fused trie to this SVG file");
   fuse->add_flag("--json", fuse_json, "print one JSON object");
 
   CLI11_PARSE(app, argc, argv);
@@ -436,7 +449,7 @@ int main(int argc, char** argv) {
     if (eval->parsed()) return cmd_eval(ev);
     if (info->parsed()) return cmd_info(info_src, info_json);
     if (fuse->parsed()) {
-      return cmd_fuse(fuse_src, fuse_batch, fuse_images, fuse_mb, fuse_config, fuse_json);
+      return cmd_fuse(fuse_src, fuse_batch, fuse_images, fuse_mb, fuse_config, fuse_svg, fuse_json);
     }
     if (init->parsed()) return cmd_init(init_src, init_seed, init_out, init_force, init_json);
   } catch (const std::exception& e) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -36,6 +37,11 @@ class Device {
   virtual void start() = 0;
   // Waits until the run ends or `timeout_cycles` accelerator cycles pass.
   virtual WaitResult wait(uint64_t timeout_cycles) = 0;
+
+  // Progress of long runs: called now and then during wait() with the cycles so far and the
+  // descriptors completed (targets that run instantly may never call it).
+  using ProgressFn = std::function<void(uint64_t cycles, uint32_t descriptors)>;
+  virtual void set_progress(ProgressFn /*fn*/) {}
 
   uint64_t counter(hw::Counter id);
   // Programs the CSRs, starts, waits: the usual sequence.

@@ -132,4 +132,8 @@ std::vector<spec::Candidate> random_candidates(const spec::Supernet& net, size_t
 std::vector<spec::Candidate> read_arch_file(const std::filesystem::path& path,
                                             const spec::Supernet& net);
 
+// The fused graph drawn as an SVG document (the prefix trie, one row per depth, node area ~
+// MACs, choice index beside each node, leaves shared by duplicates marked xN).
+std::string fused_graph_svg(const spec::Supernet& net, const FusedGraph& g);
+
 }  // namespace nasa::fusion

@@ -60,6 +60,8 @@ class Runtime {
     factory_ = std::move(factory);
     backend_ = std::move(backend_name);
   }
+  // Forwarded to every device this runtime creates (long RTL runs report their progress).
+  void set_progress(device::Device::ProgressFn fn) { progress_ = std::move(fn); }
   // images: HWC uint8 of the supernet's input shape; labels: one per image.
   EvalResult evaluate(const spec::Candidate& c, std::span<const std::vector<uint8_t>> images,
                       std::span<const uint8_t> labels);
@@ -75,6 +77,7 @@ class Runtime {
   hw::Config cfg_;
   DeviceFactory factory_;
   std::string backend_;
+  device::Device::ProgressFn progress_;
 };
 
 // Writes a batch program's memory image, batch CSRs and tables to a device (not started).

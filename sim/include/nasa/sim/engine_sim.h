@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -31,6 +32,8 @@ struct RunStatus {
   std::string first_protocol_error;
 };
 
+using ProgressFn = std::function<void(uint64_t cycles, uint32_t descriptors)>;
+
 class EngineSim {
  public:
   virtual ~EngineSim() = default;
@@ -56,6 +59,8 @@ class EngineSim {
   // Starts writing an FST waveform to `path` (also enabled by env NASA_FST=path); an empty path
   // closes the current waveform.
   virtual void trace(const std::string& path) = 0;
+  // Called every few million cycles of a run with the cycles so far and LAYERS_DONE.
+  virtual void set_progress(ProgressFn fn) = 0;
   virtual uint64_t cycle() const = 0;
 };
 
