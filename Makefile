@@ -12,14 +12,15 @@ LAYERS     ?= 2000
 # Debian 12 packages everything here needs; `make deps` installs the missing ones.
 DEB_PACKAGES := build-essential cmake make ccache pkg-config verilator yosys nextpnr-ice40 \
   fpga-icestorm libgtest-dev libgmock-dev libfmt-dev libspdlog-dev nlohmann-json3-dev \
-  libcli11-dev zlib1g-dev libssl-dev dataset-fashion-mnist
+  libcli11-dev zlib1g-dev libssl-dev dataset-fashion-mnist libtorch-dev
 
 # Cheap presence check (no dpkg, no apt): when all of these exist, `deps` is not even run.
 NEED_TOOLS := cmake make c++ ccache pkg-config verilator yosys nextpnr-ice40 icepack
 NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include/fmt/core.h \
   /usr/include/spdlog/spdlog.h /usr/include/nlohmann/json.hpp /usr/include/CLI/CLI.hpp \
   /usr/include/zlib.h /usr/include/openssl/sha.h \
-  /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
+  /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz \
+  /usr/lib/x86_64-linux-gnu/cmake/Torch/TorchConfig.cmake
 
 COSIM := $(BUILD)/bin/nasa-cosim
 

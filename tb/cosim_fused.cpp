@@ -18,6 +18,7 @@
 #include "nasa/runtime.h"
 #include "nasa/sim/rtl_device.h"
 #include "nasa/supernet_weights.h"
+#include "tiny_net.h"
 
 namespace {
 
@@ -25,8 +26,7 @@ using nasa::spec::Candidate;
 using nasa::spec::OpKind;
 using nasa::spec::OpSpec;
 
-// A small chain supernet that simulates fast: 6x6 input, 4 channels, `layers` choice layers with
-// `k` choices each (MBConv / conv / skip variants).
+// The first `k` ops of a pool of MBConv / conv / skip variants on every layer.
 nasa::spec::Supernet tiny_net(int layers, int k) {
   const std::vector<OpSpec> pool = {
       {OpKind::MBConv, 3, 1}, {OpKind::MBConv, 5, 1}, {OpKind::MBConv, 3, 3},
@@ -34,23 +34,7 @@ nasa::spec::Supernet tiny_net(int layers, int k) {
       {OpKind::Conv, 5, 1},   {OpKind::MBConv, 5, 3}, {OpKind::MBConv, 3, 6},
       {OpKind::Conv, 7, 1},   {OpKind::MBConv, 7, 3}, {OpKind::MBConv, 5, 6},
       {OpKind::MBConv, 7, 6}};
-  nasa::spec::Supernet n;
-  n.name = "tiny";
-  n.in_h = n.in_w = 6;
-  n.in_c = 1;
-  n.classes = 4;
-  n.stem = {4, 3, 1};
-  for (int i = 0; i < layers; ++i) {
-    nasa::spec::ChoiceLayer l;
-    l.out_channels = 4;
-    l.stride = 1;
-    l.choices.assign(pool.begin(), pool.begin() + k);
-    n.layers.push_back(l);
-  }
-  n.head = {8};
-  n.act = "relu6";
-  nasa::spec::validate(n);
-  return n;
+  return nasa::testing::tiny_net(layers, std::span(pool).first(static_cast<size_t>(k)));
 }
 
 struct Net {

@@ -16,12 +16,17 @@
 #include "nasa/data.h"
 #include "nasa/float_eval.h"
 #include "nasa/fusion.h"
+#include "nasa/report.h"
 #include "nasa/runtime.h"
 #include "nasa/schedule.h"
+#include "nasa/search.h"
 #include "nasa/sim/rtl_device.h"
 #include "nasa/spec.h"
 #include "nasa/supernet_weights.h"
 #include "nasa/svg.h"
+#ifdef NASA_HAVE_TRAIN
+#include "nasa/train.h"
+#endif
 
 namespace {
 
@@ -379,6 +384,150 @@ int cmd_eval(const EvalOptions& o) {
   return 0;
 }
 
+#ifdef NASA_HAVE_TRAIN
+// Single-path one-shot training of the supernet (libtorch); writes DIR/supernet.json,
+// DIR/weights.safetensors, DIR/train_log.{jsonl,csv} and DIR/checkpoint.pt.
+int cmd_train(const SpecSource& src, nasa::train::Config cfg, const std::string& out, bool json) {
+  const Supernet net = src.load();
+  const bool tty = isatty(fileno(stderr)) != 0;
+  int reports = 0;
+  cfg.on_progress = [&](const nasa::train::Progress& p) {
+    const std::string line =
+        fmt::format("epoch {}/{} step {}/{} loss {:.4f} lr {:.4g} {:.0f} images/s", p.epoch,
+                    p.epochs, p.step - (p.epoch - 1) * p.steps_per_epoch, p.steps_per_epoch, p.loss,
+                    p.lr, p.images_per_s);
+    if (tty) {
+      fmt::print(stderr, "\r{:<78}{}", line, p.epoch_end ? "\n" : "");
+    } else if (p.epoch_end || ++reports % 10 == 0) {
+      fmt::print(stderr, "{}\n", line);
+    }
+    std::fflush(stderr);
+  };
+  const auto r = nasa::train::train_supernet(net, cfg, out);
+  nlohmann::json cands = nlohmann::json::array();
+  for (const auto& c : r.candidates) {
+    cands.push_back(
+        {{"arch", nasa::spec::format_candidate(c.arch)}, {"val_accuracy", c.val_accuracy}});
+  }
+  if (json) {
+    nlohmann::json j = {{"dir", out},
+                        {"supernet", net.name},
+                        {"epochs_done", r.epochs_done},
+                        {"steps", r.steps_done},
+                        {"complete", r.complete},
+                        {"resumed", r.resumed},
+                        {"seconds", r.seconds},
+                        {"train_seconds", r.train_seconds},
+                        {"final_loss", r.step_losses.empty() ? 0.0 : r.step_losses.back()},
+                        {"candidates", cands}};
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  fmt::print("trained supernet {} for {} epochs ({} steps) in {:.1f} s{}: {}\n", net.name,
+             r.epochs_done, r.steps_done, r.seconds, r.resumed ? " (resumed)" : "", out);
+  for (const auto& c : r.candidates) {
+    fmt::print("  candidate {}: val accuracy {:.2f}% (float)\n",
+               nasa::spec::format_candidate(c.arch), 100.0 * c.val_accuracy);
+  }
+  return 0;
+}
+#endif
+
+struct SearchOptions {
+  std::string supernet, out, strategy = "evolution", backend = "ref", config = "sim";
+  nasa::search::SearchConfig cfg;
+  size_t val_images = 64, calib = 32;
+  bool force = false, json = false;
+};
+
+// Validation split: the last 10,000 of the 60,000 training images (training uses the rest).
+constexpr size_t kValSplit = 10000, kTrainImages = 60000;
+
+int cmd_search(const SearchOptions& o) {
+  nasa::report::check_writable(o.out, o.force);  // before any work, not after it
+  std::vector<nasa::search::Strategy> strategies;
+  if (o.strategy == "both") {
+    strategies = {nasa::search::Strategy::Random, nasa::search::Strategy::Evolution};
+  } else if (o.strategy == "random" || o.strategy == "evolution") {
+    strategies = {nasa::search::parse_strategy(o.strategy)};
+  } else {
+    throw std::invalid_argument(
+        fmt::format("--strategy '{}': expected evolution, random or both", o.strategy));
+  }
+  if (o.val_images == 0 || o.val_images > kValSplit) {
+    throw std::invalid_argument(fmt::format(
+        "--val-images {}: expected 1..{} (the validation split)", o.val_images, kValSplit));
+  }
+  if (o.calib == 0 || o.calib > kTrainImages - kValSplit) {
+    throw std::invalid_argument(
+        fmt::format("--calib {}: expected 1..{}", o.calib, kTrainImages - kValSplit));
+  }
+  for (auto s : strategies) {
+    auto c = o.cfg;
+    c.strategy = s;
+    nasa::search::validate(c);
+  }
+  auto [net, w] = nasa::runtime::load_supernet_dir(o.supernet);
+  const auto& cfg = nasa::config_by_name(o.config);
+  nasa::runtime::DeviceFactory factory = backend_factory(o.backend);
+  const auto train = nasa::data::load_fashion_mnist("train");
+  if (train.size() != kTrainImages) {
+    throw std::runtime_error(fmt::format("Fashion-MNIST training set: {} images, expected {}",
+                                         train.size(), kTrainImages));
+  }
+  std::vector<nasa::floatnet::Tensor> calib;
+  for (size_t i = 0; i < o.calib; ++i) {
+    calib.push_back(nasa::floatnet::image_from_u8(
+        train.image(i).data(), static_cast<int>(train.rows), static_cast<int>(train.cols), 1));
+  }
+  std::vector<std::vector<uint8_t>> imgs;
+  std::vector<uint8_t> labels;
+  for (size_t i = kTrainImages - kValSplit; i < kTrainImages - kValSplit + o.val_images; ++i) {
+    const auto im = train.image(i);
+    imgs.emplace_back(im.begin(), im.end());
+    labels.push_back(train.labels[i]);
+  }
+  nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, calib), cfg, factory, o.backend);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<nasa::search::SearchResult> runs;
+  for (auto s : strategies) {
+    auto c = o.cfg;
+    c.strategy = s;
+    auto r = nasa::search::run_search(rt, cfg, c, imgs, labels, [](const auto& p) {
+      fmt::print(stderr,
+                 "search {}: generation {}/{}: {} evaluated, best val acc {:.2f}% ({}), "
+                 "{:.1f} s\n",
+                 nasa::search::strategy_name(p.strategy), p.generation + 1, p.generations,
+                 p.evaluated, 100.0 * p.best_val_accuracy, p.best_arch, p.elapsed_s);
+    });
+    r.calib_images = o.calib;
+    runs.push_back(std::move(r));
+  }
+  nasa::report::write_outputs(o.out, runs, o.force);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const fs::path out = o.out;
+  if (o.json) {
+    nlohmann::json j = nasa::report::result_json(runs);
+    j.erase("evaluated");
+    j.erase("runs");
+    j["files"] = {(out / "result.json").string(), (out / "report.md").string(),
+                  (out / "pareto.svg").string()};
+    j["seconds"] = secs;
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  for (const auto& r : runs) {
+    if (!r.best) continue;
+    const auto& b = r.evaluated[*r.best];
+    fmt::print("{}: best {} val acc {:.2f}%, {} MACs, {} params, {} cycles/image ({} evaluated)\n",
+               nasa::search::strategy_name(r.config.strategy), nasa::spec::format_candidate(b.arch),
+               100.0 * b.val_accuracy, b.macs, b.params, b.cycles, r.evaluated.size());
+  }
+  fmt::print("wrote {}, report.md and pareto.svg in {:.1f} s\n", (out / "result.json").string(),
+             secs);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -444,14 +593,75 @@ int main(int argc, char** argv) {
   fuse->add_option("--svg", fuse_svg, "also draw the fused trie to this SVG file");
   fuse->add_flag("--json", fuse_json, "print one JSON object");
 
+#ifdef NASA_HAVE_TRAIN
+  SpecSource train_src;
+  nasa::train::Config train_cfg;
+  std::string train_out;
+  bool train_json = false;
+  auto* train = app.add_subcommand(
+      "train", "train the supernet (single-path one-shot, libtorch) on Fashion-MNIST");
+  train_src.add_options(*train);
+  train->add_option("--out", train_out, "output directory")->required();
+  train->add_option("--epochs", train_cfg.epochs, "epochs over the 50000 training images (default 1)");
+  train->add_option("--batch", train_cfg.batch, "batch size (default 128)");
+  train->add_option("--lr", train_cfg.lr, "peak learning rate, cosine decay (default 0.2)");
+  train->add_option("--wd", train_cfg.weight_decay, "weight decay (default 4e-5)");
+  train->add_option("--optimizer", train_cfg.optimizer, "sgd (Nesterov momentum) or adam");
+  train->add_option("--seed", train_cfg.seed, "seed of init, data order and paths (default 1)");
+  train->add_option("--threads", train_cfg.threads, "torch CPU threads (default 2)");
+  train->add_option("--train-images", train_cfg.train_images,
+                    "use only the first N training images (default: all 50000)");
+  train->add_option("--eval-candidates", train_cfg.eval_candidates,
+                    "random candidates evaluated on the validation split at the end (default 3)");
+  train->add_option("--eval-images", train_cfg.eval_images,
+                    "validation images for that evaluation (default: all 10000)");
+  train->add_flag("--resume", train_cfg.resume, "continue from DIR/checkpoint.pt");
+  train->add_flag("--force", train_cfg.force, "start over, deleting a previous run in --out");
+  train->add_flag("--json", train_json, "print one JSON object");
+#endif
+
+  SearchOptions so;
+  auto* search = app.add_subcommand(
+      "search", "search the supernet (random or evolution) with fused evaluation on a backend");
+  search
+      ->add_option("--supernet", so.supernet,
+                   "directory with supernet.json and weights.safetensors")
+      ->required();
+  search->add_option("--out", so.out, "run directory for result.json, report.md, pareto.svg")
+      ->required();
+  search->add_option("--strategy", so.strategy, "evolution (default), random or both");
+  search->add_option("--population", so.cfg.population, "initial population (default 50)");
+  search->add_option("--generations", so.cfg.generations, "generations (default 10)");
+  search->add_option("--topk", so.cfg.topk, "parents kept per generation (default 10)");
+  search->add_option("--mutations", so.cfg.mutations, "children by mutation (default 25)");
+  search->add_option("--crossovers", so.cfg.crossovers, "children by crossover (default 25)");
+  search->add_option("--mut-prob", so.cfg.mut_prob, "per-layer mutation probability (0.1)");
+  search->add_option("--max-macs", so.cfg.constraints.max_macs, "MAC limit (0 = none)");
+  search->add_option("--max-params", so.cfg.constraints.max_params, "parameter limit (0 = none)");
+  search->add_option("--max-cycles", so.cfg.constraints.max_cycles,
+                     "accelerator cycles per image limit (0 = none)");
+  search->add_option("--val-images", so.val_images,
+                     "validation images, from the last 10000 training images (default 64)");
+  search->add_option("--calib", so.calib, "training images for calibration (default 32)");
+  search->add_option("--mini-batch", so.cfg.mini_batch, "images per mini-batch (default 32)");
+  search->add_option("--backend", so.backend, "ref (default) or rtl");
+  search->add_option("--config", so.config, "hardware configuration (default sim)");
+  search->add_option("--seed", so.cfg.seed, "seed of the search (default 1)");
+  search->add_flag("--force", so.force, "overwrite an earlier result in --out");
+  search->add_flag("--json", so.json, "print one JSON summary object");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (eval->parsed()) return cmd_eval(ev);
+    if (search->parsed()) return cmd_search(so);
     if (info->parsed()) return cmd_info(info_src, info_json);
     if (fuse->parsed()) {
       return cmd_fuse(fuse_src, fuse_batch, fuse_images, fuse_mb, fuse_config, fuse_svg, fuse_json);
     }
     if (init->parsed()) return cmd_init(init_src, init_seed, init_out, init_force, init_json);
+#ifdef NASA_HAVE_TRAIN
+    if (train->parsed()) return cmd_train(train_src, train_cfg, train_out, train_json);
+#endif
   } catch (const std::exception& e) {
     fmt::print(stderr, "nasa: error: {}\n", e.what());
     return 1;

@@ -1,0 +1,35 @@
+// Search results as files: result.json (every evaluated candidate, best, top, Pareto front,
+// config), report.md (tables, and evolution vs random when both ran) and pareto.svg (accuracy vs
+// accelerator cycles with the Pareto front highlighted).
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+
+#include "nasa/search.h"
+
+namespace nasa::report {
+
+// One run: {strategy, config, best, top, pareto, evaluated, generations}.
+nlohmann::json to_json(const search::SearchResult& r);
+
+// result.json for one or more runs of the same budget: the last run's fields at the top level
+// (evolution when both ran), plus "runs" (every run by strategy) and, with several runs,
+// "comparison" (best val accuracy per strategy at equal evaluations).
+nlohmann::json result_json(std::span<const search::SearchResult> runs);
+
+std::string markdown(std::span<const search::SearchResult> runs);
+
+// Accuracy (y) vs cycles per image (x) of every evaluated candidate of every run; each run's
+// Pareto front connected, the best of the last run marked.
+std::string pareto_svg(std::span<const search::SearchResult> runs);
+
+// Writes result.json, report.md and pareto.svg into `dir` (created). Throws before writing
+// anything when dir/result.json exists and !force.
+void check_writable(const std::filesystem::path& dir, bool force);
+void write_outputs(const std::filesystem::path& dir, std::span<const search::SearchResult> runs,
+                   bool force);
+
+}  // namespace nasa::report

@@ -1,0 +1,92 @@
+// Supernet training (libtorch, CPU): single-path one-shot training of a spec's supernet on
+// Fashion-MNIST, with resumable checkpoints, and a libtorch float forward of single candidates.
+// The header is torch-free so the CLI and tests need no torch headers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nasa/data.h"
+#include "nasa/safetensors.h"
+#include "nasa/spec.h"
+
+namespace nasa::train {
+
+// Reported every few steps (and once at the end of every epoch).
+struct Progress {
+  int epoch = 0, epochs = 0;                               // epoch is 1-based
+  int64_t step = 0, steps_per_epoch = 0, total_steps = 0;  // step: global, 1-based
+  double loss = 0;  // mean loss over the steps since the last report
+  double lr = 0;
+  double images_per_s = 0;  // since the start of this (resumed) run
+  bool epoch_end = false;
+};
+
+struct Config {
+  int epochs = 1;  // the default fits the 6-minute budget on 2 cores
+  int batch = 128;
+  std::string optimizer = "sgd";  // "sgd" (Nesterov momentum 0.9) or "adam"
+  double lr = 0.2;                // peak; cosine decay to 0 over all steps
+  double weight_decay = 4e-5;
+  uint64_t seed = 1;
+  int threads = 2;
+  // Training images: the first train_images of the training set (0: all but the validation
+  // split). The validation split is always the last val_images of the training set.
+  size_t train_images = 0;
+  size_t val_images = 10000;
+  int eval_candidates = 3;  // random candidates whose val accuracy is reported at the end
+  size_t eval_images = 0;   // val images used for that report (0: all)
+  bool resume = false;      // continue DIR/checkpoint.pt
+  bool force = false;       // start over even if DIR holds a previous run
+  // Tests: stop (as if interrupted) after this many epochs of this run, 0 = never.
+  int stop_after_epochs = 0;
+  // Tests: use this dataset (training set layout: train split then val split) instead of
+  // loading Fashion-MNIST.
+  std::optional<data::Dataset> dataset;
+  std::function<void(const Progress&)> on_progress;
+};
+
+struct CandidateAccuracy {
+  spec::Candidate arch;
+  double val_accuracy = 0;  // fraction in [0,1]
+};
+
+struct Result {
+  std::filesystem::path dir;
+  int epochs_done = 0;  // total, including epochs of a resumed run
+  int64_t steps_done = 0;
+  bool complete = false;  // all epochs done (false when stopped by stop_after_epochs)
+  bool resumed = false;
+  double seconds = 0;  // wall time of this run (training + final evaluation)
+  double train_seconds = 0;
+  std::vector<double> step_losses;            // every step of this run, in order
+  std::vector<CandidateAccuracy> candidates;  // filled when complete
+};
+
+// Trains `net` and writes DIR/supernet.json, DIR/weights.safetensors (the tensors of
+// weights::supernet_tensors, readable by runtime::load_supernet_dir), DIR/train_log.jsonl,
+// DIR/train_log.csv and DIR/checkpoint.pt (after every epoch). Throws std::runtime_error
+// naming the file on a corrupt or mismatched checkpoint, on a DIR holding another spec or a
+// previous run (unless force), on bad configuration values.
+Result train_supernet(const spec::Supernet& net, const Config& cfg,
+                      const std::filesystem::path& dir);
+
+// Float forward (libtorch, BatchNorm in eval mode) of one candidate with weights from a
+// TensorFile laid out as weights::supernet_tensors. `images` holds n images, each CHW, scaled
+// as the network expects (pixel/255). Returns n * classes logits.
+std::vector<float> torch_forward(const spec::Supernet& net, const weights::TensorFile& weights,
+                                 const spec::Candidate& candidate, std::span<const float> images,
+                                 int n, int threads = 2);
+
+// Top-1 accuracy (fraction) of `candidate` on images [begin, begin+count) of `ds` (pixel/255).
+double float_accuracy(const spec::Supernet& net, const weights::TensorFile& weights,
+                      const spec::Candidate& candidate, const data::Dataset& ds, size_t begin,
+                      size_t count, int threads = 2);
+
+}  // namespace nasa::train

@@ -1,0 +1,340 @@
+#include "nasa/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+
+#include "nasa/svg.h"
+
+namespace nasa::report {
+
+namespace {
+
+using nlohmann::json;
+using search::Evaluated;
+using search::SearchResult;
+
+json entry(const Evaluated& e) {
+  return {{"arch", spec::format_candidate(e.arch)},
+          {"val_accuracy", e.val_accuracy},
+          {"correct", e.correct},
+          {"macs", e.macs},
+          {"params", e.params},
+          {"cycles", e.cycles},
+          {"generation", e.generation}};
+}
+
+json config_json(const SearchResult& r) {
+  const auto& c = r.config;
+  return {{"strategy", search::strategy_name(c.strategy)},
+          {"population", c.population},
+          {"generations", c.generations},
+          {"topk", c.topk},
+          {"mutations", c.mutations},
+          {"crossovers", c.crossovers},
+          {"mut_prob", c.mut_prob},
+          {"max_macs", c.constraints.max_macs},
+          {"max_params", c.constraints.max_params},
+          {"max_cycles", c.constraints.max_cycles},
+          {"seed", c.seed},
+          {"mini_batch", c.mini_batch},
+          {"supernet", r.supernet},
+          {"backend", r.backend},
+          {"hw_config", r.hw_config},
+          {"val_images", r.val_images},
+          {"calib_images", r.calib_images}};
+}
+
+std::string pct(double f) { return fmt::format("{:.2f}%", 100.0 * f); }
+
+std::string limit(uint64_t v) { return v ? std::to_string(v) : std::string("none"); }
+
+void write_text(const std::filesystem::path& p, const std::string& s) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", p.string()));
+  f << s;
+  if (!f.flush()) throw std::runtime_error(fmt::format("error writing '{}'", p.string()));
+}
+
+void candidate_table(std::string& md, const SearchResult& r, const std::vector<size_t>& idx) {
+  md += "| # | arch | val acc | MACs | params | cycles/image | generation |\n";
+  md += "|---|------|--------:|-----:|-------:|-------------:|-----------:|\n";
+  for (size_t i = 0; i < idx.size(); ++i) {
+    const auto& e = r.evaluated[idx[i]];
+    md += fmt::format("| {} | `{}`{} | {} | {} | {} | {} | {} |\n", i + 1,
+                      spec::format_candidate(e.arch), r.best && *r.best == idx[i] ? " (best)" : "",
+                      pct(e.val_accuracy), e.macs, e.params, e.cycles, e.generation);
+  }
+}
+
+// "Nice" tick step (1, 2 or 5 x 10^k) for about `n` ticks over `span`.
+double tick_step(double span, int n) {
+  if (span <= 0) return 1;
+  const double raw = span / n;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double f = raw / mag;
+  return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+}  // namespace
+
+json to_json(const SearchResult& r) {
+  json j;
+  j["strategy"] = search::strategy_name(r.config.strategy);
+  j["config"] = config_json(r);
+  j["best"] = r.best ? entry(r.evaluated[*r.best]) : json(nullptr);
+  json top = json::array(), pareto = json::array(), all = json::array(), gens = json::array();
+  for (size_t i : r.top(5)) top.push_back(entry(r.evaluated[i]));
+  for (size_t i : r.pareto) pareto.push_back(entry(r.evaluated[i]));
+  for (const auto& e : r.evaluated) all.push_back(entry(e));
+  for (const auto& g : r.generations) {
+    gens.push_back({{"generation", g.generation},
+                    {"candidates", g.candidates},
+                    {"batches", g.batches},
+                    {"nodes", g.nodes},
+                    {"batch_cycles", g.cycles},
+                    {"batch_macs", g.macs},
+                    {"best_val_accuracy", g.best_val_accuracy}});
+  }
+  j["top"] = top;
+  j["pareto"] = pareto;
+  j["evaluated_count"] = r.evaluated.size();
+  j["evaluated"] = all;
+  j["generations"] = gens;
+  return j;
+}
+
+json result_json(std::span<const SearchResult> runs) {
+  if (runs.empty()) throw std::invalid_argument("result_json: no search runs");
+  json j = to_json(runs.back());
+  if (runs.size() > 1) {
+    json all = json::object(), cmp = json::object();
+    for (const auto& r : runs) {
+      const std::string name(search::strategy_name(r.config.strategy));
+      all[name] = to_json(r);
+      cmp[name] = {{"evaluations", r.evaluated.size()},
+                   {"best_val_accuracy", r.best ? r.evaluated[*r.best].val_accuracy : 0.0},
+                   {"best_arch", r.best ? spec::format_candidate(r.evaluated[*r.best].arch) : ""}};
+    }
+    j["runs"] = all;
+    j["comparison"] = cmp;
+  }
+  return j;
+}
+
+std::string markdown(std::span<const SearchResult> runs) {
+  if (runs.empty()) throw std::invalid_argument("markdown: no search runs");
+  const SearchResult& main = runs.back();
+  const auto& c = main.config;
+  std::string md = fmt::format("# Architecture search on {}\n\n", main.supernet);
+  md += "## Configuration\n\n";
+  md += "| setting | value |\n|---|---|\n";
+  std::string strategies;
+  for (const auto& r : runs) {
+    strategies += (strategies.empty() ? "" : ", ") + std::string(strategy_name(r.config.strategy));
+  }
+  md += fmt::format("| strategy | {} |\n", strategies);
+  md += fmt::format("| population / generations | {} / {} |\n", c.population, c.generations);
+  md += fmt::format("| top-k parents, mutations (p = {}), crossovers | {}, {}, {} |\n", c.mut_prob,
+                    c.topk, c.mutations, c.crossovers);
+  md += fmt::format("| constraints: max MACs, params, cycles | {}, {}, {} |\n",
+                    limit(c.constraints.max_macs), limit(c.constraints.max_params),
+                    limit(c.constraints.max_cycles));
+  md += fmt::format("| validation images (last of the training set) | {} |\n", main.val_images);
+  md += fmt::format("| calibration images | {} |\n", main.calib_images);
+  md += fmt::format("| backend, hardware config | {}, {} |\n", main.backend, main.hw_config);
+  md += fmt::format("| seed | {} |\n\n", c.seed);
+
+  if (runs.size() > 1) {
+    md += "## Evolution vs random at equal evaluations\n\n";
+    md +=
+        "Random search evaluates as many candidates per generation as evolution does; with the "
+        "same seed both start from the same random population.\n\n";
+    md += "| strategy | evaluations | best val acc | best arch | cycles/image |\n";
+    md += "|---|---:|---:|---|---:|\n";
+    for (const auto& r : runs) {
+      const Evaluated* b = r.best ? &r.evaluated[*r.best] : nullptr;
+      md += fmt::format("| {} | {} | {} | `{}` | {} |\n", strategy_name(r.config.strategy),
+                        r.evaluated.size(), b ? pct(b->val_accuracy) : "-",
+                        b ? spec::format_candidate(b->arch) : "-", b ? b->cycles : 0);
+    }
+    md += "\nBest validation accuracy so far, per generation:\n\n| generation |";
+    for (const auto& r : runs) md += fmt::format(" {} |", strategy_name(r.config.strategy));
+    md += "\n|---:|";
+    for (size_t i = 0; i < runs.size(); ++i) md += "---:|";
+    md += "\n";
+    size_t gens = 0;
+    for (const auto& r : runs) gens = std::max(gens, r.generations.size());
+    for (size_t g = 0; g < gens; ++g) {
+      md += fmt::format("| {} |", g);
+      for (const auto& r : runs) {
+        md += g < r.generations.size()
+                  ? fmt::format(" {} |", pct(r.generations[g].best_val_accuracy))
+                  : std::string(" - |");
+      }
+      md += "\n";
+    }
+    const auto best_of = [](const SearchResult& r) {
+      return r.best ? r.evaluated[*r.best].correct : size_t{0};
+    };
+    const SearchResult* evo = nullptr;
+    const SearchResult* rnd = nullptr;
+    for (const auto& r : runs) {
+      (r.config.strategy == search::Strategy::Evolution ? evo : rnd) = &r;
+    }
+    if (evo && rnd) {
+      const size_t e = best_of(*evo), q = best_of(*rnd);
+      md += fmt::format("\nResult: evolution {} random ({} vs {} correct of {} images).\n",
+                        e > q    ? "beats"
+                        : e == q ? "ties with"
+                                 : "loses to",
+                        e, q, main.val_images);
+    }
+    md += "\n";
+  }
+
+  for (const auto& r : runs) {
+    const std::string name(strategy_name(r.config.strategy));
+    md += fmt::format("## {}: top candidates\n\n", name);
+    if (r.best) {
+      const auto& b = r.evaluated[*r.best];
+      md += fmt::format(
+          "Best under the constraints: `{}`, val accuracy {}, {} MACs, {} params, {} cycles per "
+          "image ({} candidates evaluated).\n\n",
+          spec::format_candidate(b.arch), pct(b.val_accuracy), b.macs, b.params, b.cycles,
+          r.evaluated.size());
+    }
+    candidate_table(md, r, r.top(5));
+    md += fmt::format("\n## {}: Pareto front (accuracy vs cycles per image)\n\n", name);
+    candidate_table(md, r, r.pareto);
+    md += fmt::format("\n## {}: fused evaluation per generation\n\n", name);
+    md += "| generation | candidates | batches | nodes | accelerator cycles | MACs |\n";
+    md += "|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& g : r.generations) {
+      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", g.generation, g.candidates, g.batches,
+                        g.nodes, g.cycles, g.macs);
+    }
+    md += "\n";
+  }
+  md += "![accuracy vs cycles](pareto.svg)\n";
+  return md;
+}
+
+std::string pareto_svg(std::span<const SearchResult> runs) {
+  if (runs.empty()) throw std::invalid_argument("pareto_svg: no search runs");
+  const double W = 720, H = 500, left = 80, right = 20, top = 60, bottom = 60;
+  const double pw = W - left - right, ph = H - top - bottom;
+  double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+  for (const auto& r : runs) {
+    for (const auto& e : r.evaluated) {
+      xmin = std::min(xmin, static_cast<double>(e.cycles));
+      xmax = std::max(xmax, static_cast<double>(e.cycles));
+      ymin = std::min(ymin, e.val_accuracy * 100);
+      ymax = std::max(ymax, e.val_accuracy * 100);
+    }
+  }
+  if (!(xmin <= xmax)) xmin = 0, xmax = 1, ymin = 0, ymax = 1;
+  // axis ranges snapped to the tick grid, never empty
+  const double xs = tick_step(std::max(xmax - xmin, 1.0), 6);
+  const double ys = tick_step(std::max(ymax - ymin, 1.0), 6);
+  const double x0 = std::floor(xmin / xs) * xs, x1 = std::max(std::ceil(xmax / xs) * xs, x0 + xs);
+  const double y0 = std::floor(ymin / ys) * ys;
+  double y1 = std::max(std::ceil(ymax / ys) * ys, y0 + ys);
+  if (y1 - ymax < ys / 2) y1 += ys;  // room above the best point for its label
+  const auto X = [&](double v) { return left + (v - x0) / (x1 - x0) * pw; };
+  const auto Y = [&](double v) { return top + ph - (v - y0) / (y1 - y0) * ph; };
+
+  svg::Doc d(W, H);
+  d.text(
+      W / 2, 22,
+      fmt::format("{}: validation accuracy vs accelerator cycles per image", runs.back().supernet),
+      14);
+  const long nx = std::lround((x1 - x0) / xs), ny = std::lround((y1 - y0) / ys);
+  for (long i = 0; i <= nx; ++i) {
+    const double v = x0 + static_cast<double>(i) * xs;
+    d.line(X(v), top, X(v), top + ph, "#eee");
+    d.line(X(v), top + ph, X(v), top + ph + 5, "#222");
+    d.text(X(v), top + ph + 18, fmt::format("{:.6g}", v), 10);
+  }
+  for (long i = 0; i <= ny; ++i) {
+    const double v = y0 + static_cast<double>(i) * ys;
+    d.line(left, Y(v), left + pw, Y(v), "#eee");
+    d.line(left - 5, Y(v), left, Y(v), "#222");
+    d.text(left - 8, Y(v) + 4, fmt::format("{:.4g}", v), 10, "end");
+  }
+  d.line(left, top + ph, left + pw, top + ph, "#222");
+  d.line(left, top, left, top + ph, "#222");
+  d.text(left + pw / 2, H - 18, "accelerator cycles per image (cycle model)", 12);
+  d.text(left - 8, top - 14, "validation accuracy (%)", 12, "start");
+
+  // random in grey, evolution in blue; each run's front in a darker shade
+  const auto colors = [](search::Strategy s) {
+    return s == search::Strategy::Random
+               ? std::pair<std::string, std::string>{"#bbb", "#555"}
+               : std::pair<std::string, std::string>{"#9ecae1", "#08519c"};
+  };
+  double ly = top + 8;
+  for (const auto& r : runs) {
+    const auto [pt, fr] = colors(r.config.strategy);
+    for (const auto& e : r.evaluated) {
+      d.circle(X(static_cast<double>(e.cycles)), Y(e.val_accuracy * 100), 3, pt,
+               fmt::format("{} {} cycles {}", spec::format_candidate(e.arch), pct(e.val_accuracy),
+                           e.cycles));
+    }
+    for (size_t i = 1; i < r.pareto.size(); ++i) {
+      const auto &a = r.evaluated[r.pareto[i - 1]], &b = r.evaluated[r.pareto[i]];
+      d.line(X(static_cast<double>(a.cycles)), Y(a.val_accuracy * 100),
+             X(static_cast<double>(b.cycles)), Y(b.val_accuracy * 100), fr, 2);
+    }
+    for (size_t i : r.pareto) {
+      const auto& e = r.evaluated[i];
+      d.circle(X(static_cast<double>(e.cycles)), Y(e.val_accuracy * 100), 4.5, fr,
+               fmt::format("Pareto {} {} cycles {}", spec::format_candidate(e.arch),
+                           pct(e.val_accuracy), e.cycles));
+    }
+    d.circle(left + pw - 170, ly - 4, 3, pt);
+    d.text(left + pw - 162, ly, fmt::format("{}: evaluated", strategy_name(r.config.strategy)), 11,
+           "start");
+    d.circle(left + pw - 170, ly + 12, 4.5, fr);
+    d.text(left + pw - 162, ly + 16,
+           fmt::format("{}: Pareto front", strategy_name(r.config.strategy)), 11, "start");
+    ly += 34;
+  }
+  const auto& m = runs.back();
+  if (m.best) {
+    const auto& b = m.evaluated[*m.best];
+    const double bx = X(static_cast<double>(b.cycles)), by = Y(b.val_accuracy * 100);
+    d.rect(bx - 7, by - 7, 14, 2, "#d62728");
+    d.rect(bx - 7, by + 5, 14, 2, "#d62728");
+    d.rect(bx - 7, by - 7, 2, 14, "#d62728");
+    d.rect(bx + 5, by - 7, 2, 14, "#d62728");
+    d.text(bx + 10, by - 10, fmt::format("best {}", spec::format_candidate(b.arch)), 11, "start",
+           "#d62728");
+  }
+  return d.str();
+}
+
+void check_writable(const std::filesystem::path& dir, bool force) {
+  if (!force && std::filesystem::exists(dir / "result.json")) {
+    throw std::runtime_error(fmt::format(
+        "'{}' already holds search results (result.json); pass --force to overwrite them",
+        dir.string()));
+  }
+}
+
+void write_outputs(const std::filesystem::path& dir, std::span<const SearchResult> runs,
+                   bool force) {
+  check_writable(dir, force);
+  std::filesystem::create_directories(dir);
+  // everything is rendered before the first file is touched
+  const std::string j = result_json(runs).dump(2) + "\n", md = markdown(runs),
+                    sv = pareto_svg(runs);
+  write_text(dir / "report.md", md);
+  svg::write_file(dir / "pareto.svg", sv);
+  write_text(dir / "result.json", j);  // last: its presence marks a complete run
+}
+
+}  // namespace nasa::report

@@ -1,0 +1,725 @@
+#include "nasa/train.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <malloc.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numbers>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "nasa/supernet_weights.h"
+
+namespace nasa::train {
+namespace {
+
+namespace fs = std::filesystem;
+using spec::OpKind;
+
+constexpr const char* kCheckpointFormat = "nasa-train-checkpoint-1";
+
+torch::Tensor activate(torch::Tensor x, int act) {
+  if (act == 1) return torch::relu(x);
+  if (act == 2) return torch::clamp(x, 0.0, 6.0);
+  return x;
+}
+
+// Names match weights::supernet_tensors: <prefix>.conv.weight, <prefix>.bn.{weight,bias,...}.
+struct ConvBNImpl : torch::nn::Module {
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::BatchNorm2d bn{nullptr};
+  int act = 0;
+  ConvBNImpl(int64_t cin, int64_t cout, int64_t k, int64_t stride, int64_t groups, int act_)
+      : act(act_) {
+    conv = register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(cin, cout, k)
+                                                         .stride(stride)
+                                                         .padding((k - 1) / 2)
+                                                         .groups(groups)
+                                                         .bias(false)));
+    // eps as in floatnet::forward (and the quantizer's BN fold)
+    bn = register_module(
+        "bn", torch::nn::BatchNorm2d(torch::nn::BatchNorm2dOptions(cout).eps(1e-5).momentum(0.1)));
+  }
+  torch::Tensor forward(const torch::Tensor& x) { return activate(bn(conv(x)), act); }
+};
+TORCH_MODULE(ConvBN);
+
+struct MBConvImpl : torch::nn::Module {
+  ConvBN expand{nullptr}, dw{nullptr}, project{nullptr};
+  bool residual = false;
+  MBConvImpl(const spec::LayerShape& s, const spec::OpSpec& op, int act) {
+    const int64_t mid = int64_t{s.cin} * op.expand;
+    if (op.expand != 1) expand = register_module("expand", ConvBN(s.cin, mid, 1, 1, 1, act));
+    dw = register_module("dw", ConvBN(mid, mid, op.k, s.stride, mid, act));
+    project = register_module("project", ConvBN(mid, s.cout, 1, 1, 1, 0));
+    residual = s.stride == 1 && s.cin == s.cout;
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    torch::Tensor t = expand ? expand->forward(x) : x;
+    t = project->forward(dw->forward(t));
+    return residual ? t + x : t;
+  }
+};
+TORCH_MODULE(MBConv);
+
+struct SkipImpl : torch::nn::Module {};
+TORCH_MODULE(Skip);
+
+struct LayerImpl : torch::nn::Module {
+  torch::nn::ModuleList choices;
+  LayerImpl() { choices = register_module("choices", torch::nn::ModuleList()); }
+};
+TORCH_MODULE(Layer);
+
+struct HeadImpl : torch::nn::Module {
+  torch::nn::Conv2d conv{nullptr};
+  torch::nn::BatchNorm2d bn{nullptr};
+  torch::nn::Linear fc{nullptr};
+  HeadImpl(int64_t cin, int64_t channels, int64_t classes) {
+    conv = register_module(
+        "conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(cin, channels, 1).bias(false)));
+    bn = register_module(
+        "bn",
+        torch::nn::BatchNorm2d(torch::nn::BatchNorm2dOptions(channels).eps(1e-5).momentum(0.1)));
+    fc = register_module("fc", torch::nn::Linear(channels, classes));
+  }
+};
+TORCH_MODULE(Head);
+
+// The whole supernet: one module per (layer, choice), each with its own BatchNorm.
+struct SupernetImpl : torch::nn::Module {
+  struct Choice {
+    OpKind kind = OpKind::Skip;
+    MBConv mb{nullptr};
+    ConvBN conv{nullptr};
+  };
+  int act = 2;
+  ConvBN stem{nullptr};
+  torch::nn::ModuleList layers;
+  std::vector<std::vector<Choice>> choices;
+  Head head{nullptr};
+
+  explicit SupernetImpl(const spec::Supernet& net) {
+    act = net.act == "relu" ? 1 : 2;
+    stem = register_module(
+        "stem", ConvBN(net.in_c, net.stem.out_channels, net.stem.k, net.stem.stride, 1, act));
+    layers = register_module("layers", torch::nn::ModuleList());
+    const auto shapes = spec::layer_shapes(net);
+    for (size_t i = 0; i < net.layers.size(); ++i) {
+      Layer layer;
+      std::vector<Choice> cs;
+      const auto& s = shapes[i];
+      for (const spec::OpSpec& op : net.layers[i].choices) {
+        Choice c;
+        c.kind = op.kind;
+        switch (op.kind) {
+          case OpKind::MBConv:
+            c.mb = MBConv(s, op, act);
+            layer->choices->push_back(c.mb);
+            break;
+          case OpKind::Conv:
+            c.conv = ConvBN(s.cin, s.cout, op.k, s.stride, 1, act);
+            layer->choices->push_back(c.conv);
+            break;
+          case OpKind::Skip:
+            layer->choices->push_back(Skip());
+            break;
+        }
+        cs.push_back(std::move(c));
+      }
+      layers->push_back(layer);
+      choices.push_back(std::move(cs));
+    }
+    const int64_t last = net.layers.empty() ? net.stem.out_channels : shapes.back().cout;
+    head = register_module("head", Head(last, net.head.channels, net.classes));
+  }
+
+  torch::Tensor forward(torch::Tensor x, const spec::Candidate& cand) {
+    x = stem->forward(x);
+    for (size_t i = 0; i < choices.size(); ++i) {
+      Choice& c = choices[i][static_cast<size_t>(cand[i])];
+      if (c.kind == OpKind::MBConv) {
+        x = c.mb->forward(x);
+      } else if (c.kind == OpKind::Conv) {
+        x = c.conv->forward(x);
+      }
+    }
+    x = activate(head->bn(head->conv(x)), act);
+    x = x.mean({2, 3});
+    return head->fc(x);
+  }
+
+  // He-normal (fan_in) convolutions as weights::random_weights, small FC, BN at identity.
+  void init_weights() {
+    torch::NoGradGuard no_grad;
+    for (auto& m : modules(/*include_self=*/false)) {
+      if (auto* c = m->as<torch::nn::Conv2d>()) {
+        torch::nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanIn, torch::kReLU);
+      } else if (auto* l = m->as<torch::nn::Linear>()) {
+        torch::nn::init::normal_(l->weight, 0.0, 0.01);
+        torch::nn::init::zeros_(l->bias);
+      }
+    }
+    // Residual blocks start as the identity, so whatever path is sampled the network starts
+    // shallow and trains from the first step.
+    for (auto& layer : choices) {
+      for (auto& c : layer) {
+        if (c.kind == OpKind::MBConv && c.mb->residual) {
+          torch::nn::init::zeros_(c.mb->project->bn->weight);
+        }
+      }
+    }
+  }
+};
+TORCH_MODULE(Supernet);
+
+// Every tensor the weights file holds, by name (num_batches_tracked is torch bookkeeping).
+std::map<std::string, torch::Tensor> named_tensors(Supernet& model) {
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& p : model->named_parameters(true)) out[p.key()] = p.value();
+  for (const auto& b : model->named_buffers(true)) {
+    if (b.key().ends_with("num_batches_tracked")) continue;
+    out[b.key()] = b.value();
+  }
+  return out;
+}
+
+weights::TensorFile export_weights(const spec::Supernet& net, Supernet& model) {
+  auto named = named_tensors(model);
+  weights::TensorFile file;
+  for (const weights::TensorSpec& ts : weights::supernet_tensors(net)) {
+    auto it = named.find(ts.name);
+    if (it == named.end()) {
+      throw std::logic_error(fmt::format("torch supernet has no tensor '{}'", ts.name));
+    }
+    torch::Tensor t = it->second.detach().to(torch::kFloat).contiguous();
+    if (t.sizes().vec() != ts.shape) {
+      throw std::logic_error(fmt::format("torch tensor '{}' has shape [{}], expected [{}]", ts.name,
+                                         fmt::join(t.sizes(), ","), fmt::join(ts.shape, ",")));
+    }
+    file.add_f32(ts.name, ts.shape, std::span<const float>(t.data_ptr<float>(), t.numel()));
+    named.erase(it);
+  }
+  if (!named.empty()) {
+    throw std::logic_error(
+        fmt::format("torch supernet has tensor '{}' the spec does not", named.begin()->first));
+  }
+  return file;
+}
+
+void import_weights(const spec::Supernet& net, const weights::TensorFile& file, Supernet& model,
+                    std::string_view source) {
+  weights::check_weights(net, file, source);
+  auto named = named_tensors(model);
+  torch::NoGradGuard no_grad;
+  for (auto& [name, t] : named) {
+    const weights::Tensor& w = file.at(name);
+    const auto v = w.f32();
+    t.copy_(torch::from_blob(const_cast<float*>(v.data()), t.sizes(), torch::kFloat));
+  }
+}
+
+// Deterministic in (seed, epoch) so a resumed run sees the same order.
+std::vector<int64_t> epoch_order(uint64_t seed, int epoch, size_t n) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(epoch) + 1);
+  std::vector<int64_t> p(n);
+  for (size_t i = 0; i < n; ++i) p[i] = static_cast<int64_t>(i);
+  for (size_t i = n; i > 1; --i) std::swap(p[i - 1], p[rng() % i]);
+  return p;
+}
+
+spec::Candidate sample(const spec::Supernet& net, std::mt19937_64& rng) {
+  spec::Candidate c(net.layers.size());
+  for (size_t i = 0; i < c.size(); ++i)
+    c[i] = static_cast<int>(rng() % net.layers[i].choices.size());
+  return c;
+}
+
+double cosine_lr(double base, int64_t step, int64_t total) {
+  return 0.5 * base *
+         (1.0 + std::cos(std::numbers::pi * static_cast<double>(step) /
+                         static_cast<double>(std::max<int64_t>(total, 1))));
+}
+
+std::string c10_message(const c10::Error& e) {
+  std::string m = e.what_without_backtrace();
+  const auto nl = m.find('\n');
+  return nl == std::string::npos ? m : m.substr(0, nl);
+}
+
+// The settings a checkpoint must share with the run that resumes it.
+nlohmann::json run_settings(const Config& cfg, size_t train_n) {
+  return {{"epochs", cfg.epochs},
+          {"batch", cfg.batch},
+          {"optimizer", cfg.optimizer},
+          {"lr", cfg.lr},
+          {"weight_decay", cfg.weight_decay},
+          {"seed", cfg.seed},
+          {"train_images", train_n},
+          {"val_images", cfg.val_images}};
+}
+
+struct Data {
+  torch::Tensor images;  // [N, C, H, W] uint8
+  torch::Tensor labels;  // [N] int64
+  size_t train_n = 0, val_begin = 0, val_n = 0;
+};
+
+Data make_data(const spec::Supernet& net, const Config& cfg) {
+  const data::Dataset ds = cfg.dataset ? *cfg.dataset : data::load_fashion_mnist("train");
+  if (net.in_c != 1 || static_cast<int>(ds.rows) != net.in_h ||
+      static_cast<int>(ds.cols) != net.in_w) {
+    throw std::runtime_error(
+        fmt::format("supernet '{}' expects {}x{}x{} (HxWxC) inputs, the dataset has {}x{}x1 images",
+                    net.name, net.in_h, net.in_w, net.in_c, ds.rows, ds.cols));
+  }
+  if (cfg.val_images >= ds.size()) {
+    throw std::runtime_error(
+        fmt::format("validation split of {} images leaves no training "
+                    "images of the {} in the dataset",
+                    cfg.val_images, ds.size()));
+  }
+  Data d;
+  const size_t avail = ds.size() - cfg.val_images;
+  if (cfg.train_images > avail) {
+    throw std::runtime_error(fmt::format(
+        "--train-images {} exceeds the {} training images (the last {} are the validation split)",
+        cfg.train_images, avail, cfg.val_images));
+  }
+  d.train_n = cfg.train_images ? cfg.train_images : avail;
+  d.val_begin = avail;
+  d.val_n = cfg.val_images;
+  const auto n = static_cast<int64_t>(ds.size());
+  d.images = torch::from_blob(const_cast<uint8_t*>(ds.images.data()), {n, 1, net.in_h, net.in_w},
+                              torch::kUInt8)
+                 .clone();
+  d.labels =
+      torch::from_blob(const_cast<uint8_t*>(ds.labels.data()), {n}, torch::kUInt8).to(torch::kLong);
+  return d;
+}
+
+double accuracy(Supernet& model, const spec::Candidate& cand, const torch::Tensor& images,
+                const torch::Tensor& labels, int64_t begin, int64_t count) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  int64_t correct = 0;
+  for (int64_t b = begin; b < begin + count; b += 500) {
+    const int64_t e = std::min(begin + count, b + 500);
+    auto x = images.slice(0, b, e).to(torch::kFloat).div_(255.0f);
+    auto pred = model->forward(x, cand).argmax(1);
+    correct += pred.eq(labels.slice(0, b, e)).sum().item<int64_t>();
+  }
+  return count ? static_cast<double>(correct) / static_cast<double>(count) : 0.0;
+}
+
+void recalibrate_bn(const spec::Supernet& net, Supernet& model, const Data& d, int batch) {
+  std::vector<torch::nn::BatchNorm2dImpl*> bns;
+  for (auto& m : model->modules(false)) {
+    if (auto* bn = m->as<torch::nn::BatchNorm2d>()) bns.push_back(bn);
+  }
+  for (auto* bn : bns) {
+    bn->reset_running_stats();
+    bn->options.momentum(c10::nullopt);  // cumulative average over the batches seen
+  }
+  int64_t cycle = 1;  // every choice gets the same number of batches
+  for (const auto& l : net.layers) cycle = std::lcm(cycle, static_cast<int64_t>(l.choices.size()));
+  const int64_t bs = std::min<int64_t>(batch, 128);
+  const int64_t batches =
+      std::max<int64_t>(1, std::min<int64_t>(cycle * std::max<int64_t>(1, 4096 / (cycle * bs)),
+                                             static_cast<int64_t>(d.train_n) / bs));
+  torch::NoGradGuard no_grad;
+  model->train();
+  for (int64_t b = 0; b < batches; ++b) {
+    spec::Candidate c(net.layers.size());
+    for (size_t i = 0; i < c.size(); ++i) {
+      c[i] = static_cast<int>((b + static_cast<int64_t>(i)) %
+                              static_cast<int64_t>(net.layers[i].choices.size()));
+    }
+    const int64_t lo = (b * bs) % std::max<int64_t>(1, static_cast<int64_t>(d.train_n) - bs + 1);
+    const torch::Tensor x = d.images.slice(0, lo, lo + bs).to(torch::kFloat).div_(255.0f);
+    model->forward(x, c);
+  }
+  for (auto* bn : bns) bn->options.momentum(0.1);
+  model->eval();
+}
+
+void append_line(const fs::path& p, const std::string& line) {
+  std::ofstream f(p, std::ios::app);
+  f << line << '\n';
+  if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", p.string()));
+}
+
+struct Paths {
+  fs::path spec, weights, ckpt, log_jsonl, log_csv;
+  explicit Paths(const fs::path& d)
+      : spec(d / "supernet.json"),
+        weights(d / "weights.safetensors"),
+        ckpt(d / "checkpoint.pt"),
+        log_jsonl(d / "train_log.jsonl"),
+        log_csv(d / "train_log.csv") {}
+  std::vector<fs::path> all() const { return {spec, weights, ckpt, log_jsonl, log_csv}; }
+};
+
+void check_config(const Config& cfg) {
+  auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
+  if (cfg.epochs < 1) bad(fmt::format("--epochs must be >= 1, got {}", cfg.epochs));
+  if (cfg.batch < 1) bad(fmt::format("--batch must be >= 1, got {}", cfg.batch));
+  if (!(cfg.lr > 0)) bad(fmt::format("--lr must be > 0, got {}", cfg.lr));
+  if (cfg.weight_decay < 0) bad(fmt::format("--wd must be >= 0, got {}", cfg.weight_decay));
+  if (cfg.threads < 1) bad(fmt::format("--threads must be >= 1, got {}", cfg.threads));
+  if (cfg.optimizer != "sgd" && cfg.optimizer != "adam") {
+    bad(fmt::format("--optimizer must be 'sgd' or 'adam', got '{}'", cfg.optimizer));
+  }
+  if (cfg.resume && cfg.force) bad("--resume and --force exclude each other");
+}
+
+struct CheckpointState {
+  int epoch = 0;
+  int64_t step = 0;
+  std::string sampler_rng;
+};
+
+void save_checkpoint(const fs::path& path, const spec::Supernet& net,
+                     const nlohmann::json& settings, const CheckpointState& st, Supernet& model,
+                     torch::optim::Optimizer& opt) {
+  torch::serialize::OutputArchive ar;
+  ar.write("format", c10::IValue(std::string(kCheckpointFormat)));
+  ar.write("spec", c10::IValue(spec::to_json(net).dump()));
+  ar.write("settings", c10::IValue(settings.dump()));
+  ar.write("epoch", c10::IValue(int64_t{st.epoch}));
+  ar.write("step", c10::IValue(st.step));
+  ar.write("sampler_rng", c10::IValue(st.sampler_rng));
+  torch::serialize::OutputArchive m, o;
+  model->save(m);
+  opt.save(o);
+  ar.write("model", m);
+  ar.write("optimizer", o);
+  const fs::path tmp = path.string() + ".tmp";
+  ar.save_to(tmp.string());
+  fs::rename(tmp, path);
+}
+
+CheckpointState load_checkpoint(const fs::path& path, const spec::Supernet& net,
+                                const nlohmann::json& settings, Supernet& model,
+                                torch::optim::Optimizer& opt) {
+  const std::string where = fmt::format("checkpoint '{}'", path.string());
+  torch::serialize::InputArchive ar;
+  try {
+    ar.load_from(path.string());
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(
+        fmt::format("{} is corrupt or not a checkpoint ({}); delete it and train without --resume",
+                    where, c10_message(e)));
+  }
+  auto read_string = [&](const char* key) {
+    c10::IValue v;
+    try {
+      ar.read(key, v);
+    } catch (const c10::Error& e) {
+      throw std::runtime_error(
+          fmt::format("{} has no '{}' entry (not written by nasa train?)", where, key));
+    }
+    if (!v.isString())
+      throw std::runtime_error(fmt::format("{}: '{}' is not a string", where, key));
+    return v.toStringRef();
+  };
+  auto read_int = [&](const char* key) {
+    c10::IValue v;
+    try {
+      ar.read(key, v);
+    } catch (const c10::Error& e) {
+      throw std::runtime_error(fmt::format("{} has no '{}' entry", where, key));
+    }
+    if (!v.isInt()) throw std::runtime_error(fmt::format("{}: '{}' is not an integer", where, key));
+    return v.toInt();
+  };
+  const std::string format = read_string("format");
+  if (format != kCheckpointFormat) {
+    throw std::runtime_error(
+        fmt::format("{} has format '{}', expected '{}'", where, format, kCheckpointFormat));
+  }
+  const auto ck_spec = nlohmann::json::parse(read_string("spec"));
+  if (ck_spec != spec::to_json(net)) {
+    throw std::runtime_error(fmt::format(
+        "{} was trained for supernet '{}', which differs from the spec being trained ('{}')", where,
+        ck_spec.value("name", "?"), net.name));
+  }
+  const auto ck_settings = nlohmann::json::parse(read_string("settings"));
+  for (const auto& [key, value] : settings.items()) {
+    if (!ck_settings.contains(key) || ck_settings[key] != value) {
+      throw std::runtime_error(fmt::format(
+          "{} was written with {} = {}, this run has {} = {}; resume with the same settings", where,
+          key, ck_settings.contains(key) ? ck_settings[key].dump() : "(none)", key, value.dump()));
+    }
+  }
+  CheckpointState st;
+  st.epoch = static_cast<int>(read_int("epoch"));
+  st.step = read_int("step");
+  st.sampler_rng = read_string("sampler_rng");
+  try {
+    torch::serialize::InputArchive m, o;
+    ar.read("model", m);
+    ar.read("optimizer", o);
+    model->load(m);
+    opt.load(o);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(fmt::format("{} does not match the model: {}", where, c10_message(e)));
+  }
+  return st;
+}
+
+}  // namespace
+
+Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::path& dir) {
+  const auto t_start = std::chrono::steady_clock::now();
+  spec::validate(net);
+  check_config(cfg);
+  const Paths paths(dir);
+
+  // Never overwrite an earlier run silently.
+  if (cfg.resume) {
+    if (!fs::exists(paths.ckpt)) {
+      throw std::runtime_error(
+          fmt::format("--resume: '{}' does not exist (nothing to resume; train without --resume)",
+                      paths.ckpt.string()));
+    }
+    if (fs::exists(paths.spec)) {
+      const spec::Supernet prev = spec::load_supernet(paths.spec);
+      if (!(prev == net)) {
+        throw std::runtime_error(fmt::format(
+            "'{}' holds supernet '{}', which differs from the spec being trained ('{}'); "
+            "choose another --out",
+            paths.spec.string(), prev.name, net.name));
+      }
+    }
+  } else {
+    std::vector<std::string> found;
+    for (const auto& p : paths.all()) {
+      if (fs::exists(p)) found.push_back(p.filename().string());
+    }
+    if (!found.empty() && !cfg.force) {
+      throw std::runtime_error(fmt::format(
+          "'{}' already holds a supernet or training run ({}); pass --resume to continue it, "
+          "--force to start over, or choose another --out",
+          dir.string(), fmt::join(found, ", ")));
+    }
+    for (const auto& p : paths.all()) fs::remove(p);
+  }
+  fs::create_directories(dir);
+
+  // Keep freed activation buffers in the heap: without this every step maps and faults in
+  // fresh pages for its large tensors.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  torch::set_num_threads(cfg.threads);
+  torch::manual_seed(cfg.seed);
+  const Data d = make_data(net, cfg);
+  const nlohmann::json settings = run_settings(cfg, d.train_n);
+
+  Supernet model(net);
+  model->init_weights();
+  std::unique_ptr<torch::optim::Optimizer> opt;
+  if (cfg.optimizer == "adam") {
+    opt = std::make_unique<torch::optim::Adam>(
+        model->parameters(), torch::optim::AdamOptions(cfg.lr).weight_decay(cfg.weight_decay));
+  } else {
+    opt = std::make_unique<torch::optim::SGD>(
+        model->parameters(),
+        torch::optim::SGDOptions(cfg.lr).momentum(0.9).nesterov(true).weight_decay(
+            cfg.weight_decay));
+  }
+
+  std::mt19937_64 sampler(cfg.seed ^ 0x5A17E5EEDULL);
+  Result res;
+  res.dir = dir;
+  int start_epoch = 0;
+  int64_t step = 0;
+  if (cfg.resume) {
+    const CheckpointState st = load_checkpoint(paths.ckpt, net, settings, model, *opt);
+    std::istringstream in(st.sampler_rng);
+    in >> sampler;
+    if (!in) {
+      throw std::runtime_error(
+          fmt::format("checkpoint '{}': sampler state is corrupt", paths.ckpt.string()));
+    }
+    start_epoch = st.epoch;
+    step = st.step;
+    res.resumed = true;
+  } else {
+    spec::save_supernet(paths.spec, net);
+    append_line(paths.log_csv, "epoch,step,loss,lr,images_per_s,seconds");
+  }
+
+  const int64_t steps_per_epoch = (static_cast<int64_t>(d.train_n) + cfg.batch - 1) / cfg.batch;
+  const int64_t total_steps = steps_per_epoch * cfg.epochs;
+  const auto t_train = std::chrono::steady_clock::now();
+  int64_t images_seen = 0;
+  auto since = [](auto t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+
+  int epochs_this_run = 0;
+  int epoch = start_epoch;
+  for (; epoch < cfg.epochs; ++epoch) {
+    if (cfg.stop_after_epochs > 0 && epochs_this_run >= cfg.stop_after_epochs) break;
+    model->train();
+    const auto order = epoch_order(cfg.seed, epoch, d.train_n);
+    const torch::Tensor perm = torch::from_blob(const_cast<int64_t*>(order.data()),
+                                                {static_cast<int64_t>(order.size())}, torch::kLong);
+    double epoch_loss = 0, window_loss = 0;
+    int window = 0;
+    double lr = cfg.lr;
+    for (int64_t s = 0; s < steps_per_epoch; ++s) {
+      const int64_t b = s * cfg.batch;
+      const int64_t e = std::min<int64_t>(b + cfg.batch, static_cast<int64_t>(d.train_n));
+      const torch::Tensor idx = perm.slice(0, b, e);
+      const torch::Tensor x = d.images.index_select(0, idx).to(torch::kFloat).div_(255.0f);
+      const torch::Tensor y = d.labels.index_select(0, idx);
+      const spec::Candidate cand = sample(net, sampler);
+      lr = cosine_lr(cfg.lr, step, total_steps);
+      for (auto& g : opt->param_groups()) g.options().set_lr(lr);
+      // Only the sampled path gets gradients: a parameter without a gradient is skipped by
+      // the optimizer (no momentum, no weight decay).
+      for (auto& p : model->parameters()) p.mutable_grad() = torch::Tensor();
+      const torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(x, cand), y);
+      loss.backward();
+      opt->step();
+      const double l = loss.item<double>();
+      if (!std::isfinite(l)) {
+        throw std::runtime_error(
+            fmt::format("training diverged at epoch {} step {} (loss {}); try a smaller --lr",
+                        epoch + 1, step + 1, l));
+      }
+      res.step_losses.push_back(l);
+      epoch_loss += l;
+      window_loss += l;
+      ++window;
+      ++step;
+      images_seen += e - b;
+      if (window == 20 || s + 1 == steps_per_epoch) {
+        // Step-level log (an interrupted epoch is logged again when resumed; `step` tells).
+        append_line(paths.log_jsonl,
+                    nlohmann::json{{"event", "progress"},
+                                   {"epoch", epoch + 1},
+                                   {"step", step},
+                                   {"loss", window_loss / window},
+                                   {"lr", lr},
+                                   {"images_per_s", images_seen / std::max(since(t_train), 1e-9)}}
+                        .dump());
+        if (cfg.on_progress) {
+          cfg.on_progress({epoch + 1, cfg.epochs, step, steps_per_epoch, total_steps,
+                           window_loss / window, lr, images_seen / std::max(since(t_train), 1e-9),
+                           s + 1 == steps_per_epoch});
+        }
+        window_loss = 0;
+        window = 0;
+      }
+    }
+    ++epochs_this_run;
+    std::ostringstream rng_state;
+    rng_state << sampler;
+    save_checkpoint(paths.ckpt, net, settings, {epoch + 1, step, rng_state.str()}, model, *opt);
+    auto wf = export_weights(net, model);
+    wf.metadata["supernet"] = net.name;
+    wf.metadata["generator"] =
+        fmt::format("nasa train seed {} epoch {}/{}", cfg.seed, epoch + 1, cfg.epochs);
+    weights::write_safetensors(paths.weights, wf);
+    const double mean_loss = epoch_loss / static_cast<double>(steps_per_epoch);
+    const double ips = images_seen / std::max(since(t_train), 1e-9);
+    append_line(paths.log_jsonl, nlohmann::json{{"event", "epoch"},
+                                                {"epoch", epoch + 1},
+                                                {"step", step},
+                                                {"loss", mean_loss},
+                                                {"lr", lr},
+                                                {"images_per_s", ips},
+                                                {"seconds", since(t_train)}}
+                                     .dump());
+    append_line(paths.log_csv, fmt::format("{},{},{:.6f},{:.6g},{:.1f},{:.2f}", epoch + 1, step,
+                                           mean_loss, lr, ips, since(t_train)));
+  }
+  res.train_seconds = since(t_train);
+  res.epochs_done = epoch;
+  res.steps_done = step;
+  res.complete = epoch >= cfg.epochs;
+
+  if (res.complete) {
+    // The running BN statistics lag the weights (momentum 0.1, a choice's BN is updated only
+    // when it is sampled): re-estimate them as exact averages over batches that visit every
+    // choice of every layer equally often. The checkpoint keeps the un-recalibrated state.
+    recalibrate_bn(net, model, d, cfg.batch);
+    auto wf = export_weights(net, model);
+    wf.metadata["supernet"] = net.name;
+    wf.metadata["generator"] =
+        fmt::format("nasa train seed {} epochs {} (BN recalibrated)", cfg.seed, cfg.epochs);
+    weights::write_safetensors(paths.weights, wf);
+    std::mt19937_64 eval_rng(cfg.seed + 0xE7A1);
+    const size_t n_eval = cfg.eval_images ? std::min(cfg.eval_images, d.val_n) : d.val_n;
+    nlohmann::json cj = nlohmann::json::array();
+    for (int i = 0; i < cfg.eval_candidates && n_eval > 0; ++i) {
+      const spec::Candidate c = sample(net, eval_rng);
+      const double acc = accuracy(model, c, d.images, d.labels, static_cast<int64_t>(d.val_begin),
+                                  static_cast<int64_t>(n_eval));
+      res.candidates.push_back({c, acc});
+      cj.push_back({{"arch", spec::format_candidate(c)}, {"val_accuracy", acc}});
+    }
+    append_line(paths.log_jsonl, nlohmann::json{{"event", "final"},
+                                                {"epochs", cfg.epochs},
+                                                {"steps", step},
+                                                {"val_images", n_eval},
+                                                {"candidates", cj}}
+                                     .dump());
+  }
+  res.seconds = since(t_start);
+  return res;
+}
+
+std::vector<float> torch_forward(const spec::Supernet& net, const weights::TensorFile& wf,
+                                 const spec::Candidate& cand, std::span<const float> images, int n,
+                                 int threads) {
+  spec::validate_candidate(net, cand);
+  const size_t per = static_cast<size_t>(net.in_c) * net.in_h * net.in_w;
+  if (n < 0 || images.size() != per * static_cast<size_t>(n)) {
+    throw std::invalid_argument(fmt::format("torch_forward: {} floats for {} images of {}x{}x{}",
+                                            images.size(), n, net.in_c, net.in_h, net.in_w));
+  }
+  torch::set_num_threads(threads);
+  Supernet model(net);
+  import_weights(net, wf, model, "torch_forward weights");
+  model->eval();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor x = torch::from_blob(const_cast<float*>(images.data()),
+                                           {n, net.in_c, net.in_h, net.in_w}, torch::kFloat);
+  const torch::Tensor y = model->forward(x, cand).contiguous();
+  return {y.data_ptr<float>(), y.data_ptr<float>() + y.numel()};
+}
+
+double float_accuracy(const spec::Supernet& net, const weights::TensorFile& wf,
+                      const spec::Candidate& cand, const data::Dataset& ds, size_t begin,
+                      size_t count, int threads) {
+  spec::validate_candidate(net, cand);
+  if (begin + count > ds.size()) {
+    throw std::out_of_range(fmt::format("images [{}, {}) exceed the {} of the dataset", begin,
+                                        begin + count, ds.size()));
+  }
+  torch::set_num_threads(threads);
+  Supernet model(net);
+  import_weights(net, wf, model, "float_accuracy weights");
+  const auto n = static_cast<int64_t>(ds.size());
+  const torch::Tensor images = torch::from_blob(const_cast<uint8_t*>(ds.images.data()),
+                                                {n, 1, net.in_h, net.in_w}, torch::kUInt8);
+  const torch::Tensor labels =
+      torch::from_blob(const_cast<uint8_t*>(ds.labels.data()), {n}, torch::kUInt8).to(torch::kLong);
+  return accuracy(model, cand, images, labels, static_cast<int64_t>(begin),
+                  static_cast<int64_t>(count));
+}
+
+}  // namespace nasa::train

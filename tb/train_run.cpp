@@ -1,0 +1,208 @@
+// Supernet training: determinism, loss going down, resume == uninterrupted, clear errors on a
+// corrupt or mismatched checkpoint and on an output directory holding an earlier run.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <numeric>
+#include <string>
+
+#include "nasa/data.h"
+#include "nasa/float_eval.h"
+#include "nasa/runtime.h"
+#include "nasa/train.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nasa::train::Config;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+fs::path test_root() {
+  return fs::temp_directory_path() / ("nasa_train_test_" + std::to_string(getpid()));
+}
+
+// Removes this process's scratch directories at exit.
+struct ScratchCleanup {
+  ~ScratchCleanup() {
+    std::error_code ec;
+    fs::remove_all(test_root(), ec);
+  }
+} scratch_cleanup;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = test_root() / name;
+  fs::remove_all(d);
+  return d;
+}
+
+const nasa::data::Dataset& small_dataset() {
+  static const nasa::data::Dataset ds = nasa::data::load_fashion_mnist("train", 1500);
+  return ds;
+}
+
+// 30 steps of 32 images; the last 500 images are the validation split. One thread: the tests
+// share the machine with other tests.
+Config tiny_config() {
+  Config c;
+  c.epochs = 1;
+  c.batch = 32;
+  c.lr = 0.4;
+  c.seed = 7;
+  c.threads = 1;
+  c.train_images = 960;
+  c.val_images = 500;
+  c.eval_candidates = 2;
+  c.eval_images = 200;
+  c.dataset = small_dataset();
+  return c;
+}
+
+std::string expect_error(const nasa::spec::Supernet& net, const Config& cfg, const fs::path& dir) {
+  try {
+    nasa::train::train_supernet(net, cfg, dir);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an error";
+  return {};
+}
+
+TEST(TrainRun, DeterministicAndLowersLoss) {
+  const auto net = nasa::spec::builtin_space("fmnist-mb");
+  const auto a = fresh_dir("det_a"), b = fresh_dir("det_b");
+  const auto ra = nasa::train::train_supernet(net, tiny_config(), a);
+  const auto rb = nasa::train::train_supernet(net, tiny_config(), b);
+  ASSERT_EQ(ra.step_losses.size(), 30u);
+  EXPECT_TRUE(ra.complete);
+  EXPECT_EQ(ra.step_losses, rb.step_losses);
+  EXPECT_EQ(slurp(a / "weights.safetensors"), slurp(b / "weights.safetensors"));
+  EXPECT_FALSE(slurp(a / "weights.safetensors").empty());
+  const auto& l = ra.step_losses;
+  const double first = std::accumulate(l.begin(), l.begin() + 10, 0.0) / 10;
+  const double last = std::accumulate(l.end() - 10, l.end(), 0.0) / 10;
+  for (double x : l) std::printf("%.4f ", x);
+  std::printf("\nmean loss of the first 10 steps %.4f, of the last 10 %.4f\n", first, last);
+  EXPECT_LT(last, first - 0.05);
+  EXPECT_LT(last, l.front() - 0.05);
+  ASSERT_EQ(ra.candidates.size(), 2u);
+
+  // The output is what `nasa eval --supernet DIR` loads, and the libtorch float model of the
+  // trained weights still agrees with floatnet::forward.
+  const auto loaded = nasa::runtime::load_supernet_dir(a);
+  EXPECT_EQ(loaded.net, net);
+  const auto img = nasa::floatnet::image_from_u8(small_dataset().image(1400).data(), 28, 28, 1);
+  const auto& cand = ra.candidates[0].arch;
+  const auto want = nasa::floatnet::forward(net, loaded.weights, cand, img);
+  const auto got = nasa::train::torch_forward(net, loaded.weights, cand, img.v, 1);
+  for (size_t k = 0; k < want.size(); ++k)
+    EXPECT_NEAR(got[k], want[k], 1e-4 * (1 + std::fabs(want[k])));
+  // float_accuracy on the exported weights equals the accuracy measured during training.
+  EXPECT_DOUBLE_EQ(
+      nasa::train::float_accuracy(net, loaded.weights, cand, small_dataset(), 1000, 200),
+      ra.candidates[0].val_accuracy);
+  EXPECT_TRUE(fs::exists(a / "train_log.jsonl"));
+  EXPECT_TRUE(fs::exists(a / "train_log.csv"));
+  EXPECT_TRUE(fs::exists(a / "checkpoint.pt"));
+}
+
+TEST(TrainRun, ResumeEqualsUninterrupted) {
+  const auto net = nasa::spec::builtin_space("fmnist-mb");
+  Config cfg = tiny_config();
+  cfg.epochs = 2;
+  cfg.batch = 16;
+  cfg.train_images = 160;  // 10 steps per epoch
+  cfg.optimizer = "sgd";
+  const auto full = fresh_dir("full"), part = fresh_dir("part");
+  const auto r_full = nasa::train::train_supernet(net, cfg, full);
+  EXPECT_EQ(r_full.steps_done, 20);
+
+  Config first = cfg;
+  first.stop_after_epochs = 1;
+  const auto r1 = nasa::train::train_supernet(net, first, part);
+  EXPECT_FALSE(r1.complete);
+  EXPECT_EQ(r1.epochs_done, 1);
+  EXPECT_NE(slurp(part / "weights.safetensors"), slurp(full / "weights.safetensors"));
+
+  Config second = cfg;
+  second.resume = true;
+  const auto r2 = nasa::train::train_supernet(net, second, part);
+  EXPECT_TRUE(r2.resumed);
+  EXPECT_TRUE(r2.complete);
+  EXPECT_EQ(r2.steps_done, 20);
+  EXPECT_EQ(slurp(part / "weights.safetensors"), slurp(full / "weights.safetensors"));
+
+  // Resuming with other settings is refused, naming the setting.
+  Config other = second;
+  other.batch = 32;
+  const std::string e = expect_error(net, other, part);
+  EXPECT_NE(e.find("checkpoint.pt"), std::string::npos) << e;
+  EXPECT_NE(e.find("batch"), std::string::npos) << e;
+}
+
+TEST(TrainRun, CorruptCheckpointIsAClearError) {
+  const auto net = nasa::spec::builtin_space("fmnist-mb");
+  Config cfg = tiny_config();
+  cfg.train_images = 32;
+  cfg.epochs = 2;
+  cfg.stop_after_epochs = 1;
+  const auto dir = fresh_dir("corrupt");
+  nasa::train::train_supernet(net, cfg, dir);
+  const std::string before = slurp(dir / "weights.safetensors");
+  {
+    const std::string ck = slurp(dir / "checkpoint.pt");
+    std::ofstream f(dir / "checkpoint.pt", std::ios::binary | std::ios::trunc);
+    f << ck.substr(0, ck.size() / 2);
+  }
+  Config resume = cfg;
+  resume.resume = true;
+  resume.stop_after_epochs = 0;
+  const std::string e = expect_error(net, resume, dir);
+  EXPECT_NE(e.find("checkpoint.pt"), std::string::npos) << e;
+  EXPECT_NE(e.find("corrupt"), std::string::npos) << e;
+  EXPECT_EQ(slurp(dir / "weights.safetensors"), before);  // nothing overwritten
+
+  std::ofstream(dir / "checkpoint.pt", std::ios::trunc) << "garbage";
+  const std::string e2 = expect_error(net, resume, dir);
+  EXPECT_NE(e2.find("corrupt"), std::string::npos) << e2;
+}
+
+TEST(TrainRun, RefusesToOverwriteOrMix) {
+  const auto net = nasa::spec::builtin_space("fmnist-mb");
+  Config cfg = tiny_config();
+  cfg.train_images = 32;
+  cfg.eval_candidates = 0;
+  const auto dir = fresh_dir("refuse");
+  nasa::train::train_supernet(net, cfg, dir);
+  const std::string before = slurp(dir / "weights.safetensors");
+
+  std::string e = expect_error(net, cfg, dir);  // no --resume, no --force
+  EXPECT_NE(e.find("already holds"), std::string::npos) << e;
+  EXPECT_EQ(slurp(dir / "weights.safetensors"), before);
+
+  auto other = net;  // a different spec in the same directory
+  other.head.channels = 64;
+  Config resume = cfg;
+  resume.resume = true;
+  e = expect_error(other, resume, dir);
+  EXPECT_NE(e.find("differs"), std::string::npos) << e;
+
+  Config missing = cfg;
+  missing.resume = true;
+  e = expect_error(net, missing, fresh_dir("nothing"));
+  EXPECT_NE(e.find("nothing to resume"), std::string::npos) << e;
+
+  Config force = cfg;
+  force.force = true;
+  force.seed = 8;
+  EXPECT_NO_THROW(nasa::train::train_supernet(net, force, dir));
+  EXPECT_NE(slurp(dir / "weights.safetensors"), before);
+}
+
+}  // namespace

@@ -1,0 +1,328 @@
+// Search (random, evolution, constraints, Pareto) and its reports on the reference backend with a
+// tiny supernet: Pareto front on hand-made points, determinism, constraints, impossible
+// constraints, no duplicates, valid children, batch splitting and the output files.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "nasa/compiler.h"
+#include "nasa/desc.h"
+#include "nasa/device.h"
+#include "nasa/fusion.h"
+#include "nasa/report.h"
+#include "nasa/runtime.h"
+#include "nasa/search.h"
+#include "nasa/supernet_weights.h"
+#include "tiny_net.h"
+
+namespace {
+
+using nasa::search::Evaluated;
+using nasa::search::SearchConfig;
+using nasa::search::SearchResult;
+using nasa::search::Strategy;
+using nasa::spec::OpKind;
+using nasa::spec::OpSpec;
+
+// A chain supernet that simulates fast: 6x6 input, 4 channels, `layers` choice layers with the
+// first `k` ops of the pool (skip included from k = 2).
+nasa::spec::Supernet tiny_net(int layers, int k) {
+  const std::vector<OpSpec> pool = {{OpKind::MBConv, 3, 1}, {OpKind::Skip, 3, 1},
+                                    {OpKind::MBConv, 5, 1}, {OpKind::Conv, 3, 1},
+                                    {OpKind::MBConv, 3, 3}, {OpKind::Conv, 5, 1}};
+  return nasa::testing::tiny_net(layers, std::span(pool).first(static_cast<size_t>(k)));
+}
+
+struct Fixture {
+  nasa::spec::Supernet net;
+  std::vector<std::vector<uint8_t>> images;
+  std::vector<uint8_t> labels;
+  nasa::runtime::Runtime rt;
+  const nasa::hw::Config& cfg = nasa::config_by_name("sim");
+
+  static nasa::runtime::Runtime make(const nasa::spec::Supernet& net, uint64_t seed) {
+    std::mt19937 rng(static_cast<uint32_t>(seed));
+    std::vector<nasa::floatnet::Tensor> calib;
+    std::vector<uint8_t> im(static_cast<size_t>(net.in_h) * net.in_w * net.in_c);
+    for (int i = 0; i < 3; ++i) {
+      for (auto& v : im) v = static_cast<uint8_t>(rng() % 256);
+      calib.push_back(nasa::floatnet::image_from_u8(im.data(), net.in_h, net.in_w, net.in_c));
+    }
+    return nasa::runtime::Runtime(
+        nasa::compile::quantize(net, nasa::weights::random_weights(net, seed), calib),
+        nasa::config_by_name("sim"),
+        [](const nasa::hw::Config& c, uint64_t m) { return nasa::device::make_ref_device(c, m); },
+        "ref");
+  }
+
+  explicit Fixture(nasa::spec::Supernet n, size_t n_images = 6, uint64_t seed = 7)
+      : net(std::move(n)), rt(make(net, seed)) {
+    std::mt19937 rng(static_cast<uint32_t>(seed) + 1);
+    for (size_t i = 0; i < n_images; ++i) {
+      std::vector<uint8_t> im(static_cast<size_t>(net.in_h) * net.in_w * net.in_c);
+      for (auto& v : im) v = static_cast<uint8_t>(rng() % 256);
+      images.push_back(im);
+      labels.push_back(static_cast<uint8_t>(rng() % static_cast<uint32_t>(net.classes)));
+    }
+  }
+
+  SearchResult run(const SearchConfig& c) {
+    return nasa::search::run_search(rt, cfg, c, images, labels);
+  }
+};
+
+SearchConfig tiny_config(Strategy s, uint64_t seed = 3) {
+  SearchConfig c;
+  c.strategy = s;
+  c.population = 8;
+  c.generations = 3;
+  c.topk = 3;
+  c.mutations = 4;
+  c.crossovers = 4;
+  c.mut_prob = 0.3;
+  c.seed = seed;
+  return c;
+}
+
+Evaluated point(double acc, uint64_t cycles) {
+  Evaluated e;
+  e.val_accuracy = acc;
+  e.cycles = cycles;
+  return e;
+}
+
+TEST(SearchPareto, HandMadePoints) {
+  // 0: (0.5, 100) front; 1: (0.4, 150) dominated by 0; 2: (0.7, 200) front;
+  // 3: (0.7, 250) dominated by 2; 4: (0.9, 400) front; 5: (0.2, 50) front (cheapest);
+  // 6: (0.5, 100) equal to 0, not repeated; 7: (0.9, 500) dominated by 4
+  const std::vector<Evaluated> pts = {point(0.5, 100), point(0.4, 150), point(0.7, 200),
+                                      point(0.7, 250), point(0.9, 400), point(0.2, 50),
+                                      point(0.5, 100), point(0.9, 500)};
+  EXPECT_EQ(nasa::search::pareto_front(pts), (std::vector<size_t>{5, 0, 2, 4}));
+  EXPECT_TRUE(nasa::search::pareto_front(std::vector<Evaluated>{}).empty());
+  // one point dominating all others
+  const std::vector<Evaluated> dom = {point(0.3, 10), point(0.9, 5), point(0.1, 7)};
+  EXPECT_EQ(nasa::search::pareto_front(dom), (std::vector<size_t>{1}));
+}
+
+TEST(SearchPareto, FrontOfARunIsNonDominatedAndComplete) {
+  Fixture f(tiny_net(3, 5));
+  const auto r = f.run(tiny_config(Strategy::Evolution));
+  ASSERT_FALSE(r.pareto.empty());
+  const std::set<size_t> front(r.pareto.begin(), r.pareto.end());
+  for (size_t i = 0; i < r.evaluated.size(); ++i) {
+    bool dominated = false;
+    for (size_t j = 0; j < r.evaluated.size(); ++j) {
+      const auto &a = r.evaluated[i], &b = r.evaluated[j];
+      if (b.val_accuracy >= a.val_accuracy && b.cycles <= a.cycles &&
+          (b.val_accuracy > a.val_accuracy || b.cycles < a.cycles)) {
+        dominated = true;
+      }
+    }
+    if (dominated) {
+      EXPECT_FALSE(front.contains(i)) << i;
+    } else if (!front.contains(i)) {
+      // left out only as an exact copy of a point on the front
+      bool copy = false;
+      for (size_t j : r.pareto) {
+        copy |= r.evaluated[j].val_accuracy == r.evaluated[i].val_accuracy &&
+                r.evaluated[j].cycles == r.evaluated[i].cycles;
+      }
+      EXPECT_TRUE(copy) << "non-dominated point " << i << " missing from the front";
+    }
+  }
+  ASSERT_TRUE(r.best.has_value());
+  // best: highest accuracy, ties by fewer cycles; it is always on the front
+  for (const auto& e : r.evaluated) {
+    EXPECT_LE(e.val_accuracy, r.evaluated[*r.best].val_accuracy);
+    if (e.val_accuracy == r.evaluated[*r.best].val_accuracy) {
+      EXPECT_GE(e.cycles, r.evaluated[*r.best].cycles);
+    }
+  }
+  EXPECT_TRUE(front.contains(*r.best));
+}
+
+TEST(Search, DeterministicGivenTheSeed) {
+  for (Strategy s : {Strategy::Evolution, Strategy::Random}) {
+    Fixture f(tiny_net(3, 5));
+    const std::vector<SearchResult> a = {f.run(tiny_config(s, 11))};
+    const std::vector<SearchResult> b = {f.run(tiny_config(s, 11))};
+    const std::vector<SearchResult> c = {f.run(tiny_config(s, 12))};
+    const std::string ja = nasa::report::result_json(a).dump(2);
+    EXPECT_EQ(ja, nasa::report::result_json(b).dump(2)) << "seed 11";
+    EXPECT_NE(ja, nasa::report::result_json(c).dump(2)) << "seeds 11 and 12";
+    EXPECT_EQ(nasa::report::markdown(a), nasa::report::markdown(b));
+    EXPECT_EQ(nasa::report::pareto_svg(a), nasa::report::pareto_svg(b));
+  }
+}
+
+TEST(Search, EveryCandidateValidUniqueAndWithinConstraints) {
+  Fixture f(tiny_net(4, 6));
+  // limits at about the median of random candidates, so some candidates violate each
+  const auto sample = nasa::fusion::random_candidates(f.net, 200, 5);
+  std::vector<uint64_t> macs, params;
+  nasa::search::CycleModel cm(f.rt.supernet(), f.cfg);
+  std::vector<uint64_t> cyc;
+  for (const auto& c : sample) {
+    try {
+      nasa::spec::validate_candidate(f.net, c);
+    } catch (const nasa::spec::SpecError&) {
+      continue;
+    }
+    macs.push_back(nasa::spec::candidate_macs(f.net, c));
+    params.push_back(nasa::spec::candidate_params(f.net, c));
+    cyc.push_back(cm.cycles(c));
+  }
+  for (auto* v : {&macs, &params, &cyc}) std::sort(v->begin(), v->end());
+  for (Strategy s : {Strategy::Evolution, Strategy::Random}) {
+    SearchConfig c = tiny_config(s, 21);
+    c.constraints.max_macs = macs[macs.size() * 3 / 4];
+    c.constraints.max_params = params[params.size() * 3 / 4];
+    c.constraints.max_cycles = cyc[cyc.size() * 3 / 4];
+    const auto r = f.run(c);
+    EXPECT_EQ(r.evaluated.size(), c.population + (c.generations - 1) * 8);
+    std::set<nasa::spec::Candidate> seen;
+    for (const auto& e : r.evaluated) {
+      const std::string a = nasa::spec::format_candidate(e.arch);
+      EXPECT_NO_THROW(nasa::spec::validate_candidate(f.net, e.arch)) << a;
+      EXPECT_TRUE(seen.insert(e.arch).second) << "evaluated twice: " << a;
+      EXPECT_LE(e.macs, c.constraints.max_macs) << a;
+      EXPECT_LE(e.params, c.constraints.max_params) << a;
+      EXPECT_LE(e.cycles, c.constraints.max_cycles) << a;
+      EXPECT_EQ(e.macs, nasa::spec::candidate_macs(f.net, e.arch)) << a;
+      EXPECT_EQ(e.cycles, cm.cycles(e.arch)) << a;
+      EXPECT_DOUBLE_EQ(e.val_accuracy, static_cast<double>(e.correct) / f.images.size()) << a;
+    }
+  }
+}
+
+TEST(Search, FusedAccuracyEqualsEvaluationAlone) {
+  Fixture f(tiny_net(3, 5));
+  const auto r = f.run(tiny_config(Strategy::Evolution));
+  for (size_t i = 0; i < r.evaluated.size(); i += 5) {
+    const auto alone = f.rt.evaluate(r.evaluated[i].arch, f.images, f.labels);
+    EXPECT_EQ(alone.correct, r.evaluated[i].correct)
+        << nasa::spec::format_candidate(r.evaluated[i].arch);
+  }
+}
+
+TEST(Search, CycleModelEqualsTheBackendOnOneImage) {
+  Fixture f(tiny_net(3, 5));
+  nasa::search::CycleModel cm(f.rt.supernet(), f.cfg);
+  const std::vector<std::vector<uint8_t>> one(f.images.begin(), f.images.begin() + 1);
+  const std::vector<uint8_t> label(f.labels.begin(), f.labels.begin() + 1);
+  for (const auto& c : nasa::fusion::random_candidates(f.net, 6, 4)) {
+    EXPECT_EQ(cm.cycles(c), f.rt.evaluate(c, one, label).cycles) << nasa::spec::format_candidate(c);
+  }
+}
+
+TEST(Search, ImpossibleConstraintNamesIt) {
+  Fixture f(tiny_net(3, 5));
+  const auto expect_error = [&](SearchConfig c, const std::string& needle) {
+    try {
+      f.run(c);
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const nasa::search::SearchError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("constraint impossible"), std::string::npos) << m;
+      EXPECT_NE(m.find(needle), std::string::npos) << m;
+    }
+  };
+  SearchConfig c = tiny_config(Strategy::Evolution);
+  c.constraints.max_macs = 1;
+  expect_error(c, "--max-macs 1");
+  c = tiny_config(Strategy::Random);
+  c.constraints.max_params = 3;
+  expect_error(c, "--max-params 3");
+  c = tiny_config(Strategy::Evolution);
+  c.constraints.max_cycles = 10;
+  c.max_tries = 300;
+  expect_error(c, "--max-cycles 10");
+}
+
+TEST(Search, SmallSpaceIsExhaustedWithoutDuplicates) {
+  // 2 layers of 3 choices: 9 candidates in all
+  Fixture f(tiny_net(2, 3));
+  for (Strategy s : {Strategy::Evolution, Strategy::Random}) {
+    SearchConfig c = tiny_config(s);
+    c.population = 4;
+    c.mutations = c.crossovers = 2;
+    c.generations = 5;
+    c.max_tries = 200;
+    const auto r = f.run(c);
+    std::set<nasa::spec::Candidate> seen;
+    for (const auto& e : r.evaluated) EXPECT_TRUE(seen.insert(e.arch).second);
+    EXPECT_EQ(r.evaluated.size(), 9u);
+  }
+}
+
+TEST(Search, BadConfigIsRejected) {
+  Fixture f(tiny_net(2, 3));
+  SearchConfig c = tiny_config(Strategy::Evolution);
+  c.mut_prob = 1.5;
+  EXPECT_THROW(f.run(c), nasa::search::SearchError);
+  c = tiny_config(Strategy::Evolution);
+  c.topk = 0;
+  EXPECT_THROW(f.run(c), nasa::search::SearchError);
+  EXPECT_THROW(nasa::search::parse_strategy("genetic"), nasa::search::SearchError);
+}
+
+TEST(SearchBatch, SplitRespectsNodeTableAndCandidateCap) {
+  const auto net = nasa::spec::builtin_space("fmnist-mb");
+  const auto batch = nasa::fusion::random_candidates(net, 1500, 9);
+  std::vector<nasa::spec::Candidate> valid;
+  for (const auto& c : batch) {
+    try {
+      nasa::spec::validate_candidate(net, c);
+      valid.push_back(c);
+    } catch (const nasa::spec::SpecError&) {
+    }
+  }
+  const auto pieces = nasa::search::split_batch(net, valid);
+  ASSERT_GT(pieces.size(), 1u);
+  std::vector<nasa::spec::Candidate> joined;
+  for (const auto& p : pieces) {
+    EXPECT_LE(p.size(), nasa::hw::kMaxCands);
+    EXPECT_LE(nasa::fusion::fuse(net, p).nodes.size(), nasa::hw::kNodeCap);
+    joined.insert(joined.end(), p.begin(), p.end());
+  }
+  EXPECT_EQ(joined, valid);
+}
+
+TEST(SearchReport, FilesAndRefusalToOverwrite) {
+  Fixture f(tiny_net(3, 5));
+  std::vector<SearchResult> runs = {f.run(tiny_config(Strategy::Random)),
+                                    f.run(tiny_config(Strategy::Evolution))};
+  const auto j = nasa::report::result_json(runs);
+  for (const char* k : {"best", "top", "pareto", "evaluated", "config", "comparison", "runs"}) {
+    EXPECT_TRUE(j.contains(k)) << k;
+  }
+  EXPECT_EQ(j["config"]["strategy"], "evolution");
+  EXPECT_LE(j["top"].size(), 5u);
+  EXPECT_EQ(j["evaluated"].size(), runs[1].evaluated.size());
+  const auto md = nasa::report::markdown(runs);
+  EXPECT_NE(md.find("Evolution vs random at equal evaluations"), std::string::npos);
+  const auto svg = nasa::report::pareto_svg(runs);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("Pareto"), std::string::npos);
+  EXPECT_NE(svg.find("best "), std::string::npos);
+
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("nasa_unit_search_" + std::to_string(static_cast<long>(::getpid())));
+  std::filesystem::remove_all(dir);
+  nasa::report::write_outputs(dir, runs, false);
+  for (const char* name : {"result.json", "report.md", "pareto.svg"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir / name)) << name;
+  }
+  EXPECT_THROW(nasa::report::write_outputs(dir, runs, false), std::runtime_error);
+  EXPECT_NO_THROW(nasa::report::write_outputs(dir, runs, true));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
