@@ -246,22 +246,27 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
 
 namespace {
 
-uint32_t* table_entry(Regs& r, uint32_t sel, uint32_t idx) {
+// Pointers into the registers (const or not, so reads and writes share one map).
+template <class R>
+auto* table_entry(R& r, uint32_t sel, uint32_t idx) {
+  using P = decltype(&r.num_layers);
   switch (static_cast<hw::Table>(sel)) {
     case hw::Table::OpTab:
-      return idx < r.optab.size() ? &r.optab[idx] : nullptr;
+      return idx < r.optab.size() ? &r.optab[idx] : P{};
     case hw::Table::LayerK:
-      return idx < r.layer_k.size() ? &r.layer_k[idx] : nullptr;
+      return idx < r.layer_k.size() ? &r.layer_k[idx] : P{};
     case hw::Table::ArenaAddr:
-      return idx < r.arena_addr.size() ? &r.arena_addr[idx] : nullptr;
+      return idx < r.arena_addr.size() ? &r.arena_addr[idx] : P{};
     case hw::Table::ArenaStride:
-      return idx < r.arena_stride.size() ? &r.arena_stride[idx] : nullptr;
+      return idx < r.arena_stride.size() ? &r.arena_stride[idx] : P{};
     default:
-      return nullptr;
+      return P{};
   }
 }
 
-uint32_t* csr_field(Regs& r, uint32_t addr) {
+template <class R>
+auto* csr_field(R& r, uint32_t addr) {
+  using P = decltype(&r.num_layers);
   switch (static_cast<hw::Csr>(addr)) {
     case hw::Csr::NumLayers:
       return &r.num_layers;
@@ -304,7 +309,7 @@ uint32_t* csr_field(Regs& r, uint32_t addr) {
     case hw::Csr::ParentCount:
       return &r.parent_count;
     default:
-      return nullptr;
+      return P{};
   }
 }
 
@@ -330,7 +335,7 @@ bool write_csr(Regs& r, uint32_t& tbl_addr, uint32_t addr, uint32_t value) {
 }
 
 bool read_csr(const Regs& r, const Tables& t, uint32_t& tbl_addr, uint32_t addr, uint32_t& value) {
-  if (uint32_t* f = csr_field(const_cast<Regs&>(r), addr)) {
+  if (const uint32_t* f = csr_field(r, addr)) {
     value = *f;
     return true;
   }
@@ -358,7 +363,7 @@ bool read_csr(const Regs& r, const Tables& t, uint32_t& tbl_addr, uint32_t addr,
           if (idx < t.correct.size()) value = t.correct[idx];
           break;
         default:
-          if (const uint32_t* e = table_entry(const_cast<Regs&>(r), sel, idx)) value = *e;
+          if (const uint32_t* e = table_entry(r, sel, idx)) value = *e;
           break;
       }
       tbl_addr = (tbl_addr & 0xFF000000u) | ((tbl_addr + 1) & 0xFFFFFF);

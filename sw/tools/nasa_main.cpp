@@ -218,6 +218,26 @@ struct EvalOptions {
   uint32_t gen_prob = 16384;
 };
 
+// Images [from, to) of a dataset: as float tensors (calibration) or HWC bytes (evaluation).
+std::vector<nasa::floatnet::Tensor> float_images(const nasa::data::Dataset& d, size_t from,
+                                                 size_t to) {
+  std::vector<nasa::floatnet::Tensor> out;
+  for (size_t i = from; i < to; ++i) {
+    out.push_back(nasa::floatnet::image_from_u8(d.image(i).data(), static_cast<int>(d.rows),
+                                                static_cast<int>(d.cols), 1));
+  }
+  return out;
+}
+std::vector<std::vector<uint8_t>> byte_images(const nasa::data::Dataset& d, size_t from,
+                                              size_t to) {
+  std::vector<std::vector<uint8_t>> out;
+  for (size_t i = from; i < to; ++i) {
+    const auto im = d.image(i);
+    out.emplace_back(im.begin(), im.end());
+  }
+  return out;
+}
+
 nasa::runtime::DeviceFactory backend_factory(const std::string& backend) {
   if (backend == "ref") {
     return
@@ -337,22 +357,14 @@ int cmd_eval(const EvalOptions& o) {
   nasa::runtime::DeviceFactory factory = backend_factory(o.backend);
   // Calibration on training images, evaluation on test images (or --data/--labels).
   const auto train = nasa::data::load_fashion_mnist("train", o.calib);
-  std::vector<nasa::floatnet::Tensor> calib;
-  for (size_t i = 0; i < train.size(); ++i) {
-    calib.push_back(nasa::floatnet::image_from_u8(
-        train.image(i).data(), static_cast<int>(train.rows), static_cast<int>(train.cols), 1));
-  }
+  const auto calib = float_images(train, 0, train.size());
   const auto test = o.data.empty() ? nasa::data::load_fashion_mnist("test", o.images)
                                    : nasa::data::load_idx(o.data, o.labels, o.images);
   if (test.size() < o.images) {
     throw std::runtime_error(
         fmt::format("--images {}: the data has only {} images", o.images, test.size()));
   }
-  std::vector<std::vector<uint8_t>> imgs;
-  for (size_t i = 0; i < test.size(); ++i) {
-    const auto im = test.image(i);
-    imgs.emplace_back(im.begin(), im.end());
-  }
+  const auto imgs = byte_images(test, 0, test.size());
   nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, calib), cfg, factory, o.backend);
   // a periodic status line on stderr during long simulated runs (stdout keeps the result)
   rt.set_progress([t0 = std::chrono::steady_clock::now()](uint64_t cycles, uint32_t descs) {
@@ -475,18 +487,12 @@ int cmd_search(const SearchOptions& o) {
     throw std::runtime_error(fmt::format("Fashion-MNIST training set: {} images, expected {}",
                                          train.size(), kTrainImages));
   }
-  std::vector<nasa::floatnet::Tensor> calib;
-  for (size_t i = 0; i < o.calib; ++i) {
-    calib.push_back(nasa::floatnet::image_from_u8(
-        train.image(i).data(), static_cast<int>(train.rows), static_cast<int>(train.cols), 1));
-  }
-  std::vector<std::vector<uint8_t>> imgs;
-  std::vector<uint8_t> labels;
-  for (size_t i = kTrainImages - kValSplit; i < kTrainImages - kValSplit + o.val_images; ++i) {
-    const auto im = train.image(i);
-    imgs.emplace_back(im.begin(), im.end());
-    labels.push_back(train.labels[i]);
-  }
+  const auto calib = float_images(train, 0, o.calib);
+  const size_t val0 = kTrainImages - kValSplit;
+  const auto imgs = byte_images(train, val0, val0 + o.val_images);
+  const std::vector<uint8_t> labels(
+      train.labels.begin() + static_cast<std::ptrdiff_t>(val0),
+      train.labels.begin() + static_cast<std::ptrdiff_t>(val0 + o.val_images));
   nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, calib), cfg, factory, o.backend);
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<nasa::search::SearchResult> runs;
@@ -602,7 +608,8 @@ int main(int argc, char** argv) {
       "train", "train the supernet (single-path one-shot, libtorch) on Fashion-MNIST");
   train_src.add_options(*train);
   train->add_option("--out", train_out, "output directory")->required();
-  train->add_option("--epochs", train_cfg.epochs, "epochs over the 50000 training images (default 1)");
+  train->add_option("--epochs", train_cfg.epochs,
+                    "epochs over the 50000 training images (default 1)");
   train->add_option("--batch", train_cfg.batch, "batch size (default 128)");
   train->add_option("--lr", train_cfg.lr, "peak learning rate, cosine decay (default 0.2)");
   train->add_option("--wd", train_cfg.weight_decay, "weight decay (default 4e-5)");
