@@ -30,7 +30,7 @@ help:
 	@echo "make deps    install missing Debian packages (apt-get; no-op when all are present)"
 	@echo "make build   configure ($(BUILD)/, $(BUILD_TYPE)) and build everything"
 	@echo "make test    build, then ctest: unit, gen_pkg_check, cosim, lint, synth_* tests"
-	@echo "make run     build and run the current main job (nasa-cosim, sim configuration)"
+	@echo "make run     the NAS job: build nasa, train + search + fine-tune + RTL check (runs/)"
 	@echo "make sim     build and run the cosim suite: SEED=$(SEED) LAYERS=$(LAYERS)"
 	@echo "make lint    verilator --lint-only -Wall of rtl/ for every configuration"
 	@echo "make synth   yosys: synth_ice40 (fpga) and generic synthesis (sim); build/synth/"
@@ -74,9 +74,17 @@ build: configure
 test: build
 	NASA_MAKE_TEST=1 ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
-# The current main job; the lead replaces it as the runtime grows.
-run: build
-	$(COSIM) --config sim --layers 200 --seed 1
+# The NAS job on its default (the fmnist-mb14 Fashion-MNIST supernet): deps -> build (only the
+# `nasa` binary) -> nasa run (train or reuse the supernet, search, test, fine-tune, RTL check).
+# Results go to runs/<name>/ (a new directory every run); RUN_ARGS adds `nasa run` options.
+RUN_ARGS ?=
+run:
+	@t0=$$(date +%s); $(MAKE) --no-print-directory need-deps; t1=$$(date +%s); \
+	echo "make run: deps $$((t1 - t0)) s"; \
+	$(MAKE) --no-print-directory configure && cmake --build $(BUILD) -j$(JOBS) --target nasa || exit 1; \
+	t2=$$(date +%s); echo "make run: build $$((t2 - t1)) s"; \
+	$(BUILD)/bin/nasa run $(RUN_ARGS) || exit 1; \
+	t3=$$(date +%s); echo "make run: deps $$((t1 - t0)) s, build $$((t2 - t1)) s, nasa run $$((t3 - t2)) s, total $$((t3 - t0)) s"
 
 sim: build
 	$(COSIM) --suite all --seed $(SEED) --layers $(LAYERS) --table

@@ -244,6 +244,17 @@ TEST(Search, ImpossibleConstraintNamesIt) {
   c.constraints.max_cycles = 10;
   c.max_tries = 300;
   expect_error(c, "--max-cycles 10");
+  // check_feasible finds the same without evaluating anything, and accepts feasible settings
+  try {
+    nasa::search::check_feasible(f.rt.supernet(), f.cfg, c);
+    ADD_FAILURE() << "check_feasible accepted --max-cycles 10";
+  } catch (const nasa::search::SearchError& e) {
+    EXPECT_NE(std::string(e.what()).find("constraint impossible: --max-cycles 10"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(nasa::search::check_feasible(f.rt.supernet(), f.cfg,
+                                               tiny_config(Strategy::Evolution)));
 }
 
 TEST(Search, SmallSpaceIsExhaustedWithoutDuplicates) {

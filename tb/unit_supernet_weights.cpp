@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "nasa/float_eval.h"
 #include "nasa/supernet_weights.h"
 
 namespace {
@@ -81,6 +82,36 @@ TEST(SupernetWeights, MismatchesAreNamed) {
   EXPECT_NE(
       message_of([&] { check_weights(net, w3, "w.safetensors"); }).find("is not part of supernet"),
       std::string::npos);
+}
+
+// A candidate extracted as its own network computes exactly what it computes in the supernet.
+TEST(SupernetWeights, ExtractedSubnetIsTheCandidate) {
+  const auto net = nasa::spec::builtin_space("fmnist-mb14");
+  const auto w = random_weights(net, 3);
+  const nasa::spec::Candidate cand = {3, 4, 2, 5, 1, 0};
+  const auto sub = nasa::weights::extract_subnet(net, w, cand);
+  ASSERT_EQ(sub.net.layers.size(), net.layers.size());
+  for (size_t i = 0; i < net.layers.size(); ++i) {
+    ASSERT_EQ(sub.net.layers[i].choices.size(), 1u);
+    EXPECT_EQ(sub.net.layers[i].choices[0], net.layers[i].choices[static_cast<size_t>(cand[i])]);
+  }
+  EXPECT_EQ(sub.net.name, "fmnist-mb14/3-4-2-5-1-0");
+  EXPECT_NO_THROW(check_weights(sub.net, sub.weights, "subnet"));
+  EXPECT_EQ(sub.weights.metadata.at("arch"), "3-4-2-5-1-0");
+  nasa::floatnet::Tensor img{1, 28, 28, std::vector<float>(28 * 28)};
+  for (size_t i = 0; i < img.v.size(); ++i) img.v[i] = static_cast<float>((i * 37) % 255) / 255.0f;
+  const auto a = nasa::floatnet::forward(net, w, cand, img);
+  const auto b = nasa::floatnet::forward(sub.net, sub.weights, nasa::spec::Candidate(6, 0), img);
+  EXPECT_EQ(a, b);
+  // a bad candidate or mismatched weights are named
+  EXPECT_NE(message_of([&] {
+              nasa::weights::extract_subnet(net, w, {0, 0, 0});
+            }).find("layers"),
+            std::string::npos);
+  auto w2 = w;
+  w2.tensors.erase("head.fc.bias");
+  EXPECT_NE(message_of([&] { nasa::weights::extract_subnet(net, w2, cand); }).find("head.fc.bias"),
+            std::string::npos);
 }
 
 }  // namespace

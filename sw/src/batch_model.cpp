@@ -87,6 +87,7 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
   RunResult res;
   cycles::Counters& c = res.counters;
   const cycles::DramTiming dram = cycles::default_dram(cfg);
+  cycles::LayerMemo memo(cfg, dram);  // exact: replays each distinct layer once
   CtrlPort port(mem, cfg, dram, win_base, win_limit, c);
   auto& cycles_total = c[static_cast<size_t>(hw::Counter::Cycles)];
   cycles_total += 2;  // start and end of the run
@@ -165,7 +166,7 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
       const hw::Err e = validate(d, cfg, win_base, win_limit);
       if (e != hw::Err::None) throw Stop{e, res.layers_done};
       ref::execute(d, mem);
-      cycles::add_layer(d, cfg, dram, c, ta);
+      memo.add_layer(d, c, ta);
       port.invalidate();
       port.cyc(3);
       ++res.layers_done;

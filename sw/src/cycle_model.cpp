@@ -596,4 +596,36 @@ void add_layer(const Desc& d, const hw::Config& cfg, const DramTiming& dram, Cou
   for (size_t i = 0; i < c.size(); ++i) c[i] += l[i];
 }
 
+size_t LayerMemo::KeyHash::operator()(const std::array<uint32_t, hw::kDescWords + 1>& k) const {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the words
+  for (uint32_t w : k) {
+    h ^= w;
+    h *= 0x100000001b3ULL;
+  }
+  return static_cast<size_t>(h ^ (h >> 29));
+}
+
+void LayerMemo::add_layer(const Desc& d, Counters& c, uint32_t desc_addr) {
+  // The engine uses addresses only modulo its port width (beats per request, the split of a
+  // write row), so layers that differ only in where their buffers sit time alike.
+  const uint32_t mb = cfg_.mem_bytes;
+  Desc k = d;
+  k.in_addr %= mb;
+  k.in2_addr %= mb;
+  k.out_addr %= mb;
+  k.wgt_addr %= mb;
+  k.prm_addr %= mb;
+  std::array<uint32_t, hw::kDescWords + 1> key{};
+  const auto words = encode(k);
+  std::copy(words.begin(), words.end(), key.begin());
+  key[hw::kDescWords] = desc_addr % mb;
+  auto it = memo_.find(key);
+  if (it == memo_.end()) {
+    it = memo_.emplace(key, program(std::span<const Desc>(&d, 1), desc_addr, cfg_, dram_)).first;
+  } else {
+    ++hits_;
+  }
+  for (size_t i = 0; i < c.size(); ++i) c[i] += it->second[i];
+}
+
 }  // namespace nasa::cycles

@@ -113,6 +113,29 @@ std::span<const uint8_t> Dataset::image(size_t i) const {
   return std::span<const uint8_t>(images).subspan(i * pixels, pixels);
 }
 
+std::vector<std::vector<uint8_t>> Dataset::byte_images(size_t from, size_t to) const {
+  if (from > to || to > size()) {
+    throw std::out_of_range(
+        fmt::format("images [{}, {}) requested from a dataset of {}", from, to, size()));
+  }
+  std::vector<std::vector<uint8_t>> out;
+  out.reserve(to - from);
+  for (size_t i = from; i < to; ++i) {
+    const auto im = image(i);
+    out.emplace_back(im.begin(), im.end());
+  }
+  return out;
+}
+
+std::vector<uint8_t> Dataset::label_range(size_t from, size_t to) const {
+  if (from > to || to > size()) {
+    throw std::out_of_range(
+        fmt::format("labels [{}, {}) requested from a dataset of {}", from, to, size()));
+  }
+  return {labels.begin() + static_cast<std::ptrdiff_t>(from),
+          labels.begin() + static_cast<std::ptrdiff_t>(to)};
+}
+
 Dataset load_idx(const std::filesystem::path& images, const std::filesystem::path& labels,
                  size_t limit) {
   const std::vector<uint8_t> ib = read_maybe_gzipped(images);

@@ -79,6 +79,20 @@ Tensor image_from_u8(const uint8_t* pixels, int h, int w, int c) {
   return t;
 }
 
+std::vector<Tensor> dataset_images(const data::Dataset& d, size_t from, size_t to) {
+  if (from > to || to > d.size()) {
+    throw std::out_of_range(
+        fmt::format("images [{}, {}) requested from a dataset of {}", from, to, d.size()));
+  }
+  std::vector<Tensor> out;
+  out.reserve(to - from);
+  for (size_t i = from; i < to; ++i) {
+    out.push_back(image_from_u8(d.image(i).data(), static_cast<int>(d.rows),
+                                static_cast<int>(d.cols), 1));
+  }
+  return out;
+}
+
 std::vector<float> forward(const spec::Supernet& net, const weights::TensorFile& wf,
                            const spec::Candidate& cand, const Tensor& image,
                            const Observer& observe) {

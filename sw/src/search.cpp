@@ -119,16 +119,17 @@ enum Reject { kMacs, kParams, kCycles, kNumRejects };
 
 class Searcher {
  public:
-  Searcher(runtime::Runtime& rt, const hw::Config& cfg, const SearchConfig& c,
-           std::span<const std::vector<uint8_t>> images, std::span<const uint8_t> labels,
-           const ProgressFn& progress)
+  // `rt` may be null for a feasibility check (nothing is evaluated then).
+  Searcher(runtime::Runtime* rt, const compile::QSupernet& q, const hw::Config& cfg,
+           const SearchConfig& c, std::span<const std::vector<uint8_t>> images,
+           std::span<const uint8_t> labels, const ProgressFn& progress)
       : rt_(rt),
-        net_(rt.supernet().net),
+        net_(q.net),
         c_(c),
         images_(images),
         labels_(labels),
         progress_(progress),
-        cycles_(rt.supernet(), cfg),
+        cycles_(q, cfg),
         rng_(c.seed),
         t0_(std::chrono::steady_clock::now()) {
     for (size_t l = 0; l < net_.layers.size(); ++l) {
@@ -141,6 +142,12 @@ class Searcher {
       allowed_.push_back(std::move(ok));
     }
     check_static_bounds();
+  }
+
+  // Draws random candidates until one satisfies the constraints; throws when none does.
+  void check_feasible() {
+    std::vector<spec::Candidate> batch;
+    fill_random(batch, 1);
   }
 
   SearchResult run(const std::string& backend_name, const hw::Config& cfg) {
@@ -297,11 +304,11 @@ class Searcher {
     compile::BatchOptions opt;
     opt.mini_batch = c_.mini_batch;
     for (const auto& piece : split_batch(net_, batch)) {
-      const auto r = rt_.evaluate_fused(piece, 0, images_, labels_, opt);
+      const auto r = rt_->evaluate_fused(piece, 0, images_, labels_, opt);
       if (r.candidates != piece || r.correct.size() != piece.size()) {
         throw std::runtime_error(
             fmt::format("{} backend: the batch of {} candidates came back as {} candidates",
-                        rt_.backend(), piece.size(), r.candidates.size()));
+                        rt_->backend(), piece.size(), r.candidates.size()));
       }
       ++st.batches;
       st.nodes += r.nodes.size();
@@ -332,7 +339,7 @@ class Searcher {
     }
   }
 
-  runtime::Runtime& rt_;
+  runtime::Runtime* rt_;
   const spec::Supernet& net_;
   SearchConfig c_;
   std::span<const std::vector<uint8_t>> images_;
@@ -361,8 +368,16 @@ SearchResult run_search(runtime::Runtime& rt, const hw::Config& cfg, const Searc
         fmt::format("search: {} validation images but {} labels", images.size(), labels.size()));
   }
   if (images.empty()) throw SearchError("search: no validation images");
-  Searcher s(rt, cfg, config, images, labels, progress);
+  Searcher s(&rt, rt.supernet(), cfg, config, images, labels, progress);
   return s.run(rt.backend(), cfg);
+}
+
+void check_feasible(const compile::QSupernet& q, const hw::Config& cfg,
+                    const SearchConfig& config) {
+  validate(config);
+  const ProgressFn none;  // the searcher keeps a reference
+  Searcher s(nullptr, q, cfg, config, {}, {}, none);
+  s.check_feasible();
 }
 
 }  // namespace nasa::search

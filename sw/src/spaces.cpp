@@ -46,8 +46,23 @@ Supernet fmnist_mb() {
   return n;
 }
 
+// The default of the NAS job (`nasa train`, `nasa run`): fmnist-mb's choices after a stride-2
+// stem, so the maps are 14x14 and 7x7. About 3x cheaper per image than fmnist-mb (measured: a
+// candidate trains at ~800 images/s on 2 cores against ~250) at equal accuracy after one epoch
+// (87.9% vs 88.2% validation for mb_k3_e3-mb_k3_e3-mb_k5_e3-mb_k5_e3-mb_k5_e6-mb_k5_e6), which is
+// what lets supernet training, search and the final training fit the 15-minute job. Same choice
+// counts per layer as fmnist-mb, so candidate strings are valid in both.
+Supernet fmnist_mb14() {
+  Supernet n = fmnist_mb();
+  n.name = "fmnist-mb14";
+  n.stem.stride = 2;     // 28 -> 14
+  n.layers[4].stride = 1;  // stays at 7x7: the last stage keeps 49 pixels for the head
+  return n;
+}
+
 const std::vector<std::pair<std::string, std::function<Supernet()>>>& registry() {
   static const std::vector<std::pair<std::string, std::function<Supernet()>>> r = {
+      {"fmnist-mb14", fmnist_mb14},
       {"fmnist-mb", fmnist_mb},
   };
   return r;

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -111,6 +112,39 @@ TensorFile random_weights(const spec::Supernet& net, uint64_t seed) {
   file.metadata["supernet"] = net.name;
   file.metadata["generator"] = fmt::format("nasa random_weights seed {}", seed);
   return file;
+}
+
+Subnet extract_subnet(const spec::Supernet& net, const TensorFile& weights,
+                      const spec::Candidate& candidate) {
+  spec::validate_candidate(net, candidate);
+  check_weights(net, weights, "extract_subnet weights");
+  Subnet out;
+  out.net = net;
+  out.net.name = fmt::format("{}/{}", net.name, spec::format_candidate(candidate));
+  for (size_t i = 0; i < net.layers.size(); ++i) {
+    out.net.layers[i].choices = {net.layers[i].choices[static_cast<size_t>(candidate[i])]};
+  }
+  spec::validate(out.net);
+  out.weights.metadata = weights.metadata;
+  out.weights.metadata["subnet_of"] = net.name;
+  out.weights.metadata["arch"] = spec::format_candidate(candidate);
+  for (const auto& [name, t] : weights.tensors) {
+    std::string n = name;
+    if (name.starts_with("layers.")) {
+      // layers.<i>.choices.<j>.<rest>: keep only j == candidate[i], renamed to choice 0
+      size_t i = 0, j = 0;
+      int used = 0;
+      if (std::sscanf(name.c_str(), "layers.%zu.choices.%zu.%n", &i, &j, &used) != 2 || used == 0 ||
+          i >= candidate.size()) {
+        throw std::runtime_error(fmt::format("extract_subnet: unexpected tensor name '{}'", name));
+      }
+      if (j != static_cast<size_t>(candidate[i])) continue;
+      n = fmt::format("layers.{}.choices.0.{}", i, name.substr(static_cast<size_t>(used)));
+    }
+    out.weights.tensors.emplace(n, t);
+  }
+  check_weights(out.net, out.weights, "extract_subnet result");
+  return out;
 }
 
 }  // namespace nasa::weights

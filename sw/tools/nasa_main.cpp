@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -25,6 +26,7 @@
 #include "nasa/supernet_weights.h"
 #include "nasa/svg.h"
 #ifdef NASA_HAVE_TRAIN
+#include "nasa/pipeline.h"
 #include "nasa/train.h"
 #endif
 
@@ -39,7 +41,7 @@ struct SpecSource {
   std::string space, supernet;
 
   void add_options(CLI::App& app) {
-    auto* s = app.add_option("--space", space, "built-in search space (e.g. fmnist-mb)");
+    auto* s = app.add_option("--space", space, "built-in search space: fmnist-mb14 (default) or fmnist-mb");
     auto* n = app.add_option("--supernet", supernet,
                              "supernet spec: a JSON file or a directory with supernet.json");
     s->excludes(n);
@@ -51,7 +53,7 @@ struct SpecSource {
       if (fs::is_directory(p)) p /= "supernet.json";
       return nasa::spec::load_supernet(p);
     }
-    return nasa::spec::builtin_space(space.empty() ? "fmnist-mb" : space);
+    return nasa::spec::builtin_space(space.empty() ? nasa::spec::kDefaultSpace : std::string_view(space));
   }
 };
 
@@ -218,26 +220,6 @@ struct EvalOptions {
   uint32_t gen_prob = 16384;
 };
 
-// Images [from, to) of a dataset: as float tensors (calibration) or HWC bytes (evaluation).
-std::vector<nasa::floatnet::Tensor> float_images(const nasa::data::Dataset& d, size_t from,
-                                                 size_t to) {
-  std::vector<nasa::floatnet::Tensor> out;
-  for (size_t i = from; i < to; ++i) {
-    out.push_back(nasa::floatnet::image_from_u8(d.image(i).data(), static_cast<int>(d.rows),
-                                                static_cast<int>(d.cols), 1));
-  }
-  return out;
-}
-std::vector<std::vector<uint8_t>> byte_images(const nasa::data::Dataset& d, size_t from,
-                                              size_t to) {
-  std::vector<std::vector<uint8_t>> out;
-  for (size_t i = from; i < to; ++i) {
-    const auto im = d.image(i);
-    out.emplace_back(im.begin(), im.end());
-  }
-  return out;
-}
-
 nasa::runtime::DeviceFactory backend_factory(const std::string& backend) {
   if (backend == "ref") {
     return
@@ -357,14 +339,14 @@ int cmd_eval(const EvalOptions& o) {
   nasa::runtime::DeviceFactory factory = backend_factory(o.backend);
   // Calibration on training images, evaluation on test images (or --data/--labels).
   const auto train = nasa::data::load_fashion_mnist("train", o.calib);
-  const auto calib = float_images(train, 0, train.size());
+  const auto calib = nasa::floatnet::dataset_images(train, 0, train.size());
   const auto test = o.data.empty() ? nasa::data::load_fashion_mnist("test", o.images)
                                    : nasa::data::load_idx(o.data, o.labels, o.images);
   if (test.size() < o.images) {
     throw std::runtime_error(
         fmt::format("--images {}: the data has only {} images", o.images, test.size()));
   }
-  const auto imgs = byte_images(test, 0, test.size());
+  const auto imgs = test.byte_images(0, test.size());
   nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, calib), cfg, factory, o.backend);
   // a periodic status line on stderr during long simulated runs (stdout keeps the result)
   rt.set_progress([t0 = std::chrono::steady_clock::now()](uint64_t cycles, uint32_t descs) {
@@ -397,17 +379,14 @@ int cmd_eval(const EvalOptions& o) {
 }
 
 #ifdef NASA_HAVE_TRAIN
-// Single-path one-shot training of the supernet (libtorch); writes DIR/supernet.json,
-// DIR/weights.safetensors, DIR/train_log.{jsonl,csv} and DIR/checkpoint.pt.
-int cmd_train(const SpecSource& src, nasa::train::Config cfg, const std::string& out, bool json) {
-  const Supernet net = src.load();
-  const bool tty = isatty(fileno(stderr)) != 0;
-  int reports = 0;
-  cfg.on_progress = [&](const nasa::train::Progress& p) {
+// Training progress on stderr: one updating line on a terminal, every 10th report otherwise.
+std::function<void(const nasa::train::Progress&)> train_progress_printer(std::string prefix) {
+  return [prefix = std::move(prefix), tty = isatty(fileno(stderr)) != 0,
+          reports = 0](const nasa::train::Progress& p) mutable {
     const std::string line =
-        fmt::format("epoch {}/{} step {}/{} loss {:.4f} lr {:.4g} {:.0f} images/s", p.epoch,
-                    p.epochs, p.step - (p.epoch - 1) * p.steps_per_epoch, p.steps_per_epoch, p.loss,
-                    p.lr, p.images_per_s);
+        fmt::format("{}epoch {}/{} step {}/{} loss {:.4f} lr {:.4g} {:.0f} images/s", prefix,
+                    p.epoch, p.epochs, p.step - (p.epoch - 1) * p.steps_per_epoch,
+                    p.steps_per_epoch, p.loss, p.lr, p.images_per_s);
     if (tty) {
       fmt::print(stderr, "\r{:<78}{}", line, p.epoch_end ? "\n" : "");
     } else if (p.epoch_end || ++reports % 10 == 0) {
@@ -415,6 +394,12 @@ int cmd_train(const SpecSource& src, nasa::train::Config cfg, const std::string&
     }
     std::fflush(stderr);
   };
+}
+
+// Single-path one-shot training of the supernet (libtorch); writes DIR/supernet.json,
+// DIR/weights.safetensors, DIR/train_log.{jsonl,csv} and DIR/checkpoint.pt.
+int cmd_train(const Supernet& net, nasa::train::Config cfg, const std::string& out, bool json) {
+  cfg.on_progress = train_progress_printer("");
   const auto r = nasa::train::train_supernet(net, cfg, out);
   nlohmann::json cands = nlohmann::json::array();
   for (const auto& c : r.candidates) {
@@ -441,6 +426,42 @@ int cmd_train(const SpecSource& src, nasa::train::Config cfg, const std::string&
     fmt::print("  candidate {}: val accuracy {:.2f}% (float)\n",
                nasa::spec::format_candidate(c.arch), 100.0 * c.val_accuracy);
   }
+  return 0;
+}
+#endif
+
+#ifdef NASA_HAVE_TRAIN
+struct RunOptions {
+  SpecSource src;
+  nasa::pipeline::Options p;
+  std::string runs_dir = "runs";
+  bool json = false;
+};
+
+// The NAS job end to end (nasa/pipeline.h): train (or reuse), search, test, fine-tune, RTL check.
+int cmd_run(RunOptions& r) {
+  r.p.net = r.src.load();
+  r.p.runs_dir = r.runs_dir;
+  r.p.ref_factory = backend_factory("ref");
+  if (r.p.rtl_images > 0) r.p.rtl_factory = backend_factory("rtl");
+  r.p.train.on_progress = train_progress_printer("train: ");
+  r.p.log = [](const std::string& line) {
+    fmt::print(stderr, "{}\n", line);
+    std::fflush(stderr);
+  };
+  const auto res = nasa::pipeline::run(r.p);
+  if (r.json) {
+    nlohmann::json j = res.result;
+    j.erase("evaluated");
+    j["dir"] = res.dir.string();
+    nlohmann::json st = nlohmann::json::array();
+    for (const auto& s : res.stages) st.push_back({{"stage", s.name}, {"seconds", s.seconds}});
+    j["stages"] = st;
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  fmt::print("\n{}\nwrote {}/result.json, report.md, pareto.svg, final/model\n", res.summary,
+             res.dir.string());
   return 0;
 }
 #endif
@@ -487,12 +508,10 @@ int cmd_search(const SearchOptions& o) {
     throw std::runtime_error(fmt::format("Fashion-MNIST training set: {} images, expected {}",
                                          train.size(), kTrainImages));
   }
-  const auto calib = float_images(train, 0, o.calib);
+  const auto calib = nasa::floatnet::dataset_images(train, 0, o.calib);
   const size_t val0 = kTrainImages - kValSplit;
-  const auto imgs = byte_images(train, val0, val0 + o.val_images);
-  const std::vector<uint8_t> labels(
-      train.labels.begin() + static_cast<std::ptrdiff_t>(val0),
-      train.labels.begin() + static_cast<std::ptrdiff_t>(val0 + o.val_images));
+  const auto imgs = train.byte_images(val0, val0 + o.val_images);
+  const std::vector<uint8_t> labels = train.label_range(val0, val0 + o.val_images);
   nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, calib), cfg, factory, o.backend);
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<nasa::search::SearchResult> runs;
@@ -602,7 +621,7 @@ int main(int argc, char** argv) {
 #ifdef NASA_HAVE_TRAIN
   SpecSource train_src;
   nasa::train::Config train_cfg;
-  std::string train_out;
+  std::string train_out, train_arch, train_init;
   bool train_json = false;
   auto* train = app.add_subcommand(
       "train", "train the supernet (single-path one-shot, libtorch) on Fashion-MNIST");
@@ -622,9 +641,52 @@ int main(int argc, char** argv) {
                     "random candidates evaluated on the validation split at the end (default 3)");
   train->add_option("--eval-images", train_cfg.eval_images,
                     "validation images for that evaluation (default: all 10000)");
+  train->add_option("--arch", train_arch,
+                    "train only this candidate (standalone, the SPOS final step)");
+  train->add_option("--init", train_init,
+                    "start from the weights of this supernet directory (e.g. a trained supernet)");
   train->add_flag("--resume", train_cfg.resume, "continue from DIR/checkpoint.pt");
   train->add_flag("--force", train_cfg.force, "start over, deleting a previous run in --out");
   train->add_flag("--json", train_json, "print one JSON object");
+#endif
+
+#ifdef NASA_HAVE_TRAIN
+  RunOptions ro;
+  ro.p.train.epochs = 2;
+  auto* run = app.add_subcommand(
+      "run", "the NAS job: train the supernet, search it, test and fine-tune the best, RTL check");
+  ro.src.add_options(*run);
+  run->add_option("--name", ro.p.name,
+                  "run directory name under --runs-dir (default <space>-seed<seed>[-N], new)");
+  run->add_option("--runs-dir", ro.runs_dir, "where runs and trained supernets go (default runs)");
+  run->add_option("--seed", ro.p.seed, "seed of training, search and fine-tuning (default 1)");
+  run->add_option("--epochs", ro.p.train.epochs, "supernet training epochs (default 2)");
+  run->add_option("--batch", ro.p.train.batch, "training batch size (default 128)");
+  run->add_option("--lr", ro.p.train.lr, "supernet peak learning rate (default 0.2)");
+  run->add_option("--train-images", ro.p.train.train_images,
+                  "training images (default: all 50000)");
+  run->add_option("--threads", ro.p.train.threads, "torch CPU threads (default 2)");
+  run->add_option("--finetune-epochs", ro.p.finetune_epochs,
+                  "standalone training epochs of the chosen candidate (default 5)");
+  run->add_option("--finetune-lr", ro.p.finetune_lr, "its peak learning rate (default 0.2)");
+  run->add_option("--population", ro.p.search.population, "initial population (default 50)");
+  run->add_option("--generations", ro.p.search.generations, "generations (default 10)");
+  run->add_option("--topk", ro.p.search.topk, "parents kept per generation (default 10)");
+  run->add_option("--mutations", ro.p.search.mutations, "children by mutation (default 25)");
+  run->add_option("--crossovers", ro.p.search.crossovers, "children by crossover (default 25)");
+  run->add_option("--mut-prob", ro.p.search.mut_prob, "per-layer mutation probability (0.1)");
+  run->add_option("--max-macs", ro.p.search.constraints.max_macs, "MAC limit (0 = none)");
+  run->add_option("--max-params", ro.p.search.constraints.max_params, "parameter limit (0 = none)");
+  run->add_option("--max-cycles", ro.p.search.constraints.max_cycles,
+                  "accelerator cycles per image limit (0 = none)");
+  run->add_option("--val-images", ro.p.val_images, "validation images of the search (default 500)");
+  run->add_option("--calib", ro.p.calib_images, "calibration images (default 256)");
+  run->add_option("--top", ro.p.top_n, "candidates re-evaluated on the test set (default 5)");
+  run->add_option("--test-images", ro.p.test_images, "test images (default 10000)");
+  run->add_option("--rtl-images", ro.p.rtl_images,
+                  "test images of the RTL cross-check of the final model (default 256, 0 = skip)");
+  run->add_option("--config", ro.p.hw_config, "hardware configuration (default sim)");
+  run->add_flag("--json", ro.json, "print one JSON summary object");
 #endif
 
   SearchOptions so;
@@ -667,7 +729,21 @@ int main(int argc, char** argv) {
     }
     if (init->parsed()) return cmd_init(init_src, init_seed, init_out, init_force, init_json);
 #ifdef NASA_HAVE_TRAIN
-    if (train->parsed()) return cmd_train(train_src, train_cfg, train_out, train_json);
+    if (train->parsed()) {
+      const Supernet net = train_src.load();
+      if (!train_arch.empty()) train_cfg.arch = nasa::spec::parse_candidate(train_arch, net);
+      if (!train_init.empty()) {
+        auto init = nasa::runtime::load_supernet_dir(train_init);
+        if (!(init.net == net)) {
+          throw std::invalid_argument(fmt::format(
+              "--init '{}' holds supernet '{}', not the '{}' being trained", train_init,
+              init.net.name, net.name));
+        }
+        train_cfg.init = std::move(init.weights);
+      }
+      return cmd_train(net, train_cfg, train_out, train_json);
+    }
+    if (run->parsed()) return cmd_run(ro);
 #endif
   } catch (const std::exception& e) {
     fmt::print(stderr, "nasa: error: {}\n", e.what());

@@ -32,6 +32,32 @@ if(TARGET nasa)
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_train_corrupt_checkpoint)
   set_tests_properties(cli_train_corrupt_checkpoint PROPERTIES LABELS "unit;cli"
     PASS_REGULAR_EXPRESSION "nasa: error: checkpoint '[^\n]*checkpoint.pt' is corrupt.*exit=1")
+
+  # `nasa run` end to end on a tiny budget (the default job is `make run`): two runs in separate
+  # run trees give byte-identical result.json; a second run reuses the trained supernet; a taken
+  # --name, an impossible constraint, a corrupt checkpoint and a truncated weights file each stop
+  # with a clear error and exit 1, and never touch an earlier run's files.
+  set(_run --epochs 1 --train-images 256 --batch 64 --finetune-epochs 1 --population 6
+      --generations 2 --topk 3 --mutations 3 --crossovers 3 --val-images 40 --calib 8
+      --test-images 60 --rtl-images 4 --threads 1)
+  string(JOIN " " _run ${_run})
+  add_test(NAME cli_run_reproducible
+    COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && for t in a b; do \"$0\" run --runs-dir \"$1/$t\" --name r ${_run} > \"$1/$t.out\" 2>&1 || { cat \"$1/$t.out\"; exit 1; }; done && cmp \"$1/a/r/result.json\" \"$1/b/r/result.json\" && echo IDENTICAL && \"$0\" run --runs-dir \"$1/a\" --name r2 ${_run} 2>&1 | grep -o 'train: reused' && grep -o '\"test_accuracy_int8\"' \"$1/a/r/result.json\" | head -1 && grep -o '\"logits_identical\": true' \"$1/a/r/result.json\" && ls \"$1/a/r\""
+            $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_run_reproducible)
+  set_tests_properties(cli_run_reproducible PROPERTIES LABELS "unit;cli" TIMEOUT 900
+    PASS_REGULAR_EXPRESSION "IDENTICAL.*train: reused.*test_accuracy_int8.*logits_identical\": true.*final.*pareto.svg.*report.md.*result.json.*search.*timing.json")
+  nasa_cli_error_test(cli_run_name_taken
+    "rm -rf $1 && mkdir -p $1/runs/x && echo keep > $1/runs/x/result.json && $0 run --runs-dir $1/runs --name x ${_run}; st=$?; cat $1/runs/x/result.json; (exit $st)"
+    "nasa: error: run directory '[^\n]*runs/x' already exists[^\n]*never overwritten.*keep.*exit=1")
+  nasa_cli_error_test(cli_run_impossible_constraint
+    "rm -rf $1 && $0 run --runs-dir $1/runs --max-cycles 10 ${_run}; st=$?; ls $1/runs 2>&1; (exit $st)"
+    "nasa: error: constraint impossible: --max-cycles 10[^\n]*.*No such file.*exit=1")
+  nasa_cli_error_test(cli_run_corrupt_checkpoint
+    "rm -rf $1 && $0 run --runs-dir $1/runs ${_run} >/dev/null 2>&1 && d=$(ls -d $1/runs/supernets/*) && rm $d/trained.json && printf garbage > $d/checkpoint.pt && $0 run --runs-dir $1/runs ${_run}"
+    "nasa: error: checkpoint '[^\n]*checkpoint.pt' is corrupt.*exit=1")
+  nasa_cli_error_test(cli_run_weights_mismatch
+    "rm -rf $1 && $0 run --runs-dir $1/runs ${_run} >/dev/null 2>&1 && d=$(ls -d $1/runs/supernets/*) && sed 's/\"channels\": 128/\"channels\": 64/' $d/supernet.json > $d/s && mv $d/s $d/supernet.json && $0 run --runs-dir $1/runs ${_run}"
+    "nasa: error: [^\n]*weights.safetensors[^\n]*head[^\n]*expected.*exit=1")
 endif()
 
 # tb/train_*.cpp: GoogleTest benches of the training library.

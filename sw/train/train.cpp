@@ -144,7 +144,9 @@ struct SupernetImpl : torch::nn::Module {
   }
 
   torch::Tensor forward(torch::Tensor x, const spec::Candidate& cand) {
-    x = stem->forward(x);
+    // NHWC activations: about 1.1x faster training on this CPU than NCHW (fmnist-mb14, 770 vs
+    // 690 images/s); values differ from NCHW only by the conv kernels' rounding.
+    x = stem->forward(x.contiguous(torch::MemoryFormat::ChannelsLast));
     for (size_t i = 0; i < choices.size(); ++i) {
       Choice& c = choices[i][static_cast<size_t>(cand[i])];
       if (c.kind == OpKind::MBConv) {
@@ -156,6 +158,16 @@ struct SupernetImpl : torch::nn::Module {
     x = activate(head->bn(head->conv(x)), act);
     x = x.mean({2, 3});
     return head->fc(x);
+  }
+
+  // Convolution weights in the NHWC-friendly layout (call after changing weights in place).
+  void channels_last() {
+    torch::NoGradGuard no_grad;
+    for (auto& m : modules(/*include_self=*/false)) {
+      if (auto* c = m->as<torch::nn::Conv2d>()) {
+        c->weight.set_data(c->weight.contiguous(torch::MemoryFormat::ChannelsLast));
+      }
+    }
   }
 
   // He-normal (fan_in) convolutions as weights::random_weights, small FC, BN at identity.
@@ -265,7 +277,11 @@ nlohmann::json run_settings(const Config& cfg, size_t train_n) {
           {"weight_decay", cfg.weight_decay},
           {"seed", cfg.seed},
           {"train_images", train_n},
-          {"val_images", cfg.val_images}};
+          {"val_images", cfg.val_images},
+          {"arch", cfg.arch ? spec::format_candidate(*cfg.arch) : std::string("supernet")},
+          {"init", cfg.init ? cfg.init->metadata.count("generator") ? cfg.init->metadata.at("generator")
+                                                                    : std::string("given")
+                            : std::string("random")}};
 }
 
 struct Data {
@@ -321,7 +337,8 @@ double accuracy(Supernet& model, const spec::Candidate& cand, const torch::Tenso
   return count ? static_cast<double>(correct) / static_cast<double>(count) : 0.0;
 }
 
-void recalibrate_bn(const spec::Supernet& net, Supernet& model, const Data& d, int batch) {
+void recalibrate_bn(const spec::Supernet& net, Supernet& model, const Data& d, int batch,
+                    const std::optional<spec::Candidate>& arch) {
   std::vector<torch::nn::BatchNorm2dImpl*> bns;
   for (auto& m : model->modules(false)) {
     if (auto* bn = m->as<torch::nn::BatchNorm2d>()) bns.push_back(bn);
@@ -344,6 +361,7 @@ void recalibrate_bn(const spec::Supernet& net, Supernet& model, const Data& d, i
       c[i] = static_cast<int>((b + static_cast<int64_t>(i)) %
                               static_cast<int64_t>(net.layers[i].choices.size()));
     }
+    if (arch) c = *arch;
     const int64_t lo = (b * bs) % std::max<int64_t>(1, static_cast<int64_t>(d.train_n) - bs + 1);
     const torch::Tensor x = d.images.slice(0, lo, lo + bs).to(torch::kFloat).div_(255.0f);
     model->forward(x, c);
@@ -380,6 +398,11 @@ void check_config(const Config& cfg) {
     bad(fmt::format("--optimizer must be 'sgd' or 'adam', got '{}'", cfg.optimizer));
   }
   if (cfg.resume && cfg.force) bad("--resume and --force exclude each other");
+}
+
+std::string run_kind(const Config& cfg) {
+  return cfg.arch ? fmt::format("standalone {}", spec::format_candidate(*cfg.arch))
+                  : std::string("supernet");
 }
 
 struct CheckpointState {
@@ -483,6 +506,8 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
   const auto t_start = std::chrono::steady_clock::now();
   spec::validate(net);
   check_config(cfg);
+  if (cfg.arch) spec::validate_candidate(net, *cfg.arch);
+  if (cfg.init) weights::check_weights(net, *cfg.init, "initial weights");
   const Paths paths(dir);
 
   // Never overwrite an earlier run silently.
@@ -527,6 +552,8 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
 
   Supernet model(net);
   model->init_weights();
+  if (cfg.init) import_weights(net, *cfg.init, model, "initial weights");
+  model->channels_last();
   std::unique_ptr<torch::optim::Optimizer> opt;
   if (cfg.optimizer == "adam") {
     opt = std::make_unique<torch::optim::Adam>(
@@ -551,6 +578,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
       throw std::runtime_error(
           fmt::format("checkpoint '{}': sampler state is corrupt", paths.ckpt.string()));
     }
+    model->channels_last();  // the checkpoint's tensors may come back in NCHW
     start_epoch = st.epoch;
     step = st.step;
     res.resumed = true;
@@ -584,7 +612,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
       const torch::Tensor idx = perm.slice(0, b, e);
       const torch::Tensor x = d.images.index_select(0, idx).to(torch::kFloat).div_(255.0f);
       const torch::Tensor y = d.labels.index_select(0, idx);
-      const spec::Candidate cand = sample(net, sampler);
+      const spec::Candidate cand = cfg.arch ? *cfg.arch : sample(net, sampler);
       lr = cosine_lr(cfg.lr, step, total_steps);
       for (auto& g : opt->param_groups()) g.options().set_lr(lr);
       // Only the sampled path gets gradients: a parameter without a gradient is skipped by
@@ -631,7 +659,8 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
     auto wf = export_weights(net, model);
     wf.metadata["supernet"] = net.name;
     wf.metadata["generator"] =
-        fmt::format("nasa train seed {} epoch {}/{}", cfg.seed, epoch + 1, cfg.epochs);
+        fmt::format("nasa train ({}) seed {} epoch {}/{}", run_kind(cfg), cfg.seed, epoch + 1,
+                    cfg.epochs);
     weights::write_safetensors(paths.weights, wf);
     const double mean_loss = epoch_loss / static_cast<double>(steps_per_epoch);
     const double ips = images_seen / std::max(since(t_train), 1e-9);
@@ -655,17 +684,19 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
     // The running BN statistics lag the weights (momentum 0.1, a choice's BN is updated only
     // when it is sampled): re-estimate them as exact averages over batches that visit every
     // choice of every layer equally often. The checkpoint keeps the un-recalibrated state.
-    recalibrate_bn(net, model, d, cfg.batch);
+    recalibrate_bn(net, model, d, cfg.batch, cfg.arch);
     auto wf = export_weights(net, model);
     wf.metadata["supernet"] = net.name;
     wf.metadata["generator"] =
-        fmt::format("nasa train seed {} epochs {} (BN recalibrated)", cfg.seed, cfg.epochs);
+        fmt::format("nasa train ({}) seed {} epochs {} (BN recalibrated)", run_kind(cfg),
+                    cfg.seed, cfg.epochs);
     weights::write_safetensors(paths.weights, wf);
     std::mt19937_64 eval_rng(cfg.seed + 0xE7A1);
     const size_t n_eval = cfg.eval_images ? std::min(cfg.eval_images, d.val_n) : d.val_n;
     nlohmann::json cj = nlohmann::json::array();
-    for (int i = 0; i < cfg.eval_candidates && n_eval > 0; ++i) {
-      const spec::Candidate c = sample(net, eval_rng);
+    const int n_cands = cfg.arch ? 1 : cfg.eval_candidates;
+    for (int i = 0; i < n_cands && n_eval > 0; ++i) {
+      const spec::Candidate c = cfg.arch ? *cfg.arch : sample(net, eval_rng);
       const double acc = accuracy(model, c, d.images, d.labels, static_cast<int64_t>(d.val_begin),
                                   static_cast<int64_t>(n_eval));
       res.candidates.push_back({c, acc});
@@ -694,6 +725,7 @@ std::vector<float> torch_forward(const spec::Supernet& net, const weights::Tenso
   torch::set_num_threads(threads);
   Supernet model(net);
   import_weights(net, wf, model, "torch_forward weights");
+  model->channels_last();
   model->eval();
   torch::NoGradGuard no_grad;
   const torch::Tensor x = torch::from_blob(const_cast<float*>(images.data()),
@@ -713,6 +745,7 @@ double float_accuracy(const spec::Supernet& net, const weights::TensorFile& wf,
   torch::set_num_threads(threads);
   Supernet model(net);
   import_weights(net, wf, model, "float_accuracy weights");
+  model->channels_last();
   const auto n = static_cast<int64_t>(ds.size());
   const torch::Tensor images = torch::from_blob(const_cast<uint8_t*>(ds.images.data()),
                                                 {n, 1, net.in_h, net.in_w}, torch::kUInt8);

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 
 #include "nasa/desc.h"
 #include "nasa/hw_spec.h"
@@ -31,6 +32,28 @@ Counters program(std::span<const Desc> descs, uint32_t desc_addr, const hw::Conf
 // Counters of a one-layer program with its descriptor at desc_addr, added to `c`.
 void add_layer(const Desc& d, const hw::Config& cfg, const DramTiming& dram, Counters& c,
                uint32_t desc_addr = 0);
+// add_layer with a memo: a layer's counters depend only on its descriptor and where it sits, and
+// the engine uses every address only modulo its port width, so the memo is keyed by the
+// descriptor with its addresses reduced modulo cfg.mem_bytes. Programs and batch runs issue the
+// same few layer shapes over and over (per image, per mini-batch), so the engine is replayed once
+// per distinct layer. Exact: the memo stores what add_layer would add (tb/unit_cycle_memo.cpp).
+class LayerMemo {
+ public:
+  LayerMemo(const hw::Config& cfg, const DramTiming& dram) : cfg_(cfg), dram_(dram) {}
+  void add_layer(const Desc& d, Counters& c, uint32_t desc_addr);
+  size_t hits() const { return hits_; }
+  size_t misses() const { return memo_.size(); }
+
+ private:
+  struct KeyHash {
+    size_t operator()(const std::array<uint32_t, hw::kDescWords + 1>& k) const;
+  };
+  hw::Config cfg_;
+  DramTiming dram_;
+  std::unordered_map<std::array<uint32_t, hw::kDescWords + 1>, Counters, KeyHash> memo_;
+  size_t hits_ = 0;
+};
+
 // Kept for callers that sum layers: programs have no fixed cost beyond their layers.
 inline void add_program(const hw::Config&, const DramTiming&, Counters&) {}
 

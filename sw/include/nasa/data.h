@@ -20,6 +20,11 @@ struct Dataset {
   size_t size() const { return labels.size(); }
   // Throws std::out_of_range when i >= size().
   std::span<const uint8_t> image(size_t i) const;
+  // Images [from, to) as one byte vector each (HWC, what the runtime evaluates). Throws
+  // std::out_of_range when the range exceeds the dataset.
+  std::vector<std::vector<uint8_t>> byte_images(size_t from, size_t to) const;
+  // Labels [from, to).
+  std::vector<uint8_t> label_range(size_t from, size_t to) const;
 };
 
 // Reads an IDX3 ubyte image file (magic 0x00000803) and an IDX1 ubyte label file (0x00000801);

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nasa/data.h"
 #include "nasa/safetensors.h"
 #include "nasa/spec.h"
 
@@ -34,5 +35,8 @@ std::vector<float> forward(const spec::Supernet& net, const weights::TensorFile&
 
 // The network's input for an 8-bit grayscale/RGB image stored HWC: pixel / 255.
 Tensor image_from_u8(const uint8_t* pixels, int h, int w, int c);
+
+// Images [from, to) of a grayscale dataset as network inputs (calibration sets).
+std::vector<Tensor> dataset_images(const data::Dataset& d, size_t from, size_t to);
 
 }  // namespace nasa::floatnet

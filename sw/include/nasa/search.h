@@ -113,6 +113,12 @@ SearchResult run_search(runtime::Runtime& rt, const hw::Config& cfg, const Searc
                         std::span<const std::vector<uint8_t>> images,
                         std::span<const uint8_t> labels, const ProgressFn& progress = {});
 
+// Throws SearchError ("constraint impossible: ...") when no candidate satisfies the constraints,
+// as run_search would, but without evaluating anything. `q` may hold any weights (cycles depend on
+// the shapes only), so this runs before the supernet is trained.
+void check_feasible(const compile::QSupernet& q, const hw::Config& cfg,
+                    const SearchConfig& config);
+
 // Splits a batch into consecutive pieces the hardware accepts (<= hw::kMaxCands candidates and
 // <= hw::kNodeCap fused nodes each).
 std::vector<std::vector<spec::Candidate>> split_batch(const spec::Supernet& net,

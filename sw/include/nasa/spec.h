@@ -125,6 +125,8 @@ nlohmann::json to_json(const Supernet& net);
 void save_supernet(const std::filesystem::path& path, const Supernet& net);
 
 // Built-in search spaces (sw/src/spaces.cpp). Throws SpecError listing the available names.
+// kDefaultSpace is the Fashion-MNIST supernet of the NAS job (`nasa run`, `make run`).
+inline constexpr std::string_view kDefaultSpace = "fmnist-mb14";
 Supernet builtin_space(std::string_view name);
 std::vector<std::string> builtin_space_names();
 

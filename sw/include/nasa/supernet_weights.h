@@ -31,4 +31,15 @@ void check_weights(const spec::Supernet& net, const TensorFile& file, std::strin
 // gamma ~ 1, beta ~ 0, running mean ~ 0, running var ~ 1 (small perturbations), FC with bias 0.
 TensorFile random_weights(const spec::Supernet& net, uint64_t seed);
 
+// One candidate as a network of its own: the spec with only the chosen op in every layer (named
+// "<name>/<arch>") and its weights (tensors of choice c of layer i renamed to choice 0).
+// `weights` must match `net` (check_weights). The result is a valid supernet with one candidate,
+// 0-0-...-0, which compiles and quantizes for that candidate alone.
+struct Subnet {
+  spec::Supernet net;
+  TensorFile weights;
+};
+Subnet extract_subnet(const spec::Supernet& net, const TensorFile& weights,
+                      const spec::Candidate& candidate);
+
 }  // namespace nasa::weights

@@ -42,6 +42,12 @@ struct Config {
   size_t val_images = 10000;
   int eval_candidates = 3;  // random candidates whose val accuracy is reported at the end
   size_t eval_images = 0;   // val images used for that report (0: all)
+  // Standalone training (the SPOS final step): every step trains this candidate's path only,
+  // BN is recalibrated on it, and the end-of-run evaluation reports it (eval_candidates unused).
+  std::optional<spec::Candidate> arch;
+  // Start from these weights (laid out as weights::supernet_tensors) instead of random ones:
+  // the inherited supernet weights when fine-tuning `arch`.
+  std::optional<weights::TensorFile> init;
   bool resume = false;      // continue DIR/checkpoint.pt
   bool force = false;       // start over even if DIR holds a previous run
   // Tests: stop (as if interrupted) after this many epochs of this run, 0 = never.

@@ -1,0 +1,605 @@
+#include "nasa/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <chrono>
+#include <fstream>
+#include <stdexcept>
+
+#include "nasa/compiler.h"
+#include "nasa/data.h"
+#include "nasa/float_eval.h"
+#include "nasa/report.h"
+#include "nasa/supernet_weights.h"
+
+namespace nasa::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// Fashion-MNIST: the validation split is the last 10,000 of the 60,000 training images.
+constexpr size_t kTrainSet = 60000, kValSplit = 10000, kTestSet = 10000;
+// Test-set evaluation on the reference backend runs in pieces of this many images (the memory
+// image of one program holds every image and its activations).
+constexpr size_t kEvalChunk = 1000;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void say(const Options& o, const std::string& line) {
+  if (o.log) o.log(line);
+}
+
+// A file-system-friendly form of a supernet name.
+std::string safe_name(std::string s) {
+  for (char& c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.';
+    if (!ok) c = '_';
+  }
+  return s.empty() ? std::string("supernet") : s;
+}
+
+// The training settings that decide what a trained supernet is (the cache key with the spec).
+json train_key(const Options& o) {
+  const auto& t = o.train;
+  return {{"epochs", t.epochs},       {"batch", t.batch},
+          {"optimizer", t.optimizer}, {"lr", t.lr},
+          {"weight_decay", t.weight_decay},
+          {"seed", o.seed},           {"train_images", t.train_images},
+          {"val_images", t.val_images},
+          // libtorch's CPU kernels split reductions by thread: results depend on the count
+          {"threads", t.threads}};
+}
+
+void write_text(const fs::path& p, const std::string& s) {
+  const fs::path tmp = p.string() + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", tmp.string()));
+    f << s;
+    if (!f.flush()) throw std::runtime_error(fmt::format("error writing '{}'", tmp.string()));
+  }
+  fs::rename(tmp, p);
+}
+
+std::string pct(double f) { return fmt::format("{:.2f}%", 100.0 * f); }
+
+// Creates the run directory: never one that exists (earlier results are never touched).
+fs::path make_run_dir(const Options& o) {
+  fs::create_directories(o.runs_dir);
+  if (!o.name.empty()) {
+    const fs::path p = o.runs_dir / o.name;
+    if (!fs::create_directory(p)) {
+      throw std::invalid_argument(fmt::format(
+          "run directory '{}' already exists: an earlier run's results are never overwritten; "
+          "choose another --name or remove it",
+          p.string()));
+    }
+    return p;
+  }
+  const std::string base = fmt::format("{}-seed{}", safe_name(o.net.name), o.seed);
+  for (int k = 1;; ++k) {
+    const fs::path p = o.runs_dir / (k == 1 ? base : fmt::format("{}-{}", base, k));
+    if (fs::create_directory(p)) return p;
+  }
+}
+
+// Runs fn(0) .. fn(n-1) on up to `threads` threads (each index once); rethrows the first error.
+void parallel_for(size_t n, int threads, const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  std::exception_ptr err;
+  std::mutex mu;
+  auto worker = [&] {
+    for (size_t i; (i = next++) < n;) {
+      try {
+        fn(i);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(mu);
+        if (!err) err = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const size_t t = std::min<size_t>(n, static_cast<size_t>(std::max(threads, 1)));
+  for (size_t k = 1; k < t; ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  if (err) std::rethrow_exception(err);
+}
+
+// Int8 correct counts of `cands` on images, fused on the runtime's device, in chunks run in
+// parallel (each chunk is its own batch run; the counts add up exactly).
+std::vector<size_t> fused_correct(const runtime::Runtime& rt,
+                                  std::span<const spec::Candidate> cands,
+                                  std::span<const std::vector<uint8_t>> images,
+                                  std::span<const uint8_t> labels, uint32_t mini_batch,
+                                  const Options& o, const std::string& what) {
+  const size_t chunks = (images.size() + kEvalChunk - 1) / kEvalChunk;
+  std::vector<std::vector<size_t>> per(chunks);
+  compile::BatchOptions bo;
+  bo.mini_batch = mini_batch;
+  const auto t0 = Clock::now();
+  std::atomic<size_t> done{0};
+  std::mutex log_mu;
+  parallel_for(chunks, o.train.threads, [&](size_t k) {
+    runtime::Runtime local = rt;  // a device per run; the copy keeps threads apart
+    const size_t b = k * kEvalChunk, e = std::min(images.size(), b + kEvalChunk);
+    per[k] = local.evaluate_fused(cands, 0, images.subspan(b, e - b), labels.subspan(b, e - b), bo)
+                 .correct;
+    const std::lock_guard<std::mutex> lock(log_mu);
+    done += e - b;
+    say(o, fmt::format("{}: {}/{} images, {:.0f} s", what, done.load(), images.size(),
+                       since(t0)));
+  });
+  std::vector<size_t> correct(cands.size(), 0);
+  for (const auto& c : per) {
+    for (size_t i = 0; i < cands.size(); ++i) correct[i] += c.at(i);
+  }
+  return correct;
+}
+
+// One candidate on the runtime's device, in chunks run in parallel: correct count and the logits
+// of every image in order.
+runtime::EvalResult eval_chunked(const runtime::Runtime& rt, const spec::Candidate& c,
+                                 std::span<const std::vector<uint8_t>> images,
+                                 std::span<const uint8_t> labels, const Options& o,
+                                 const std::string& what) {
+  const size_t chunks = (images.size() + kEvalChunk - 1) / kEvalChunk;
+  std::vector<runtime::EvalResult> per(chunks);
+  const auto t0 = Clock::now();
+  std::atomic<size_t> done{0};
+  std::mutex log_mu;
+  parallel_for(chunks, o.train.threads, [&](size_t k) {
+    runtime::Runtime local = rt;
+    const size_t b = k * kEvalChunk, e = std::min(images.size(), b + kEvalChunk);
+    per[k] = local.evaluate(c, images.subspan(b, e - b), labels.subspan(b, e - b));
+    const std::lock_guard<std::mutex> lock(log_mu);
+    done += e - b;
+    say(o, fmt::format("{}: {}/{} images, {:.0f} s", what, done.load(), images.size(),
+                       since(t0)));
+  });
+  runtime::EvalResult all;
+  all.candidate = c;
+  for (const auto& r : per) {
+    all.images += r.images;
+    all.correct += r.correct;
+    all.logits.insert(all.logits.end(), r.logits.begin(), r.logits.end());
+    all.cycles += r.cycles;
+    all.macs += r.macs;
+  }
+  return all;
+}
+
+json candidate_entry(const search::Evaluated& e) {
+  return {{"arch", spec::format_candidate(e.arch)},
+          {"val_accuracy", e.val_accuracy},
+          {"macs", e.macs},
+          {"params", e.params},
+          {"cycles", e.cycles}};
+}
+
+}  // namespace
+
+fs::path supernet_dir(const Options& o) {
+  const json key = {{"spec", spec::to_json(o.net)}, {"train", train_key(o)}};
+  const std::string d = key.dump();
+  const std::string h = runtime::sha256_hex(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(d.data()), d.size()));
+  return o.runs_dir / "supernets" /
+         fmt::format("{}-seed{}-{}", safe_name(o.net.name), o.seed, h.substr(0, 10));
+}
+
+void preflight(const Options& o) {
+  auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
+  spec::validate(o.net);
+  if (o.finetune_epochs < 1) bad(fmt::format("--finetune-epochs {}: expected >= 1", o.finetune_epochs));
+  if (!(o.finetune_lr > 0)) bad(fmt::format("--finetune-lr {}: expected > 0", o.finetune_lr));
+  if (o.top_n < 1) bad(fmt::format("--top {}: expected >= 1", o.top_n));
+  if (o.val_images < 1 || o.val_images > kValSplit) {
+    bad(fmt::format("--val-images {}: expected 1..{} (the validation split)", o.val_images,
+                    kValSplit));
+  }
+  if (o.calib_images < 1 || o.calib_images > kTrainSet - kValSplit) {
+    bad(fmt::format("--calib {}: expected 1..{}", o.calib_images, kTrainSet - kValSplit));
+  }
+  if (o.test_images < 1 || o.test_images > kTestSet) {
+    bad(fmt::format("--test-images {}: expected 1..{}", o.test_images, kTestSet));
+  }
+  if (o.rtl_images > o.test_images) {
+    bad(fmt::format("--rtl-images {}: at most --test-images ({})", o.rtl_images, o.test_images));
+  }
+  if (!o.ref_factory) bad("pipeline: no reference backend");
+  if (o.rtl_images > 0 && !o.rtl_factory) {
+    bad("pipeline: no RTL backend for the cross-check (built without the Verilated model?); "
+        "pass --rtl-images 0 to skip it");
+  }
+  if (o.train.val_images != kValSplit) {
+    bad(fmt::format("training validation split {}: the job uses the last {} training images",
+                    o.train.val_images, kValSplit));
+  }
+  const auto& cfg = config_by_name(o.hw_config);
+  for (auto s : {search::Strategy::Random, search::Strategy::Evolution}) {
+    auto c = o.search;
+    c.strategy = s;
+    search::validate(c);
+  }
+  // Constraints against the space before any training: cycles depend on shapes only, so any
+  // weights will do.
+  const weights::TensorFile w = weights::random_weights(o.net, o.seed);
+  const std::vector<floatnet::Tensor> blank(
+      1, floatnet::Tensor{o.net.in_c, o.net.in_h, o.net.in_w,
+                          std::vector<float>(static_cast<size_t>(o.net.in_c) * o.net.in_h *
+                                             o.net.in_w)});
+  search::check_feasible(compile::quantize(o.net, w, blank), cfg, o.search);
+  if (!o.name.empty()) {
+    if (o.name.find('/') != std::string::npos || o.name == "." || o.name == ".." ||
+        o.name == "supernets") {
+      bad(fmt::format("--name '{}': expected a plain directory name (not 'supernets')", o.name));
+    }
+    if (fs::exists(o.runs_dir / o.name)) {
+      bad(fmt::format(
+          "run directory '{}' already exists: an earlier run's results are never overwritten; "
+          "choose another --name or remove it",
+          (o.runs_dir / o.name).string()));
+    }
+  }
+}
+
+Result run(const Options& o) {
+  preflight(o);
+  const auto& cfg = config_by_name(o.hw_config);
+  const auto t_all = Clock::now();
+  Result res;
+  res.dir = make_run_dir(o);
+  say(o, fmt::format("run directory {}", res.dir.string()));
+  auto stage = [&](const std::string& name, Clock::time_point t0, const std::string& detail) {
+    res.stages.push_back({name, since(t0), detail});
+    say(o, fmt::format("stage {} done in {:.1f} s: {}", name, res.stages.back().seconds, detail));
+  };
+
+  // 1. The supernet: reuse a trained one of the same spec, seed and settings.
+  auto t0 = Clock::now();
+  const fs::path sdir = supernet_dir(o);
+  const fs::path marker = sdir / "trained.json";
+  std::string train_detail;
+  if (fs::exists(marker)) {
+    train_detail = fmt::format("reused {}", sdir.string());
+    say(o, fmt::format("train: {} (same spec, seed and settings)", train_detail));
+  } else {
+    train::Config tc = o.train;
+    tc.seed = o.seed;
+    tc.arch.reset();
+    tc.init.reset();
+    // An interrupted earlier training of the same key continues where it stopped.
+    tc.resume = fs::exists(sdir / "checkpoint.pt");
+    tc.force = !tc.resume && fs::exists(sdir);
+    say(o, fmt::format("train: supernet {} for {} epochs into {}{}", o.net.name, tc.epochs,
+                       sdir.string(), tc.resume ? " (resuming)" : ""));
+    const train::Result tr = train::train_supernet(o.net, tc, sdir);
+    json cands = json::array();
+    for (const auto& c : tr.candidates) {
+      cands.push_back({{"arch", spec::format_candidate(c.arch)}, {"val_accuracy", c.val_accuracy}});
+    }
+    write_text(marker, json{{"spec", spec::to_json(o.net)},
+                            {"train", train_key(o)},
+                            {"epochs_done", tr.epochs_done},
+                            {"seconds", tr.seconds},
+                            {"random_candidates", cands}}
+                           .dump(2));
+    train_detail = fmt::format("{} epochs, {:.0f} images/s", tr.epochs_done,
+                               static_cast<double>(tr.steps_done) * tc.batch /
+                                   std::max(tr.train_seconds, 1e-9));
+  }
+  runtime::FloatSupernet sn = runtime::load_supernet_dir(sdir);
+  if (!(sn.net == o.net)) {
+    throw std::runtime_error(fmt::format("'{}' holds supernet '{}', not the '{}' of this run",
+                                         (sdir / "supernet.json").string(), sn.net.name,
+                                         o.net.name));
+  }
+  stage("train", t0, train_detail);
+
+  // 2. Search: random, then evolution, same budget and seed, one fused batch per generation.
+  t0 = Clock::now();
+  const data::Dataset train_set = data::load_fashion_mnist("train");
+  const data::Dataset test_set = data::load_fashion_mnist("test");
+  if (train_set.size() != kTrainSet || test_set.size() != kTestSet) {
+    throw std::runtime_error(fmt::format(
+        "Fashion-MNIST: {} training and {} test images, expected {} and {}", train_set.size(),
+        test_set.size(), kTrainSet, kTestSet));
+  }
+  const auto calib = floatnet::dataset_images(train_set, 0, o.calib_images);
+  const size_t val0 = kTrainSet - kValSplit;
+  const auto val_imgs = train_set.byte_images(val0, val0 + o.val_images);
+  const auto val_labels = train_set.label_range(val0, val0 + o.val_images);
+  runtime::Runtime rt(compile::quantize(sn.net, sn.weights, calib), cfg, o.ref_factory, "ref");
+  // The two searches are independent and deterministic: one thread each.
+  const std::array<search::Strategy, 2> strategies = {search::Strategy::Random,
+                                                      search::Strategy::Evolution};
+  std::vector<search::SearchResult> runs(strategies.size());
+  std::mutex log_mu;
+  parallel_for(strategies.size(), o.train.threads, [&](size_t k) {
+    runtime::Runtime local = rt;
+    auto c = o.search;
+    c.strategy = strategies[k];
+    c.seed = o.seed;
+    runs[k] = search::run_search(local, cfg, c, val_imgs, val_labels, [&](const auto& p) {
+      const std::lock_guard<std::mutex> lock(log_mu);
+      say(o, fmt::format("search {}: generation {}/{}: {} evaluated, best val {} ({}), {:.0f} s",
+                         search::strategy_name(p.strategy), p.generation + 1, p.generations,
+                         p.evaluated, pct(p.best_val_accuracy), p.best_arch, p.elapsed_s));
+    });
+    runs[k].calib_images = o.calib_images;
+  });
+  report::write_outputs(res.dir / "search", runs, false);
+  const search::SearchResult& evo = runs.back();
+  const search::SearchResult& rnd = runs.front();
+  if (!evo.best) throw std::runtime_error("search: no candidate was evaluated");
+  const search::Evaluated best = evo.evaluated[*evo.best];
+  stage("search", t0,
+        fmt::format("{} + {} candidates (random + evolution), best val {} ({})",
+                    rnd.evaluated.size(), evo.evaluated.size(), pct(best.val_accuracy),
+                    spec::format_candidate(best.arch)));
+
+  // 3. The top candidates on the test set with inherited weights: int8 fused, float libtorch.
+  t0 = Clock::now();
+  const auto test_imgs = test_set.byte_images(0, o.test_images);
+  const auto test_labels = test_set.label_range(0, o.test_images);
+  std::vector<search::Evaluated> top;
+  for (size_t i : evo.top(o.top_n)) top.push_back(evo.evaluated[i]);
+  std::vector<spec::Candidate> top_arch;
+  for (const auto& e : top) top_arch.push_back(e.arch);
+  const auto top_correct = fused_correct(rt, top_arch, test_imgs, test_labels,
+                                         o.search.mini_batch, o, "test top (int8, fused)");
+  json top_json = json::array();
+  for (size_t i = 0; i < top.size(); ++i) {
+    json e = candidate_entry(top[i]);
+    e["test_accuracy_int8"] = static_cast<double>(top_correct[i]) / o.test_images;
+    e["test_accuracy_float"] = train::float_accuracy(sn.net, sn.weights, top[i].arch, test_set, 0,
+                                                     o.test_images, o.train.threads);
+    e["weights"] = "inherited";
+    top_json.push_back(e);
+    say(o, fmt::format("test {}: int8 {}, float {} (inherited weights)",
+                       e["arch"].get<std::string>(), pct(e["test_accuracy_int8"]),
+                       pct(e["test_accuracy_float"])));
+  }
+  stage("test-top", t0,
+        fmt::format("{} candidates x {} test images, int8 (fused, ref) and float (libtorch)",
+                    top.size(), o.test_images));
+
+  // 4. The chosen candidate trained standalone from its inherited weights.
+  t0 = Clock::now();
+  train::Config fc = o.train;
+  fc.seed = o.seed;
+  fc.epochs = o.finetune_epochs;
+  fc.lr = o.finetune_lr;
+  fc.arch = best.arch;
+  fc.init = sn.weights;
+  fc.resume = false;
+  fc.force = false;
+  const fs::path ft_dir = res.dir / "final" / "train";
+  say(o, fmt::format("finetune: {} for {} epochs (lr {}) from inherited weights",
+                     spec::format_candidate(best.arch), fc.epochs, fc.lr));
+  const train::Result ft = train::train_supernet(o.net, fc, ft_dir);
+  const runtime::FloatSupernet tuned = runtime::load_supernet_dir(ft_dir);
+  const weights::Subnet sub = weights::extract_subnet(tuned.net, tuned.weights, best.arch);
+  const fs::path model_dir = res.dir / "final" / "model";
+  fs::create_directories(model_dir);
+  spec::save_supernet(model_dir / "supernet.json", sub.net);
+  weights::write_safetensors(model_dir / "weights.safetensors", sub.weights);
+  const double ft_val = ft.candidates.empty() ? 0.0 : ft.candidates.front().val_accuracy;
+  stage("finetune", t0,
+        fmt::format("{} epochs, float val {}", ft.epochs_done, pct(ft_val)));
+
+  // 5. The final model quantized on its own and evaluated on the test set.
+  t0 = Clock::now();
+  const spec::Candidate only(sub.net.layers.size(), 0);
+  runtime::Runtime final_rt(compile::quantize(sub.net, sub.weights, calib), cfg, o.ref_factory,
+                            "ref");
+  const runtime::EvalResult fin =
+      eval_chunked(final_rt, only, test_imgs, test_labels, o, "test final (int8)");
+  const double fin_int8 = static_cast<double>(fin.correct) / o.test_images;
+  const double fin_float =
+      train::float_accuracy(sub.net, sub.weights, only, test_set, 0, o.test_images, o.train.threads);
+  const uint64_t cycles_per_image = search::CycleModel(final_rt.supernet(), cfg).cycles(only);
+  stage("test-final", t0,
+        fmt::format("int8 {}, float {} on {} test images", pct(fin_int8), pct(fin_float),
+                    o.test_images));
+
+  // 6. RTL cross-check of the final model on the first test images.
+  json rtl = nullptr;
+  bool rtl_ok = true;
+  if (o.rtl_images > 0) {
+    t0 = Clock::now();
+    const auto imgs = std::span(test_imgs).subspan(0, o.rtl_images);
+    const auto labels = std::span(test_labels).subspan(0, o.rtl_images);
+    // One Verilated model per thread (each has its own context), images split between them;
+    // the reference runs the same pieces, so logits and cycle counts compare piece by piece.
+    const size_t pieces = std::min<size_t>(static_cast<size_t>(std::max(o.train.threads, 1)),
+                                           o.rtl_images);
+    std::vector<runtime::EvalResult> rtl_part(pieces), ref_part(pieces);
+    std::mutex rtl_mu;
+    parallel_for(pieces, o.train.threads, [&](size_t k) {
+      const size_t b = o.rtl_images * k / pieces, e = o.rtl_images * (k + 1) / pieces;
+      runtime::Runtime rtl_rt(final_rt.supernet(), cfg, o.rtl_factory, "rtl");
+      rtl_rt.set_progress([&, k, t1 = Clock::now()](uint64_t cycles, uint32_t descs) {
+        const std::lock_guard<std::mutex> lock(rtl_mu);
+        say(o, fmt::format("rtl[{}]: {:.1f} M cycles, {} descriptors, {:.0f} s", k, cycles / 1e6,
+                           descs, since(t1)));
+      });
+      rtl_part[k] = rtl_rt.evaluate(only, imgs.subspan(b, e - b), labels.subspan(b, e - b));
+      runtime::Runtime ref_rt = final_rt;
+      ref_part[k] = ref_rt.evaluate(only, imgs.subspan(b, e - b), labels.subspan(b, e - b));
+    });
+    runtime::EvalResult rr, rf;
+    for (size_t k = 0; k < pieces; ++k) {
+      for (auto [dst, src] : {std::pair{&rr, &rtl_part[k]}, std::pair{&rf, &ref_part[k]}}) {
+        dst->logits.insert(dst->logits.end(), src->logits.begin(), src->logits.end());
+        dst->correct += src->correct;
+        dst->cycles += src->cycles;
+      }
+    }
+    rr.logits_sha256 = runtime::sha256_hex(std::span<const uint8_t>(
+        reinterpret_cast<const uint8_t*>(rr.logits.data()), rr.logits.size()));
+    const size_t classes = static_cast<size_t>(sub.net.classes);
+    const bool same_as_chunked = std::equal(rf.logits.begin(), rf.logits.end(), fin.logits.begin());
+    size_t mismatched = 0;
+    for (size_t i = 0; i < rr.logits.size() && i < rf.logits.size(); ++i) {
+      mismatched += rr.logits[i] != rf.logits[i];
+    }
+    rtl_ok = rr.logits.size() == o.rtl_images * classes && rr.logits == rf.logits &&
+             same_as_chunked && rr.correct == rf.correct;
+    rtl = {{"images", o.rtl_images},
+           {"runs", pieces},
+           {"logits_identical", rtl_ok},
+           {"mismatched_logits", mismatched},
+           {"logits_sha256", rr.logits_sha256},
+           {"correct", rr.correct},
+           {"rtl_cycles", rr.cycles},
+           {"ref_model_cycles", rf.cycles},
+           {"cycle_error_pct", rr.cycles ? 100.0 *
+                                               std::abs(static_cast<double>(rr.cycles) -
+                                                        static_cast<double>(rf.cycles)) /
+                                               static_cast<double>(rr.cycles)
+                                         : 0.0},
+           {"hw_config", o.hw_config}};
+    stage("rtl-check", t0,
+          fmt::format("{} images on the Verilated {} model: logits {}, {} cycles (ref model {})",
+                      o.rtl_images, o.hw_config, rtl_ok ? "identical" : "DIFFER", rr.cycles,
+                      rf.cycles));
+  }
+
+  // 7. result.json (seeds decide it all: no times in it), report.md, pareto.svg, timing.json.
+  json best_json = candidate_entry(best);
+  best_json["test_accuracy_int8"] = fin_int8;
+  best_json["test_accuracy_float"] = fin_float;
+  best_json["inherited_test_accuracy_int8"] = top_json.at(0)["test_accuracy_int8"];
+  best_json["inherited_test_accuracy_float"] = top_json.at(0)["test_accuracy_float"];
+  best_json["weights"] = "fine-tuned";
+  best_json["finetune"] = {{"epochs", o.finetune_epochs},
+                           {"lr", o.finetune_lr},
+                           {"val_accuracy_float", ft_val}};
+  best_json["final_cycles_per_image"] = cycles_per_image;
+  best_json["model_dir"] = "final/model";
+  best_json["rtl"] = rtl;
+  const json search_all = report::result_json(runs);
+  json result = {
+      {"supernet", o.net.name},
+      {"seed", o.seed},
+      {"settings",
+       {{"train", train_key(o)},
+        {"search", search_all["config"]},
+        {"finetune_epochs", o.finetune_epochs},
+        {"finetune_lr", o.finetune_lr},
+        {"val_images", o.val_images},
+        {"calib_images", o.calib_images},
+        {"test_images", o.test_images},
+        {"rtl_images", o.rtl_images},
+        {"hw_config", o.hw_config}}},
+      {"best", best_json},
+      {"top", top_json},
+      {"pareto", search_all["pareto"]},
+      {"comparison", search_all.value("comparison", json::object())},
+      {"evaluated_count", evo.evaluated.size()},
+      {"evaluated", search_all["evaluated"]},
+      {"files",
+       {{"search", "search/result.json"},
+        {"report", "report.md"},
+        {"pareto_svg", "pareto.svg"},
+        {"final_model", "final/model"}}}};
+  res.result = result;
+  write_text(res.dir / "result.json", result.dump(2) + "\n");
+  write_text(res.dir / "pareto.svg", report::pareto_svg(runs));
+
+  // The summary table (stdout and report.md).
+  std::string table;
+  table += fmt::format("{:<11} {:>9}  {}\n", "stage", "seconds", "detail");
+  for (const auto& s : res.stages) {
+    table += fmt::format("{:<11} {:>9.1f}  {}\n", s.name, s.seconds, s.detail);
+  }
+  table += fmt::format("{:<11} {:>9.1f}\n\n", "total", since(t_all));
+  table += fmt::format("{:<4} {:<22} {:>8} {:>10} {:>10} {:>10} {:>8} {:>11}\n", "rank", "arch",
+                       "val", "test int8", "test float", "MACs", "params", "cycles/img");
+  for (size_t i = 0; i < top_json.size(); ++i) {
+    const auto& e = top_json[i];
+    table += fmt::format("{:<4} {:<22} {:>8} {:>10} {:>10} {:>10} {:>8} {:>11}\n", i + 1,
+                         e["arch"].get<std::string>(), pct(e["val_accuracy"]),
+                         pct(e["test_accuracy_int8"]), pct(e["test_accuracy_float"]),
+                         e["macs"].get<uint64_t>(), e["params"].get<uint64_t>(),
+                         e["cycles"].get<uint64_t>());
+  }
+  table += fmt::format("{:<4} {:<22} {:>8} {:>10} {:>10} {:>10} {:>8} {:>11}\n", "best",
+                       spec::format_candidate(best.arch) + " (fine-tuned)", pct(best.val_accuracy),
+                       pct(fin_int8), pct(fin_float), best.macs, best.params, cycles_per_image);
+  const auto cmp = [](const search::SearchResult& r) {
+    return r.best ? r.evaluated[*r.best].correct : size_t{0};
+  };
+  const std::string verdict = cmp(evo) > cmp(rnd)    ? "beats"
+                              : cmp(evo) == cmp(rnd) ? "ties with"
+                                                     : "loses to";
+  table += fmt::format("\nevolution {} random at {} evaluations each: best val {} vs {}\n",
+                       verdict, evo.evaluated.size(),
+                       pct(evo.best ? evo.evaluated[*evo.best].val_accuracy : 0),
+                       pct(rnd.best ? rnd.evaluated[*rnd.best].val_accuracy : 0));
+  if (!rtl.is_null()) {
+    table += fmt::format("RTL cross-check: {} test images, logits {}, {} cycles ({} per image)\n",
+                         o.rtl_images, rtl_ok ? "identical to the reference" : "DIFFER",
+                         rtl["rtl_cycles"].get<uint64_t>(),
+                         rtl["rtl_cycles"].get<uint64_t>() / o.rtl_images);
+  }
+  res.summary = table;
+
+  std::string md = fmt::format("# NAS run `{}`\n\n", res.dir.filename().string());
+  md += fmt::format(
+      "Supernet `{}` (seed {}), searched on the `{}` hardware configuration (reference backend), "
+      "final model cross-checked on the RTL. Accuracies are fractions of {} validation images "
+      "(search) and {} Fashion-MNIST test images.\n\n",
+      o.net.name, o.seed, o.hw_config, o.val_images, o.test_images);
+  md += "```\n" + table + "```\n\n";
+  md += "Files: `result.json` (everything above, machine-readable), `search/` (the search's own "
+        "result.json and report), `final/model` (the fine-tuned network: `nasa eval --supernet "
+        "final/model --arch " +
+        spec::format_candidate(only) + "`), `pareto.svg`.\n\n";
+  std::string search_md = report::markdown(runs);
+  // nest the search report's headings one level down
+  std::string nested;
+  size_t pos = 0;
+  while (pos < search_md.size()) {
+    size_t nl = search_md.find('\n', pos);
+    if (nl == std::string::npos) nl = search_md.size();
+    std::string line = search_md.substr(pos, nl - pos);
+    if (line.starts_with("#")) line = "#" + line;
+    if (line.starts_with("![")) line = "![accuracy vs cycles](pareto.svg)";
+    nested += line + "\n";
+    pos = nl + 1;
+  }
+  md += nested;
+  write_text(res.dir / "report.md", md);
+
+  json timing = json::array();
+  for (const auto& s : res.stages) {
+    timing.push_back({{"stage", s.name}, {"seconds", s.seconds}, {"detail", s.detail}});
+  }
+  write_text(res.dir / "timing.json",
+             json{{"stages", timing}, {"total_seconds", since(t_all)}}.dump(2) + "\n");
+  if (!rtl_ok) {
+    throw std::runtime_error(fmt::format(
+        "RTL cross-check failed: the Verilated model's logits differ from the reference model's "
+        "({} of {} differ); see '{}'",
+        rtl["mismatched_logits"].get<size_t>(), o.rtl_images * static_cast<size_t>(sub.net.classes),
+        (res.dir / "result.json").string()));
+  }
+  return res;
+}
+
+}  // namespace nasa::pipeline

@@ -1,0 +1,70 @@
+// The memoized cycle model (cycles::LayerMemo) against replaying the engine: for compiled programs
+// of many images (the same layer shapes at many addresses) on every configuration, the memo's
+// counters equal cycles::program of the whole program and the sum of cycles::add_layer, counter
+// by counter, while replaying only a few distinct layers.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "nasa/compiler.h"
+#include "nasa/cycle_model.h"
+#include "nasa/fusion.h"
+#include "nasa/supernet_weights.h"
+#include "tiny_net.h"
+
+namespace {
+
+using nasa::cycles::Counters;
+
+void check_programs(const nasa::spec::Supernet& net, const nasa::hw::Config& cfg, size_t images,
+                    uint64_t seed) {
+  const auto w = nasa::weights::random_weights(net, seed);
+  const std::vector<nasa::floatnet::Tensor> calib(
+      1, nasa::floatnet::Tensor{net.in_c, net.in_h, net.in_w,
+                                std::vector<float>(static_cast<size_t>(net.in_c) * net.in_h *
+                                                       net.in_w,
+                                                   0.5f)});
+  const auto q = nasa::compile::quantize(net, w, calib);
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  std::vector<std::vector<uint8_t>> imgs(images);
+  for (auto& im : imgs) {
+    im.resize(static_cast<size_t>(net.in_h) * net.in_w * net.in_c);
+    for (auto& p : im) p = static_cast<uint8_t>(rng());
+  }
+  const auto dram = nasa::cycles::default_dram(cfg);
+  for (const auto& c : nasa::fusion::random_candidates(net, 6, seed)) {
+    const auto p = nasa::compile::compile(q, c, imgs, cfg);
+    const Counters whole = nasa::cycles::program(p.descs, p.desc_addr, cfg, dram);
+    Counters summed{}, memoized{};
+    nasa::cycles::LayerMemo memo(cfg, dram);
+    for (size_t i = 0; i < p.descs.size(); ++i) {
+      const auto at = static_cast<uint32_t>(p.desc_addr + i * nasa::hw::kDescBytes);
+      nasa::cycles::add_layer(p.descs[i], cfg, dram, summed, at);
+      memo.add_layer(p.descs[i], memoized, at);
+    }
+    const std::string what = std::string(cfg.name) + " " + nasa::spec::format_candidate(c);
+    EXPECT_EQ(whole, summed) << what;
+    EXPECT_EQ(whole, memoized) << what;
+    EXPECT_EQ(memo.hits() + memo.misses(), p.descs.size()) << what;
+    // the images' layers share shapes: far fewer replays than layers
+    EXPECT_LT(memo.misses() * 2, p.descs.size()) << what;
+  }
+}
+
+TEST(CycleMemo, EqualsTheEngineReplayOnFmnistPrograms) {
+  const auto net = nasa::spec::builtin_space("fmnist-mb14");
+  for (const char* name : {"sim", "large"}) check_programs(net, nasa::config_by_name(name), 9, 11);
+}
+
+TEST(CycleMemo, EqualsTheEngineReplayOnTinyPrograms) {
+  const std::vector<nasa::spec::OpSpec> ops = {nasa::spec::parse_op("mb_k3_e3"),
+                                               nasa::spec::parse_op("conv_k3"),
+                                               nasa::spec::parse_op("skip")};
+  const auto net = nasa::testing::tiny_net(3, ops);
+  for (const char* name : {"fpga", "sim", "large"}) {
+    check_programs(net, nasa::config_by_name(name), 7, 5);
+  }
+}
+
+}  // namespace
