@@ -24,13 +24,14 @@ NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include
 
 COSIM := $(BUILD)/bin/nasa-cosim
 
-.PHONY: help deps need-deps configure build test sim run lint synth gen clean
+.PHONY: help deps need-deps configure build test sim run bench lint synth gen clean
 
 help:
 	@echo "make deps    install missing Debian packages (apt-get; no-op when all are present)"
 	@echo "make build   configure ($(BUILD)/, $(BUILD_TYPE)) and build everything"
 	@echo "make test    build, then ctest: unit, gen_pkg_check, cosim, lint, synth_* tests"
 	@echo "make run     the NAS job: build nasa, train + search + fine-tune + RTL check (runs/)"
+	@echo "make bench   benchmarks: fusion on FBNet/Proxyless spaces, RTL efficiency, peers; BENCHMARKS.md"
 	@echo "make sim     build and run the cosim suite: SEED=$(SEED) LAYERS=$(LAYERS)"
 	@echo "make lint    verilator --lint-only -Wall of rtl/ for every configuration"
 	@echo "make synth   yosys: synth_ice40 (fpga) and generic synthesis (sim); build/synth/"
@@ -69,6 +70,12 @@ configure: need-deps
 
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
+
+# Benchmarks: regenerates bench/results.json and BENCHMARKS.md (about 25 min). BENCH_ARGS adds
+# nasa-bench options; the CI-sized version is ctest bench_quick.
+BENCH_ARGS ?=
+bench: build
+	$(BUILD)/bin/nasa-bench $(BENCH_ARGS)
 
 # NASA_MAKE_TEST=1: a test that finds a tool missing fails instead of skipping.
 test: build

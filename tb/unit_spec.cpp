@@ -40,6 +40,18 @@ TEST(Spec, ExampleFileEqualsBuiltin) {
       << "regenerate docs/spaces/fmnist-mb.json with save_supernet(builtin_space(\"fmnist-mb\"))";
 }
 
+// Every built-in space has its JSON under docs/spaces/, equal to what the code builds.
+TEST(Spec, EveryBuiltinHasItsFile) {
+  for (const auto& name : nasa::spec::builtin_space_names()) {
+    const std::string path = std::string(NASA_SOURCE_DIR) + "/docs/spaces/" + name + ".json";
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    EXPECT_EQ(json::parse(in), to_json(nasa::spec::builtin_space(name)))
+        << "regenerate " << path << " with `nasa init --space " << name << "`";
+  }
+  EXPECT_EQ(nasa::spec::builtin_space(nasa::spec::kDefaultSpace).name, nasa::spec::kDefaultSpace);
+}
+
 TEST(Spec, LoadsExampleFile) {
   Supernet n = load_supernet(example_path());
   EXPECT_EQ(n, fmnist());

@@ -421,6 +421,47 @@ nlohmann::json to_json(const MemoryPlan& p) {
                         {"scratch_bytes", p.scratch_bytes}};
 }
 
+BufferModel buffer_model(const hw::Config& cfg) {
+  return {cfg.in_buf_bytes, uint64_t{cfg.kred_max} * cfg.cols * 2};
+}
+
+std::vector<bool> nodes_to_run(const FusedGraph& g, const std::vector<bool>& cached) {
+  if (cached.size() != g.nodes.size()) {
+    throw FusionError(fmt::format("with_cached: {} cache flags for a graph of {} nodes",
+                                  cached.size(), g.nodes.size()));
+  }
+  std::vector<bool> run(g.nodes.size(), false);
+  // children have larger ids than their parent (allocation order): one pass from the back
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    const Node& n = g.nodes[i];
+    const bool leaf = n.depth == g.num_layers;
+    if (leaf && cached[i]) {
+      throw FusionError(fmt::format(
+          "with_cached: leaf node {} is marked cached (a candidate is evaluated once)", i));
+    }
+    bool needed = leaf;
+    for (uint32_t c : n.children) needed = needed || run[c];
+    run[i] = needed && !cached[i];
+  }
+  return run;
+}
+
+Schedule with_cached(const Schedule& s, const FusedGraph& g, const std::vector<bool>& cached) {
+  const std::vector<bool> run = nodes_to_run(g, cached);
+  Schedule out = s;
+  out.steps.clear();
+  for (const Step& st : s.steps) {
+    if (st.op != StepOp::Head && !run.at(st.node)) continue;
+    out.steps.push_back(st);
+    Tensor& in = out.tensors.at(st.input);
+    // produced by a node that does not run: it comes from the cache
+    if (in.kind == TensorKind::Act && in.node != kNoParent && !run.at(in.node)) {
+      in.kind = TensorKind::Image;
+    }
+  }
+  return out;
+}
+
 ScheduleReport model_schedule(const Schedule& s, size_t images, const BufferModel& buffers,
                               size_t mini_batch) {
   if (images == 0 || mini_batch == 0) {

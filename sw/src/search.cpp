@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <random>
 #include <set>
@@ -46,7 +47,7 @@ std::vector<size_t> SearchResult::top(size_t n) const {
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
   std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
     const auto &x = evaluated[a], &y = evaluated[b];
-    if (x.correct != y.correct) return x.correct > y.correct;
+    if (x.val_accuracy != y.val_accuracy) return x.val_accuracy > y.val_accuracy;
     return x.cycles < y.cycles;
   });
   if (idx.size() > n) idx.resize(n);
@@ -117,21 +118,30 @@ namespace {
 // Why a draw was rejected, for the "constraint impossible" message.
 enum Reject { kMacs, kParams, kCycles, kNumRejects };
 
+// What one evaluation of a batch gives back: a score per candidate (validation accuracy, or a
+// stand-in fitness) and, for accelerator runs, correct counts and the batch runs' counters.
+struct BatchOutcome {
+  std::vector<double> score;
+  std::vector<size_t> correct;  // empty when the score is not a count
+  size_t batches = 0, nodes = 0;
+  uint64_t cycles = 0, macs = 0;
+};
+using BatchEval = std::function<BatchOutcome(const std::vector<spec::Candidate>&)>;
+
 class Searcher {
  public:
-  // `rt` may be null for a feasibility check (nothing is evaluated then).
-  Searcher(runtime::Runtime* rt, const compile::QSupernet& q, const hw::Config& cfg,
-           const SearchConfig& c, std::span<const std::vector<uint8_t>> images,
-           std::span<const uint8_t> labels, const ProgressFn& progress)
-      : rt_(rt),
-        net_(q.net),
+  // `q` (for the cycle model) may be null when no constraint or report needs cycles; `eval` may
+  // be empty for a feasibility check (nothing is evaluated then).
+  Searcher(const spec::Supernet& net, const compile::QSupernet* q, const hw::Config& cfg,
+           const SearchConfig& c, BatchEval eval, size_t val_images, const ProgressFn& progress)
+      : net_(net),
         c_(c),
-        images_(images),
-        labels_(labels),
+        eval_(std::move(eval)),
+        val_images_(val_images),
         progress_(progress),
-        cycles_(q, cfg),
         rng_(c.seed),
         t0_(std::chrono::steady_clock::now()) {
+    if (q) cycles_.emplace(*q, cfg);
     for (size_t l = 0; l < net_.layers.size(); ++l) {
       std::vector<int> ok;
       for (size_t k = 0; k < net_.layers[l].choices.size(); ++k) {
@@ -155,7 +165,7 @@ class Searcher {
     res_.supernet = net_.name;
     res_.backend = backend_name;
     res_.hw_config = std::string(cfg.name);
-    res_.val_images = images_.size();
+    res_.val_images = val_images_;
     for (size_t g = 0; g < c_.generations; ++g) {
       std::vector<spec::Candidate> batch;
       // Random search draws exactly as many candidates per generation as evolution evaluates,
@@ -226,7 +236,7 @@ class Searcher {
     const auto& k = c_.constraints;
     if (k.max_macs && e.macs > k.max_macs) return kMacs;
     if (k.max_params && e.params > k.max_params) return kParams;
-    e.cycles = cycles_.cycles(c);
+    e.cycles = cycles_ ? cycles_->cycles(c) : 0;
     min_cycles_ = std::min(min_cycles_, e.cycles);
     if (k.max_cycles && e.cycles > k.max_cycles) return kCycles;
     return kNumRejects;
@@ -301,26 +311,21 @@ class Searcher {
     GenerationStats st;
     st.generation = g;
     st.candidates = batch.size();
-    compile::BatchOptions opt;
-    opt.mini_batch = c_.mini_batch;
-    for (const auto& piece : split_batch(net_, batch)) {
-      const auto r = rt_->evaluate_fused(piece, 0, images_, labels_, opt);
-      if (r.candidates != piece || r.correct.size() != piece.size()) {
-        throw std::runtime_error(
-            fmt::format("{} backend: the batch of {} candidates came back as {} candidates",
-                        rt_->backend(), piece.size(), r.candidates.size()));
-      }
-      ++st.batches;
-      st.nodes += r.nodes.size();
-      st.cycles += r.cycles;
-      st.macs += r.macs;
-      for (size_t i = 0; i < piece.size(); ++i) {
-        Evaluated e = pending_.at(piece[i]);
-        e.correct = r.correct[i];
-        e.val_accuracy = images_.empty() ? 0.0 : static_cast<double>(r.correct[i]) / images_.size();
-        e.generation = g;
-        res_.evaluated.push_back(std::move(e));
-      }
+    const BatchOutcome r = eval_(batch);
+    if (r.score.size() != batch.size() || (!r.correct.empty() && r.correct.size() != batch.size())) {
+      throw std::runtime_error(fmt::format("evaluation of {} candidates returned {} scores",
+                                           batch.size(), r.score.size()));
+    }
+    st.batches = r.batches;
+    st.nodes = r.nodes;
+    st.cycles = r.cycles;
+    st.macs = r.macs;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Evaluated e = pending_.at(batch[i]);
+      e.correct = r.correct.empty() ? 0 : r.correct[i];
+      e.val_accuracy = r.score[i];
+      e.generation = g;
+      res_.evaluated.push_back(std::move(e));
     }
     pending_.clear();
     const size_t b = res_.top(1).front();
@@ -339,13 +344,12 @@ class Searcher {
     }
   }
 
-  runtime::Runtime* rt_;
   const spec::Supernet& net_;
   SearchConfig c_;
-  std::span<const std::vector<uint8_t>> images_;
-  std::span<const uint8_t> labels_;
+  BatchEval eval_;
+  size_t val_images_ = 0;
   const ProgressFn& progress_;
-  CycleModel cycles_;
+  std::optional<CycleModel> cycles_;
   std::mt19937_64 rng_;
   std::chrono::steady_clock::time_point t0_;
   std::vector<std::vector<int>> allowed_;
@@ -368,15 +372,57 @@ SearchResult run_search(runtime::Runtime& rt, const hw::Config& cfg, const Searc
         fmt::format("search: {} validation images but {} labels", images.size(), labels.size()));
   }
   if (images.empty()) throw SearchError("search: no validation images");
-  Searcher s(&rt, rt.supernet(), cfg, config, images, labels, progress);
+  // Each generation as fused batch runs on the runtime's device (split where the hardware tables
+  // would overflow).
+  BatchEval eval = [&](const std::vector<spec::Candidate>& batch) {
+    BatchOutcome out;
+    compile::BatchOptions opt;
+    opt.mini_batch = config.mini_batch;
+    for (const auto& piece : split_batch(rt.supernet().net, batch)) {
+      const auto r = rt.evaluate_fused(piece, 0, images, labels, opt);
+      if (r.candidates != piece || r.correct.size() != piece.size()) {
+        throw std::runtime_error(
+            fmt::format("{} backend: the batch of {} candidates came back as {} candidates",
+                        rt.backend(), piece.size(), r.candidates.size()));
+      }
+      ++out.batches;
+      out.nodes += r.nodes.size();
+      out.cycles += r.cycles;
+      out.macs += r.macs;
+      for (size_t c : r.correct) {
+        out.correct.push_back(c);
+        out.score.push_back(static_cast<double>(c) / static_cast<double>(images.size()));
+      }
+    }
+    return out;
+  };
+  Searcher s(rt.supernet().net, &rt.supernet(), cfg, config, std::move(eval), images.size(),
+             progress);
   return s.run(rt.backend(), cfg);
+}
+
+SearchResult run_search_fitness(const spec::Supernet& net, const SearchConfig& config,
+                                const FitnessFn& fitness, const ProgressFn& progress) {
+  validate(config);
+  if (config.constraints.max_cycles) {
+    throw SearchError("--max-cycles needs the accelerator's cycle model (run_search)");
+  }
+  BatchEval eval = [&](const std::vector<spec::Candidate>& batch) {
+    BatchOutcome out;
+    out.score = fitness(batch);
+    out.batches = 1;
+    out.nodes = fusion::fuse(net, batch).nodes.size();
+    return out;
+  };
+  Searcher s(net, nullptr, hw::kConfigs[0], config, std::move(eval), 0, progress);
+  return s.run("fitness", hw::kConfigs[0]);
 }
 
 void check_feasible(const compile::QSupernet& q, const hw::Config& cfg,
                     const SearchConfig& config) {
   validate(config);
   const ProgressFn none;  // the searcher keeps a reference
-  Searcher s(nullptr, q, cfg, config, {}, {}, none);
+  Searcher s(q.net, &q, cfg, config, {}, 0, none);
   s.check_feasible();
 }
 

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <string>
 #include <utility>
 
 #include "nasa/spec.h"
@@ -60,10 +61,65 @@ Supernet fmnist_mb14() {
   return n;
 }
 
+// ImageNet-sized spaces for the fusion benchmarks (bench/): shapes only, never trained here.
+// `stages`: (out_channels, first stride, layers); a stage's first layer changes shape, the others
+// keep it and may also be skipped.
+struct Stage {
+  int channels, stride, layers;
+};
+Supernet imagenet_space(std::string name, Stem stem, const std::vector<Stage>& stages,
+                        const std::vector<std::string_view>& first_ops,
+                        const std::vector<std::string_view>& other_ops, int head) {
+  Supernet n;
+  n.name = std::move(name);
+  n.in_h = n.in_w = 224;
+  n.in_c = 3;
+  n.classes = 1000;
+  n.stem = stem;
+  int c = stem.out_channels;
+  for (const Stage& st : stages) {
+    for (int i = 0; i < st.layers; ++i) {
+      const bool first = i == 0 && (st.stride != 1 || st.channels != c);
+      n.layers.push_back({st.channels, i == 0 ? st.stride : 1, ops(first ? first_ops : other_ops)});
+      c = st.channels;
+    }
+  }
+  n.head = {head};
+  n.act = "relu6";
+  return n;
+}
+
+// FBNet (Wu et al. 2019) macro-architecture: 22 choice layers, 9 ops each. FBNet's ops are
+// MBConv k3/k5 x e1/e3/e6, two grouped variants (k3_e1_g2, k5_e1_g2) and skip; the engine has no
+// grouped pointwise convolution, so mb_k7_e3 and mb_k7_e6 stand in for the grouped ones, and the
+// first layer of a stage (which cannot be an identity) offers mb_k7_e1 instead of skip.
+Supernet fbnet_imagenet() {
+  return imagenet_space(
+      "fbnet-imagenet", {16, 3, 2},
+      {{16, 1, 1}, {24, 2, 4}, {32, 2, 4}, {64, 2, 4}, {112, 1, 4}, {184, 2, 4}, {352, 1, 1}},
+      {"mb_k3_e1", "mb_k3_e3", "mb_k3_e6", "mb_k5_e1", "mb_k5_e3", "mb_k5_e6", "mb_k7_e3",
+       "mb_k7_e6", "mb_k7_e1"},
+      {"mb_k3_e1", "mb_k3_e3", "mb_k3_e6", "mb_k5_e1", "mb_k5_e3", "mb_k5_e6", "mb_k7_e3",
+       "mb_k7_e6", "skip"},
+      1984);
+}
+
+// ProxylessNAS (Cai et al. 2019) mobile space: 21 choice layers of MBConv k3/k5/k7 x e3/e6 plus
+// zero (skip) where the layer keeps its shape (first layer of a stage: the six MBConvs).
+Supernet proxyless_imagenet() {
+  return imagenet_space(
+      "proxyless-imagenet", {32, 3, 2},
+      {{24, 2, 4}, {40, 2, 4}, {80, 2, 4}, {96, 1, 4}, {192, 2, 4}, {320, 1, 1}},
+      {"mb_k3_e3", "mb_k3_e6", "mb_k5_e3", "mb_k5_e6", "mb_k7_e3", "mb_k7_e6"},
+      {"mb_k3_e3", "mb_k3_e6", "mb_k5_e3", "mb_k5_e6", "mb_k7_e3", "mb_k7_e6", "skip"}, 1280);
+}
+
 const std::vector<std::pair<std::string, std::function<Supernet()>>>& registry() {
   static const std::vector<std::pair<std::string, std::function<Supernet()>>> r = {
       {"fmnist-mb14", fmnist_mb14},
       {"fmnist-mb", fmnist_mb},
+      {"fbnet-imagenet", fbnet_imagenet},
+      {"proxyless-imagenet", proxyless_imagenet},
   };
   return r;
 }

@@ -158,10 +158,6 @@ struct BatchSource {
 };
 
 // The on-chip buffers of the configuration, as the schedule DRAM model sees them.
-nasa::fusion::BufferModel buffers_of(const nasa::hw::Config& cfg) {
-  return {cfg.in_buf_bytes, uint64_t{cfg.kred_max} * cfg.cols * 2};
-}
-
 int cmd_fuse(const SpecSource& src, const BatchSource& b, size_t images, size_t mini_batch,
              const std::string& config, const std::string& svg_path, bool json) {
   const Supernet net = src.load();
@@ -170,7 +166,7 @@ int cmd_fuse(const SpecSource& src, const BatchSource& b, size_t images, size_t 
   const auto g = nasa::fusion::fuse(net, batch);
   const auto st = nasa::fusion::fusion_stats(net, g);
   const auto& cfg = nasa::config_by_name(config);
-  const auto reports = nasa::fusion::compare_schedules(net, g, images, buffers_of(cfg), mini_batch);
+  const auto reports = nasa::fusion::compare_schedules(net, g, images, nasa::fusion::buffer_model(cfg), mini_batch);
   const auto bound = nasa::fusion::dram_lower_bound(net, g, images);
   const auto plan = nasa::fusion::plan_memory(
       nasa::fusion::make_schedule(net, g, nasa::fusion::ScheduleKind::DepthFirst));

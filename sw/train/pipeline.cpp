@@ -5,16 +5,15 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <chrono>
 #include <fstream>
+#include <mutex>
 #include <stdexcept>
 
 #include "nasa/compiler.h"
 #include "nasa/data.h"
 #include "nasa/float_eval.h"
+#include "nasa/parallel.h"
 #include "nasa/report.h"
 #include "nasa/supernet_weights.h"
 
@@ -92,30 +91,6 @@ fs::path make_run_dir(const Options& o) {
     const fs::path p = o.runs_dir / (k == 1 ? base : fmt::format("{}-{}", base, k));
     if (fs::create_directory(p)) return p;
   }
-}
-
-// Runs fn(0) .. fn(n-1) on up to `threads` threads (each index once); rethrows the first error.
-void parallel_for(size_t n, int threads, const std::function<void(size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  std::exception_ptr err;
-  std::mutex mu;
-  auto worker = [&] {
-    for (size_t i; (i = next++) < n;) {
-      try {
-        fn(i);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(mu);
-        if (!err) err = std::current_exception();
-        next = n;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  const size_t t = std::min<size_t>(n, static_cast<size_t>(std::max(threads, 1)));
-  for (size_t k = 1; k < t; ++k) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
-  if (err) std::rethrow_exception(err);
 }
 
 // Int8 correct counts of `cands` on images, fused on the runtime's device, in chunks run in

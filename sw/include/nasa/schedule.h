@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nasa/fusion.h"
+#include "nasa/hw_spec.h"
 #include "nasa/spec.h"
 
 namespace nasa::fusion {
@@ -74,6 +75,18 @@ uint32_t op_id_of(const spec::Supernet& net, int layer, int choice);
 // Throws FusionError when `g` is empty or was not fused for `net`.
 Schedule make_schedule(const spec::Supernet& net, const FusedGraph& g, ScheduleKind kind);
 
+// The work of `s` that remains when the outputs of the nodes marked in `cached` (one flag per
+// node of `g`, the graph `s` was made from) are already in DRAM from an earlier batch (a
+// cross-generation activation cache): a node runs when it is not cached and its output is needed
+// (it is a leaf, or one of its children runs); stem, op and skip steps of nodes that do not run
+// are dropped, heads all stay. A cached output that a remaining step reads becomes an input like
+// the image: read from DRAM, never written by this schedule. Throws FusionError when `cached`
+// does not have one flag per node or marks a leaf (a leaf is a whole candidate: it is never
+// evaluated twice).
+Schedule with_cached(const Schedule& s, const FusedGraph& g, const std::vector<bool>& cached);
+// Per node of `g`: whether it runs under `cached` (the rule of with_cached).
+std::vector<bool> nodes_to_run(const FusedGraph& g, const std::vector<bool>& cached);
+
 // Activation arena of one image (the hardware repeats it per image of a mini-batch with a
 // stride). A tensor is live from the step that produces it to the last step that reads it. The
 // image (at its own address) and the logits (written out) are not in the arena.
@@ -103,6 +116,10 @@ struct BufferModel {
   uint64_t act_buffer_bytes = 0;
   uint64_t weight_buffer_bytes = 0;
 };
+
+// The buffers of a hardware configuration: the input buffer for activations, and the weight
+// columns the engine holds (KredMax x Cols, double-buffered).
+BufferModel buffer_model(const hw::Config& cfg);
 
 // Modeled DRAM traffic of running a schedule on `images` images, `mini_batch` images per step
 // (the schedule repeats per mini-batch; the last one may be shorter). Rules:

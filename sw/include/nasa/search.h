@@ -113,6 +113,14 @@ SearchResult run_search(runtime::Runtime& rt, const hw::Config& cfg, const Searc
                         std::span<const std::vector<uint8_t>> images,
                         std::span<const uint8_t> labels, const ProgressFn& progress = {});
 
+// The same protocol with a caller-supplied fitness (higher is better; stored as val_accuracy) in
+// place of accelerator runs: studies of the search itself on shape-only spaces (bench). No cycle
+// model: max_cycles must be 0 and cycles are reported as 0. Each generation's `nodes` is its
+// fused graph's size.
+using FitnessFn = std::function<std::vector<double>(std::span<const spec::Candidate>)>;
+SearchResult run_search_fitness(const spec::Supernet& net, const SearchConfig& config,
+                                const FitnessFn& fitness, const ProgressFn& progress = {});
+
 // Throws SearchError ("constraint impossible: ...") when no candidate satisfies the constraints,
 // as run_search would, but without evaluating anything. `q` may hold any weights (cycles depend on
 // the shapes only), so this runs before the supernet is trained.

@@ -1,0 +1,576 @@
+// `nasa-bench`: the benchmark suite behind `make bench`. Measures, in one run on this machine:
+//   1. fusion on standard spaces (FBNet, ProxylessNAS): MACs and modeled DRAM bytes per SPOS
+//      generation for (a) every candidate alone, (b) within-generation fusion, (c) (b) plus
+//      sibling / weight-grouped scheduling, (d) (c) plus a bounded cross-generation cache;
+//   2. accelerator efficiency per op type and shape class on the RTL (sim, large);
+//   3. peers side by side on the same candidates and images: libtorch fp32 one candidate at a
+//      time, the fused int8 reference executor, and the modeled accelerator;
+//   4. Verilator simulation speed per configuration.
+// Writes bench/results.json and BENCHMARKS.md (every figure in them comes from this run).
+// --quick: a small version for CI that checks fused MACs <= unfused MACs and the cache budget.
+#include <fmt/format.h>
+#include <sys/utsname.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <list>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nasa/compiler.h"
+#include "nasa/data.h"
+#include "nasa/device.h"
+#include "nasa/float_eval.h"
+#include "nasa/fusion.h"
+#include "nasa/parallel.h"
+#include "nasa/runtime.h"
+#include "nasa/schedule.h"
+#include "nasa/search.h"
+#include "nasa/sim/cosim.h"
+#include "nasa/sim/program.h"
+#include "nasa/sim/random_layer.h"
+#include "nasa/sim/rtl_device.h"
+#include "nasa/supernet_weights.h"
+#include "nasa/train.h"
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Options {
+  bool quick = false;
+  std::string out = "bench/results.json", md = "BENCHMARKS.md";
+  int repeats = 3;
+  int threads = 2;
+};
+
+void status(const std::string& s) {
+  fmt::print(stderr, "bench: {}\n", s);
+  std::fflush(stderr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Fusion on standard spaces.
+
+// Deterministic stand-in fitness: a fixed pseudo-random score per candidate (splitmix64 of its
+// choices), so the search behaves like SPOS without trained weights.
+double stand_in_fitness(const nasa::spec::Candidate& c) {
+  uint64_t h = 0x9E3779B97F4A7C15ULL;
+  for (int x : c) {
+    h ^= static_cast<uint64_t>(x) + 0x632BE59BD9B4E019ULL + (h << 6) + (h >> 2);
+    h += 0x9E3779B97F4A7C15ULL;
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
+    h ^= h >> 31;
+  }
+  return static_cast<double>(h >> 11) * 0x1.0p-53;
+}
+
+// LRU cache of node outputs across generations, keyed by the node's path (its choices from the
+// root); each entry holds the output for all benchmark images. Never holds more than `budget`.
+class ActivationCache {
+ public:
+  explicit ActivationCache(uint64_t budget) : budget_(budget) {}
+  bool lookup(const nasa::spec::Candidate& path) {
+    auto it = index_.find(path);
+    if (it == index_.end()) return false;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return true;
+  }
+  // Inserts (as most recent) when it fits the budget; returns the bytes written to DRAM.
+  uint64_t insert(const nasa::spec::Candidate& path, uint64_t bytes) {
+    if (bytes > budget_ || index_.count(path)) return 0;
+    while (used_ + bytes > budget_) {
+      used_ -= lru_.back().second;
+      index_.erase(lru_.back().first);
+      lru_.pop_back();
+    }
+    lru_.emplace_front(path, bytes);
+    index_[path] = lru_.begin();
+    used_ += bytes;
+    peak_ = std::max(peak_, used_);
+    return bytes;
+  }
+  uint64_t used() const { return used_; }
+  uint64_t peak() const { return peak_; }
+  uint64_t budget() const { return budget_; }
+
+ private:
+  uint64_t budget_, used_ = 0, peak_ = 0;
+  std::list<std::pair<nasa::spec::Candidate, uint64_t>> lru_;
+  std::map<nasa::spec::Candidate,
+           std::list<std::pair<nasa::spec::Candidate, uint64_t>>::iterator>
+      index_;
+};
+
+struct FusionTotals {
+  uint64_t macs[4] = {0, 0, 0, 0};
+  uint64_t dram[4] = {0, 0, 0, 0};
+};
+
+json fusion_study(const std::string& space, uint64_t max_macs, size_t generations, size_t images,
+                  uint64_t cache_budget, const nasa::hw::Config& cfg, bool& ok) {
+  const auto net = nasa::spec::builtin_space(space);
+  nasa::search::SearchConfig sc;
+  sc.strategy = nasa::search::Strategy::Evolution;
+  sc.population = 50;
+  sc.generations = generations;
+  sc.topk = 10;
+  sc.mutations = 25;
+  sc.crossovers = 25;
+  sc.mut_prob = 0.1;
+  sc.constraints.max_macs = max_macs;
+  sc.seed = 1;
+  const auto res = nasa::search::run_search_fitness(
+      net, sc, [](std::span<const nasa::spec::Candidate> b) {
+        std::vector<double> f;
+        for (const auto& c : b) f.push_back(stand_in_fitness(c));
+        return f;
+      });
+  const auto buffers = nasa::fusion::buffer_model(cfg);
+  ActivationCache cache(cache_budget);
+  json gens = json::array();
+  FusionTotals tot;
+  const char* names[4] = {"alone", "fused", "fused_grouped", "fused_grouped_cached"};
+  for (size_t g = 0; g < res.generations.size(); ++g) {
+    std::vector<nasa::spec::Candidate> batch;
+    for (const auto& e : res.evaluated) {
+      if (e.generation == g) batch.push_back(e.arch);
+    }
+    if (batch.empty()) continue;
+    const auto graph = nasa::fusion::fuse(net, batch);
+    const auto st = nasa::fusion::fusion_stats(net, graph);
+    using nasa::fusion::ScheduleKind;
+    const auto alone = nasa::fusion::model_schedule(
+        nasa::fusion::make_schedule(net, graph, ScheduleKind::Unfused), images, buffers);
+    const auto fused = nasa::fusion::model_schedule(
+        nasa::fusion::make_schedule(net, graph, ScheduleKind::DepthFirst), images, buffers);
+    const auto grouped_s = nasa::fusion::make_schedule(net, graph, ScheduleKind::DepthFirstGrouped);
+    const auto grouped = nasa::fusion::model_schedule(grouped_s, images, buffers);
+    // (d): nodes whose output an earlier generation left in the cache are not recomputed
+    std::vector<bool> cached(graph.nodes.size(), false);
+    size_t hits = 0;
+    for (size_t n = 0; n < graph.nodes.size(); ++n) {
+      if (graph.nodes[n].depth == graph.num_layers) continue;  // leaves are new candidates
+      if (cache.lookup(nasa::fusion::path_of(graph, static_cast<uint32_t>(n)))) {
+        cached[n] = true;
+        ++hits;
+      }
+    }
+    const auto cached_s = nasa::fusion::with_cached(grouped_s, graph, cached);
+    auto with_cache = nasa::fusion::model_schedule(cached_s, images, buffers);
+    // computed non-leaf outputs go into the cache: one DRAM write each
+    const auto run = nasa::fusion::nodes_to_run(graph, cached);
+    uint64_t cache_writes = 0;
+    for (size_t n = 0; n < graph.nodes.size(); ++n) {
+      const auto& node = graph.nodes[n];
+      if (!run[n] || node.depth == graph.num_layers) continue;
+      const auto fp = node.layer < 0 ? nasa::fusion::stem_footprint(net)
+                                     : nasa::fusion::op_footprint(
+                                           net, static_cast<size_t>(node.layer),
+                                           static_cast<size_t>(node.choice));
+      if (fp.alias) continue;  // a skip's output is its input, already cached or not
+      cache_writes +=
+          cache.insert(nasa::fusion::path_of(graph, static_cast<uint32_t>(n)), fp.out_bytes * images);
+    }
+    with_cache.act_write_bytes += cache_writes;
+    with_cache.total_bytes += cache_writes;
+    const nasa::fusion::ScheduleReport* rep[4] = {&alone, &fused, &grouped, &with_cache};
+    json row = {{"generation", g},
+                {"candidates", batch.size()},
+                {"nodes", graph.nodes.size()},
+                {"cache_hits", hits},
+                {"cache_used_bytes", cache.used()}};
+    for (int k = 0; k < 4; ++k) {
+      row[std::string("macs_") + names[k]] = rep[k]->macs;
+      row[std::string("dram_") + names[k]] = rep[k]->total_bytes;
+      tot.macs[k] += rep[k]->macs;
+      tot.dram[k] += rep[k]->total_bytes;
+    }
+    // the checks the quick mode enforces (the full mode reports them too)
+    if (!(st.macs_fused <= st.macs_unfused && fused.macs <= alone.macs &&
+          with_cache.macs <= grouped.macs)) {
+      ok = false;
+      status(fmt::format("CHECK FAILED: {} generation {}: fused MACs exceed unfused", space, g));
+    }
+    if (cache.used() > cache.budget()) {
+      ok = false;
+      status(fmt::format("CHECK FAILED: {} generation {}: cache {} > budget {}", space, g,
+                         cache.used(), cache.budget()));
+    }
+    gens.push_back(row);
+  }
+  json total = json::object();
+  for (int k = 0; k < 4; ++k) {
+    total[std::string("macs_") + names[k]] = tot.macs[k];
+    total[std::string("dram_") + names[k]] = tot.dram[k];
+  }
+  for (int k = 1; k < 4; ++k) {
+    total[std::string("mac_ratio_") + names[k]] =
+        static_cast<double>(tot.macs[0]) / static_cast<double>(std::max<uint64_t>(tot.macs[k], 1));
+    total[std::string("dram_ratio_") + names[k]] =
+        static_cast<double>(tot.dram[0]) / static_cast<double>(std::max<uint64_t>(tot.dram[k], 1));
+  }
+  if (cache.peak() > cache.budget()) ok = false;
+  return {{"space", space},
+          {"layers", net.layers.size()},
+          {"search_space_size", nasa::spec::search_space_size(net)},
+          {"protocol",
+           {{"population", 50},
+            {"generations", generations},
+            {"topk", 10},
+            {"mutations", 25},
+            {"crossovers", 25},
+            {"mut_prob", 0.1},
+            {"max_macs", max_macs},
+            {"fitness", "stand-in: splitmix64 of the choices"},
+            {"seed", 1}}},
+          {"images", images},
+          {"hw_config", std::string(cfg.name)},
+          {"cache_budget_bytes", cache_budget},
+          {"cache_peak_bytes", cache.peak()},
+          {"evaluated", res.evaluated.size()},
+          {"generations", gens},
+          {"total", total}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2 + 4. Accelerator efficiency per op type and shape class, and simulation speed.
+
+json efficiency_study(const nasa::hw::Config& cfg, uint64_t layers, bool& ok) {
+  const auto dram = nasa::cycles::default_dram(cfg);
+  nasa::sim::Cosim cs(cfg, dram);
+  struct Acc {
+    std::vector<double> eff, err;
+    uint64_t layers = 0, macs = 0, rtl = 0, model = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Acc> by;
+  uint64_t sim_cycles = 0;
+  double sim_seconds = 0;
+  const double pes = double{1} * cfg.rows * cfg.cols;
+  for (uint64_t i = 0; i < layers; ++i) {
+    const auto p = nasa::sim::random_layer(nasa::sim::derive_seed(7, i), cfg);
+    const auto t0 = Clock::now();
+    const auto r = cs.run(p);
+    sim_seconds += since(t0);
+    sim_cycles += r.rtl_cycles;
+    if (!r.ok) {
+      ok = false;
+      status(fmt::format("CHECK FAILED: {} layer {}: {}", cfg.name, i, r.failure));
+      continue;
+    }
+    if (r.ref_err != 0 || r.rtl_cycles == 0) continue;
+    const auto& d = p.descs.at(0);
+    const double ideal = static_cast<double>(r.macs) / pes;
+    const std::string cls = ideal < 512 ? "small (<512 ideal cycles)"
+                            : ideal < 8192 ? "medium (512-8191)"
+                                           : "large (>=8192)";
+    Acc& a = by[{nasa::op_name(d.op), r.macs ? cls : std::string("no MACs")}];
+    ++a.layers;
+    a.macs += r.macs;
+    a.rtl += r.rtl_cycles;
+    a.model += r.model_cycles;
+    if (r.macs) a.eff.push_back(r.efficiency);
+    a.err.push_back(r.cycle_error_pct);
+  }
+  json rows = json::array();
+  for (const auto& [key, a] : by) {
+    rows.push_back({{"op", key.first},
+                    {"shape_class", key.second},
+                    {"layers", a.layers},
+                    {"median_efficiency", a.eff.empty() ? json(nullptr) : json(median(a.eff))},
+                    {"aggregate_efficiency",
+                     a.macs ? json(static_cast<double>(a.macs) / pes / static_cast<double>(a.rtl))
+                            : json(nullptr)},
+                    {"rtl_cycles", a.rtl},
+                    {"model_cycles", a.model},
+                    {"bound_cycles", static_cast<uint64_t>(static_cast<double>(a.macs) / pes)},
+                    {"median_model_error_pct", median(a.err)}});
+  }
+  return {{"config", std::string(cfg.name)},
+          {"rows", cfg.rows},
+          {"cols", cfg.cols},
+          {"layers", layers},
+          {"by_op", rows},
+          {"sim_cycles", sim_cycles},
+          {"sim_seconds", sim_seconds},
+          {"sim_cycles_per_s", sim_seconds > 0 ? static_cast<double>(sim_cycles) / sim_seconds : 0}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Peers.
+
+json peers_study(size_t n_cands, size_t n_images, int repeats, int threads) {
+  const auto net = nasa::spec::builtin_space(std::string(nasa::spec::kDefaultSpace));
+  const auto w = nasa::weights::random_weights(net, 1);
+  const auto train = nasa::data::load_fashion_mnist("train", 32);
+  const auto test = nasa::data::load_fashion_mnist("test", n_images);
+  const auto calib = nasa::floatnet::dataset_images(train, 0, train.size());
+  const auto q = nasa::compile::quantize(net, w, calib);
+  const auto cands = nasa::fusion::random_candidates(net, n_cands, 3);
+  const auto imgs = test.byte_images(0, n_images);
+  const auto labels = test.label_range(0, n_images);
+  std::vector<float> fimgs;
+  for (const auto& t : nasa::floatnet::dataset_images(test, 0, n_images)) {
+    fimgs.insert(fimgs.end(), t.v.begin(), t.v.end());
+  }
+  const auto& sim_cfg = nasa::config_by_name("sim");
+  const nasa::runtime::DeviceFactory ref = [](const nasa::hw::Config& c, uint64_t m) {
+    return nasa::device::make_ref_device(c, m);
+  };
+  std::vector<double> t_torch, t_fused;
+  uint64_t checksum = 0;
+  for (int r = 0; r < repeats; ++r) {
+    // (i) libtorch fp32, one candidate at a time, all images in one batch per candidate
+    auto t0 = Clock::now();
+    for (const auto& c : cands) {
+      const auto logits =
+          nasa::train::torch_forward(net, w, c, fimgs, static_cast<int>(n_images), threads);
+      checksum += logits.size();
+    }
+    t_torch.push_back(since(t0));
+    // (ii) fused int8 reference executor: the whole batch fused, images split over the threads
+    t0 = Clock::now();
+    const size_t pieces = static_cast<size_t>(std::max(threads, 1));
+    std::vector<size_t> correct(pieces);
+    nasa::parallel_for(pieces, threads, [&](size_t k) {
+      nasa::runtime::Runtime rt(q, sim_cfg, ref, "ref");
+      const size_t b = n_images * k / pieces, e = n_images * (k + 1) / pieces;
+      const auto res = rt.evaluate_fused(cands, 0, std::span(imgs).subspan(b, e - b),
+                                         std::span(labels).subspan(b, e - b));
+      correct[k] = res.correct.size();
+    });
+    t_fused.push_back(since(t0));
+  }
+  // (iii) the modeled accelerator: cycles of the fused batch (cycle-exact reference) at a clock
+  json accel = json::object();
+  for (const char* name : {"sim", "large", "fpga"}) {
+    const auto& cfg = nasa::config_by_name(name);
+    json a;
+    try {
+      nasa::runtime::Runtime rt(q, cfg, ref, "ref");
+      const auto res = rt.evaluate_fused(cands, 0, imgs, labels);
+      const double mhz = std::string(name) == "fpga" ? 24.0 : 500.0;
+      const double s = static_cast<double>(res.cycles) / (mhz * 1e6);
+      a = {{"clock_mhz", mhz},
+           {"cycles", res.cycles},
+           {"seconds", s},
+           {"cands_per_s", static_cast<double>(n_cands) / s},
+           {"images_per_s", static_cast<double>(n_cands * n_images) / s}};
+      if (std::string(name) == "fpga") {
+        a["note"] =
+            "at the 24 MHz target clock (the fpga config does not fit the UP5K yet: no Fmax)";
+      }
+    } catch (const std::exception& e) {
+      a = {{"error", e.what()}};
+    }
+    accel[name] = a;
+  }
+  const double mt = median(t_torch), mf = median(t_fused);
+  const double torch_cps = static_cast<double>(n_cands) / mt;
+  const double fused_cps = static_cast<double>(n_cands) / mf;
+  json accel_cps = json::object();
+  for (auto& [k, v] : accel.items()) {
+    if (v.contains("cands_per_s")) accel_cps[k] = v["cands_per_s"];
+  }
+  return {{"space", std::string(nasa::spec::kDefaultSpace)},
+          {"candidates", n_cands},
+          {"images", n_images},
+          {"repeats", repeats},
+          {"threads", threads},
+          {"libtorch_fp32_seconds", t_torch},
+          {"fused_ref_seconds", t_fused},
+          {"libtorch_fp32_cands_per_s", torch_cps},
+          {"libtorch_fp32_images_per_s", torch_cps * static_cast<double>(n_images)},
+          {"fused_ref_cands_per_s", fused_cps},
+          {"fused_ref_images_per_s", fused_cps * static_cast<double>(n_images)},
+          {"fused_ref_vs_libtorch_ratio", fused_cps / torch_cps},
+          {"accel_model_cands_per_s", accel_cps},
+          {"accel_model", accel},
+          {"checksum", checksum}};
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::string machine() {
+  utsname u{};
+  uname(&u);
+  std::string cpu = "unknown CPU";
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);) {
+    if (line.starts_with("model name")) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  return fmt::format("{}, {} hardware threads, {} {}", cpu, std::thread::hardware_concurrency(),
+                     u.sysname, u.release);
+}
+
+std::string gb(uint64_t b) { return fmt::format("{:.2f} GB", static_cast<double>(b) / 1e9); }
+std::string gmac(uint64_t m) { return fmt::format("{:.1f} G", static_cast<double>(m) / 1e9); }
+
+std::string markdown(const json& r) {
+  std::string md = "# Benchmarks\n\n";
+  md += fmt::format(
+      "Generated by `make bench` ({}) on {}, {}. Every figure below comes from that run; times "
+      "are medians of {} repeats.\n\n",
+      r["mode"].get<std::string>(), r["machine"].get<std::string>(), r["date"].get<std::string>(),
+      r["repeats"].get<int>());
+  md += "## 1. Fusion on standard search spaces\n\n";
+  md +=
+      "SPOS evolution (population 50, top-10 parents, 25 mutations with p = 0.1, 25 crossovers, "
+      "a MAC limit) with a deterministic stand-in fitness, every generation a batch. MACs and DRAM "
+      "bytes over all generations for the benchmark images, DRAM modeled with the buffers of the "
+      "`sim` configuration (nasa/schedule.h): (a) every candidate alone, (b) within-generation "
+      "fusion (depth-first), (c) (b) with sibling / weight-grouped order, (d) (c) plus an LRU "
+      "cache of node outputs across generations in off-chip memory, bounded by the stated "
+      "budget (cache reads and writes included).\n\n";
+  md += "| space | generations | evaluated | images | MACs a / b / c / d | DRAM a / b / c / d | "
+        "MAC ratio a/b, a/d | DRAM ratio a/b, a/c, a/d | cache budget (peak) |\n";
+  md += "|---|---:|---:|---:|---|---|---|---|---|\n";
+  for (const auto& s : r["fusion"]) {
+    const auto& t = s["total"];
+    md += fmt::format(
+        "| {} | {} | {} | {} | {} / {} / {} / {} | {} / {} / {} / {} | {:.2f}, {:.2f} | {:.2f}, "
+        "{:.2f}, {:.2f} | {} ({}) |\n",
+        s["space"].get<std::string>(), s["generations"].size(), s["evaluated"].get<size_t>(),
+        s["images"].get<size_t>(), gmac(t["macs_alone"]), gmac(t["macs_fused"]),
+        gmac(t["macs_fused_grouped"]), gmac(t["macs_fused_grouped_cached"]),
+        gb(t["dram_alone"]), gb(t["dram_fused"]), gb(t["dram_fused_grouped"]),
+        gb(t["dram_fused_grouped_cached"]), t["mac_ratio_fused"].get<double>(),
+        t["mac_ratio_fused_grouped_cached"].get<double>(), t["dram_ratio_fused"].get<double>(),
+        t["dram_ratio_fused_grouped"].get<double>(),
+        t["dram_ratio_fused_grouped_cached"].get<double>(), gb(s["cache_budget_bytes"]),
+        gb(s["cache_peak_bytes"]));
+  }
+  md += "\nPer generation (first space): see `bench/results.json` → `fusion[].generations[]`.\n\n";
+  md += "## 2. Accelerator efficiency (RTL)\n\n";
+  md += "Random layers (the cosim generator) on the Verilated RTL; efficiency = (MACs / "
+        "(Rows*Cols)) / RTL cycles; bound = MACs / (Rows*Cols); model = the analytic cycle "
+        "model.\n\n";
+  md += "| config | op | shape class | layers | median eff. | aggregate eff. | RTL cycles | bound "
+        "| model cycles | median model error |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& e : r["efficiency"]) {
+    for (const auto& row : e["by_op"]) {
+      auto f = [](const json& v) {
+        return v.is_null() ? std::string("-") : fmt::format("{:.3f}", v.get<double>());
+      };
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f}% |\n",
+                        e["config"].get<std::string>(), row["op"].get<std::string>(),
+                        row["shape_class"].get<std::string>(), row["layers"].get<uint64_t>(),
+                        f(row["median_efficiency"]), f(row["aggregate_efficiency"]),
+                        row["rtl_cycles"].get<uint64_t>(), row["bound_cycles"].get<uint64_t>(),
+                        row["model_cycles"].get<uint64_t>(),
+                        row["median_model_error_pct"].get<double>());
+    }
+  }
+  const auto& p = r["peers"];
+  md += "\n## 3. Peers side by side\n\n";
+  md += fmt::format(
+      "{} random `{}` candidates (random weights) on the same {} Fashion-MNIST test images, {} "
+      "CPU threads each:\n\n",
+      p["candidates"].get<size_t>(), p["space"].get<std::string>(), p["images"].get<size_t>(),
+      p["threads"].get<int>());
+  md += "| evaluator | candidates/s | images/s (candidate-images) |\n|---|---:|---:|\n";
+  md += fmt::format("| libtorch fp32, one candidate at a time | {:.2f} | {:.0f} |\n",
+                    p["libtorch_fp32_cands_per_s"].get<double>(),
+                    p["libtorch_fp32_images_per_s"].get<double>());
+  md += fmt::format("| fused int8 reference executor (this CPU) | {:.2f} | {:.0f} |\n",
+                    p["fused_ref_cands_per_s"].get<double>(),
+                    p["fused_ref_images_per_s"].get<double>());
+  for (auto& [k, v] : p["accel_model"].items()) {
+    if (!v.contains("cands_per_s")) {
+      md += fmt::format("| modeled accelerator `{}` | n/a: {} | |\n", k,
+                        v.value("error", std::string("not modeled")));
+      continue;
+    }
+    md += fmt::format("| modeled accelerator `{}` at {} MHz | {:.1f} | {:.0f} |\n", k,
+                      v["clock_mhz"].get<double>(), v["cands_per_s"].get<double>(),
+                      v["images_per_s"].get<double>());
+  }
+  md += fmt::format("\nFused int8 reference vs libtorch fp32: **{:.2f}x** candidates/s.\n",
+                    p["fused_ref_vs_libtorch_ratio"].get<double>());
+  md += "\n## 4. Simulation speed\n\n| config | Verilator cycles/s |\n|---|---:|\n";
+  for (const auto& e : r["efficiency"]) {
+    md += fmt::format("| {} | {:.0f} |\n", e["config"].get<std::string>(),
+                      e["sim_cycles_per_s"].get<double>());
+  }
+  md += "\nCommands: `make bench` (full; `build/bin/nasa-bench --quick` is the CI version, ctest "
+        "`bench_quick`). Raw numbers: `bench/results.json`.\n";
+  return md;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"nasa-bench: fusion, efficiency, peers and simulation-speed benchmarks"};
+  Options o;
+  app.add_flag("--quick", o.quick, "small sizes for CI, with checks");
+  app.add_option("--out", o.out, "results JSON (default bench/results.json)");
+  app.add_option("--md", o.md, "markdown report (default BENCHMARKS.md)");
+  app.add_option("--repeats", o.repeats, "timed repeats, medians reported (default 3)");
+  app.add_option("--threads", o.threads, "CPU threads of the timed evaluators (default 2)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (o.quick) o.repeats = 1;
+    bool ok = true;
+    const auto t_all = Clock::now();
+    json r;
+    r["mode"] = o.quick ? "quick" : "full";
+    r["machine"] = machine();
+    {
+      const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+      char buf[32];
+      std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&now));
+      r["date"] = buf;
+    }
+    r["repeats"] = o.repeats;
+    const auto& sim = nasa::config_by_name("sim");
+    status("1/4 fusion on fbnet-imagenet and proxyless-imagenet");
+    const size_t gens = o.quick ? 3 : 20, images = o.quick ? 4 : 64;
+    const uint64_t budget = o.quick ? (64ull << 20) : (1ull << 30);
+    r["fusion"] = json::array(
+        {fusion_study("fbnet-imagenet", 400'000'000, gens, images, budget, sim, ok),
+         fusion_study("proxyless-imagenet", 400'000'000, gens, images, budget, sim, ok)});
+    status("2/4 accelerator efficiency on the RTL, 4/4 simulation speed");
+    json eff = json::array();
+    for (const char* name : {"fpga", "sim", "large"}) {
+      const uint64_t n = o.quick ? 10 : (std::string(name) == "large" ? 100 : 300);
+      eff.push_back(efficiency_study(nasa::config_by_name(name), n, ok));
+    }
+    r["efficiency"] = eff;
+    status("3/4 peers: libtorch fp32, fused int8 reference, modeled accelerator");
+    r["peers"] = peers_study(o.quick ? 4 : 20, o.quick ? 32 : 256, o.repeats, o.threads);
+    r["seconds"] = since(t_all);
+    r["checks_passed"] = ok;
+    const fs::path out(o.out);
+    if (out.has_parent_path()) fs::create_directories(out.parent_path());
+    std::ofstream(o.out) << r.dump(2) << "\n";
+    std::ofstream(o.md) << markdown(r);
+    status(fmt::format("wrote {} and {} in {:.0f} s; {}", o.out, o.md, since(t_all),
+                       ok ? "checks passed" : "CHECKS FAILED"));
+    return ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "nasa-bench: error: {}\n", e.what());
+    return 1;
+  }
+}
