@@ -404,6 +404,12 @@ json peers_study(size_t n_cands, size_t n_images, int repeats, int threads) {
           {"fused_ref_images_per_s", fused_cps * static_cast<double>(n_images)},
           {"fused_ref_vs_libtorch_ratio", fused_cps / torch_cps},
           {"accel_model_cands_per_s", accel_cps},
+          {"accel_model_vs_libtorch_ratio",
+           [&] {
+             json j = json::object();
+             for (auto& [k, v] : accel_cps.items()) j[k] = v.get<double>() / torch_cps;
+             return j;
+           }()},
           {"accel_model", accel},
           {"checksum", checksum}};
 }
@@ -462,7 +468,23 @@ std::string markdown(const json& r) {
         t["dram_ratio_fused_grouped_cached"].get<double>(), gb(s["cache_budget_bytes"]),
         gb(s["cache_peak_bytes"]));
   }
-  md += "\nPer generation (first space): see `bench/results.json` → `fusion[].generations[]`.\n\n";
+  for (const auto& s : r["fusion"]) {
+    md += fmt::format("\nPer generation, `{}` (MACs in G, DRAM in GB; a / b / c / d as above):\n\n",
+                      s["space"].get<std::string>());
+    md += "| gen | candidates | nodes | cache hits | MACs a | b | c | d | DRAM a | b | c | d |\n";
+    md += "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& g : s["generations"]) {
+      auto G = [&](const char* k) { return static_cast<double>(g[k].get<uint64_t>()) / 1e9; };
+      md += fmt::format(
+          "| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.2f} | {:.2f} | {:.2f} | "
+          "{:.2f} |\n",
+          g["generation"].get<size_t>(), g["candidates"].get<size_t>(), g["nodes"].get<size_t>(),
+          g["cache_hits"].get<size_t>(), G("macs_alone"), G("macs_fused"), G("macs_fused_grouped"),
+          G("macs_fused_grouped_cached"), G("dram_alone"), G("dram_fused"),
+          G("dram_fused_grouped"), G("dram_fused_grouped_cached"));
+    }
+  }
+  md += "\n";
   md += "## 2. Accelerator efficiency (RTL)\n\n";
   md += "Random layers (the cosim generator) on the Verilated RTL; efficiency = (MACs / "
         "(Rows*Cols)) / RTL cycles; bound = MACs / (Rows*Cols); model = the analytic cycle "
@@ -490,22 +512,24 @@ std::string markdown(const json& r) {
       "CPU threads each:\n\n",
       p["candidates"].get<size_t>(), p["space"].get<std::string>(), p["images"].get<size_t>(),
       p["threads"].get<int>());
-  md += "| evaluator | candidates/s | images/s (candidate-images) |\n|---|---:|---:|\n";
-  md += fmt::format("| libtorch fp32, one candidate at a time | {:.2f} | {:.0f} |\n",
-                    p["libtorch_fp32_cands_per_s"].get<double>(),
+  const double base = p["libtorch_fp32_cands_per_s"].get<double>();
+  md += "| evaluator | candidates/s | images/s (candidate-images) | vs libtorch fp32 |\n"
+        "|---|---:|---:|---:|\n";
+  md += fmt::format("| libtorch fp32, one candidate at a time | {:.2f} | {:.0f} | 1.00x |\n", base,
                     p["libtorch_fp32_images_per_s"].get<double>());
-  md += fmt::format("| fused int8 reference executor (this CPU) | {:.2f} | {:.0f} |\n",
+  md += fmt::format("| fused int8 reference executor (this CPU) | {:.2f} | {:.0f} | {:.2f}x |\n",
                     p["fused_ref_cands_per_s"].get<double>(),
-                    p["fused_ref_images_per_s"].get<double>());
+                    p["fused_ref_images_per_s"].get<double>(),
+                    p["fused_ref_cands_per_s"].get<double>() / base);
   for (auto& [k, v] : p["accel_model"].items()) {
     if (!v.contains("cands_per_s")) {
-      md += fmt::format("| modeled accelerator `{}` | n/a: {} | |\n", k,
+      md += fmt::format("| modeled accelerator `{}` | n/a: {} | | |\n", k,
                         v.value("error", std::string("not modeled")));
       continue;
     }
-    md += fmt::format("| modeled accelerator `{}` at {} MHz | {:.1f} | {:.0f} |\n", k,
+    md += fmt::format("| modeled accelerator `{}` at {} MHz | {:.1f} | {:.0f} | {:.2f}x |\n", k,
                       v["clock_mhz"].get<double>(), v["cands_per_s"].get<double>(),
-                      v["images_per_s"].get<double>());
+                      v["images_per_s"].get<double>(), v["cands_per_s"].get<double>() / base);
   }
   md += fmt::format("\nFused int8 reference vs libtorch fp32: **{:.2f}x** candidates/s.\n",
                     p["fused_ref_vs_libtorch_ratio"].get<double>());
@@ -554,7 +578,7 @@ int main(int argc, char** argv) {
     status("2/4 accelerator efficiency on the RTL, 4/4 simulation speed");
     json eff = json::array();
     for (const char* name : {"fpga", "sim", "large"}) {
-      const uint64_t n = o.quick ? 10 : (std::string(name) == "large" ? 100 : 300);
+      const uint64_t n = o.quick ? 10 : (std::string(name) == "large" ? 250 : 800);
       eff.push_back(efficiency_study(nasa::config_by_name(name), n, ok));
     }
     r["efficiency"] = eff;
