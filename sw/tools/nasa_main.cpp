@@ -25,6 +25,7 @@
 #include "nasa/spec.h"
 #include "nasa/supernet_weights.h"
 #include "nasa/svg.h"
+#include "nasa/uart_device.h"
 #ifdef NASA_HAVE_TRAIN
 #include "nasa/pipeline.h"
 #include "nasa/train.h"
@@ -216,7 +217,16 @@ struct EvalOptions {
   uint32_t gen_prob = 16384;
 };
 
+// --port of the uart backend (a serial device, e.g. /dev/ttyUSB1 for the iCEBreaker).
+std::string g_uart_port;
+
 nasa::runtime::DeviceFactory backend_factory(const std::string& backend) {
+  if (backend == "uart") {
+    if (g_uart_port.empty()) throw std::invalid_argument("--backend uart needs --port PATH");
+    return [port = g_uart_port](const nasa::hw::Config& c, uint64_t m) {
+      return nasa::uart::make_uart_device(port, c, m);
+    };
+  }
   if (backend == "ref") {
     return
         [](const nasa::hw::Config& c, uint64_t m) { return nasa::device::make_ref_device(c, m); };
@@ -224,7 +234,7 @@ nasa::runtime::DeviceFactory backend_factory(const std::string& backend) {
   if (backend == "rtl") {
     return [](const nasa::hw::Config& c, uint64_t m) { return nasa::sim::make_rtl_device(c, m); };
   }
-  throw std::invalid_argument(fmt::format("--backend '{}': expected ref or rtl", backend));
+  throw std::invalid_argument(fmt::format("--backend '{}': expected ref, rtl or uart", backend));
 }
 
 uint32_t gen_mode_of(const std::string& m) {
@@ -591,7 +601,9 @@ int main(int argc, char** argv) {
                  "keep every candidate's logits in a fused run (logits_sha256 per candidate)");
   eval->add_option("--images", ev.images, "test images to evaluate (default 64)");
   eval->add_option("--calib", ev.calib, "training images for activation calibration (default 32)");
-  eval->add_option("--backend", ev.backend, "ref (reference model) or rtl (Verilator)");
+  eval->add_option("--backend", ev.backend,
+                   "ref (reference model), rtl (Verilator) or uart (the board, --port)");
+  eval->add_option("--port", g_uart_port, "serial port of the uart backend");
   eval->add_option("--config", ev.config, "hardware configuration (default sim)");
   eval->add_option("--data", ev.data, "IDX images file (default: Fashion-MNIST test set)");
   eval->add_option("--labels", ev.labels, "IDX labels file for --data");
@@ -709,7 +721,8 @@ int main(int argc, char** argv) {
                      "validation images, from the last 10000 training images (default 64)");
   search->add_option("--calib", so.calib, "training images for calibration (default 32)");
   search->add_option("--mini-batch", so.cfg.mini_batch, "images per mini-batch (default 32)");
-  search->add_option("--backend", so.backend, "ref (default) or rtl");
+  search->add_option("--backend", so.backend, "ref (default), rtl or uart (--port)");
+  search->add_option("--port", g_uart_port, "serial port of the uart backend");
   search->add_option("--config", so.config, "hardware configuration (default sim)");
   search->add_option("--seed", so.cfg.seed, "seed of the search (default 1)");
   search->add_flag("--force", so.force, "overwrite an earlier result in --out");

@@ -1,0 +1,341 @@
+// UART frame bridge (docs/uart.md): parses request frames from received bytes, checks them
+// (command, length, CRC-16/CCITT-FALSE, address), executes memory and CSR reads and writes, and
+// sends one response frame per request. Nothing is written before a whole frame has arrived with
+// a matching CRC: WRITE_MEM data waits in a 256-byte buffer. After an error the bridge ignores
+// the line until it has been quiet for GapCycles (the frame's tail is never taken for a new
+// frame); a frame that stops arriving for GapCycles is answered TIMEOUT. A write whose sequence
+// number, command and address equal the last successful write's is answered OK without being
+// executed again, and a repeated READ_CSR gets the value it returned (safe host retries). Byte-exact with nasa::uart::BridgeModel.
+module nasa_uart_bridge #(
+  parameter int unsigned MemBytes  = 1 << 20,
+  parameter int unsigned GapCycles = 400  // quiet clock cycles: gap byte times of the UART
+) (
+  input  logic        clk_i,
+  input  logic        rst_ni,
+  // received bytes (a UART cannot be held off)
+  input  logic        rx_valid_i,
+  input  logic [7:0]  rx_data_i,
+  // bytes to send
+  output logic        tx_valid_o,
+  input  logic        tx_ready_i,
+  output logic [7:0]  tx_data_o,
+  // memory byte port: a read's data comes back on mrsp_valid_i
+  output logic        mreq_valid_o,
+  input  logic        mreq_ready_i,
+  output logic        mreq_we_o,
+  output logic [31:0] mreq_addr_o,
+  output logic [7:0]  mreq_wdata_o,
+  input  logic        mrsp_valid_i,
+  input  logic [7:0]  mrsp_data_i,
+  // CSR port: csr_rdata_i is taken with the handshake of a read
+  output logic        csr_valid_o,
+  input  logic        csr_ready_i,
+  output logic        csr_we_o,
+  output logic [31:0] csr_addr_o,
+  output logic [31:0] csr_wdata_o,
+  input  logic [31:0] csr_rdata_i,
+  // status for LEDs and tests
+  output logic        busy_o,
+  output logic        error_o  // pulse: a frame was rejected
+);
+  localparam logic [7:0] ReqSync = 8'hA5;
+  localparam logic [7:0] RspSync = 8'h5A;
+  localparam int unsigned QW = $clog2(GapCycles + 1);
+
+  typedef enum logic [3:0] {
+    BHunt, BHeader, BBody, BLoad, BWrite, BCsr, BResp, BDrain
+  } bstate_e;
+
+  // CRC-16/CCITT-FALSE, one byte
+  function automatic logic [15:0] crc_step(logic [15:0] crc, logic [7:0] b);
+    logic [15:0] c;
+    c = crc ^ {b, 8'h00};
+    for (int i = 0; i < 8; i++) begin
+      c = c[15] ? ((c << 1) ^ 16'h1021) : (c << 1);
+    end
+    crc_step = c;
+  endfunction
+
+  bstate_e st_q;
+  logic [QW-1:0] quiet_q;          // cycles since the last received byte, saturating
+  logic [8:0] cnt_q;               // bytes received after the sync in this frame
+  logic [7:0] cmd_q, seq_q;
+  logic [15:0] len_q;
+  logic [31:0] addr_q;
+  logic [31:0] csr_val_q;          // WRITE_CSR value / READ_CSR result
+  logic [15:0] crc_q;              // CRC of the bytes so far
+  logic [7:0] rx_crc_q;            // the low byte of the frame's CRC field
+  logic [2:0] status_q;
+  // WRITE_MEM buffer
+  logic [7:0] buf_mem [256];
+  logic [7:0] buf_rd_q;
+  logic [7:0] ptr_q;               // WRITE_MEM: next buffer byte; response: payload index
+  // the last executed write or CSR read
+  logic last_valid_q;
+  logic [7:0] last_seq_q, last_cmd_q;
+  logic [31:0] last_addr_q;
+  logic [31:0] last_rdata_q;       // the value the last READ_CSR returned
+  // response transmitter
+  logic [15:0] tx_crc_q;
+  logic [8:0] tx_idx_q;            // byte of the response being sent
+  logic [15:0] rsp_len_q;
+  logic rd_pend_q, rd_have_q;      // READ_MEM: request in flight / byte in rd_q
+  logic [7:0] rd_q;
+
+  logic quiet;
+  assign quiet = (quiet_q == QW'(GapCycles));
+
+  // header fields as bytes arrive (after the sync): 0 cmd, 1 seq, 2-3 len, 4-7 addr
+  logic cmd_ok, csr_cmd, len_ok;
+  assign cmd_ok  = (cmd_q >= 8'd1) && (cmd_q <= 8'd4);
+  assign csr_cmd = (cmd_q == 8'd3) || (cmd_q == 8'd4);
+  assign len_ok  = csr_cmd ? (len_q == 16'd4) : ((len_q != 16'd0) && (len_q <= 16'd256));
+
+  logic [10:0] payload_len;
+  assign payload_len = (cmd_q == 8'd1) ? len_q[10:0] : (cmd_q == 8'd3) ? 11'd4 : 11'd0;
+
+  logic repeat_write;
+  assign repeat_write = last_valid_q && (last_seq_q == seq_q) && (last_cmd_q == cmd_q) &&
+                        (last_addr_q == addr_q);
+  logic addr_ok;
+  assign addr_ok = ({32'd0, addr_q} + {48'd0, len_q}) <= 64'(MemBytes);
+
+  // response bytes: sync, status, seq, len (2), payload, crc (2)
+  logic [7:0] tx_byte;
+  logic [1:0] csr_byte;  // READ_CSR payload bytes 0..3 at response offsets 5..8
+  logic [8:0] pay_idx;   // payload byte at the current response offset
+  assign pay_idx  = tx_idx_q - 9'd5;
+  assign csr_byte = pay_idx[1:0];
+  logic in_payload;
+  assign in_payload = (tx_idx_q >= 9'd5) && (tx_idx_q < 9'd5 + rsp_len_q[8:0]);
+  always_comb begin
+    tx_byte = '0;
+    unique case (tx_idx_q)
+      9'd0: tx_byte = RspSync;
+      9'd1: tx_byte = {5'd0, status_q};
+      9'd2: tx_byte = seq_q;
+      9'd3: tx_byte = rsp_len_q[7:0];
+      9'd4: tx_byte = rsp_len_q[15:8];
+      default: begin
+        if (in_payload) begin
+          tx_byte = (cmd_q == 8'd4) ? csr_val_q[8*csr_byte +: 8] : rd_q;
+        end else if (tx_idx_q == 9'd5 + rsp_len_q[8:0]) begin
+          tx_byte = tx_crc_q[7:0];
+        end else begin
+          tx_byte = tx_crc_q[15:8];
+        end
+      end
+    endcase
+  end
+  // a READ_MEM payload byte is ready to go only once it has come back from memory
+  assign tx_valid_o = (st_q == BResp) &&
+                      !(in_payload && (cmd_q == 8'd2) && (status_q == 3'd0) && !rd_have_q);
+  assign tx_data_o  = tx_byte;
+  logic tx_fire;
+  assign tx_fire = tx_valid_o && tx_ready_i;
+
+  // memory port: WRITE_MEM writes in BWrite; READ_MEM reads while the response goes out
+  assign mreq_valid_o = (st_q == BWrite) ||
+                        ((st_q == BResp) && (cmd_q == 8'd2) && (status_q == 3'd0) && in_payload &&
+                         !rd_pend_q && !rd_have_q);
+  assign mreq_we_o    = (st_q == BWrite);
+  assign mreq_addr_o  = addr_q + ((st_q == BWrite) ? 32'(ptr_q) : 32'(pay_idx));
+  assign mreq_wdata_o = buf_rd_q;
+
+  assign csr_valid_o = (st_q == BCsr);
+  assign csr_we_o    = (cmd_q == 8'd3);
+  assign csr_addr_o  = addr_q;
+  assign csr_wdata_o = csr_val_q;
+
+  assign busy_o = (st_q != BHunt);
+
+  // the WRITE_MEM buffer: written as payload bytes arrive, read one byte ahead in BLoad
+  logic buf_we;
+  assign buf_we = (st_q == BBody) && rx_valid_i && (cmd_q == 8'd1) && (cnt_q >= 9'd8) &&
+                  (cnt_q < 9'd8 + len_q[8:0]);
+  always_ff @(posedge clk_i) begin
+    if (buf_we) buf_mem[8'(cnt_q - 9'd8)] <= rx_data_i;
+    buf_rd_q <= buf_mem[ptr_q];
+  end
+
+  // start of a response: status (0 = OK), payload length
+  `define NASA_RESPOND(STATUS, LEN) \
+    begin \
+      status_q  <= (STATUS); \
+      rsp_len_q <= (LEN); \
+      tx_idx_q  <= '0; \
+      tx_crc_q  <= 16'hFFFF; \
+      rd_pend_q <= 1'b0; \
+      rd_have_q <= 1'b0; \
+      st_q      <= BResp; \
+    end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      st_q         <= BHunt;
+      quiet_q      <= QW'(GapCycles);
+      cnt_q        <= '0;
+      cmd_q        <= '0;
+      seq_q        <= '0;
+      len_q        <= '0;
+      addr_q       <= '0;
+      csr_val_q    <= '0;
+      crc_q        <= 16'hFFFF;
+      rx_crc_q     <= '0;
+      status_q     <= '0;
+      ptr_q        <= '0;
+      last_valid_q <= 1'b0;
+      last_seq_q   <= '0;
+      last_cmd_q   <= '0;
+      last_addr_q  <= '0;
+      last_rdata_q <= '0;
+      tx_crc_q     <= 16'hFFFF;
+      tx_idx_q     <= '0;
+      rsp_len_q    <= '0;
+      rd_pend_q    <= 1'b0;
+      rd_have_q    <= 1'b0;
+      rd_q         <= '0;
+      error_o      <= 1'b0;
+    end else begin
+      error_o <= 1'b0;
+      if (rx_valid_i) begin
+        quiet_q <= '0;
+      end else if (!quiet) begin
+        quiet_q <= quiet_q + QW'(1);
+      end
+      unique case (st_q)
+        BHunt: begin
+          if (rx_valid_i && (rx_data_i == ReqSync)) begin
+            st_q   <= BHeader;
+            cnt_q  <= '0;
+            crc_q  <= 16'hFFFF;
+            seq_q  <= '0;
+            cmd_q  <= '0;
+          end
+        end
+        BHeader: begin
+          if (rx_valid_i) begin
+            cnt_q <= cnt_q + 9'd1;
+            crc_q <= crc_step(crc_q, rx_data_i);
+            unique case (cnt_q[2:0])
+              3'd0: cmd_q <= rx_data_i;
+              3'd1: seq_q <= rx_data_i;
+              3'd2: len_q[7:0] <= rx_data_i;
+              3'd3: len_q[15:8] <= rx_data_i;
+              3'd4: addr_q[7:0] <= rx_data_i;
+              3'd5: addr_q[15:8] <= rx_data_i;
+              3'd6: addr_q[23:16] <= rx_data_i;
+              default: begin
+                addr_q[31:24] <= rx_data_i;
+                st_q <= BBody;  // header complete: checked on the next cycle
+              end
+            endcase
+          end else if (quiet) begin
+            error_o <= 1'b1;
+            `NASA_RESPOND(3'd5, 16'd0)  // TIMEOUT; the line was quiet for a gap: hunt afterwards
+          end
+        end
+        BBody: begin
+          // first cycle after the header: reject what cannot be a frame
+          if ((cnt_q == 9'd8) && (!cmd_ok || !len_ok)) begin
+            error_o <= 1'b1;
+            `NASA_RESPOND(cmd_ok ? 3'd3 : 3'd2, 16'd0)
+          end else begin
+            if (rx_valid_i) begin
+              cnt_q <= cnt_q + 9'd1;
+              if (11'(cnt_q) < 11'd8 + payload_len) begin
+                crc_q <= crc_step(crc_q, rx_data_i);
+                if (cmd_q == 8'd3) csr_val_q[8*(cnt_q[1:0]) +: 8] <= rx_data_i;
+              end else if (11'(cnt_q) == 11'd8 + payload_len) begin
+                rx_crc_q <= rx_data_i;
+              end else begin
+                // the CRC's high byte: the frame is complete
+                if ({rx_data_i, rx_crc_q} != crc_q) begin
+                  error_o <= 1'b1;
+                  `NASA_RESPOND(3'd1, 16'd0)  // BAD_CRC
+                end else if (!csr_cmd && !addr_ok) begin
+                  error_o <= 1'b1;
+                  `NASA_RESPOND(3'd4, 16'd0)  // BAD_ADDR
+                end else if (cmd_q == 8'd1) begin
+                  if (repeat_write) begin
+                    `NASA_RESPOND(3'd0, 16'd0)
+                  end else begin
+                    ptr_q <= '0;
+                    st_q  <= BLoad;
+                  end
+                end else if (cmd_q == 8'd2) begin
+                  `NASA_RESPOND(3'd0, len_q)
+                end else if ((cmd_q == 8'd3) && repeat_write) begin
+                  `NASA_RESPOND(3'd0, 16'd0)
+                end else if ((cmd_q == 8'd4) && repeat_write) begin
+                  csr_val_q <= last_rdata_q;
+                  `NASA_RESPOND(3'd0, 16'd4)
+                end else begin
+                  st_q <= BCsr;
+                end
+              end
+            end else if (quiet) begin
+              error_o <= 1'b1;
+              `NASA_RESPOND(3'd5, 16'd0)  // TIMEOUT
+            end
+          end
+        end
+        BLoad: st_q <= BWrite;  // buf_rd_q <= buf[ptr_q]
+        BWrite: begin
+          if (mreq_ready_i) begin
+            if (16'(ptr_q) + 16'd1 == len_q) begin
+              last_valid_q <= 1'b1;
+              last_seq_q   <= seq_q;
+              last_cmd_q   <= cmd_q;
+              last_addr_q  <= addr_q;
+              `NASA_RESPOND(3'd0, 16'd0)
+            end else begin
+              ptr_q <= ptr_q + 8'd1;
+              st_q  <= BLoad;
+            end
+          end
+        end
+        BCsr: begin
+          if (csr_ready_i) begin
+            last_valid_q <= 1'b1;
+            last_seq_q   <= seq_q;
+            last_cmd_q   <= cmd_q;
+            last_addr_q  <= addr_q;
+            if (cmd_q == 8'd4) begin
+              csr_val_q    <= csr_rdata_i;
+              last_rdata_q <= csr_rdata_i;
+              `NASA_RESPOND(3'd0, 16'd4)
+            end else begin
+              `NASA_RESPOND(3'd0, 16'd0)
+            end
+          end
+        end
+        BResp: begin
+          if (mreq_valid_o && mreq_ready_i) rd_pend_q <= 1'b1;
+          if (mrsp_valid_i && rd_pend_q) begin
+            rd_q      <= mrsp_data_i;
+            rd_pend_q <= 1'b0;
+            rd_have_q <= 1'b1;
+          end
+          if (tx_fire) begin
+            tx_idx_q <= tx_idx_q + 9'd1;
+            if ((tx_idx_q >= 9'd1) && (tx_idx_q < 9'd5 + rsp_len_q[8:0])) begin
+              tx_crc_q <= crc_step(tx_crc_q, tx_byte);
+            end
+            if (in_payload) rd_have_q <= 1'b0;
+            if (tx_idx_q == 9'd6 + rsp_len_q[8:0]) begin
+              // done: after an error wait for a quiet line (a timeout has just seen one)
+              st_q <= ((status_q == 3'd0) || (status_q == 3'd5)) ? BHunt : BDrain;
+            end
+          end
+        end
+        BDrain: begin
+          if (quiet && !rx_valid_i) st_q <= BHunt;
+        end
+        default: st_q <= BHunt;
+      endcase
+    end
+  end
+
+  `undef NASA_RESPOND
+endmodule

@@ -1,0 +1,187 @@
+// make_uart_device over a pseudo-terminal: the host side is the real serial code (termios, frames,
+// timeouts, retries); on the other end of the pty a board emulator runs the reference bridge
+// (nasa::uart::BridgeModel) in front of the reference device, and damages traffic on purpose
+// (bit flips in requests and responses, dropped responses). A fused batch of 4 candidates x 16
+// images evaluated through the link gives exactly the reference model's results, with retries
+// actually exercised; errors name the port.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "nasa/compiler.h"
+#include "nasa/data.h"
+#include "nasa/float_eval.h"
+#include "nasa/fusion.h"
+#include "nasa/runtime.h"
+#include "nasa/supernet_weights.h"
+#include "nasa/uart_device.h"
+#include "nasa/uart_protocol.h"
+
+namespace {
+
+using namespace nasa;
+
+// The board end of a pty: the reference bridge and device, with injected faults.
+class PtyBoard {
+ public:
+  PtyBoard(const hw::Config& cfg, uint64_t memory_bytes, uint32_t fault_seed)
+      : dev_(device::make_ref_device(cfg, memory_bytes)), rng_(fault_seed) {
+    master_ = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master_ < 0 || grantpt(master_) != 0 || unlockpt(master_) != 0) {
+      throw std::runtime_error("cannot open a pseudo-terminal");
+    }
+    port_ = ptsname(master_);
+    uart::BridgeModel::Memory mem{
+        memory_bytes,
+        [this](uint32_t a, std::span<const uint8_t> b) { dev_->write_memory(a, b); },
+        [this](uint32_t a, std::span<uint8_t> out) { dev_->read_memory(a, out); }};
+    bridge_ = std::make_unique<uart::BridgeModel>(
+        mem, [this](uint32_t a) { return dev_->read_csr(a); },
+        [this](uint32_t a, uint32_t v) { dev_->write_csr(a, v); });
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~PtyBoard() {
+    stop_ = true;
+    thread_.join();
+    ::close(master_);
+  }
+  const std::string& port() const { return port_; }
+  uint64_t faults() const { return faults_; }
+  uint64_t rejected() const { return bridge_->frames_rejected(); }
+
+ private:
+  void serve() {
+    uint8_t buf[4096];
+    while (!stop_) {
+      pollfd p{master_, POLLIN, 0};
+      if (::poll(&p, 1, 1) <= 0) {  // a quiet millisecond: a whole gap at 1 Mbaud
+        put(bridge_->idle(uart::kDefaultGapBytes));
+        continue;
+      }
+      const ssize_t k = ::read(master_, buf, sizeof buf);
+      if (k <= 0) continue;
+      for (ssize_t i = 0; i < k; ++i) {
+        uint8_t b = buf[i];
+        if (rng_() % 20000 == 0) {  // a bit flip on the way in
+          b ^= static_cast<uint8_t>(1u << (rng_() % 8));
+          ++faults_;
+        }
+        put(bridge_->rx(b));
+      }
+    }
+  }
+  void put(std::vector<uint8_t> out) {
+    if (out.empty()) return;
+    const uint32_t r = rng_() % 200;
+    if (r == 0) {  // the response is lost
+      ++faults_;
+      return;
+    }
+    if (r == 1) {  // a bit flip on the way out
+      out[rng_() % out.size()] ^= static_cast<uint8_t>(1u << (rng_() % 8));
+      ++faults_;
+    }
+    size_t off = 0;
+    while (off < out.size()) {
+      const ssize_t k = ::write(master_, out.data() + off, out.size() - off);
+      if (k > 0) off += static_cast<size_t>(k);
+    }
+  }
+
+  std::unique_ptr<device::Device> dev_;
+  std::unique_ptr<uart::BridgeModel> bridge_;
+  std::mt19937 rng_;
+  int master_ = -1;
+  std::string port_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> faults_{0};
+};
+
+// A Device that owns its board emulator and forwards to the UART device talking to it.
+class LinkedDevice final : public device::Device {
+ public:
+  LinkedDevice(const hw::Config& cfg, uint64_t bytes, uint32_t seed)
+      : board_(cfg, bytes, seed) {
+    uart::LinkOptions o;
+    o.response_timeout_ms = 20;
+    dev_ = uart::make_uart_device(board_.port(), cfg, bytes, o);
+  }
+  std::string name() const override { return dev_->name(); }
+  const hw::Config& config() const override { return dev_->config(); }
+  uint64_t memory_size() const override { return dev_->memory_size(); }
+  void write_memory(uint64_t a, std::span<const uint8_t> b) override { dev_->write_memory(a, b); }
+  void read_memory(uint64_t a, std::span<uint8_t> o) override { dev_->read_memory(a, o); }
+  void write_csr(uint32_t a, uint32_t v) override { dev_->write_csr(a, v); }
+  uint32_t read_csr(uint32_t a) override { return dev_->read_csr(a); }
+  void start() override { dev_->start(); }
+  device::WaitResult wait(uint64_t t) override { return dev_->wait(t); }
+  static inline std::atomic<uint64_t> retries{0}, faults{0};
+  ~LinkedDevice() override {
+    retries += uart::link_stats(*dev_)->retries;
+    faults += board_.faults();
+  }
+
+ private:
+  PtyBoard board_;
+  std::unique_ptr<device::Device> dev_;
+};
+
+TEST(UartDevice, FusedBatchOverAFaultyLinkEqualsTheReference) {
+  const auto net = spec::builtin_space(std::string(spec::kDefaultSpace));
+  const auto w = weights::random_weights(net, 4);
+  const auto train = data::load_fashion_mnist("train", 8);
+  const auto test = data::load_fashion_mnist("test", 16);
+  const auto q = compile::quantize(net, w, floatnet::dataset_images(train, 0, train.size()));
+  const auto cands = fusion::random_candidates(net, 4, 9);
+  const auto imgs = test.byte_images(0, 16);
+  const auto labels = test.label_range(0, 16);
+  const auto& cfg = config_by_name("sim");
+  runtime::Runtime ref(q, cfg,
+                       [](const hw::Config& c, uint64_t m) { return device::make_ref_device(c, m); },
+                       "ref");
+  runtime::Runtime link(
+      q, cfg,
+      [](const hw::Config& c, uint64_t m) { return std::make_unique<LinkedDevice>(c, m, 77); },
+      "uart");
+  compile::BatchOptions bo;
+  bo.dump_logits = true;
+  bo.mini_batch = 8;
+  const auto a = ref.evaluate_fused(cands, 0, imgs, labels, bo);
+  const auto b = link.evaluate_fused(cands, 0, imgs, labels, bo);
+  EXPECT_EQ(a.correct, b.correct);
+  EXPECT_EQ(a.logits, b.logits);
+  EXPECT_EQ(a.nodes, b.nodes);
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(a.counters, b.counters);
+  // the faults happened and were recovered from
+  EXPECT_GT(LinkedDevice::faults.load(), 0u);
+  EXPECT_GT(LinkedDevice::retries.load(), 0u);
+}
+
+TEST(UartDevice, ErrorsNameThePort) {
+  const auto& cfg = config_by_name("sim");
+  try {
+    uart::make_uart_device("/nonexistent/ttyUSB9", cfg, 1024);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/ttyUSB9"), std::string::npos) << e.what();
+  }
+  LinkedDevice d(cfg, 1024, 1);
+  std::vector<uint8_t> buf(8);
+  EXPECT_THROW(d.read_memory(1020, buf), std::out_of_range);
+  d.write_memory(0, std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8});
+  d.read_memory(0, buf);
+  EXPECT_EQ(buf, (std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(d.read_csr(static_cast<uint32_t>(hw::Csr::Magic)), 0x4E415341u);
+}
+
+}  // namespace
