@@ -1,0 +1,264 @@
+// iCEBreaker (iCE40 UP5K) board top: the core in its `fpga` configuration, 128 KB of SPRAM main
+// memory, and the UART link of docs/uart.md (8N1, ClksPerBit clocks a bit: 12 MHz / 1 Mbaud = 12)
+// bridged to memory and CSRs. The memory serves the core's port (read bursts, byte-masked single
+// writes) and the bridge's byte port, one request at a time. LEDs: green = idle, red = an error
+// (a rejected frame, or a run that ended with an error code) until the next run starts.
+module nasa_icebreaker #(
+  parameter int unsigned ClksPerBit = 12
+) (
+  input  logic clk_i,      // 12 MHz oscillator
+  input  logic uart_rx_i,  // from the host (FTDI)
+  output logic uart_tx_o,  // to the host
+  output logic led_red_no,
+  output logic led_green_no
+);
+  localparam int unsigned MemBytesTotal = 131072;
+  localparam int unsigned PortBytes = nasa_pkg::CfgFpgaMemBytes;  // 4: one SPRAM word
+
+  // power-on reset: 16 cycles low after configuration
+  logic [3:0] por_q = '0;
+  logic rst_n;
+  always_ff @(posedge clk_i) if (por_q != 4'hF) por_q <= por_q + 4'd1;
+  assign rst_n = (por_q == 4'hF);
+
+  // ---- UART and frame bridge
+  logic rx_valid, tx_valid, tx_ready, link_error;
+  logic [7:0] rx_data, tx_data;
+  nasa_uart_rx #(.ClksPerBit(ClksPerBit)) u_rx (
+    .clk_i  (clk_i),
+    .rst_ni (rst_n),
+    .rx_i   (uart_rx_i),
+    .valid_o(rx_valid),
+    .data_o (rx_data)
+  );
+  nasa_uart_tx #(.ClksPerBit(ClksPerBit)) u_tx (
+    .clk_i  (clk_i),
+    .rst_ni (rst_n),
+    .valid_i(tx_valid),
+    .ready_o(tx_ready),
+    .data_i (tx_data),
+    .tx_o   (uart_tx_o)
+  );
+
+  logic b_mreq_valid, b_mreq_ready, b_mreq_we, b_mrsp_valid;
+  logic [31:0] b_mreq_addr;
+  logic [7:0] b_mreq_wdata, b_mrsp_data;
+  logic b_csr_valid, b_csr_ready, b_csr_we;
+  logic [31:0] b_csr_addr, b_csr_wdata, b_csr_rdata;
+  logic bridge_busy;
+  nasa_uart_bridge #(
+    .MemBytes (MemBytesTotal),
+    .GapCycles(4 * 10 * ClksPerBit)
+  ) u_bridge (
+    .clk_i       (clk_i),
+    .rst_ni      (rst_n),
+    .rx_valid_i  (rx_valid),
+    .rx_data_i   (rx_data),
+    .tx_valid_o  (tx_valid),
+    .tx_ready_i  (tx_ready),
+    .tx_data_o   (tx_data),
+    .mreq_valid_o(b_mreq_valid),
+    .mreq_ready_i(b_mreq_ready),
+    .mreq_we_o   (b_mreq_we),
+    .mreq_addr_o (b_mreq_addr),
+    .mreq_wdata_o(b_mreq_wdata),
+    .mrsp_valid_i(b_mrsp_valid),
+    .mrsp_data_i (b_mrsp_data),
+    .csr_valid_o (b_csr_valid),
+    .csr_ready_i (b_csr_ready),
+    .csr_we_o    (b_csr_we),
+    .csr_addr_o  (b_csr_addr),
+    .csr_wdata_o (b_csr_wdata),
+    .csr_rdata_i (b_csr_rdata),
+    .busy_o      (bridge_busy),
+    .error_o     (link_error)
+  );
+
+  // ---- the core
+  logic c_csr_ready, c_csr_rvalid;
+  logic [31:0] c_csr_rdata;
+  logic c_req_valid, c_req_ready, c_req_we, c_rsp_valid, c_rsp_ready;
+  logic [31:0] c_req_addr;
+  logic [7:0] c_req_len;
+  logic [PortBytes*8-1:0] c_req_wdata, c_rsp_rdata;
+  logic [PortBytes-1:0] c_req_wstrb;
+  logic core_busy, core_done, core_error;
+  logic c_csr_valid;
+  nasa_top #(
+    .Rows      (nasa_pkg::CfgFpgaRows),
+    .Cols      (nasa_pkg::CfgFpgaCols),
+    .MemBytes  (PortBytes),
+    .InBufBytes(nasa_pkg::CfgFpgaInBufBytes),
+    .KredMax   (nasa_pkg::CfgFpgaKredMax),
+    .BurstMax  (nasa_pkg::CfgFpgaBurstMax)
+  ) u_core (
+    .clk_i          (clk_i),
+    .rst_ni         (rst_n),
+    .csr_valid_i    (c_csr_valid),
+    .csr_ready_o    (c_csr_ready),
+    .csr_we_i       (b_csr_we),
+    .csr_addr_i     (b_csr_addr[11:0]),
+    .csr_wdata_i    (b_csr_wdata),
+    .csr_rvalid_o   (c_csr_rvalid),
+    .csr_rdata_o    (c_csr_rdata),
+    .mem_req_valid_o(c_req_valid),
+    .mem_req_ready_i(c_req_ready),
+    .mem_req_we_o   (c_req_we),
+    .mem_req_addr_o (c_req_addr),
+    .mem_req_len_o  (c_req_len),
+    .mem_req_wdata_o(c_req_wdata),
+    .mem_req_wstrb_o(c_req_wstrb),
+    .mem_rsp_valid_i(c_rsp_valid),
+    .mem_rsp_ready_o(c_rsp_ready),
+    .mem_rsp_rdata_i(c_rsp_rdata),
+    .busy_o         (core_busy),
+    .done_o         (core_done),
+    .error_o        (core_error)
+  );
+
+  // CSR adapter: the bridge holds a request until it is answered; the core answers reads a
+  // cycle after it takes them. CSR addresses beyond the core's 12 bits alias (the host's map).
+  typedef enum logic [1:0] {CIdle, CWait, CDone} cstate_e;
+  cstate_e cs_q;
+  logic [31:0] crd_q;
+  assign c_csr_valid = b_csr_valid && (cs_q == CIdle);
+  assign b_csr_ready = (cs_q == CDone) || (b_csr_valid && b_csr_we && (cs_q == CIdle) && c_csr_ready);
+  assign b_csr_rdata = crd_q;
+  always_ff @(posedge clk_i or negedge rst_n) begin
+    if (!rst_n) begin
+      cs_q  <= CIdle;
+      crd_q <= '0;
+    end else begin
+      unique case (cs_q)
+        CIdle: if (c_csr_valid && c_csr_ready && !b_csr_we) cs_q <= CWait;
+        CWait: begin
+          if (c_csr_rvalid) begin
+            crd_q <= c_csr_rdata;
+            cs_q  <= CDone;
+          end
+        end
+        CDone: cs_q <= CIdle;
+        default: cs_q <= CIdle;
+      endcase
+    end
+  end
+
+  // ---- memory controller: one request at a time, the core first
+  typedef enum logic [1:0] {MIdle, MBeat, MByte} mstate_e;
+  mstate_e ms_q;
+  logic [14:0] waddr_q;  // next word of a burst
+  logic [7:0] left_q;    // beats after the current one
+  logic [1:0] lane_q;    // byte lane of a bridge read
+  logic [31:0] beat_q;   // a read beat held while the core is not ready
+  logic beat_have_q;
+  logic ram_en, ram_we;
+  logic [14:0] ram_addr;
+  logic [31:0] ram_wdata, ram_rdata;
+  logic [3:0] ram_wstrb;
+
+  logic take_core, take_bridge;
+  assign take_core   = (ms_q == MIdle) && c_req_valid;
+  assign take_bridge = (ms_q == MIdle) && !c_req_valid && b_mreq_valid;
+  assign c_req_ready  = take_core;
+  assign b_mreq_ready = take_bridge;
+
+  always_comb begin
+    ram_en    = 1'b0;
+    ram_we    = 1'b0;
+    ram_addr  = waddr_q;
+    ram_wdata = c_req_wdata;
+    ram_wstrb = c_req_wstrb;
+    if (take_core) begin
+      ram_en   = 1'b1;
+      ram_we   = c_req_we;
+      ram_addr = c_req_addr[16:2];
+    end else if (take_bridge) begin
+      ram_en    = 1'b1;
+      ram_we    = b_mreq_we;
+      ram_addr  = b_mreq_addr[16:2];
+      ram_wdata = {4{b_mreq_wdata}};
+      ram_wstrb = 4'b0001 << b_mreq_addr[1:0];
+    end else if ((ms_q == MBeat) && c_rsp_ready && (left_q != 8'd0)) begin
+      ram_en = 1'b1;  // read the next beat while this one is taken
+    end
+  end
+  nasa_spram u_mem (
+    .clk_i  (clk_i),
+    .en_i   (ram_en),
+    .we_i   (ram_we),
+    .addr_i (ram_addr),
+    .wdata_i(ram_wdata),
+    .wstrb_i(ram_wstrb),
+    .rdata_o(ram_rdata)
+  );
+
+  // a burst: in MBeat the current beat is on the RAM output (or held in beat_q)
+  assign c_rsp_valid = (ms_q == MBeat);
+  assign c_rsp_rdata = beat_have_q ? beat_q : ram_rdata;
+  assign b_mrsp_valid = (ms_q == MByte);
+  assign b_mrsp_data  = ram_rdata[8*lane_q +: 8];
+
+  always_ff @(posedge clk_i or negedge rst_n) begin
+    if (!rst_n) begin
+      ms_q        <= MIdle;
+      waddr_q     <= '0;
+      left_q      <= '0;
+      lane_q      <= '0;
+      beat_q      <= '0;
+      beat_have_q <= 1'b0;
+    end else begin
+      unique case (ms_q)
+        MIdle: begin
+          if (take_core && !c_req_we) begin
+            waddr_q     <= c_req_addr[16:2] + 15'd1;
+            left_q      <= c_req_len;
+            beat_have_q <= 1'b0;
+            ms_q        <= MBeat;
+          end else if (take_bridge && !b_mreq_we) begin
+            lane_q <= b_mreq_addr[1:0];
+            ms_q   <= MByte;
+          end
+        end
+        MBeat: begin
+          if (c_rsp_ready) begin
+            beat_have_q <= 1'b0;
+            if (left_q == 8'd0) begin
+              ms_q <= MIdle;
+            end else begin
+              // the next word is being read: presented next cycle
+              left_q  <= left_q - 8'd1;
+              waddr_q <= waddr_q + 15'd1;
+            end
+          end else if (!beat_have_q) begin
+            beat_q      <= ram_rdata;  // hold the beat: the RAM output may change
+            beat_have_q <= 1'b1;
+          end
+        end
+        MByte: ms_q <= MIdle;
+        default: ms_q <= MIdle;
+      endcase
+    end
+  end
+
+  // ---- LEDs (active low): green while idle, red from an error until the next run starts
+  logic err_q, was_busy_q;
+  always_ff @(posedge clk_i or negedge rst_n) begin
+    if (!rst_n) begin
+      err_q      <= 1'b0;
+      was_busy_q <= 1'b0;
+    end else begin
+      was_busy_q <= core_busy;
+      if (core_busy && !was_busy_q) err_q <= 1'b0;
+      if (link_error || (core_done && core_error)) err_q <= 1'b1;
+    end
+  end
+  assign led_green_no = core_busy || bridge_busy;
+  assign led_red_no   = !err_q;
+
+  // Address bits above the 128 KB memory / the 12-bit CSR map (the bridge checks memory
+  // addresses against MemBytes; the core's are inside its window), and the word offset of the
+  // core's aligned requests.
+  logic unused_addr;
+  assign unused_addr = ^{b_mreq_addr[31:17], b_csr_addr[31:12], c_req_addr[31:17],
+                         c_req_addr[1:0]};
+endmodule

@@ -1,0 +1,188 @@
+// The iCEBreaker board top (fpga/nasa_icebreaker.sv: UART, bridge, SPRAM memory, the core in its
+// `fpga` configuration) simulated by Verilator behind a pseudo-terminal: the host side is the
+// real UartDevice (termios, frames, retries), the board side turns the bytes into the 8N1
+// waveform on uart_rx_i and decodes uart_tx_o at 12 clocks per bit, as the FTDI chip would. A
+// fused batch evaluated over the link gives exactly the reference model's logits and counts.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
+#include <verilated.h>
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "Vnasa_icebreaker.h"
+#include "nasa/compiler.h"
+#include "nasa/fusion.h"
+#include "nasa/runtime.h"
+#include "nasa/supernet_weights.h"
+#include "nasa/uart_device.h"
+#include "tiny_net.h"
+
+namespace {
+
+using namespace nasa;
+
+constexpr int kClksPerBit = 12;
+
+class BoardSim {
+ public:
+  BoardSim() {
+    master_ = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master_ < 0 || grantpt(master_) != 0 || unlockpt(master_) != 0) {
+      throw std::runtime_error("cannot open a pseudo-terminal");
+    }
+    port_ = ptsname(master_);
+    fcntl(master_, F_SETFL, O_NONBLOCK);
+    ctx_ = std::make_unique<VerilatedContext>();
+    top_ = std::make_unique<Vnasa_icebreaker>(ctx_.get());
+    top_->uart_rx_i = 1;
+    top_->clk_i = 0;
+    top_->eval();
+    thread_ = std::thread([this] { run(); });
+  }
+  ~BoardSim() {
+    stop_ = true;
+    thread_.join();
+    top_->final();
+    ::close(master_);
+  }
+  const std::string& port() const { return port_; }
+  uint64_t cycles() const { return cycle_; }
+
+ private:
+  void tick() {
+    // host -> board: the line level for this cycle
+    if (tx_bits_.empty() && !to_board_.empty()) {
+      const uint8_t b = to_board_.front();
+      to_board_.pop_front();
+      tx_bits_.push_back(0);
+      for (int i = 0; i < 8; ++i) tx_bits_.push_back((b >> i) & 1);
+      tx_bits_.push_back(1);
+      tx_left_ = kClksPerBit;
+    }
+    top_->uart_rx_i = tx_bits_.empty() ? 1 : tx_bits_.front();
+    if (!tx_bits_.empty() && --tx_left_ == 0) {
+      tx_bits_.pop_front();
+      tx_left_ = kClksPerBit;
+    }
+    top_->clk_i = 1;
+    top_->eval();
+    top_->clk_i = 0;
+    top_->eval();
+    ++cycle_;
+    // board -> host: decode uart_tx_o, sampling each bit in its middle
+    const int line = top_->uart_tx_o;
+    if (rx_phase_ < 0) {
+      if (line == 0) rx_phase_ = 0;  // start bit
+    } else {
+      ++rx_phase_;
+      if (rx_phase_ % kClksPerBit == kClksPerBit / 2) {
+        const int bit = rx_phase_ / kClksPerBit;  // 0 start, 1..8 data, 9 stop
+        if (bit >= 1 && bit <= 8) rx_byte_ |= static_cast<uint8_t>(line << (bit - 1));
+        if (bit == 9) {
+          if (line == 1) from_board_.push_back(rx_byte_);
+          rx_byte_ = 0;
+          rx_phase_ = -1;
+        }
+      }
+    }
+  }
+
+  void run() {
+    uint8_t buf[1024];
+    while (!stop_) {
+      const ssize_t k = ::read(master_, buf, sizeof buf);
+      if (k > 0) to_board_.insert(to_board_.end(), buf, buf + k);
+      for (int i = 0; i < 2000; ++i) tick();
+      if (!from_board_.empty()) {
+        std::vector<uint8_t> out(from_board_.begin(), from_board_.end());
+        from_board_.clear();
+        size_t off = 0;
+        while (off < out.size()) {
+          const ssize_t w = ::write(master_, out.data() + off, out.size() - off);
+          if (w > 0) off += static_cast<size_t>(w);
+        }
+      }
+    }
+  }
+
+  int master_ = -1;
+  std::string port_;
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<Vnasa_icebreaker> top_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::deque<uint8_t> to_board_, from_board_;
+  std::deque<int> tx_bits_;
+  int tx_left_ = 0;
+  int rx_phase_ = -1;
+  uint8_t rx_byte_ = 0;
+  std::atomic<uint64_t> cycle_{0};
+};
+
+// A Device owning its simulated board and the UART device connected to it.
+class BoardDevice final : public device::Device {
+ public:
+  BoardDevice(const hw::Config& cfg, uint64_t bytes) {
+    uart::LinkOptions o;
+    o.response_timeout_ms = 3000;  // simulated time runs far slower than the real clock
+    o.clock_hz = 2e5;
+    dev_ = uart::make_uart_device(board_.port(), cfg, bytes, o);
+  }
+  std::string name() const override { return "uart"; }
+  const hw::Config& config() const override { return dev_->config(); }
+  uint64_t memory_size() const override { return dev_->memory_size(); }
+  void write_memory(uint64_t a, std::span<const uint8_t> b) override { dev_->write_memory(a, b); }
+  void read_memory(uint64_t a, std::span<uint8_t> o) override { dev_->read_memory(a, o); }
+  void write_csr(uint32_t a, uint32_t v) override { dev_->write_csr(a, v); }
+  uint32_t read_csr(uint32_t a) override { return dev_->read_csr(a); }
+  void start() override { dev_->start(); }
+  device::WaitResult wait(uint64_t t) override { return dev_->wait(t); }
+
+ private:
+  BoardSim board_;
+  std::unique_ptr<device::Device> dev_;
+};
+
+TEST(BoardIcebreaker, FusedBatchOverTheUartEqualsTheReference) {
+  const std::vector<spec::OpSpec> ops = {spec::parse_op("mb_k3_e3"), spec::parse_op("conv_k3"),
+                                         spec::parse_op("skip")};
+  const auto net = nasa::testing::tiny_net(3, ops);
+  const auto w = weights::random_weights(net, 6);
+  std::mt19937 rng(3);
+  std::vector<floatnet::Tensor> calib;
+  std::vector<std::vector<uint8_t>> imgs(16, std::vector<uint8_t>(36));
+  std::vector<uint8_t> labels(16);
+  for (size_t i = 0; i < imgs.size(); ++i) {
+    for (auto& p : imgs[i]) p = static_cast<uint8_t>(rng());
+    labels[i] = static_cast<uint8_t>(rng() % 4);
+    if (i < 4) calib.push_back(floatnet::image_from_u8(imgs[i].data(), 6, 6, 1));
+  }
+  const auto q = compile::quantize(net, w, calib);
+  const auto cands = fusion::random_candidates(net, 5, 2);
+  const auto& cfg = config_by_name("fpga");
+  runtime::Runtime ref(q, cfg,
+                       [](const hw::Config& c, uint64_t m) { return device::make_ref_device(c, m); },
+                       "ref");
+  runtime::Runtime board(
+      q, cfg, [](const hw::Config& c, uint64_t m) { return std::make_unique<BoardDevice>(c, m); },
+      "uart");
+  compile::BatchOptions bo;
+  bo.dump_logits = true;
+  bo.mini_batch = 4;
+  const auto a = ref.evaluate_fused(cands, 0, imgs, labels, bo);
+  const auto b = board.evaluate_fused(cands, 0, imgs, labels, bo);
+  EXPECT_EQ(a.correct, b.correct);
+  EXPECT_EQ(a.logits, b.logits);
+  EXPECT_EQ(a.nodes, b.nodes);
+  EXPECT_EQ(a.macs, b.macs);
+  EXPECT_GT(b.cycles, 0u);
+}
+
+}  // namespace
