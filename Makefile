@@ -24,7 +24,7 @@ NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include
 
 COSIM := $(BUILD)/bin/nasa-cosim
 
-.PHONY: help deps need-deps configure build test sim run bench lint synth gen clean
+.PHONY: help deps need-deps configure build test sim run bench lint synth fpga prog gen clean
 
 help:
 	@echo "make deps    install missing Debian packages (apt-get; no-op when all are present)"
@@ -35,6 +35,8 @@ help:
 	@echo "make sim     build and run the cosim suite: SEED=$(SEED) LAYERS=$(LAYERS)"
 	@echo "make lint    verilator --lint-only -Wall of rtl/ for every configuration"
 	@echo "make synth   yosys: synth_ice40 (fpga) and generic synthesis (sim); build/synth/"
+	@echo "make fpga    iCEBreaker bitstream: yosys + nextpnr-ice40 + icepack, build/fpga/report.json"
+	@echo "make prog    flash the iCEBreaker (iceprog)"
 	@echo "make gen     regenerate rtl/nasa_pkg.sv from sw/include/nasa/hw_spec.h"
 	@echo "make clean   remove $(BUILD)/"
 
@@ -76,6 +78,15 @@ build: configure
 BENCH_ARGS ?=
 bench: build
 	$(BUILD)/bin/nasa-bench $(BENCH_ARGS)
+
+# iCEBreaker bitstream (fpga/build.sh): build/fpga/nasa_icebreaker.bin and report.json; fails when
+# the design does not fit the UP5K or misses its clock. `make prog` flashes it (iceprog, a board
+# on USB; never run in CI).
+fpga: need-deps
+	bash fpga/build.sh
+
+prog: fpga
+	iceprog build/fpga/nasa_icebreaker.bin
 
 # NASA_MAKE_TEST=1: a test that finds a tool missing fails instead of skipping.
 test: build

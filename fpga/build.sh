@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `make fpga`: Yosys synth_ice40 of the board top (fpga/nasa_icebreaker.sv + rtl/), nextpnr-ice40
+# for the UP5K (sg48, fpga/icebreaker.pcf, the 12 MHz clock constrained at TARGET_MHZ), icepack.
+# Writes build/fpga/nasa_icebreaker.bin and build/fpga/report.json (lc_used, lc_total, dsp_used,
+# ebr_used, spram_used, fmax_mhz, target_mhz, fits, meets_timing). Exits non-zero when the design
+# does not fit or misses its clock. `make prog` flashes the board with iceprog.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../synth/common.sh"
+require_tool yosys
+require_tool nextpnr-ice40
+require_tool icepack
+cd "$NASA_ROOT"
+TARGET_MHZ=${TARGET_MHZ:-12}
+out=build/fpga
+mkdir -p "$out"
+mapfile -t files < <(nasa_rtl_files)
+files+=(fpga/nasa_spram.sv fpga/nasa_icebreaker.sv)
+
+echo "fpga: yosys synth_ice40 (${#files[@]} files) -> $out/yosys.log"
+yosys -q -l "$out/yosys.log" -p "read_verilog -sv ${files[*]}; \
+  synth_ice40 -top nasa_icebreaker -dsp -json $out/nasa_icebreaker.json; \
+  tee -o $out/stat.txt stat"
+
+cells() { awk -v c="$1" '$1 == c {s += $2} END {print s + 0}' "$out/stat.txt"; }
+lut=$(cells SB_LUT4)
+dsp=$(cells SB_MAC16)
+ebr=$(cells SB_RAM40_4K)
+spram=$(cells SB_SPRAM256KA)
+
+fits=true
+meets=false
+fmax=null
+status=0
+if nextpnr-ice40 --up5k --package sg48 --pcf fpga/icebreaker.pcf --freq "$TARGET_MHZ" \
+    --json "$out/nasa_icebreaker.json" --asc "$out/nasa_icebreaker.asc" \
+    --report "$out/nextpnr_report.json" >"$out/nextpnr.log" 2>&1; then
+  icepack "$out/nasa_icebreaker.asc" "$out/nasa_icebreaker.bin"
+  fmax=$(python3 -c "import json; r=json.load(open('$out/nextpnr_report.json')); \
+print(min(v['achieved'] for v in r['fmax'].values()))")
+  lut=$(python3 -c "import json; r=json.load(open('$out/nextpnr_report.json')); \
+print(r['utilization']['ICESTORM_LC']['used'])")
+  if python3 -c "import sys; sys.exit(0 if $fmax >= $TARGET_MHZ else 1)"; then meets=true; fi
+else
+  if grep -qiE "unable to place|too many|exceeds|not enough" "$out/nextpnr.log"; then fits=false; fi
+  status=1
+fi
+# nextpnr's own utilization (packed logic cells, not LUTs), also when placement failed
+util() { sed -nE "s/.*$1: *([0-9]+)\/.*/\1/p" "$out/nextpnr.log" | head -1; }
+[[ -n $(util ICESTORM_LC) ]] && lut=$(util ICESTORM_LC)
+[[ -n $(util ICESTORM_DSP) ]] && dsp=$(util ICESTORM_DSP)
+[[ -n $(util ICESTORM_RAM) ]] && ebr=$(util ICESTORM_RAM)
+[[ -n $(util ICESTORM_SPRAM) ]] && spram=$(util ICESTORM_SPRAM)
+[[ $fits == true && $meets == true ]] || status=1
+cat >"$out/report.json" <<JSON
+{
+  "lc_used": $lut,
+  "lc_total": 5280,
+  "dsp_used": $dsp,
+  "dsp_total": 8,
+  "ebr_used": $ebr,
+  "ebr_total": 30,
+  "spram_used": $spram,
+  "spram_total": 4,
+  "fmax_mhz": $fmax,
+  "target_mhz": $TARGET_MHZ,
+  "fits": $fits,
+  "meets_timing": $meets
+}
+JSON
+cat "$out/report.json"
+if [[ $status != 0 ]]; then
+  echo "fpga: FAILED (see $out/nextpnr.log): the design does not fit the UP5K or misses ${TARGET_MHZ} MHz" >&2
+  tail -5 "$out/nextpnr.log" >&2
+fi
+exit $status
