@@ -36,6 +36,7 @@
 #include "nasa/sim/random_layer.h"
 #include "nasa/sim/rtl_device.h"
 #include "nasa/supernet_weights.h"
+#include "nasa/svg.h"
 #include "nasa/train.h"
 
 namespace {
@@ -431,6 +432,48 @@ std::string machine() {
                      u.sysname, u.release);
 }
 
+// Per generation of each fusion study: MACs of (a) alone, (b) fused, (d) fused + cache as grouped
+// bars, one panel per space.
+std::string fusion_svg(const json& fusion) {
+  const double w = 820, panel = 240, left = 70, right = 20;
+  const double h = 40 + panel * static_cast<double>(fusion.size());
+  nasa::svg::Doc d(w, h);
+  d.text(w / 2, 22, "MACs per SPOS generation: alone / fused / fused + cross-generation cache", 13);
+  const char* keys[3] = {"macs_alone", "macs_fused", "macs_fused_grouped_cached"};
+  const char* colors[3] = {"#bab0ac", "#4e79a7", "#59a14f"};
+  double y0 = 40;
+  for (const auto& s : fusion) {
+    const auto& gens = s["generations"];
+    double top = 0;
+    for (const auto& g : gens) top = std::max(top, static_cast<double>(g["macs_alone"].get<uint64_t>()));
+    const double ph = panel - 60, base = y0 + panel - 35;
+    d.text(left, y0 + 12, s["space"].get<std::string>(), 12, "start");
+    d.line(left, base, w - right, base);
+    d.line(left, base, left, base - ph);
+    d.text(left - 6, base - ph + 4, fmt::format("{:.0f} G", top / 1e9), 10, "end");
+    d.text(left - 6, base + 4, "0", 10, "end");
+    const double slot = (w - left - right) / std::max<double>(1, static_cast<double>(gens.size()));
+    for (size_t i = 0; i < gens.size(); ++i) {
+      for (int k = 0; k < 3; ++k) {
+        const double v = static_cast<double>(gens[i][keys[k]].get<uint64_t>());
+        const double bh = top > 0 ? v / top * ph : 0;
+        d.rect(left + slot * static_cast<double>(i) + slot * (0.15 + 0.23 * k), base - bh,
+               slot * 0.22, bh, colors[k],
+               fmt::format("generation {}: {} {:.1f} G", i, keys[k], v / 1e9));
+      }
+      if (gens.size() <= 20 || i % 5 == 0) {
+        d.text(left + slot * (static_cast<double>(i) + 0.5), base + 14, std::to_string(i), 10);
+      }
+    }
+    y0 += panel;
+  }
+  for (int k = 0; k < 3; ++k) {
+    d.rect(left + 200.0 * k, h - 16, 10, 10, colors[k]);
+    d.text(left + 200.0 * k + 14, h - 7, keys[k], 10, "start");
+  }
+  return d.str();
+}
+
 std::string gb(uint64_t b) { return fmt::format("{:.2f} GB", static_cast<double>(b) / 1e9); }
 std::string gmac(uint64_t m) { return fmt::format("{:.1f} G", static_cast<double>(m) / 1e9); }
 
@@ -484,7 +527,7 @@ std::string markdown(const json& r) {
           G("dram_fused_grouped"), G("dram_fused_grouped_cached"));
     }
   }
-  md += "\n";
+  md += "\n![MACs per generation](bench/fusion.svg)\n\n";
   md += "## 2. Accelerator efficiency (RTL)\n\n";
   md += "Random layers (the cosim generator) on the Verilated RTL; efficiency = (MACs / "
         "(Rows*Cols)) / RTL cycles; bound = MACs / (Rows*Cols); model = the analytic cycle "
@@ -590,6 +633,8 @@ int main(int argc, char** argv) {
     if (out.has_parent_path()) fs::create_directories(out.parent_path());
     std::ofstream(o.out) << r.dump(2) << "\n";
     std::ofstream(o.md) << markdown(r);
+    const fs::path svg_path = (out.has_parent_path() ? out.parent_path() : fs::path(".")) / "fusion.svg";
+    nasa::svg::write_file(svg_path, fusion_svg(r["fusion"]));
     status(fmt::format("wrote {} and {} in {:.0f} s; {}", o.out, o.md, since(t_all),
                        ok ? "checks passed" : "CHECKS FAILED"));
     return ok ? 0 : 1;

@@ -16,6 +16,7 @@
 #include "nasa/parallel.h"
 #include "nasa/report.h"
 #include "nasa/supernet_weights.h"
+#include "nasa/svg.h"
 
 namespace nasa::pipeline {
 namespace {
@@ -154,6 +155,38 @@ runtime::EvalResult eval_chunked(const runtime::Runtime& rt, const spec::Candida
     all.macs += r.macs;
   }
   return all;
+}
+
+// The stages as bars on a time axis (they run one after the other).
+std::string timeline_svg(const std::vector<Stage>& stages, const std::string& net) {
+  double total = 0;
+  for (const auto& st : stages) total += st.seconds;
+  const double left = 110, right = 30, top = 50, row = 28, w = 760;
+  const double h = top + row * static_cast<double>(stages.size()) + 50;
+  const double scale = (w - left - right) / std::max(total, 1e-9);
+  svg::Doc d(w, h);
+  d.text(w / 2, 24, fmt::format("nasa run on {}: {:.0f} s", net, total), 14);
+  static constexpr std::array<std::string_view, 6> kColors = {"#4e79a7", "#f28e2b", "#59a14f",
+                                                              "#e15759", "#76b7b2", "#b07aa1"};
+  double t = 0;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const double y = top + row * static_cast<double>(i);
+    d.text(left - 8, y + row * 0.6, stages[i].name, 12, "end");
+    d.rect(left + t * scale, y + 4, std::max(stages[i].seconds * scale, 1.0), row - 8,
+           kColors[i % kColors.size()],
+           fmt::format("{}: {:.1f} s, {}", stages[i].name, stages[i].seconds, stages[i].detail));
+    d.text(left + (t + stages[i].seconds) * scale + 4, y + row * 0.6,
+           fmt::format("{:.1f} s", stages[i].seconds), 11, "start");
+    t += stages[i].seconds;
+  }
+  const double axis = top + row * static_cast<double>(stages.size()) + 8;
+  d.line(left, axis, w - right, axis);
+  for (int k = 0; k <= 4; ++k) {
+    const double x = left + (w - left - right) * k / 4.0;
+    d.line(x, axis, x, axis + 5);
+    d.text(x, axis + 18, fmt::format("{:.0f} s", total * k / 4.0), 11);
+  }
+  return d.str();
 }
 
 json candidate_entry(const search::Evaluated& e) {
@@ -491,6 +524,7 @@ Result run(const Options& o) {
        {{"search", "search/result.json"},
         {"report", "report.md"},
         {"pareto_svg", "pareto.svg"},
+        {"timeline_svg", "timeline.svg"},
         {"final_model", "final/model"}}}};
   res.result = result;
   write_text(res.dir / "result.json", result.dump(2) + "\n");
@@ -561,6 +595,7 @@ Result run(const Options& o) {
   md += nested;
   write_text(res.dir / "report.md", md);
 
+  write_text(res.dir / "timeline.svg", timeline_svg(res.stages, o.net.name));
   json timing = json::array();
   for (const auto& s : res.stages) {
     timing.push_back({{"stage", s.name}, {"seconds", s.seconds}, {"detail", s.detail}});

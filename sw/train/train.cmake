@@ -45,7 +45,7 @@ if(TARGET nasa)
     COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && for t in a b; do \"$0\" run --runs-dir \"$1/$t\" --name r ${_run} > \"$1/$t.out\" 2>&1 || { cat \"$1/$t.out\"; exit 1; }; done && cmp \"$1/a/r/result.json\" \"$1/b/r/result.json\" && echo IDENTICAL && \"$0\" run --runs-dir \"$1/a\" --name r2 ${_run} 2>&1 | grep -o 'train: reused' && grep -o '\"test_accuracy_int8\"' \"$1/a/r/result.json\" | head -1 && grep -o '\"logits_identical\": true' \"$1/a/r/result.json\" && ls \"$1/a/r\""
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_run_reproducible)
   set_tests_properties(cli_run_reproducible PROPERTIES LABELS "unit;cli" TIMEOUT 900
-    PASS_REGULAR_EXPRESSION "IDENTICAL.*train: reused.*test_accuracy_int8.*logits_identical\": true.*final.*pareto.svg.*report.md.*result.json.*search.*timing.json")
+    PASS_REGULAR_EXPRESSION "IDENTICAL.*train: reused.*test_accuracy_int8.*logits_identical\": true.*final.*pareto.svg.*report.md.*result.json.*search.*timeline.svg.*timing.json")
   nasa_cli_error_test(cli_run_name_taken
     "rm -rf $1 && mkdir -p $1/runs/x && echo keep > $1/runs/x/result.json && $0 run --runs-dir $1/runs --name x ${_run}; st=$?; cat $1/runs/x/result.json; (exit $st)"
     "nasa: error: run directory '[^\n]*runs/x' already exists[^\n]*never overwritten.*keep.*exit=1")
