@@ -22,6 +22,7 @@
 #include "nasa/runtime.h"
 #include "nasa/supernet_weights.h"
 #include "nasa/uart_device.h"
+#include "owning_device.h"
 #include "tiny_net.h"
 
 namespace {
@@ -126,8 +127,8 @@ class BoardSim {
   std::atomic<uint64_t> cycle_{0};
 };
 
-// A Device owning its simulated board and the UART device connected to it.
-class BoardDevice final : public device::Device {
+// The UART device connected to its own simulated board.
+class BoardDevice final : public nasa::testing::OwningDevice<BoardSim> {
  public:
   BoardDevice(const hw::Config& cfg, uint64_t bytes) {
     uart::LinkOptions o;
@@ -135,19 +136,6 @@ class BoardDevice final : public device::Device {
     o.clock_hz = 2e5;
     dev_ = uart::make_uart_device(board_.port(), cfg, bytes, o);
   }
-  std::string name() const override { return "uart"; }
-  const hw::Config& config() const override { return dev_->config(); }
-  uint64_t memory_size() const override { return dev_->memory_size(); }
-  void write_memory(uint64_t a, std::span<const uint8_t> b) override { dev_->write_memory(a, b); }
-  void read_memory(uint64_t a, std::span<uint8_t> o) override { dev_->read_memory(a, o); }
-  void write_csr(uint32_t a, uint32_t v) override { dev_->write_csr(a, v); }
-  uint32_t read_csr(uint32_t a) override { return dev_->read_csr(a); }
-  void start() override { dev_->start(); }
-  device::WaitResult wait(uint64_t t) override { return dev_->wait(t); }
-
- private:
-  BoardSim board_;
-  std::unique_ptr<device::Device> dev_;
 };
 
 TEST(BoardIcebreaker, FusedBatchOverTheUartEqualsTheReference) {

@@ -24,6 +24,7 @@
 #include "nasa/supernet_weights.h"
 #include "nasa/uart_device.h"
 #include "nasa/uart_protocol.h"
+#include "owning_device.h"
 
 namespace {
 
@@ -106,33 +107,20 @@ class PtyBoard {
   std::atomic<uint64_t> faults_{0};
 };
 
-// A Device that owns its board emulator and forwards to the UART device talking to it.
-class LinkedDevice final : public device::Device {
+// The UART device connected to its own board emulator.
+class LinkedDevice final : public nasa::testing::OwningDevice<PtyBoard> {
  public:
   LinkedDevice(const hw::Config& cfg, uint64_t bytes, uint32_t seed)
-      : board_(cfg, bytes, seed) {
+      : OwningDevice(cfg, bytes, seed) {
     uart::LinkOptions o;
     o.response_timeout_ms = 20;
     dev_ = uart::make_uart_device(board_.port(), cfg, bytes, o);
   }
-  std::string name() const override { return dev_->name(); }
-  const hw::Config& config() const override { return dev_->config(); }
-  uint64_t memory_size() const override { return dev_->memory_size(); }
-  void write_memory(uint64_t a, std::span<const uint8_t> b) override { dev_->write_memory(a, b); }
-  void read_memory(uint64_t a, std::span<uint8_t> o) override { dev_->read_memory(a, o); }
-  void write_csr(uint32_t a, uint32_t v) override { dev_->write_csr(a, v); }
-  uint32_t read_csr(uint32_t a) override { return dev_->read_csr(a); }
-  void start() override { dev_->start(); }
-  device::WaitResult wait(uint64_t t) override { return dev_->wait(t); }
   static inline std::atomic<uint64_t> retries{0}, faults{0};
   ~LinkedDevice() override {
     retries += uart::link_stats(*dev_)->retries;
     faults += board_.faults();
   }
-
- private:
-  PtyBoard board_;
-  std::unique_ptr<device::Device> dev_;
 };
 
 TEST(UartDevice, FusedBatchOverAFaultyLinkEqualsTheReference) {
