@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 
@@ -94,29 +94,38 @@ fs::path make_run_dir(const Options& o) {
   }
 }
 
-// Int8 correct counts of `cands` on images, fused on the runtime's device, in chunks run in
-// parallel (each chunk is its own batch run; the counts add up exactly).
+// Splits `images` into chunks of kEvalChunk run in parallel, fn(k, begin, end) for chunk k, with
+// a progress line per finished chunk.
+void for_image_chunks(size_t images, const Options& o, const std::string& what,
+                        const std::function<void(size_t, size_t, size_t)>& fn) {
+  const size_t chunks = (images + kEvalChunk - 1) / kEvalChunk;
+  const auto t0 = Clock::now();
+  size_t done = 0;
+  std::mutex log_mu;
+  parallel_for(chunks, o.train.threads, [&](size_t k) {
+    const size_t b = k * kEvalChunk, e = std::min(images, b + kEvalChunk);
+    fn(k, b, e);
+    const std::lock_guard<std::mutex> lock(log_mu);
+    done += e - b;
+    say(o, fmt::format("{}: {}/{} images, {:.0f} s", what, done, images, since(t0)));
+  });
+}
+
+// Int8 correct counts of `cands` on images, fused on the runtime's device, in parallel chunks
+// (each chunk is its own batch run; the counts add up exactly). Each chunk runs on a copy of the
+// runtime: a device per run keeps the threads apart.
 std::vector<size_t> fused_correct(const runtime::Runtime& rt,
                                   std::span<const spec::Candidate> cands,
                                   std::span<const std::vector<uint8_t>> images,
                                   std::span<const uint8_t> labels, uint32_t mini_batch,
                                   const Options& o, const std::string& what) {
-  const size_t chunks = (images.size() + kEvalChunk - 1) / kEvalChunk;
-  std::vector<std::vector<size_t>> per(chunks);
+  std::vector<std::vector<size_t>> per((images.size() + kEvalChunk - 1) / kEvalChunk);
   compile::BatchOptions bo;
   bo.mini_batch = mini_batch;
-  const auto t0 = Clock::now();
-  std::atomic<size_t> done{0};
-  std::mutex log_mu;
-  parallel_for(chunks, o.train.threads, [&](size_t k) {
-    runtime::Runtime local = rt;  // a device per run; the copy keeps threads apart
-    const size_t b = k * kEvalChunk, e = std::min(images.size(), b + kEvalChunk);
+  for_image_chunks(images.size(), o, what, [&](size_t k, size_t b, size_t e) {
+    runtime::Runtime local = rt;
     per[k] = local.evaluate_fused(cands, 0, images.subspan(b, e - b), labels.subspan(b, e - b), bo)
                  .correct;
-    const std::lock_guard<std::mutex> lock(log_mu);
-    done += e - b;
-    say(o, fmt::format("{}: {}/{} images, {:.0f} s", what, done.load(), images.size(),
-                       since(t0)));
   });
   std::vector<size_t> correct(cands.size(), 0);
   for (const auto& c : per) {
@@ -125,25 +134,16 @@ std::vector<size_t> fused_correct(const runtime::Runtime& rt,
   return correct;
 }
 
-// One candidate on the runtime's device, in chunks run in parallel: correct count and the logits
-// of every image in order.
+// One candidate on the runtime's device, in parallel chunks: correct count and the logits of
+// every image in order.
 runtime::EvalResult eval_chunked(const runtime::Runtime& rt, const spec::Candidate& c,
                                  std::span<const std::vector<uint8_t>> images,
                                  std::span<const uint8_t> labels, const Options& o,
                                  const std::string& what) {
-  const size_t chunks = (images.size() + kEvalChunk - 1) / kEvalChunk;
-  std::vector<runtime::EvalResult> per(chunks);
-  const auto t0 = Clock::now();
-  std::atomic<size_t> done{0};
-  std::mutex log_mu;
-  parallel_for(chunks, o.train.threads, [&](size_t k) {
+  std::vector<runtime::EvalResult> per((images.size() + kEvalChunk - 1) / kEvalChunk);
+  for_image_chunks(images.size(), o, what, [&](size_t k, size_t b, size_t e) {
     runtime::Runtime local = rt;
-    const size_t b = k * kEvalChunk, e = std::min(images.size(), b + kEvalChunk);
     per[k] = local.evaluate(c, images.subspan(b, e - b), labels.subspan(b, e - b));
-    const std::lock_guard<std::mutex> lock(log_mu);
-    done += e - b;
-    say(o, fmt::format("{}: {}/{} images, {:.0f} s", what, done.load(), images.size(),
-                       since(t0)));
   });
   runtime::EvalResult all;
   all.candidate = c;
