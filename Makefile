@@ -24,7 +24,7 @@ NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include
 
 COSIM := $(BUILD)/bin/nasa-cosim
 
-.PHONY: help deps need-deps configure build test sim run bench lint synth fpga prog gen clean
+.PHONY: help deps need-deps configure build test sim run bench lint synth fpga prog fpga-area gen clean
 
 help:
 	@echo "make deps    install missing Debian packages (apt-get; no-op when all are present)"
@@ -37,6 +37,7 @@ help:
 	@echo "make synth   yosys: synth_ice40 (fpga) and generic synthesis (sim); build/synth/"
 	@echo "make fpga    iCEBreaker bitstream: yosys + nextpnr-ice40 + icepack, build/fpga/report.json"
 	@echo "make prog    flash the iCEBreaker (iceprog)"
+	@echo "make fpga-area  LUT/FF/carry/EBR/DSP per module of the FPGA design: build/fpga/area.md"
 	@echo "make gen     regenerate rtl/nasa_pkg.sv from sw/include/nasa/hw_spec.h"
 	@echo "make clean   remove $(BUILD)/"
 
@@ -87,6 +88,11 @@ fpga: need-deps
 
 prog: fpga
 	iceprog build/fpga/nasa_icebreaker.bin
+
+# Where the FPGA design's logic goes: LUT/FF/carry/EBR/DSP per module instance (fpga/area.sh ->
+# build/fpga/area.md, area.json; about 4 min).
+fpga-area: need-deps
+	bash fpga/area.sh
 
 # NASA_MAKE_TEST=1: a test that finds a tool missing fails instead of skipping.
 test: build

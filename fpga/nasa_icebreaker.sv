@@ -1,12 +1,13 @@
 // iCEBreaker (iCE40 UP5K) board top: the core in its `fpga` configuration, 128 KB of SPRAM main
-// memory, and the UART link of docs/uart.md (8N1, ClksPerBit clocks a bit: 12 MHz / 1 Mbaud = 12)
-// bridged to memory and CSRs. The memory serves the core's port (read bursts, byte-masked single
+// memory, and the UART link of docs/uart.md (8N1, ClksPerBit core clocks a bit: 24 MHz / 1 Mbaud
+// = 24) bridged to memory and CSRs. The core clock is the PLL's (fpga/nasa_pll.sv: 24 MHz from
+// the 12 MHz oscillator); reset is held until the PLL locks. The memory serves the core's port (read bursts, byte-masked single
 // writes) and the bridge's byte port, one request at a time. LEDs: green = idle, red = an error
 // (a rejected frame, or a run that ended with an error code) until the next run starts.
 module nasa_icebreaker #(
-  parameter int unsigned ClksPerBit = 12
+  parameter int unsigned ClksPerBit = 24
 ) (
-  input  logic clk_i,      // 12 MHz oscillator
+  input  logic clk_i,      // 12 MHz oscillator (pin 35, the PLL's pad)
   input  logic uart_rx_i,  // from the host (FTDI)
   output logic uart_tx_o,  // to the host
   output logic led_red_no,
@@ -15,24 +16,33 @@ module nasa_icebreaker #(
   localparam int unsigned MemBytesTotal = 131072;
   localparam int unsigned PortBytes = nasa_pkg::CfgFpgaMemBytes;  // 4: one SPRAM word
 
-  // power-on reset: 16 cycles low after configuration
+  // core clock, and the power-on reset: low until the PLL has locked and 15 cycles more
+  logic clk, pll_locked;
+  nasa_pll u_pll (
+    .pad_clk_i(clk_i),
+    .clk_o    (clk),
+    .locked_o (pll_locked)
+  );
   logic [3:0] por_q = '0;
   logic rst_n;
-  always_ff @(posedge clk_i) if (por_q != 4'hF) por_q <= por_q + 4'd1;
+  always_ff @(posedge clk) begin
+    if (!pll_locked) por_q <= '0;
+    else if (por_q != 4'hF) por_q <= por_q + 4'd1;
+  end
   assign rst_n = (por_q == 4'hF);
 
   // ---- UART and frame bridge
   logic rx_valid, tx_valid, tx_ready, link_error;
   logic [7:0] rx_data, tx_data;
   nasa_uart_rx #(.ClksPerBit(ClksPerBit)) u_rx (
-    .clk_i  (clk_i),
+    .clk_i  (clk),
     .rst_ni (rst_n),
     .rx_i   (uart_rx_i),
     .valid_o(rx_valid),
     .data_o (rx_data)
   );
   nasa_uart_tx #(.ClksPerBit(ClksPerBit)) u_tx (
-    .clk_i  (clk_i),
+    .clk_i  (clk),
     .rst_ni (rst_n),
     .valid_i(tx_valid),
     .ready_o(tx_ready),
@@ -50,7 +60,7 @@ module nasa_icebreaker #(
     .MemBytes (MemBytesTotal),
     .GapCycles(4 * 10 * ClksPerBit)
   ) u_bridge (
-    .clk_i       (clk_i),
+    .clk_i       (clk),
     .rst_ni      (rst_n),
     .rx_valid_i  (rx_valid),
     .rx_data_i   (rx_data),
@@ -90,9 +100,13 @@ module nasa_icebreaker #(
     .MemBytes  (PortBytes),
     .InBufBytes(nasa_pkg::CfgFpgaInBufBytes),
     .KredMax   (nasa_pkg::CfgFpgaKredMax),
-    .BurstMax  (nasa_pkg::CfgFpgaBurstMax)
+    .BurstMax  (nasa_pkg::CfgFpgaBurstMax),
+    .NodeCap   (nasa_pkg::CfgFpgaNodeCap),
+    .MaxLayers (nasa_pkg::CfgFpgaMaxLayers),
+    .MaxChoices(nasa_pkg::CfgFpgaMaxChoices),
+    .MaxCands  (nasa_pkg::CfgFpgaMaxCands)
   ) u_core (
-    .clk_i          (clk_i),
+    .clk_i          (clk),
     .rst_ni         (rst_n),
     .csr_valid_i    (c_csr_valid),
     .csr_ready_o    (c_csr_ready),
@@ -124,7 +138,7 @@ module nasa_icebreaker #(
   assign c_csr_valid = b_csr_valid && (cs_q == CIdle);
   assign b_csr_ready = (cs_q == CDone) || (b_csr_valid && b_csr_we && (cs_q == CIdle) && c_csr_ready);
   assign b_csr_rdata = crd_q;
-  always_ff @(posedge clk_i or negedge rst_n) begin
+  always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
       cs_q  <= CIdle;
       crd_q <= '0;
@@ -183,7 +197,7 @@ module nasa_icebreaker #(
     end
   end
   nasa_spram u_mem (
-    .clk_i  (clk_i),
+    .clk_i  (clk),
     .en_i   (ram_en),
     .we_i   (ram_we),
     .addr_i (ram_addr),
@@ -198,7 +212,7 @@ module nasa_icebreaker #(
   assign b_mrsp_valid = (ms_q == MByte);
   assign b_mrsp_data  = ram_rdata[8*lane_q +: 8];
 
-  always_ff @(posedge clk_i or negedge rst_n) begin
+  always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
       ms_q        <= MIdle;
       waddr_q     <= '0;
@@ -242,7 +256,7 @@ module nasa_icebreaker #(
 
   // ---- LEDs (active low): green while idle, red from an error until the next run starts
   logic err_q, was_busy_q;
-  always_ff @(posedge clk_i or negedge rst_n) begin
+  always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
       err_q      <= 1'b0;
       was_busy_q <= 1'b0;

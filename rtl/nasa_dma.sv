@@ -4,13 +4,15 @@
 // job bytes [i*MemBytes, (i+1)*MemBytes). Several jobs may be in flight to hide memory latency.
 // Writes are single bus words with byte strobes; reads and writes share the request channel with
 // round-robin priority. abort_i drops queued jobs and refuses writes; bursts already started are
-// completed and their data discarded, so the port is left clean.
+// completed and their data discarded, so the port is left clean. A job is at most MaxJob bytes
+// (the engine's largest job): lengths and beat counts are only as wide as that needs.
 module nasa_dma #(
   parameter int unsigned MemBytes = 32,
   parameter int unsigned BurstMax = 8,
   parameter int unsigned TagW     = 40,
   parameter int unsigned JobDepth = 4,
-  parameter int unsigned Inflight = 8
+  parameter int unsigned Inflight = 8,
+  parameter int unsigned MaxJob   = 256
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -20,7 +22,7 @@ module nasa_dma #(
   input  logic                  job_valid_i,
   output logic                  job_ready_o,
   input  logic [31:0]           job_src_i,
-  input  logic [31:0]           job_len_i,
+  input  logic [31:0]           job_len_i,     // 1..MaxJob
   input  logic [TagW-1:0]       job_tag_i,
   // realigned read data
   output logic                  out_valid_o,
@@ -51,9 +53,11 @@ module nasa_dma #(
   input  logic [MemBytes*8-1:0] mem_rsp_rdata_i
 );
   localparam int unsigned OffW = (MemBytes > 1) ? $clog2(MemBytes) : 1;
-  localparam int unsigned JobW = 64 + TagW;
+  localparam int unsigned LenW = $clog2(MaxJob + 1);                      // a job's byte length
+  localparam int unsigned BW   = $clog2((MaxJob + MemBytes - 1) / MemBytes + 2);  // its beats
+  localparam int unsigned JobW = 32 + LenW + TagW;
   // in-flight entry: offset, input beats, output beats, tag
-  localparam int unsigned InfW = OffW + 32 + 32 + TagW;
+  localparam int unsigned InfW = OffW + BW + BW + TagW;
 
   // ---------------- job queue ----------------
   logic job_q_valid, job_q_pop;
@@ -64,35 +68,39 @@ module nasa_dma #(
     .flush_i    (abort_i),
     .in_valid_i (job_valid_i && !abort_i),
     .in_ready_o (job_ready_o),
-    .in_data_i  ({job_tag_i, job_len_i, job_src_i}),
+    .in_data_i  ({job_tag_i, job_len_i[LenW-1:0], job_src_i}),
     .out_valid_o(job_q_valid),
     .out_ready_i(job_q_pop),
     .out_data_o (job_q_data),
     .count_o    ()
   );
+  logic unused_len;
+  assign unused_len = ^job_len_i[31:LenW];
 
-  logic [31:0] jq_src, jq_len;
+  logic [31:0] jq_src;
+  logic [LenW-1:0] jq_len;
   logic [TagW-1:0] jq_tag;
   assign jq_src = job_q_data[31:0];
-  assign jq_len = job_q_data[63:32];
-  assign jq_tag = job_q_data[JobW-1:64];
+  assign jq_len = job_q_data[32 +: LenW];
+  assign jq_tag = job_q_data[JobW-1 -: TagW];
 
   logic [OffW-1:0] jq_off;
-  logic [32:0] jq_span;
-  logic [31:0] jq_nb, jq_no;
+  logic [LenW+1:0] jq_span;
+  logic [BW-1:0] jq_nb, jq_no;
   assign jq_off  = (MemBytes > 1) ? jq_src[OffW-1:0] : '0;
-  assign jq_span = {1'b0, jq_len} + 33'(jq_off) + 33'(MemBytes - 1);
-  assign jq_nb   = 32'(jq_span >> OffW);
-  assign jq_no   = 32'(({1'b0, jq_len} + 33'(MemBytes - 1)) >> OffW);
+  assign jq_span = (LenW + 2)'(jq_len) + (LenW + 2)'(jq_off) + (LenW + 2)'(MemBytes - 1);
+  assign jq_nb   = BW'(jq_span >> OffW);
+  assign jq_no   = BW'(((LenW + 2)'(jq_len) + (LenW + 2)'(MemBytes - 1)) >> OffW);
 
   // ---------------- request generator ----------------
-  logic [31:0] rq_addr_q, rq_left_q;
+  logic [31:0] rq_addr_q;
+  logic [BW-1:0] rq_left_q;
   logic inf_ready, inf_push;
   logic rd_req_valid, rd_req_fire, wr_fire;
-  logic [31:0] burst;
+  logic [BW-1:0] burst;
   logic take_job;
 
-  assign burst        = (rq_left_q > 32'(BurstMax)) ? 32'(BurstMax) : rq_left_q;
+  assign burst        = (32'(rq_left_q) > BurstMax) ? BW'(BurstMax) : rq_left_q;
   assign rd_req_valid = (rq_left_q != '0);
   // a new job is taken when no burst is pending or the last one is accepted this cycle
   assign take_job     = job_q_valid && inf_ready && !abort_i &&
@@ -108,7 +116,7 @@ module nasa_dma #(
       rq_addr_q <= {jq_src[31:OffW], {OffW{1'b0}}};
       rq_left_q <= jq_nb;
     end else if (rd_req_fire) begin
-      rq_addr_q <= rq_addr_q + (burst << OffW);
+      rq_addr_q <= rq_addr_q + (32'(burst) << OffW);
       rq_left_q <= rq_left_q - burst;
     end
   end
@@ -120,7 +128,7 @@ module nasa_dma #(
   assign mem_req_valid_o = grant_wr || rd_req_valid;
   assign mem_req_we_o    = grant_wr;
   assign mem_req_addr_o  = grant_wr ? {wr_addr_i[31:OffW], {OffW{1'b0}}} : rq_addr_q;
-  assign mem_req_len_o   = grant_wr ? 8'd0 : 8'(burst - 1);
+  assign mem_req_len_o   = grant_wr ? 8'd0 : 8'(burst) - 8'd1;
   assign mem_req_wdata_o = wr_data_i;
   assign mem_req_wstrb_o = grant_wr ? wr_strb_i : '0;
   assign rd_req_fire     = mem_req_valid_o && mem_req_ready_i && !grant_wr;
@@ -166,14 +174,14 @@ module nasa_dma #(
   );
 
   logic [OffW-1:0] h_off;
-  logic [31:0] h_nb, h_no;
+  logic [BW-1:0] h_nb, h_no;
   logic [TagW-1:0] h_tag;
   assign h_off = inf_data[OffW-1:0];
-  assign h_nb  = inf_data[OffW+31:OffW];
-  assign h_no  = inf_data[OffW+63:OffW+32];
-  assign h_tag = inf_data[InfW-1:OffW+64];
+  assign h_nb  = inf_data[OffW +: BW];
+  assign h_no  = inf_data[OffW + BW +: BW];
+  assign h_tag = inf_data[InfW-1 -: TagW];
 
-  logic [31:0] beat_q, oidx_q;
+  logic [BW-1:0] beat_q, oidx_q;
   logic [MemBytes*8-1:0] prev_q;
   logic flush_q, discard_q;
   logic rsp_fire, last_beat, h_aligned;
@@ -183,7 +191,7 @@ module nasa_dma #(
   assign h_aligned       = (h_off == '0);
   assign mem_rsp_ready_o = inf_valid && !flush_q;
   assign rsp_fire        = mem_rsp_valid_i && mem_rsp_ready_o;
-  assign last_beat       = (beat_q == h_nb - 1);
+  assign last_beat       = (beat_q == h_nb - BW'(1));
   assign cat             = flush_q ? {{(MemBytes * 8) {1'b0}}, prev_q} : {mem_rsp_rdata_i, prev_q};
   assign shifted         = (MemBytes * 8)'(cat >> {h_off, 3'b000});
 
@@ -212,7 +220,7 @@ module nasa_dma #(
     if (discard_q || abort_i) out_valid_o = 1'b0;
   end
   assign out_tag_o    = h_tag;
-  assign out_idx_o    = oidx_q;
+  assign out_idx_o    = 32'(oidx_q);
   assign ev_rd_beat_o = rsp_fire;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -231,7 +239,7 @@ module nasa_dma #(
         oidx_q  <= '0;
       end else if (rsp_fire) begin
         prev_q <= mem_rsp_rdata_i;
-        if (h_aligned || beat_q != '0) oidx_q <= oidx_q + 1;
+        if (h_aligned || beat_q != '0) oidx_q <= oidx_q + BW'(1);
         if (last_beat) begin
           if (!h_aligned && h_no == h_nb) begin
             flush_q <= 1'b1;
@@ -240,7 +248,7 @@ module nasa_dma #(
             oidx_q <= '0;
           end
         end else begin
-          beat_q <= beat_q + 1;
+          beat_q <= beat_q + BW'(1);
         end
       end
     end

@@ -66,9 +66,15 @@ module nasa_engine #(
   localparam int unsigned ColW  = (Cols > 1) ? $clog2(Cols) : 1;
   localparam int unsigned OffW  = $clog2(MemBytes);
   localparam int unsigned NW    = $clog2(Cols + 1);
-  localparam int unsigned TagW  = 40;
+  // DMA tag = {base, bank[7:0], half, dst[2:0]}; base: an input-buffer or weight-row byte
+  // offset, or a depthwise tap (< 49), so as wide as the larger buffer's addresses
+  localparam int unsigned BaseW = (IAW > WAW) ? ((IAW > 6) ? IAW : 6) : ((WAW > 6) ? WAW : 6);
+  localparam int unsigned TagW  = BaseW + 12;
   localparam int unsigned Chunk = BurstMax * MemBytes;  // input chunk per read job
   localparam int unsigned WChunk = Chunk / 2;  // weight column: bytes of each row per job
+  // the largest DMA job: a descriptor, an input chunk, or a tile's per-channel records
+  localparam int unsigned MaxJob = (Chunk > Cols * 8) ? ((Chunk > 64) ? Chunk : 64) :
+                                   ((Cols * 8 > 64) ? Cols * 8 : 64);
   localparam int unsigned NC    = nasa_pkg::NumCounters;
 
   localparam logic [2:0] DstDesc = 3'd0, DstIn = 3'd1, DstWRow = 3'd2, DstWScat = 3'd3,
@@ -146,7 +152,8 @@ module nasa_engine #(
     .BurstMax(BurstMax),
     .TagW    (TagW),
     .JobDepth(4),
-    .Inflight(16)
+    .Inflight(16),
+    .MaxJob  (MaxJob)
   ) u_dma (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
@@ -182,7 +189,7 @@ module nasa_engine #(
     .mem_rsp_rdata_i(mem_rsp_rdata_i)
   );
 
-  // DMA output routing; tag = {base[27:0], bank[7:0], half, dst[2:0]}
+  // DMA output routing
   logic [2:0] o_dst;
   logic o_half;
   logic [7:0] o_bank;
@@ -190,7 +197,7 @@ module nasa_engine #(
   assign o_dst  = o_tag[2:0];
   assign o_half = o_tag[3];
   assign o_bank = o_tag[11:4];
-  assign o_addr = {4'd0, o_tag[39:12]} + (o_idx << OffW);
+  assign o_addr = 32'(o_tag[TagW-1:12]) + (o_idx << OffW);
 
   // ======================= descriptor register and fields =======================
   // In ext mode the first decode cycle substitutes the template's patched address fields.
@@ -271,34 +278,37 @@ module nasa_engine #(
 
   // ======================= decode: shared multiplier micro-sequence =======================
   logic [3:0] dec_step_q;
-  logic [31:0] mul_a, mul_b;
+  // one 32 x 17 multiplier: every product has an operand of at most 17 bits (a dimension, a
+  // channel count, a padding, or twice Cin), so 49 bits hold it exactly
+  logic [31:0] mul_a;
+  logic [16:0] mul_b;
   logic [63:0] mul_p;
   logic [63:0] d_hw_in, d_in_bytes, d_row_b, d_kred, d_hw_out, d_out_bytes, d_wgt_bytes;
   logic [63:0] d_wrap, d_padrow, d_padcin;
-  logic [31:0] f_scin;
-  assign f_scin = (is_win && f_s == 8'd2) ? {15'd0, f_cin, 1'b0} : {16'd0, f_cin};
+  logic [16:0] f_scin;
+  assign f_scin = (is_win && f_s == 8'd2) ? {f_cin, 1'b0} : {1'b0, f_cin};
 
   always_comb begin
     mul_a = '0;
     mul_b = '0;
     unique case (dec_step_q)
-      4'd0: begin mul_a = 32'(f_h); mul_b = 32'(f_w); end
-      4'd1: begin mul_a = d_hw_in[31:0]; mul_b = 32'(f_cin); end
-      4'd2: begin mul_a = 32'(f_w); mul_b = 32'(f_cin); end
-      4'd3: begin mul_a = is_fc ? d_hw_in[31:0] : 32'(f_kk); mul_b = 32'(f_cin); end
-      4'd4: begin mul_a = 32'(f_ho); mul_b = 32'(f_wo); end
-      4'd5: begin mul_a = (is_fc || is_gap) ? 32'd1 : d_hw_out[31:0]; mul_b = 32'(f_cout); end
+      4'd0: begin mul_a = 32'(f_h); mul_b = 17'(f_w); end
+      4'd1: begin mul_a = d_hw_in[31:0]; mul_b = 17'(f_cin); end
+      4'd2: begin mul_a = 32'(f_w); mul_b = 17'(f_cin); end
+      4'd3: begin mul_a = is_fc ? d_hw_in[31:0] : 32'(f_kk); mul_b = 17'(f_cin); end
+      4'd4: begin mul_a = 32'(f_ho); mul_b = 17'(f_wo); end
+      4'd5: begin mul_a = (is_fc || is_gap) ? 32'd1 : d_hw_out[31:0]; mul_b = 17'(f_cout); end
       4'd6: begin
-        mul_a = is_dw ? 32'(f_kk) : 32'(f_cout);
-        mul_b = is_dw ? 32'(f_cin) : d_kred[31:0];
+        mul_a = is_dw ? 32'(f_kk) : d_kred[31:0];
+        mul_b = is_dw ? 17'(f_cin) : 17'(f_cout);
       end
       4'd7: begin mul_a = 32'(f_wo) - 32'd1; mul_b = f_scin; end
-      4'd9: begin mul_a = 32'(f_pad); mul_b = d_row_b[31:0]; end
-      4'd10: begin mul_a = 32'(f_pad); mul_b = 32'(f_cin); end
+      4'd9: begin mul_a = d_row_b[31:0]; mul_b = 17'(f_pad); end
+      4'd10: begin mul_a = 32'(f_pad); mul_b = 17'(f_cin); end
       default: ;
     endcase
   end
-  assign mul_p = 64'(mul_a) * 64'(mul_b);
+  assign mul_p = 64'(49'(mul_a) * 49'(mul_b));
 
   always_ff @(posedge clk_i) begin
     if (state_q == StDecode) begin
@@ -526,7 +536,7 @@ module nasa_engine #(
       r_cstep    <= 32'(f_cin);
       r_rowk     <= is_add ? d_offb[31:0] : d_row_b[31:0];
       r_p        <= (is_fc || is_gap) ? 32'd1 : d_hw_out[31:0];
-      r_stepx    <= f_scin;
+      r_stepx    <= 32'(f_scin);
       r_stepwrap <= ((is_win && f_s == 8'd2) ? {d_row_b[30:0], 1'b0} : d_row_b[31:0]) - d_wrap[31:0];
       r_srowb    <= (is_win && f_s == 8'd2) ? {d_row_b[30:0], 1'b0} : d_row_b[31:0];
       r_nct      <= (32'(f_cout) + 32'(Cols - 1)) >> ColW;
@@ -612,15 +622,15 @@ module nasa_engine #(
     if (tl_phase_q == 2'd1) begin
       tl_src = r_prm + (tl_co0_q << 3);
       tl_len = 32'(tl_cg_q) << 3;
-      tl_tag = {28'd0, 8'd0, tl_h, DstPrm};
+      tl_tag = {BaseW'(0), 8'd0, tl_h, DstPrm};
     end else if (r_pe) begin
       tl_src = tl_rsrc_q;
       tl_len = (tl_rest > 32'(WChunk)) ? 32'(WChunk) : tl_rest;
-      tl_tag = {tl_off_q[27:0], tl_colend, tl_row_q[6:0], tl_h, DstWRow};
+      tl_tag = {tl_off_q[BaseW-1:0], tl_colend, tl_row_q[6:0], tl_h, DstWRow};
     end else begin
       tl_src = tl_tap_src_q;
       tl_len = 32'(tl_cg_q);
-      tl_tag = {tl_row_q[27:0], 8'd0, tl_h, DstWScat};
+      tl_tag = {tl_row_q[BaseW-1:0], 8'd0, tl_h, DstWScat};
     end
   end
 
@@ -739,12 +749,12 @@ module nasa_engine #(
       job_valid = 1'b1;
       job_src   = desc_src;
       job_len   = 32'(nasa_pkg::DescBytes);
-      job_tag   = {36'd0, 1'b0, DstDesc};
+      job_tag   = {BaseW'(0), 8'd0, 1'b0, DstDesc};
     end else if (il_valid && (!tl_valid || (!prefer_tl && (prefer_il || !rr_q)))) begin
       job_valid = 1'b1;
       job_src   = (il_region_q ? r_in2 : r_in) + il_off_q;
       job_len   = (il_left > 32'(Chunk)) ? 32'(Chunk) : il_left;
-      job_tag   = {28'((il_region_q ? r_offb : 32'd0) + il_off_q), 8'd0, 1'b0, DstIn};
+      job_tag   = {BaseW'((il_region_q ? r_offb : 32'd0) + il_off_q), 8'd0, 1'b0, DstIn};
       il_grant  = job_ready;
     end else if (tl_valid) begin
       job_valid = 1'b1;

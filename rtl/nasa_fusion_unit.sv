@@ -17,9 +17,10 @@
 // read (nasa_ctrl_port answers before it accepts again; a read it drops on a window error is never
 // answered, the top aborts then).
 module nasa_fusion_unit #(
-  parameter int unsigned NodeCap   = nasa_pkg::NodeCap,
-  parameter int unsigned MaxLayers = nasa_pkg::MaxLayers,
-  parameter int unsigned MaxCands  = nasa_pkg::MaxCands
+  parameter int unsigned NodeCap    = nasa_pkg::NodeCap,
+  parameter int unsigned MaxLayers  = nasa_pkg::MaxLayers,
+  parameter int unsigned MaxChoices = nasa_pkg::MaxChoices,
+  parameter int unsigned MaxCands   = nasa_pkg::MaxCands
 ) (
   input  logic                   clk_i,
   input  logic                   rst_ni,
@@ -57,7 +58,7 @@ module nasa_fusion_unit #(
   localparam int unsigned IdW    = (NodeCap > 1) ? $clog2(NodeCap) : 1;    // node id
   localparam int unsigned LinkW  = IdW + 1;                                // msb set: no node
   localparam int unsigned LayW   = (MaxLayers > 1) ? $clog2(MaxLayers) : 1;
-  localparam int unsigned ChW    = $clog2(nasa_pkg::MaxChoices);           // choice < K <= Max
+  localparam int unsigned ChW    = (MaxChoices > 1) ? $clog2(MaxChoices) : 1;  // choice < K <= Max
   localparam int unsigned CandAW = (MaxCands > 1) ? $clog2(MaxCands) : 1;  // leaf table index
   localparam int unsigned JW     = $clog2(MaxCands + 1);                   // candidate counter
   localparam logic [LinkW-1:0] LinkNone = {1'b1, {IdW{1'b0}}};

@@ -208,10 +208,11 @@ package nasa_pkg;
   localparam int unsigned Magic      = 'h4E415341;  // value of CSR Magic, 'NASA'
 
   // Batch mode: capacities, tables (CSR TblAddr[31:24]) and PATCH bits.
-  localparam int unsigned NodeCap          = 1024;    // node table entries (root included)
-  localparam int unsigned MaxLayers        = 16;      // choice layers
-  localparam int unsigned MaxChoices       = 16;      // choices per layer
-  localparam int unsigned MaxCands         = 1024;    // candidates per batch
+  // node table entries (root included); largest of any config
+  localparam int unsigned NodeCap          = 1024;
+  localparam int unsigned MaxLayers        = 16;      // choice layers; largest of any config
+  localparam int unsigned MaxChoices       = 16;      // choices per layer; largest of any config
+  localparam int unsigned MaxCands         = 1024;    // candidates per batch; largest of any config
   localparam int unsigned NoNode           = 'hFFFF;  // no node (table links)
   // R node n: parent | layer << 16 | choice << 24 (root: 0xFFFF, 0xFF, 0xFF)
   localparam int unsigned TblNode          = 0;
@@ -244,6 +245,10 @@ package nasa_pkg;
   localparam int unsigned CfgFpgaInBufBytes = 2048;
   localparam int unsigned CfgFpgaKredMax    = 256;
   localparam int unsigned CfgFpgaBurstMax   = 8;
+  localparam int unsigned CfgFpgaNodeCap    = 256;
+  localparam int unsigned CfgFpgaMaxLayers  = 8;
+  localparam int unsigned CfgFpgaMaxChoices = 8;
+  localparam int unsigned CfgFpgaMaxCands   = 256;
 
   // Configuration `sim` (top-level parameters of nasa_top).
   localparam int unsigned CfgSimRows       = 16;
@@ -252,6 +257,10 @@ package nasa_pkg;
   localparam int unsigned CfgSimInBufBytes = 131072;
   localparam int unsigned CfgSimKredMax    = 8192;
   localparam int unsigned CfgSimBurstMax   = 8;
+  localparam int unsigned CfgSimNodeCap    = 1024;
+  localparam int unsigned CfgSimMaxLayers  = 16;
+  localparam int unsigned CfgSimMaxChoices = 16;
+  localparam int unsigned CfgSimMaxCands   = 1024;
 
   // Configuration `large` (top-level parameters of nasa_top).
   localparam int unsigned CfgLargeRows       = 32;
@@ -260,6 +269,10 @@ package nasa_pkg;
   localparam int unsigned CfgLargeInBufBytes = 131072;
   localparam int unsigned CfgLargeKredMax    = 8192;
   localparam int unsigned CfgLargeBurstMax   = 8;
+  localparam int unsigned CfgLargeNodeCap    = 1024;
+  localparam int unsigned CfgLargeMaxLayers  = 16;
+  localparam int unsigned CfgLargeMaxChoices = 16;
+  localparam int unsigned CfgLargeMaxCands   = 1024;
 
 endpackage
 // verilator lint_on UNUSEDPARAM

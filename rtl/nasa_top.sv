@@ -277,9 +277,10 @@ module nasa_top #(
   assign node_idx = busy_o ? s_node_idx : tbl_idx_d[15:0];
 
   nasa_fusion_unit #(
-    .NodeCap  (NodeCap),
-    .MaxLayers(MaxLayers),
-    .MaxCands (MaxCands)
+    .NodeCap   (NodeCap),
+    .MaxLayers (MaxLayers),
+    .MaxChoices(MaxChoices),
+    .MaxCands  (MaxCands)
   ) u_fusion (
     .clk_i         (clk_i),
     .rst_ni        (rst_ni),
@@ -619,5 +620,5 @@ module nasa_top #(
   assign csr_rdata_o  = e_rdata | top_rdata_q;
 
   logic unused;
-  assign unused = ^{s_optab_idx[15:8], cg_busy, sc_busy, cp_busy, tbl_idx[23:16], ev_mwe, ev_md, fu_mwe, fu_md};
+  assign unused = ^{s_optab_idx[15:OTW], cg_busy, sc_busy, cp_busy, tbl_idx[23:16], ev_mwe, ev_md, fu_mwe, fu_md};
 endmodule

@@ -7,7 +7,7 @@ NASA_SPEC=$NASA_ROOT/sw/include/nasa/hw_spec.h
 nasa_configs() {
   local n=' *([0-9]+) *'
   sed -n '/#define NASA_CONFIGS(X)/,/[^\\]$/p' "$NASA_SPEC" |
-    sed -nE "s/.*X\( *([A-Za-z_][A-Za-z0-9_]*) *,$n,$n,$n,$n,$n,$n\).*/\1 \2 \3 \4 \5 \6 \7/p"
+    sed -nE "s/.*X\( *([A-Za-z_][A-Za-z0-9_]*) *((,$n){10})\).*/\1\2/p" | tr -s ', ' '  '
 }
 
 # Sets CFG_ROWS ... CFG_BURST_MAX and NASA_PARAM_NAMES/NASA_PARAM_VALUES for configuration $1.
@@ -18,10 +18,13 @@ nasa_config() {
     echo "error: unknown configuration '$1' (known: $(nasa_configs | cut -d' ' -f1 | xargs))" >&2
     return 1
   fi
-  read -r _ CFG_ROWS CFG_COLS CFG_MEM_BYTES CFG_IN_BUF_BYTES CFG_KRED_MAX CFG_BURST_MAX <<<"$row"
-  NASA_PARAM_NAMES=(Rows Cols MemBytes InBufBytes KredMax BurstMax)
+  read -r _ CFG_ROWS CFG_COLS CFG_MEM_BYTES CFG_IN_BUF_BYTES CFG_KRED_MAX CFG_BURST_MAX \
+    CFG_NODE_CAP CFG_MAX_LAYERS CFG_MAX_CHOICES CFG_MAX_CANDS <<<"$row"
+  NASA_PARAM_NAMES=(Rows Cols MemBytes InBufBytes KredMax BurstMax NodeCap MaxLayers MaxChoices
+                    MaxCands)
   NASA_PARAM_VALUES=("$CFG_ROWS" "$CFG_COLS" "$CFG_MEM_BYTES" "$CFG_IN_BUF_BYTES"
-                     "$CFG_KRED_MAX" "$CFG_BURST_MAX")
+                     "$CFG_KRED_MAX" "$CFG_BURST_MAX" "$CFG_NODE_CAP" "$CFG_MAX_LAYERS"
+                     "$CFG_MAX_CHOICES" "$CFG_MAX_CANDS")
 }
 
 # Prints the RTL sources relative to the repository root: rtl/nasa_pkg.sv, then any other
@@ -33,6 +36,21 @@ nasa_rtl_files() {
     LC_ALL=C ls rtl/*_pkg.sv | grep -v '^rtl/nasa_pkg\.sv$' || true
     LC_ALL=C ls rtl/*.sv | grep -v '_pkg\.sv$' || true
   )
+}
+
+# The iCEBreaker board design: rtl/ as above, then fpga/ (the board top last).
+nasa_board_files() {
+  nasa_rtl_files
+  printf '%s\n' fpga/nasa_pll.sv fpga/nasa_spram.sv fpga/nasa_icebreaker.sv
+}
+
+# Yosys synth_ice40 of the board top (run from the repository root): $1 the log file, $2 more
+# synth_ice40 options, $3 commands to run after it.
+nasa_board_synth() {
+  local files
+  mapfile -t files < <(nasa_board_files)
+  echo "yosys synth_ice40 -top nasa_icebreaker $2 (${#files[@]} files) -> $1"
+  yosys -q -l "$1" -p "read_verilog -sv ${files[*]}; synth_ice40 -top nasa_icebreaker -dsp $2; $3"
 }
 
 # A missing tool fails the run under `make test` (NASA_MAKE_TEST=1: `make deps` should have

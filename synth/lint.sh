@@ -51,8 +51,9 @@ for top in nasa_uart_bridge nasa_uart_rx nasa_uart_tx; do
 done
 # The board top (fpga/), with the core in its fpga configuration.
 if [[ -f fpga/nasa_icebreaker.sv ]]; then
-  if verilator --lint-only -Wall --top-module nasa_icebreaker rtl/lint.vlt "${files[@]}" \
-      fpga/nasa_spram.sv fpga/nasa_icebreaker.sv >"$log" 2>&1 && ! grep -q '%Warning' "$log"; then
+  mapfile -t board < <(nasa_board_files)
+  if verilator --lint-only -Wall --top-module nasa_icebreaker rtl/lint.vlt "${board[@]}" \
+      >"$log" 2>&1 && ! grep -q '%Warning' "$log"; then
     echo "lint nasa_icebreaker: clean"
   else
     echo "lint nasa_icebreaker: FAILED"

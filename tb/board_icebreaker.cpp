@@ -1,7 +1,8 @@
 // The iCEBreaker board top (fpga/nasa_icebreaker.sv: UART, bridge, SPRAM memory, the core in its
 // `fpga` configuration) simulated by Verilator behind a pseudo-terminal: the host side is the
 // real UartDevice (termios, frames, retries), the board side turns the bytes into the 8N1
-// waveform on uart_rx_i and decodes uart_tx_o at 12 clocks per bit, as the FTDI chip would. A
+// waveform on uart_rx_i and decodes uart_tx_o at 24 core clocks per bit (1 Mbaud at the 24 MHz
+// core clock; the PLL is a pass-through in simulation), as the FTDI chip would. A
 // fused batch evaluated over the link gives exactly the reference model's logits and counts.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -29,7 +30,7 @@ namespace {
 
 using namespace nasa;
 
-constexpr int kClksPerBit = 12;
+constexpr int kClksPerBit = 24;  // nasa_icebreaker's ClksPerBit
 
 class BoardSim {
  public:

@@ -44,6 +44,31 @@ TEST_P(DeviceParity, RandomLayersMatch) {
   }
 }
 
+// The identification CSRs are the configuration's row of hw_spec.h on both targets (the host
+// sizes batches by HwBatch: the fpga configuration's tables are smaller).
+TEST_P(DeviceParity, IdentificationCsrsAreTheConfigsRow) {
+  const auto& cfg = nasa::config_by_name(GetParam());
+  auto ref = nasa::device::make_ref_device(cfg, 4096);
+  auto rtl = nasa::sim::make_rtl_device(cfg, 4096);
+  const auto csr = [](nasa::hw::Csr c) { return static_cast<uint32_t>(c); };
+  for (auto* d : {ref.get(), rtl.get()}) {
+    SCOPED_TRACE(d->name());
+    EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::Magic)), nasa::hw::kMagic);
+    EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::HwShape)), cfg.rows | (cfg.cols << 16));
+    EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::HwInBuf)), cfg.in_buf_bytes);
+    EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::HwBatch)), cfg.hw_batch());
+    // table writes past the configuration's capacity are dropped and read back as 0
+    d->write_csr(csr(nasa::hw::Csr::TblAddr),
+                 static_cast<uint32_t>(nasa::hw::Table::LayerK) << 24 | (cfg.max_layers - 1));
+    d->write_csr(csr(nasa::hw::Csr::TblData), 5);
+    d->write_csr(csr(nasa::hw::Csr::TblData), 6);
+    d->write_csr(csr(nasa::hw::Csr::TblAddr),
+                 static_cast<uint32_t>(nasa::hw::Table::LayerK) << 24 | (cfg.max_layers - 1));
+    EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::TblData)), 5u);
+    EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::TblData)), 0u);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Configs, DeviceParity, ::testing::Values("fpga", "sim"));
 
 }  // namespace

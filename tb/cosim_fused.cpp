@@ -114,7 +114,7 @@ void expect_tables_match(const nasa::fusion::FusedGraph& g, const nasa::runtime:
 // MACs the engine executes per image for the fused graph: every unique node's templates once,
 // the head once per unique leaf (from the compiled templates, so it is the counter's definition).
 uint64_t fused_macs_per_image(const nasa::compile::BatchProgram& bp,
-                              const nasa::fusion::FusedGraph& g) {
+                              const nasa::fusion::FusedGraph& g, const nasa::hw::Config& cfg) {
   const auto& t = bp.program.descs;
   auto run_macs = [&](uint32_t e) {
     uint64_t m = 0;
@@ -125,7 +125,7 @@ uint64_t fused_macs_per_image(const nasa::compile::BatchProgram& bp,
   };
   uint64_t m = run_macs(bp.regs.stem_tpl);
   for (size_t i = 1; i < g.nodes.size(); ++i) {
-    m += run_macs(bp.regs.optab[static_cast<size_t>(g.nodes[i].layer) * nasa::hw::kMaxChoices +
+    m += run_macs(bp.regs.optab[static_cast<size_t>(g.nodes[i].layer) * cfg.max_choices +
                                 static_cast<size_t>(g.nodes[i].choice)]);
   }
   return m + run_macs(bp.regs.head_tpl) * g.unique_leaves.size();
@@ -163,7 +163,7 @@ void check_fused_equals_alone(nasa::runtime::Runtime& rt, const Net& t,
   const auto g = nasa::fusion::fuse(t.net, batch);
   expect_tables_match(g, r);
   const auto bp = nasa::compile::compile_batch(t.q, batch, 0, t.images, t.labels, cfg, opt);
-  EXPECT_EQ(r.macs, fused_macs_per_image(bp, g) * t.images.size());
+  EXPECT_EQ(r.macs, fused_macs_per_image(bp, g, cfg) * t.images.size());
   for (size_t j = 0; j < batch.size() && j < alone_limit; ++j) {
     SCOPED_TRACE(nasa::spec::format_candidate(batch[j]));
     const auto alone = rt.evaluate(batch[j], t.images, t.labels);
@@ -249,14 +249,14 @@ TEST(FusedErrors, EachBadBatchHasItsCode) {
     wide.push_back(c);
   }
   const auto g = nasa::fusion::fuse(deep.net, wide);
-  ASSERT_GT(g.nodes.size(), nasa::hw::kNodeCap);
+  ASSERT_GT(g.nodes.size(), cfg.node_cap);
   // the first candidate whose insertion passes NodeCap
   size_t overflow_at = 0;
   {
     nasa::fusion::Fuser f(deep.net);
     for (size_t j = 0; j < wide.size(); ++j) {
       f.add(wide[j]);
-      if (f.graph().nodes.size() > nasa::hw::kNodeCap) {
+      if (f.graph().nodes.size() > cfg.node_cap) {
         overflow_at = j;
         break;
       }
@@ -302,7 +302,7 @@ TEST(FusedErrors, EachBadBatchHasItsCode) {
     const auto w = run_tweaked(*dev2, bp_wide, [](nasa::device::Device&) {});
     EXPECT_EQ(w.err, nasa::hw::Err::NodeOverflow);
     EXPECT_EQ(w.err_index, overflow_at);
-    EXPECT_EQ(dev2->read_csr(csr(nasa::hw::Csr::NodeCount)), nasa::hw::kNodeCap);
+    EXPECT_EQ(dev2->read_csr(csr(nasa::hw::Csr::NodeCount)), cfg.node_cap);
   }
 }
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "nasa/device.h"
@@ -19,6 +20,20 @@ TEST(RefDevice, IdentifiesItselfThroughCsrs) {
   EXPECT_EQ(d->read_csr(static_cast<uint32_t>(Csr::HwInBuf)), cfg.in_buf_bytes);
   d->write_csr(static_cast<uint32_t>(Csr::DescAddr), 0x40);
   EXPECT_EQ(d->read_csr(static_cast<uint32_t>(Csr::DescAddr)), 0x40u);
+}
+
+TEST(RefDevice, IdentityCheckNamesTheTargetsConfiguration) {
+  auto d = nasa::device::make_ref_device(nasa::config_by_name("fpga"), 4096);
+  EXPECT_NO_THROW(nasa::device::check_identity(*d, nasa::config_by_name("fpga")));
+  try {
+    nasa::device::check_identity(*d, nasa::config_by_name("sim"));
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("configuration `fpga` (4x4 PEs"), std::string::npos) << m;
+    EXPECT_NE(m.find("set up for `sim`"), std::string::npos) << m;
+    EXPECT_NE(m.find("pass --config fpga"), std::string::npos) << m;
+  }
 }
 
 TEST(RefDevice, MemoryOutsideItsSizeThrows) {

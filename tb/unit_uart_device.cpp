@@ -172,4 +172,18 @@ TEST(UartDevice, ErrorsNameThePort) {
   EXPECT_EQ(d.read_csr(static_cast<uint32_t>(hw::Csr::Magic)), 0x4E415341u);
 }
 
+// The host set up for one configuration refuses a board of another, saying which it is.
+TEST(UartDevice, RefusesABoardOfAnotherConfiguration) {
+  PtyBoard board(config_by_name("sim"), 1024, 3);
+  try {
+    uart::make_uart_device(board.port(), config_by_name("fpga"), 1024);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("configuration `sim`"), std::string::npos) << m;
+    EXPECT_NE(m.find("pass --config sim"), std::string::npos) << m;
+  }
+  EXPECT_NO_THROW(uart::make_uart_device(board.port(), config_by_name("sim"), 1024));
+}
+
 }  // namespace

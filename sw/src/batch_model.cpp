@@ -67,15 +67,15 @@ struct Node {
   std::vector<uint32_t> children;
 };
 
-hw::Err check_config(const Regs& r) {
+hw::Err check_config(const hw::Config& cfg, const Regs& r) {
   if (r.cand_count == 0 || r.img_count == 0) return hw::Err::EmptyBatch;
-  bool bad = r.num_layers == 0 || r.num_layers > hw::kMaxLayers || r.mini_batch == 0 ||
-             r.cand_count > hw::kMaxCands || r.gen_mode > 3 || r.classes == 0 ||
+  bool bad = r.num_layers == 0 || r.num_layers > cfg.max_layers || r.mini_batch == 0 ||
+             r.cand_count > cfg.max_cands || r.gen_mode > 3 || r.classes == 0 ||
              r.classes > 0xFFFF || r.gen_prob > 0x10000 ||
              ((r.gen_mode == 2 || r.gen_mode == 3) && r.parent_count == 0);
-  for (uint32_t i = 0; i < hw::kMaxLayers && i < r.num_layers; ++i) {
+  for (uint32_t i = 0; i < cfg.max_layers && i < r.num_layers; ++i) {
     const uint32_t k = r.layer_k[i] & 0xFF;
-    bad = bad || k == 0 || k > hw::kMaxChoices;
+    bad = bad || k == 0 || k > cfg.max_choices;
   }
   return bad ? hw::Err::BadBatchCfg : hw::Err::None;
 }
@@ -93,7 +93,7 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
   cycles_total += 2;  // start and end of the run
   std::vector<Node> nodes;
   try {
-    if (const hw::Err e = check_config(r); e != hw::Err::None) throw Stop{e, 0};
+    if (const hw::Err e = check_config(cfg, r); e != hw::Err::None) throw Stop{e, 0};
     const uint32_t L = r.num_layers;
     std::vector<int> ks(L);
     for (uint32_t i = 0; i < L; ++i) ks[i] = static_cast<int>(r.layer_k[i] & 0xFF);
@@ -134,7 +134,7 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
           }
         }
         if (found == kNoNode) {
-          if (nodes.size() == hw::kNodeCap) throw Stop{hw::Err::NodeOverflow, j};
+          if (nodes.size() == cfg.node_cap) throw Stop{hw::Err::NodeOverflow, j};
           found = static_cast<uint32_t>(nodes.size());
           nodes.push_back({cur, i, ch, {}});
           nodes[cur].children.push_back(found);
@@ -203,7 +203,7 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
           xb = img_ptr;
           xs = r.img_stride;
         } else {
-          const uint32_t e = r.optab[nodes[n].layer * hw::kMaxChoices + nodes[n].choice];
+          const uint32_t e = r.optab[nodes[n].layer * cfg.max_choices + nodes[n].choice];
           first = e & 0xFFFFFF;
           count = e >> 24;
           xb = out_base[d - 1];
@@ -249,17 +249,17 @@ namespace {
 
 // Pointers into the registers (const or not, so reads and writes share one map).
 template <class R>
-auto* table_entry(R& r, uint32_t sel, uint32_t idx) {
+auto* table_entry(const hw::Config& cfg, R& r, uint32_t sel, uint32_t idx) {
   using P = decltype(&r.num_layers);
   switch (static_cast<hw::Table>(sel)) {
     case hw::Table::OpTab:
-      return idx < r.optab.size() ? &r.optab[idx] : P{};
+      return idx < cfg.max_layers * cfg.max_choices ? &r.optab[idx] : P{};
     case hw::Table::LayerK:
-      return idx < r.layer_k.size() ? &r.layer_k[idx] : P{};
+      return idx < cfg.max_layers ? &r.layer_k[idx] : P{};
     case hw::Table::ArenaAddr:
-      return idx < r.arena_addr.size() ? &r.arena_addr[idx] : P{};
+      return idx <= cfg.max_layers ? &r.arena_addr[idx] : P{};
     case hw::Table::ArenaStride:
-      return idx < r.arena_stride.size() ? &r.arena_stride[idx] : P{};
+      return idx <= cfg.max_layers ? &r.arena_stride[idx] : P{};
     default:
       return P{};
   }
@@ -316,7 +316,7 @@ auto* csr_field(R& r, uint32_t addr) {
 
 }  // namespace
 
-bool write_csr(Regs& r, uint32_t& tbl_addr, uint32_t addr, uint32_t value) {
+bool write_csr(const hw::Config& cfg, Regs& r, uint32_t& tbl_addr, uint32_t addr, uint32_t value) {
   if (uint32_t* f = csr_field(r, addr)) {
     *f = value;
     return true;
@@ -326,7 +326,7 @@ bool write_csr(Regs& r, uint32_t& tbl_addr, uint32_t addr, uint32_t value) {
     return true;
   }
   if (addr == static_cast<uint32_t>(hw::Csr::TblData)) {
-    if (uint32_t* e = table_entry(r, tbl_addr >> 24, tbl_addr & 0xFFFFFF)) {
+    if (uint32_t* e = table_entry(cfg, r, tbl_addr >> 24, tbl_addr & 0xFFFFFF)) {
       *e = static_cast<hw::Table>(tbl_addr >> 24) == hw::Table::LayerK ? value & 0xFF : value;
     }
     tbl_addr = (tbl_addr & 0xFF000000u) | ((tbl_addr + 1) & 0xFFFFFF);
@@ -335,7 +335,8 @@ bool write_csr(Regs& r, uint32_t& tbl_addr, uint32_t addr, uint32_t value) {
   return false;
 }
 
-bool read_csr(const Regs& r, const Tables& t, uint32_t& tbl_addr, uint32_t addr, uint32_t& value) {
+bool read_csr(const hw::Config& cfg, const Regs& r, const Tables& t, uint32_t& tbl_addr,
+              uint32_t addr, uint32_t& value) {
   if (const uint32_t* f = csr_field(r, addr)) {
     value = *f;
     return true;
@@ -348,7 +349,7 @@ bool read_csr(const Regs& r, const Tables& t, uint32_t& tbl_addr, uint32_t addr,
       value = t.node_count;
       return true;
     case hw::Csr::HwBatch:
-      value = hw::kNodeCap | hw::kMaxLayers << 16 | hw::kMaxChoices << 24;
+      value = cfg.hw_batch();
       return true;
     case hw::Csr::TblData: {
       const uint32_t sel = tbl_addr >> 24, idx = tbl_addr & 0xFFFFFF;
@@ -364,7 +365,7 @@ bool read_csr(const Regs& r, const Tables& t, uint32_t& tbl_addr, uint32_t addr,
           if (idx < t.correct.size()) value = t.correct[idx];
           break;
         default:
-          if (const uint32_t* e = table_entry(r, sel, idx)) value = *e;
+          if (const uint32_t* e = table_entry(cfg, r, sel, idx)) value = *e;
           break;
       }
       tbl_addr = (tbl_addr & 0xFF000000u) | ((tbl_addr + 1) & 0xFFFFFF);

@@ -403,21 +403,22 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
     throw std::invalid_argument(
         fmt::format("compile_batch: {} images but {} labels", images.size(), labels.size()));
   }
-  if (L == 0 || L > hw::kMaxLayers) {
-    throw std::invalid_argument(
-        fmt::format("compile_batch: supernet '{}' has {} choice layers, batch mode takes 1..{}",
-                    net.name, L, hw::kMaxLayers));
+  if (L == 0 || L > cfg.max_layers) {
+    throw std::invalid_argument(fmt::format(
+        "compile_batch: supernet '{}' has {} choice layers, batch mode on `{}` takes 1..{}",
+        net.name, L, cfg.name, cfg.max_layers));
   }
   for (size_t i = 0; i < L; ++i) {
-    if (net.layers[i].choices.size() > hw::kMaxChoices) {
-      throw std::invalid_argument(
-          fmt::format("compile_batch: layer {} has {} choices, batch mode takes at most {}", i,
-                      net.layers[i].choices.size(), hw::kMaxChoices));
+    if (net.layers[i].choices.size() > cfg.max_choices) {
+      throw std::invalid_argument(fmt::format(
+          "compile_batch: layer {} has {} choices, batch mode on `{}` takes at most {}", i,
+          net.layers[i].choices.size(), cfg.name, cfg.max_choices));
     }
   }
-  if (n_cands > hw::kMaxCands) {
-    throw std::invalid_argument(fmt::format(
-        "compile_batch: {} candidates, batch mode takes at most {}", n_cands, hw::kMaxCands));
+  if (n_cands > cfg.max_cands) {
+    throw std::invalid_argument(
+        fmt::format("compile_batch: {} candidates, batch mode on `{}` takes at most {}", n_cands,
+                    cfg.name, cfg.max_cands));
   }
   for (size_t j = 0; j < cands.size(); ++j) {
     try {
@@ -546,7 +547,7 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
         templ(add_desc(op, ch, cw, s.cout, last_out, 0, 0),
               hw::Patch::In2FromX | hw::Patch::OutFromY);
       }
-      r.optab[i * hw::kMaxChoices + c] = first | (start_of() - first) << 24;
+      r.optab[i * cfg.max_choices + c] = first | (start_of() - first) << 24;
     }
   }
   first = start_of();

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "nasa/batch_model.h"
@@ -11,6 +13,52 @@
 #include "nasa/refmodel.h"
 
 namespace nasa::device {
+
+namespace {
+
+// The identification CSRs of a configuration, as the hardware reports them.
+std::array<uint32_t, 6> identity_of(const hw::Config& c) {
+  return {hw::kMagic, c.rows | c.cols << 16, c.mem_bytes | c.burst_max << 16, c.in_buf_bytes,
+          c.kred_max, c.hw_batch()};
+}
+
+std::string describe(const hw::Config& c) {
+  return fmt::format("{}x{} PEs, {}-byte port, {} B input buffer, KredMax {}, {} nodes / {} layers "
+                     "/ {} choices",
+                     c.rows, c.cols, c.mem_bytes, c.in_buf_bytes, c.kred_max, c.node_cap,
+                     c.max_layers, c.max_choices);
+}
+
+}  // namespace
+
+void check_identity(Device& d, const hw::Config& cfg) {
+  using hw::Csr;
+  std::array<uint32_t, 6> got{};
+  const std::array<Csr, 6> regs = {Csr::Magic,  Csr::HwShape,   Csr::HwMem,
+                                   Csr::HwInBuf, Csr::HwKredMax, Csr::HwBatch};
+  for (size_t i = 0; i < regs.size(); ++i) got[i] = d.read_csr(static_cast<uint32_t>(regs[i]));
+  if (got == identity_of(cfg)) return;
+  if (got[0] != hw::kMagic) {
+    throw std::runtime_error(fmt::format(
+        "{} target: CSR Magic reads 0x{:08X}, not 0x{:08X} ('NASA'): not a NASA accelerator "
+        "(wrong port, or the bitstream is not loaded)",
+        d.name(), got[0], hw::kMagic));
+  }
+  const hw::Config* match = nullptr;
+  for (const hw::Config& c : hw::kConfigs) {
+    if (got == identity_of(c)) match = &c;
+  }
+  if (match) {
+    throw std::runtime_error(fmt::format(
+        "{} target is configuration `{}` ({}), but the host is set up for `{}`: pass --config {}",
+        d.name(), match->name, describe(*match), cfg.name, match->name));
+  }
+  throw std::runtime_error(fmt::format(
+      "{} target is none of the known configurations (HwShape 0x{:08X}, HwMem 0x{:08X}, HwInBuf "
+      "{}, HwKredMax {}, HwBatch 0x{:08X}); the host is set up for `{}` ({}): host and bitstream "
+      "come from different versions",
+      d.name(), got[1], got[2], got[3], got[4], got[5], cfg.name, describe(cfg)));
+}
 
 uint64_t Device::counter(hw::Counter id) {
   const uint32_t addr =
@@ -71,7 +119,7 @@ class RefDevice final : public Device {
   }
 
   void write_csr(uint32_t addr, uint32_t value) override {
-    if (batch::write_csr(regs_, tbl_addr_, addr, value)) return;
+    if (batch::write_csr(cfg_, regs_, tbl_addr_, addr, value)) return;
     switch (static_cast<hw::Csr>(addr)) {
       case hw::Csr::Ctrl:
         if (value & hw::kCtrlClear) {
@@ -102,7 +150,7 @@ class RefDevice final : public Device {
   }
 
   uint32_t read_csr(uint32_t addr) override {
-    if (uint32_t v = 0; batch::read_csr(regs_, tables_, tbl_addr_, addr, v)) return v;
+    if (uint32_t v = 0; batch::read_csr(cfg_, regs_, tables_, tbl_addr_, addr, v)) return v;
     const auto base = static_cast<uint32_t>(hw::Csr::CounterBase);
     if (addr >= base && addr < base + 8u * hw::kNumCounters) {
       const uint64_t v = result_.counters[(addr - base) / 8];

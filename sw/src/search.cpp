@@ -87,6 +87,7 @@ uint64_t CycleModel::cycles(const spec::Candidate& c) {
 }
 
 std::vector<std::vector<spec::Candidate>> split_batch(const spec::Supernet& net,
+                                                      const hw::Config& cfg,
                                                       std::span<const spec::Candidate> batch) {
   std::vector<std::vector<spec::Candidate>> out;
   std::optional<fusion::Fuser> cur;
@@ -94,7 +95,7 @@ std::vector<std::vector<spec::Candidate>> split_batch(const spec::Supernet& net,
     if (cur) {
       fusion::Fuser trial = *cur;
       trial.add(c);
-      if (trial.graph().nodes.size() <= hw::kNodeCap && out.back().size() < hw::kMaxCands) {
+      if (trial.graph().nodes.size() <= cfg.node_cap && out.back().size() < cfg.max_cands) {
         cur = std::move(trial);
         out.back().push_back(c);
         continue;
@@ -102,11 +103,10 @@ std::vector<std::vector<spec::Candidate>> split_batch(const spec::Supernet& net,
     }
     cur.emplace(net);
     cur->add(c);
-    if (cur->graph().nodes.size() > hw::kNodeCap) {
-      throw SearchError(
-          fmt::format("candidate {} alone needs {} nodes, more than the {} of the "
-                      "node table",
-                      spec::format_candidate(c), cur->graph().nodes.size(), hw::kNodeCap));
+    if (cur->graph().nodes.size() > cfg.node_cap) {
+      throw SearchError(fmt::format(
+          "candidate {} alone needs {} nodes, more than the {} of `{}`'s node table",
+          spec::format_candidate(c), cur->graph().nodes.size(), cfg.node_cap, cfg.name));
     }
     out.push_back({c});
   }
@@ -378,7 +378,7 @@ SearchResult run_search(runtime::Runtime& rt, const hw::Config& cfg, const Searc
     BatchOutcome out;
     compile::BatchOptions opt;
     opt.mini_batch = config.mini_batch;
-    for (const auto& piece : split_batch(rt.supernet().net, batch)) {
+    for (const auto& piece : split_batch(rt.supernet().net, rt.config(), batch)) {
       const auto r = rt.evaluate_fused(piece, 0, images, labels, opt);
       if (r.candidates != piece || r.correct.size() != piece.size()) {
         throw std::runtime_error(

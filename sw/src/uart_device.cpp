@@ -261,7 +261,9 @@ class UartDevice final : public device::Device {
 
 std::unique_ptr<device::Device> make_uart_device(const std::string& port, const hw::Config& cfg,
                                                  uint64_t memory_bytes, const LinkOptions& options) {
-  return std::make_unique<UartDevice>(port, cfg, memory_bytes, options);
+  auto dev = std::make_unique<UartDevice>(port, cfg, memory_bytes, options);
+  if (options.check_identity) device::check_identity(*dev, cfg);
+  return dev;
 }
 
 const LinkStats* link_stats(const device::Device& dev) {

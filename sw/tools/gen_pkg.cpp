@@ -151,10 +151,10 @@ std::string generate() {
   layout.emit(out);
 
   ParamBlock batch("Batch mode: capacities, tables (CSR TblAddr[31:24]) and PATCH bits.");
-  batch.add("NodeCap", hw::kNodeCap, "node table entries (root included)")
-      .add("MaxLayers", hw::kMaxLayers, "choice layers")
-      .add("MaxChoices", hw::kMaxChoices, "choices per layer")
-      .add("MaxCands", hw::kMaxCands, "candidates per batch")
+  batch.add("NodeCap", hw::kNodeCap, "node table entries (root included); largest of any config")
+      .add("MaxLayers", hw::kMaxLayers, "choice layers; largest of any config")
+      .add("MaxChoices", hw::kMaxChoices, "choices per layer; largest of any config")
+      .add("MaxCands", hw::kMaxCands, "candidates per batch; largest of any config")
       .add("NoNode", fmt::format("'h{:04X}", hw::kNoNode), "no node (table links)");
   for (const Row& r : kTables) batch.add("Tbl" + std::string(r.name), r.value, r.doc);
   for (const Row& r : kPatchBits) batch.add("Patch" + std::string(r.name) + "Bit", r.value, r.doc);
@@ -177,7 +177,11 @@ std::string generate() {
         .add(p + "MemBytes", c.mem_bytes)
         .add(p + "InBufBytes", c.in_buf_bytes)
         .add(p + "KredMax", c.kred_max)
-        .add(p + "BurstMax", c.burst_max);
+        .add(p + "BurstMax", c.burst_max)
+        .add(p + "NodeCap", c.node_cap)
+        .add(p + "MaxLayers", c.max_layers)
+        .add(p + "MaxChoices", c.max_choices)
+        .add(p + "MaxCands", c.max_cands);
     cfg.emit(out);
   }
   out += "endpackage\n// verilator lint_on UNUSEDPARAM\n";

@@ -14,7 +14,9 @@
 
 namespace nasa::batch {
 
-// The batch CSRs and writable tables (values as the host programmed them).
+// The batch CSRs and writable tables (values as the host programmed them). The arrays hold the
+// largest configuration's tables; a configuration uses its own capacities' first entries (OpTab
+// index: layer * Config::max_choices + choice).
 struct Regs {
   uint32_t num_layers = 0, cand_addr = 0, cand_stride = 0, cand_count = 0;
   uint32_t tpl_addr = 0, stem_tpl = 0, head_tpl = 0;
@@ -44,9 +46,11 @@ struct RunResult {
 RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& regs, uint32_t win_base,
               uint32_t win_limit, Tables& tables);
 
-// CSR/table access semantics shared by the ref device: returns true when `addr` is a batch CSR.
-bool write_csr(Regs& regs, uint32_t& tbl_addr, uint32_t addr, uint32_t value);
-bool read_csr(const Regs& regs, const Tables& tables, uint32_t& tbl_addr, uint32_t addr,
-              uint32_t& value);
+// CSR/table access semantics shared by the ref device (table bounds and HwBatch are `cfg`'s
+// capacities): returns true when `addr` is a batch CSR.
+bool write_csr(const hw::Config& cfg, Regs& regs, uint32_t& tbl_addr, uint32_t addr,
+               uint32_t value);
+bool read_csr(const hw::Config& cfg, const Regs& regs, const Tables& tables, uint32_t& tbl_addr,
+              uint32_t addr, uint32_t& value);
 
 }  // namespace nasa::batch

@@ -55,6 +55,11 @@ class Device {
   void write_table(hw::Table t, std::span<const uint32_t> values);
 };
 
+// Reads the identification CSRs (Magic, HwShape, HwMem, HwInBuf, HwKredMax, HwBatch) and throws
+// std::runtime_error unless they are `cfg`'s: the message says what the target is instead (a
+// known configuration or none) and which --config to pass.
+void check_identity(Device& d, const hw::Config& cfg);
+
 // The bit-exact reference model with the cycle model behind the CSRs (counters are the model's).
 std::unique_ptr<Device> make_ref_device(const hw::Config& cfg, uint64_t memory_bytes);
 

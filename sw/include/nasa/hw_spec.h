@@ -138,11 +138,13 @@ namespace nasa::hw {
   X(OutFromL, 3, "OUT_ADDR <- logits address")
 
 // Hardware configurations (parameters of one RTL source). Row: name, Rows, Cols, MemBytes
-// (memory port width), InBufBytes, KredMax, BurstMax (beats per read burst).
-#define NASA_CONFIGS(X)               \
-  X(fpga, 4, 4, 4, 2048, 256, 8)      \
-  X(sim, 16, 16, 32, 131072, 8192, 8) \
-  X(large, 32, 32, 64, 131072, 8192, 8)
+// (memory port width), InBufBytes, KredMax, BurstMax (beats per read burst), and the batch-mode
+// capacities NodeCap (node table entries, root included), MaxLayers (choice layers), MaxChoices
+// (choices per layer), MaxCands (candidates per batch). CSR HwBatch reports the capacities.
+#define NASA_CONFIGS(X)                                  \
+  X(fpga, 4, 4, 4, 2048, 256, 8, 256, 8, 8, 256)         \
+  X(sim, 16, 16, 32, 131072, 8192, 8, 1024, 16, 16, 1024) \
+  X(large, 32, 32, 64, 131072, 8192, 8, 1024, 16, 16, 1024)
 
 // ---- C++ views of the tables. ----
 
@@ -175,6 +177,8 @@ inline constexpr uint32_t kCtrlStart = 1u << 0;
 inline constexpr uint32_t kCtrlClear = 1u << 1;
 inline constexpr uint32_t kCtrlBatch = 1u << 2;
 // Batch-mode capacities (parameters of nasa_top, the same in every configuration for now).
+// Batch-mode capacities: the largest of any configuration (Config::node_cap etc. are each one's;
+// these size host-side arrays and are the RTL modules' default parameters).
 inline constexpr uint32_t kNodeCap = 1024;   // node table entries (root included)
 inline constexpr uint32_t kMaxLayers = 16;   // choice layers
 inline constexpr uint32_t kMaxChoices = 16;  // choices per layer
@@ -197,9 +201,27 @@ NASA_DESC_FIELDS(NASA_FIELD_ROW)
 struct Config {
   std::string_view name;
   uint32_t rows, cols, mem_bytes, in_buf_bytes, kred_max, burst_max;
+  uint32_t node_cap, max_layers, max_choices, max_cands;  // batch mode
+  // CSR HwBatch: NodeCap | MaxLayers << 16 | MaxChoices << 24
+  constexpr uint32_t hw_batch() const { return node_cap | max_layers << 16 | max_choices << 24; }
 };
-#define NASA_CONFIG_ROW(n, r, c, m, ib, kr, bm) Config{#n, r, c, m, ib, kr, bm},
+#define NASA_CONFIG_ROW(n, r, c, m, ib, kr, bm, nc, ml, mc, mk) \
+  Config{#n, r, c, m, ib, kr, bm, nc, ml, mc, mk},
 inline constexpr std::array kConfigs = {NASA_CONFIGS(NASA_CONFIG_ROW)};
 #undef NASA_CONFIG_ROW
+namespace detail {
+constexpr bool configs_within_maxima() {
+  for (const Config& c : kConfigs) {
+    if (c.node_cap > kNodeCap || c.max_layers > kMaxLayers || c.max_choices > kMaxChoices ||
+        c.max_cands > kMaxCands || c.node_cap < 2 || c.max_layers == 0 || c.max_choices == 0 ||
+        c.max_cands == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+}  // namespace detail
+static_assert(detail::configs_within_maxima(),
+              "a configuration's batch capacities exceed kNodeCap/kMaxLayers/kMaxChoices/kMaxCands");
 
 }  // namespace nasa::hw

@@ -55,6 +55,7 @@ class Runtime {
   Runtime(compile::QSupernet q, const hw::Config& cfg, DeviceFactory factory,
           std::string backend_name);
   const compile::QSupernet& supernet() const { return q_; }
+  const hw::Config& config() const { return cfg_; }
   const std::string& backend() const { return backend_; }
   void set_backend(DeviceFactory factory, std::string backend_name) {
     factory_ = std::move(factory);

@@ -127,9 +127,10 @@ SearchResult run_search_fitness(const spec::Supernet& net, const SearchConfig& c
 void check_feasible(const compile::QSupernet& q, const hw::Config& cfg,
                     const SearchConfig& config);
 
-// Splits a batch into consecutive pieces the hardware accepts (<= hw::kMaxCands candidates and
-// <= hw::kNodeCap fused nodes each).
+// Splits a batch into consecutive pieces configuration `cfg` accepts (<= cfg.max_cands
+// candidates and <= cfg.node_cap fused nodes each).
 std::vector<std::vector<spec::Candidate>> split_batch(const spec::Supernet& net,
+                                                      const hw::Config& cfg,
                                                       std::span<const spec::Candidate> batch);
 
 }  // namespace nasa::search

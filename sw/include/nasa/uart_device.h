@@ -16,14 +16,16 @@ struct LinkOptions {
   int response_timeout_ms = 250;  // per frame, on top of its transfer time at `baud`
   int retries = 8;                // after the first attempt
   double clock_hz = 24e6;         // the core's clock: turns wait()'s cycle budget into time
+  bool check_identity = true;     // on open: the board must report `cfg` (device::check_identity)
 };
 
 struct LinkStats {
   uint64_t frames = 0, retries = 0, bytes_sent = 0, bytes_received = 0;
 };
 
-// Opens `port` (a serial device or a pseudo-terminal). Throws std::runtime_error naming the port
-// when it cannot be opened or configured. Accesses beyond `memory_bytes` throw std::out_of_range;
+// Opens `port` (a serial device or a pseudo-terminal) and checks that the board is configuration
+// `cfg`. Throws std::runtime_error naming the port when it cannot be opened or configured, and
+// naming what the board is when it is not `cfg`. Accesses beyond `memory_bytes` throw std::out_of_range;
 // a frame that still fails after every retry throws std::runtime_error with the last status.
 std::unique_ptr<device::Device> make_uart_device(const std::string& port, const hw::Config& cfg,
                                                  uint64_t memory_bytes,

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# `make fpga-area`: where the iCEBreaker design's logic goes. Yosys synth_ice40 of the board top
+# with the hierarchy kept (-noflatten), then one row per module instance: SB_LUT4, flip-flops,
+# SB_CARRY, SB_RAM40_4K and SB_MAC16, inner instances included in their parent's row as
+# "total" columns. Writes build/fpga/area.md and build/fpga/area.json. Numbers are cells before
+# packing (nextpnr packs a LUT, its flip-flop and a carry into one logic cell, so the design's
+# LC count is about max(LUTs, FFs) plus unpacked carries; `make fpga` reports nextpnr's count).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../synth/common.sh"
+require_tool yosys
+require_tool python3
+cd "$NASA_ROOT"
+out=build/fpga
+mkdir -p "$out"
+nasa_board_synth "$out/area_yosys.log" -noflatten "write_json $out/area_netlist.json"
+
+python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+net = json.load(open(f"{out}/area_netlist.json"))["modules"]
+kinds = {"lut": lambda t: t == "SB_LUT4", "ff": lambda t: t.startswith("SB_DFF"),
+         "carry": lambda t: t == "SB_CARRY", "ebr": lambda t: t.startswith("SB_RAM40"),
+         "dsp": lambda t: t == "SB_MAC16", "spram": lambda t: t == "SB_SPRAM256KA"}
+
+def own(mod):
+    c = dict.fromkeys(kinds, 0)
+    for cell in net[mod]["cells"].values():
+        for k, f in kinds.items():
+            if f(cell["type"]):
+                c[k] += 1
+    return c
+
+def pretty(mod):
+    # $paramod$<hash>\nasa_engine or $paramod\nasa_x\P=... -> nasa_engine
+    name = mod.split("\\")[1] if "\\" in mod else mod
+    return name
+
+rows = []
+def walk(mod, path, depth):
+    c = own(mod)
+    total = dict(c)
+    children = []
+    for iname, cell in net[mod]["cells"].items():
+        t = cell["type"]
+        if t in net and not t.startswith("SB_") and \
+                not net[t].get("attributes", {}).get("blackbox"):
+            children.append((iname, t))
+    idx = len(rows)
+    rows.append(None)
+    for iname, t in sorted(children):
+        sub = walk(t, f"{path}.{iname}" if path else iname, depth + 1)
+        for k in total:
+            total[k] += sub[k]
+    rows[idx] = {"instance": path or "(top)", "module": pretty(mod), "depth": depth,
+                 "own": c, "total": total}
+    return total
+
+top = next(m for m in net if pretty(m) == "nasa_icebreaker")
+walk(top, "", 0)
+json.dump(rows, open(f"{out}/area.json", "w"), indent=1)
+tot = rows[0]["total"]
+lines = ["# iCEBreaker design: cells per module instance (`make fpga-area`)", "",
+         f"Whole design: {tot['lut']} SB_LUT4, {tot['ff']} flip-flops, {tot['carry']} SB_CARRY, "
+         f"{tot['ebr']} SB_RAM40_4K, {tot['dsp']} SB_MAC16, {tot['spram']} SB_SPRAM256KA "
+         "(UP5K: 5,280 logic cells, 30 EBR, 8 DSP, 4 SPRAM).", "",
+         "Totals include the instances inside; \"own\" is the module's logic outside them.", "",
+         "| instance | module | LUT | FF | carry | EBR | DSP | LUT share | own LUT | own FF |",
+         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+for r in rows:
+    t = r["total"]
+    share = 100.0 * t["lut"] / max(tot["lut"], 1)
+    lines.append(f"| {'&nbsp;' * 2 * r['depth']}{r['instance']} | {r['module']} | {t['lut']} | "
+                 f"{t['ff']} | {t['carry']} | {t['ebr']} | {t['dsp']} | {share:.1f}% | "
+                 f"{r['own']['lut']} | {r['own']['ff']} |")
+open(f"{out}/area.md", "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY
