@@ -76,6 +76,7 @@ module nasa_engine #(
   localparam int unsigned MaxJob = (Chunk > Cols * 8) ? ((Chunk > 64) ? Chunk : 64) :
                                    ((Cols * 8 > 64) ? Cols * 8 : 64);
   localparam int unsigned NC    = nasa_pkg::NumCounters;
+  localparam int unsigned CW    = 18;  // signed window-corner coordinates
 
   localparam logic [2:0] DstDesc = 3'd0, DstIn = 3'd1, DstWRow = 3'd2, DstWScat = 3'd3,
                          DstPrm = 3'd4;
@@ -365,13 +366,34 @@ module nasa_engine #(
     end else if (((is_avg || is_gap || is_add) && bad_s) || (is_add && bad_sb) ||
                  (f_act == 8'(nasa_pkg::ActRelu6) && f_q6 > 8'd127)) begin
       dec_err = nasa_pkg::ErrBadQuant;
-    end else if (!in_win(f_in, d_in_bytes, win_base, win_limit) ||
-                 (is_add && !in_win(f_in2, d_in_bytes, win_base, win_limit)) ||
-                 ((is_conv || is_fc || is_dw) &&
-                  (!in_win(f_wgt, d_wgt_bytes, win_base, win_limit) ||
-                   !in_win(f_prm, 64'(f_cout) << 3, win_base, win_limit))) ||
-                 !in_win(f_out, d_out_bytes, win_base, win_limit)) begin
+    end else if (win_bad_q) begin
       dec_err = nasa_pkg::ErrWindow;
+    end
+  end
+
+  // The window checks of a descriptor's regions share one checker, one region per decode step
+  // once its size is known (input and second input from step 2, output from 6, weights and
+  // per-channel records from 7); win_bad_q holds the verdict by step 11.
+  logic [31:0] wc_addr;
+  logic [63:0] wc_len;
+  logic wc_en, win_bad_q;
+  always_comb begin
+    wc_en   = 1'b0;
+    wc_addr = f_in;
+    wc_len  = d_in_bytes;
+    unique case (dec_step_q)
+      4'd2: wc_en = 1'b1;
+      4'd3: begin wc_en = is_add; wc_addr = f_in2; end
+      4'd6: begin wc_en = 1'b1; wc_addr = f_out; wc_len = d_out_bytes; end
+      4'd7: begin wc_en = is_conv || is_fc || is_dw; wc_addr = f_wgt; wc_len = d_wgt_bytes; end
+      4'd8: begin wc_en = is_conv || is_fc || is_dw; wc_addr = f_prm; wc_len = 64'(f_cout) << 3; end
+      default: ;
+    endcase
+  end
+  always_ff @(posedge clk_i) begin
+    if (state_q == StDecode) begin
+      if (dec_step_q == 4'd0) win_bad_q <= 1'b0;
+      else if (wc_en && !in_win(wc_addr, wc_len, win_base, win_limit)) win_bad_q <= 1'b1;
     end
   end
 
@@ -384,7 +406,10 @@ module nasa_engine #(
   logic [31:0] r_nct, r_npt, r_na, r_offb, r_in_total, r_kred, r_cin;
   logic [31:0] r_in, r_in2, r_out, r_prm;
   // position 0 of the layer: top-left window corner (signed), its input byte and row offsets
-  logic [31:0] r_p0_ixy, r_p0_pbase, r_p0_rowbase;
+  // (window-corner coordinates are CW-bit signed: dimensions are 16-bit, a corner lies in
+  // [-3, 2^16 + 8])
+  logic [CW-1:0] r_p0_ixy;
+  logic [31:0] r_p0_pbase, r_p0_rowbase;
 
   // ======================= sequencer =======================
   logic [31:0] li_q;            // descriptor index
@@ -551,7 +576,7 @@ module nasa_engine #(
       r_in2      <= f_in2;
       r_out      <= f_out;
       r_prm      <= f_prm;
-      r_p0_ixy     <= 32'd0 - 32'(f_pad);
+      r_p0_ixy     <= CW'(0) - CW'(f_pad);
       r_p0_pbase   <= -(d_padrow[31:0] + d_padcin[31:0]);
       r_p0_rowbase <= -d_padrow[31:0];
     end
@@ -823,15 +848,15 @@ module nasa_engine #(
   // window corner (iy0, ix0, signed), input byte offset of that corner (pbase) and of its row
   // (rowbase), output byte offset (out) and position index (p)
   logic [15:0] l_ox [Rows];
-  logic [31:0] l_iy0 [Rows];
-  logic [31:0] l_ix0 [Rows];
+  logic [CW-1:0] l_iy0 [Rows];
+  logic [CW-1:0] l_ix0 [Rows];
   logic [31:0] l_pbase [Rows];
   logic [31:0] l_rowbase [Rows];
   logic [31:0] l_out [Rows];
   logic [31:0] l_p [Rows];
   logic [15:0] n_ox [Rows];
-  logic [31:0] n_iy0 [Rows];
-  logic [31:0] n_ix0 [Rows];
+  logic [CW-1:0] n_iy0 [Rows];
+  logic [CW-1:0] n_ix0 [Rows];
   logic [31:0] n_pbase [Rows];
   logic [31:0] n_rowbase [Rows];
   logic [31:0] n_out [Rows];
@@ -860,7 +885,8 @@ module nasa_engine #(
   // or from position 0 when a new channel tile starts
   always_comb begin : p_chain
     logic [15:0] t_ox;
-    logic [31:0] t_iy0, t_ix0, t_pbase, t_rowbase, t_out, t_p;
+    logic [CW-1:0] t_iy0, t_ix0;
+    logic [31:0] t_pbase, t_rowbase, t_out, t_p;
     t_ox      = r_pe ? l_ox[Rows-1] : l_ox[0];
     t_iy0     = r_pe ? l_iy0[Rows-1] : l_iy0[0];
     t_ix0     = r_pe ? l_ix0[Rows-1] : l_ix0[0];
@@ -879,7 +905,7 @@ module nasa_engine #(
         t_p       = '0;
       end else if (t_ox == r_wo - 16'd1) begin
         t_ox      = '0;
-        t_iy0     = t_iy0 + 32'(r_stride);
+        t_iy0     = t_iy0 + CW'(r_stride);
         t_ix0     = r_p0_ixy;
         t_pbase   = t_pbase + r_stepwrap;
         t_rowbase = t_rowbase + r_srowb;
@@ -887,7 +913,7 @@ module nasa_engine #(
         t_p       = t_p + 1;
       end else begin
         t_ox    = t_ox + 16'd1;
-        t_ix0   = t_ix0 + 32'(r_stride);
+        t_ix0   = t_ix0 + CW'(r_stride);
         t_pbase = t_pbase + r_stepx;
         t_out   = t_out + 32'(r_cout);
         t_p     = t_p + 1;
@@ -950,7 +976,8 @@ module nasa_engine #(
   logic [$clog2(Rows+1)-1:0] n_act;
   logic [NumIn*(32-IAW)-1:0] unused_a;
   always_comb begin : p_lanes
-    logic [31:0] iy, ix, a;
+    logic [CW-1:0] iy, ix;
+    logic [31:0] a;
     logic inb;
     n_act = '0;
     unused_a = '0;
@@ -960,20 +987,20 @@ module nasa_engine #(
       a = '0;
       if (r_pe) begin
         if (q < Rows) begin
-          iy  = l_iy0[q] + 32'(c_ky_q);
-          ix  = l_ix0[q] + 32'(c_kx_q);
-          inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(32'(r_hi)) &&
-                            $signed(ix) >= 0 && $signed(ix) < $signed(32'(r_wi)));
+          iy  = l_iy0[q] + CW'(c_ky_q);
+          ix  = l_ix0[q] + CW'(c_kx_q);
+          inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
+                            $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
           mask[q] = (l_p[q] < r_p) && inb;
           a = l_pbase[q] + koff;
           in_raddr[q*IAW +: IAW] = a[IAW-1:0];
           n_act = n_act + (l_p[q] < r_p ? 1 : 0);
         end
       end else if (q < Cols) begin
-        iy  = l_iy0[0] + 32'(c_ky_q);
-        ix  = l_ix0[0] + 32'(c_kx_q);
-        inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(32'(r_hi)) &&
-                          $signed(ix) >= 0 && $signed(ix) < $signed(32'(r_wi)));
+        iy  = l_iy0[0] + CW'(c_ky_q);
+        ix  = l_ix0[0] + CW'(c_kx_q);
+        inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
+                          $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
         mask[q] = (q < c_cg_q) && inb;
         a = l_pbase[0] + koff + c_co0_q + 32'(q);
         in_raddr[q*IAW +: IAW] = a[IAW-1:0];
