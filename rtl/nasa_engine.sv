@@ -77,6 +77,15 @@ module nasa_engine #(
                                    ((Cols * 8 > 64) ? Cols * 8 : 64);
   localparam int unsigned NC    = nasa_pkg::NumCounters;
   localparam int unsigned CW    = 18;  // signed window-corner coordinates
+  // Counter widths from what bounds them: a reduction step (ci < k*k*Cin <= KredMax), an output
+  // position or position tile (<= H*W <= InBufBytes, plus a tile's lanes past the end), a
+  // channel tile and channel offset (Cout < 2^16), weight-buffer jobs of one half (one record
+  // job plus Cols rows per weight column, or k*k <= 49 taps)
+  localparam int unsigned KW    = $clog2(KredMax + 1);
+  localparam int unsigned PW    = $clog2(InBufBytes + Rows + 1) + 1;
+  localparam int unsigned JW    = 17;
+  localparam int unsigned CoW   = 17;
+  localparam int unsigned HJW   = $clog2(2 + Cols * ((KredMax + WChunk - 1) / WChunk) + 49);
 
   localparam logic [2:0] DstDesc = 3'd0, DstIn = 3'd1, DstWRow = 3'd2, DstWScat = 3'd3,
                          DstPrm = 3'd4;
@@ -402,8 +411,11 @@ module nasa_engine #(
   logic [1:0] r_vmode, r_rq, r_act;
   logic [7:0] r_q6, r_s, r_sb;
   logic [15:0] r_m, r_mb, r_kh, r_kw, r_wo, r_hi, r_wi, r_stride, r_cout, r_kk;
-  logic [31:0] r_cin_n, r_cstep, r_rowk, r_p, r_stepx, r_stepwrap, r_srowb;
-  logic [31:0] r_nct, r_npt, r_na, r_offb, r_in_total, r_kred, r_cin;
+  logic [KW-1:0] r_cin_n;
+  logic [PW-1:0] r_p, r_npt;
+  logic [JW-1:0] r_nct;
+  logic [31:0] r_cstep, r_rowk, r_stepx, r_stepwrap, r_srowb;
+  logic [31:0] r_na, r_offb, r_in_total, r_kred, r_cin;
   logic [31:0] r_in, r_in2, r_out, r_prm;
   // position 0 of the layer: top-left window corner (signed), its input byte and row offsets
   // (window-corner coordinates are CW-bit signed: dimensions are 16-bit, a corner lies in
@@ -557,17 +569,17 @@ module nasa_engine #(
       r_stride   <= is_win ? 16'(f_s) : 16'd1;
       r_cout     <= f_cout;
       r_cin      <= 32'(f_cin);
-      r_cin_n    <= is_conv ? 32'(f_cin) : (is_fc ? d_kred[31:0] : 32'd1);
+      r_cin_n    <= is_conv ? KW'(f_cin) : (is_fc ? KW'(d_kred) : KW'(1));
       r_cstep    <= 32'(f_cin);
       r_rowk     <= is_add ? d_offb[31:0] : d_row_b[31:0];
-      r_p        <= (is_fc || is_gap) ? 32'd1 : d_hw_out[31:0];
+      r_p        <= (is_fc || is_gap) ? PW'(1) : PW'(d_hw_out);
       r_stepx    <= 32'(f_scin);
       r_stepwrap <= ((is_win && f_s == 8'd2) ? {d_row_b[30:0], 1'b0} : d_row_b[31:0]) - d_wrap[31:0];
       r_srowb    <= (is_win && f_s == 8'd2) ? {d_row_b[30:0], 1'b0} : d_row_b[31:0];
-      r_nct      <= (32'(f_cout) + 32'(Cols - 1)) >> ColW;
+      r_nct      <= JW'((32'(f_cout) + 32'(Cols - 1)) >> ColW);
       r_npt      <= (is_conv || is_fc) ?
-                    (((is_fc ? 32'd1 : d_hw_out[31:0]) + 32'(Rows - 1)) >> RowW) :
-                    (is_gap ? 32'd1 : d_hw_out[31:0]);
+                    PW'(((is_fc ? 32'd1 : d_hw_out[31:0]) + 32'(Rows - 1)) >> RowW) :
+                    (is_gap ? PW'(1) : PW'(d_hw_out));
       r_na       <= d_in_bytes[31:0];
       r_offb     <= d_offb[31:0];
       r_in_total <= d_in_total[31:0];
@@ -619,19 +631,21 @@ module nasa_engine #(
   logic [1:0] tl_phase_q;  // 0: wait for a free half, 1: param job, 2: weight jobs
   // Conv/Fc weights of a tile load column by column (WChunk bytes of every row, then the next
   // WChunk): the PE array starts on a tile as soon as the columns its next steps read are in.
-  logic [31:0] tl_j_q, tl_co0_q, tl_row_q, tl_off_q, tl_row_src_q, tl_rsrc_q, tl_tap_src_q;
+  logic [JW-1:0] tl_j_q;
+  logic [CoW-1:0] tl_co0_q;
+  logic [31:0] tl_row_q, tl_off_q, tl_row_src_q, tl_rsrc_q, tl_tap_src_q;
   logic [31:0] tl_tapbase_q;
   logic [NW-1:0] tl_cg_q;
   logic tl_valid, tl_grant, tl_h;
   logic [31:0] tl_src, tl_len, tl_rest;
   logic [TagW-1:0] tl_tag;
   logic [1:0] h_claim_q, h_iss_done_q, h_full;
-  logic [31:0] h_iss_q [2];
-  logic [31:0] h_done_q [2];
-  logic [31:0] h_cols_q [2];  // weight columns complete in each half
+  logic [HJW-1:0] h_iss_q [2];
+  logic [HJW-1:0] h_done_q [2];
+  logic [HJW-1:0] h_cols_q [2];  // weight columns complete in each half
   logic tl_colend;
   logic release_half;
-  logic [31:0] c_j_q;
+  logic [JW-1:0] c_j_q;
 
   assign tl_h    = tl_j_q[0];
   assign tl_rest = r_kred - tl_off_q;
@@ -645,7 +659,7 @@ module nasa_engine #(
     tl_len   = '0;
     tl_tag   = '0;
     if (tl_phase_q == 2'd1) begin
-      tl_src = r_prm + (tl_co0_q << 3);
+      tl_src = r_prm + (32'(tl_co0_q) << 3);
       tl_len = 32'(tl_cg_q) << 3;
       tl_tag = {BaseW'(0), 8'd0, tl_h, DstPrm};
     end else if (r_pe) begin
@@ -660,7 +674,7 @@ module nasa_engine #(
   end
 
   logic [31:0] cg_full;
-  assign cg_full = 32'(r_cout) - tl_co0_q;
+  assign cg_full = 32'(r_cout) - 32'(tl_co0_q);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -693,10 +707,10 @@ module nasa_engine #(
     end else begin
       if (release_half) h_claim_q[c_j_q[0]] <= 1'b0;
       if (o_valid && o_last && (o_dst == DstWRow || o_dst == DstWScat || o_dst == DstPrm)) begin
-        h_done_q[o_half] <= h_done_q[o_half] + 1;
+        h_done_q[o_half] <= h_done_q[o_half] + HJW'(1);
       end
       if (o_valid && o_last && o_dst == DstWRow && o_bank[7]) begin
-        h_cols_q[o_half] <= h_cols_q[o_half] + 1;
+        h_cols_q[o_half] <= h_cols_q[o_half] + HJW'(1);
       end
       unique case (tl_phase_q)
         2'd0: begin
@@ -716,21 +730,21 @@ module nasa_engine #(
         end
         2'd1: begin
           if (tl_grant) begin
-            h_iss_q[tl_h] <= h_iss_q[tl_h] + 1;
+            h_iss_q[tl_h] <= h_iss_q[tl_h] + HJW'(1);
             tl_phase_q    <= 2'd2;
           end
         end
         default: begin
           if (tl_grant) begin
-            h_iss_q[tl_h] <= h_iss_q[tl_h] + 1;
+            h_iss_q[tl_h] <= h_iss_q[tl_h] + HJW'(1);
             if (r_pe) begin
               if (tl_colend) begin
                 tl_row_q <= '0;
                 if (tl_rest <= 32'(WChunk)) begin
                   tl_phase_q         <= 2'd0;
                   h_iss_done_q[tl_h] <= 1'b1;
-                  tl_j_q             <= tl_j_q + 1;
-                  tl_co0_q           <= tl_co0_q + 32'(Cols);
+                  tl_j_q             <= tl_j_q + JW'(1);
+                  tl_co0_q           <= tl_co0_q + CoW'(Cols);
                   tl_row_src_q       <= tl_row_src_q + (r_kred << ColW);
                 end else begin
                   tl_off_q  <= tl_off_q + 32'(WChunk);
@@ -746,8 +760,8 @@ module nasa_engine #(
               if (tl_row_q + 1 == 32'(r_kk)) begin
                 tl_phase_q         <= 2'd0;
                 h_iss_done_q[tl_h] <= 1'b1;
-                tl_j_q             <= tl_j_q + 1;
-                tl_co0_q           <= tl_co0_q + 32'(Cols);
+                tl_j_q             <= tl_j_q + JW'(1);
+                tl_co0_q           <= tl_co0_q + CoW'(Cols);
                 tl_tapbase_q       <= tl_tapbase_q + 32'(Cols);
               end
             end
@@ -853,26 +867,29 @@ module nasa_engine #(
   logic [31:0] l_pbase [Rows];
   logic [31:0] l_rowbase [Rows];
   logic [31:0] l_out [Rows];
-  logic [31:0] l_p [Rows];
+  logic [PW-1:0] l_p [Rows];
   logic [15:0] n_ox [Rows];
   logic [CW-1:0] n_iy0 [Rows];
   logic [CW-1:0] n_ix0 [Rows];
   logic [31:0] n_pbase [Rows];
   logic [31:0] n_rowbase [Rows];
   logic [31:0] n_out [Rows];
-  logic [31:0] n_p [Rows];
-  logic [31:0] c_co0_q, c_pt_q, c_ci_q, c_kyoff_q, c_kxoff_q;
+  logic [PW-1:0] n_p [Rows];
+  logic [CoW-1:0] c_co0_q;
+  logic [PW-1:0] c_pt_q;
+  logic [KW-1:0] c_ci_q;
+  logic [31:0] c_kyoff_q, c_kxoff_q;
   logic [15:0] c_kx_q, c_ky_q;
   logic [NW-1:0] c_cg_q;
   logic c_done_q, c_reset_pos;
 
   logic last_ci, last_kx, last_ky, tile_last, last_pt, last_ct;
-  assign last_ci   = (c_ci_q == r_cin_n - 1);
+  assign last_ci   = (c_ci_q == r_cin_n - KW'(1));
   assign last_kx   = (c_kx_q == r_kw - 16'd1);
   assign last_ky   = (c_ky_q == r_kh - 16'd1);
   assign tile_last = last_ci && last_kx && last_ky;
-  assign last_pt   = (c_pt_q == r_npt - 1);
-  assign last_ct   = (c_j_q == r_nct - 1);
+  assign last_pt   = (c_pt_q == r_npt - PW'(1));
+  assign last_ct   = (c_j_q == r_nct - JW'(1));
   // lanes of the first tile are built from position 0 in the cycle after decode
   logic init_lanes_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -886,7 +903,8 @@ module nasa_engine #(
   always_comb begin : p_chain
     logic [15:0] t_ox;
     logic [CW-1:0] t_iy0, t_ix0;
-    logic [31:0] t_pbase, t_rowbase, t_out, t_p;
+    logic [31:0] t_pbase, t_rowbase, t_out;
+    logic [PW-1:0] t_p;
     t_ox      = r_pe ? l_ox[Rows-1] : l_ox[0];
     t_iy0     = r_pe ? l_iy0[Rows-1] : l_iy0[0];
     t_ix0     = r_pe ? l_ix0[Rows-1] : l_ix0[0];
@@ -910,13 +928,13 @@ module nasa_engine #(
         t_pbase   = t_pbase + r_stepwrap;
         t_rowbase = t_rowbase + r_srowb;
         t_out     = t_out + 32'(r_cout);
-        t_p       = t_p + 1;
+        t_p       = t_p + PW'(1);
       end else begin
         t_ox    = t_ox + 16'd1;
         t_ix0   = t_ix0 + CW'(r_stride);
         t_pbase = t_pbase + r_stepx;
         t_out   = t_out + 32'(r_cout);
-        t_p     = t_p + 1;
+        t_p     = t_p + PW'(1);
       end
       n_ox[r]      = t_ox;
       n_iy0[r]     = t_iy0;
@@ -933,7 +951,7 @@ module nasa_engine #(
   logic shadow_full_q, s1_valid_q, s1_last_q;
   logic [31:0] rowbase_last;
   assign rowbase_last = r_pe ? l_rowbase[Rows-1] : l_rowbase[0];
-  assign koff = c_kyoff_q + c_kxoff_q + c_ci_q;
+  assign koff = c_kyoff_q + c_kxoff_q + 32'(c_ci_q);
 
   always_comb begin : p_need
     logic [31:0] n;
@@ -951,7 +969,7 @@ module nasa_engine #(
   // Conv/Fc: the weight column of the next step is in; depthwise: the whole tile
   logic [WAW-1:0] w_col;
   assign w_col = c_widx_q >> $clog2(WChunk);
-  assign w_ok  = !r_usew || (r_pe ? (h_claim_q[c_j_q[0]] && h_cols_q[c_j_q[0]] > 32'(w_col)) :
+  assign w_ok  = !r_usew || (r_pe ? (h_claim_q[c_j_q[0]] && 32'(h_cols_q[c_j_q[0]]) > 32'(w_col)) :
                                     h_full[c_j_q[0]]);
   assign sh_ok = !tile_last || (!shadow_full_q && !(s1_valid_q && s1_last_q));
   assign want  = running && !c_done_q && !init_lanes_q;
@@ -1002,7 +1020,7 @@ module nasa_engine #(
         inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
                           $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
         mask[q] = (q < c_cg_q) && inb;
-        a = l_pbase[0] + koff + c_co0_q + 32'(q);
+        a = l_pbase[0] + koff + 32'(c_co0_q) + 32'(q);
         in_raddr[q*IAW +: IAW] = a[IAW-1:0];
       end
       unused_a[q*(32-IAW) +: 32-IAW] = a[31:IAW];
@@ -1047,7 +1065,7 @@ module nasa_engine #(
       if (!tile_last) begin
         c_widx_q <= c_widx_q + 1'b1;
         if (!last_ci) begin
-          c_ci_q <= c_ci_q + 1;
+          c_ci_q <= c_ci_q + KW'(1);
         end else begin
           c_ci_q <= '0;
           if (!last_kx) begin
@@ -1074,13 +1092,13 @@ module nasa_engine #(
           if (last_ct) begin
             c_done_q <= 1'b1;
           end else begin
-            c_j_q   <= c_j_q + 1;
-            c_co0_q <= c_co0_q + 32'(Cols);
-            c_cg_q  <= (32'(r_cout) - c_co0_q - 32'(Cols) > 32'(Cols)) ? NW'(Cols) :
-                       NW'(32'(r_cout) - c_co0_q - 32'(Cols));
+            c_j_q   <= c_j_q + JW'(1);
+            c_co0_q <= c_co0_q + CoW'(Cols);
+            c_cg_q  <= (32'(r_cout) - 32'(c_co0_q) - 32'(Cols) > 32'(Cols)) ? NW'(Cols) :
+                       NW'(32'(r_cout) - 32'(c_co0_q) - 32'(Cols));
           end
         end else begin
-          c_pt_q <= c_pt_q + 1;
+          c_pt_q <= c_pt_q + PW'(1);
         end
       end
     end
@@ -1099,7 +1117,7 @@ module nasa_engine #(
         l_out[r]     <= n_out[r];
         l_p[r]       <= n_p[r];
       end
-      if (fire && tile_last) sh_addr_q[r] <= r_out + l_out[r] + c_co0_q;
+      if (fire && tile_last) sh_addr_q[r] <= r_out + l_out[r] + 32'(c_co0_q);
     end
   end
 
