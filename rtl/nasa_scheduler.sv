@@ -5,6 +5,7 @@
 // also issues the head templates and hands (leaf, image) to the eval unit. Only the current path
 // is live: one arena slot per depth (docs/fusion.md).
 module nasa_scheduler #(
+  parameter int unsigned NodeCap    = nasa_pkg::NodeCap,
   parameter int unsigned MaxLayers  = nasa_pkg::MaxLayers,
   parameter int unsigned MaxChoices = nasa_pkg::MaxChoices
 ) (
@@ -55,6 +56,7 @@ module nasa_scheduler #(
   input  logic        ev_done_i
 );
   localparam int unsigned DW = $clog2(MaxLayers + 1);  // depth 0..MaxLayers
+  localparam int unsigned IdW = (NodeCap > 1) ? $clog2(NodeCap) : 1;  // node ids < NodeCap
   localparam logic [15:0] NoNode = 16'(nasa_pkg::NoNode);
 
   typedef enum logic [3:0] {
@@ -69,6 +71,9 @@ module nasa_scheduler #(
   logic [15:0] path_q [MaxLayers+1];
 
   logic [31:0] g0_q, nb_q, b_q, img_ptr_q, img_next_q;
+  // g0 * classes (the logits offset of the mini-batch's image 0) and its value for the next
+  // mini-batch, summed image by image at the root instead of multiplied
+  logic [31:0] g0c_q, g0c_next_q;
   logic [15:0] node_q, first_q;
   logic [7:0] layer_q, choice_q;
   logic [DW-1:0] depth_q;
@@ -112,6 +117,8 @@ module nasa_scheduler #(
       st_q         <= SIdle;
       done_o       <= 1'b0;
       g0_q         <= '0;
+      g0c_q        <= '0;
+      g0c_next_q   <= '0;
       nb_q         <= '0;
       b_q          <= '0;
       img_ptr_q    <= '0;
@@ -148,6 +155,7 @@ module nasa_scheduler #(
             if (start_i) begin
               st_q      <= SBatch;
               g0_q      <= '0;
+              g0c_q     <= '0;
               img_ptr_q <= img_addr_i;
             end
           end
@@ -157,8 +165,9 @@ module nasa_scheduler #(
               st_q   <= SIdle;
               done_o <= 1'b1;
             end else begin
-              nb_q    <= (img_count_i - g0_q < mini_batch_i) ? img_count_i - g0_q : mini_batch_i;
-              node_q  <= '0;
+              nb_q       <= (img_count_i - g0_q < mini_batch_i) ? img_count_i - g0_q : mini_batch_i;
+              g0c_next_q <= g0c_q;
+              node_q     <= '0;
               depth_q <= '0;
               st_q    <= SNodeRd;
             end
@@ -171,7 +180,7 @@ module nasa_scheduler #(
             path_q[depth_q] <= node_q;
             xin_base_q      <= par_base;
             xin_stride_q    <= par_stride;
-            lnode_q         <= logits_addr_i + 32'(node_q) * logits_stride_i;
+            lnode_q         <= logits_addr_i + 32'(node_q[IdW-1:0]) * logits_stride_i;
             if (depth_q == '0) begin
               nfirst_q <= stem_tpl_i[23:0];
               ncount_q <= stem_tpl_i[31:24];
@@ -198,8 +207,7 @@ module nasa_scheduler #(
             b_q  <= '0;
             xi_q <= xin_base_q;
             yi_q <= arena_a;
-            l_q  <= (logits_stride_i == '0) ? logits_addr_i :
-                    lnode_q + g0_q * 32'(classes_i);
+            l_q  <= (logits_stride_i == '0) ? logits_addr_i : lnode_q + g0c_q;
             st_q <= SImg;
           end
           // one image: the node's templates, then (leaf) the head's and the evaluation
@@ -238,6 +246,7 @@ module nasa_scheduler #(
           SEvalWait: if (ev_done_i) st_q <= SNext;
           // next image of the mini-batch, or leave the node
           SNext: begin
+            if (depth_q == '0) g0c_next_q <= g0c_next_q + 32'(classes_i);
             if (b_q + 32'd1 < nb_q) begin
               b_q  <= b_q + 32'd1;
               xi_q <= xi_q + xin_stride_q;
@@ -245,7 +254,8 @@ module nasa_scheduler #(
               l_q  <= (logits_stride_i == '0) ? logits_addr_i : l_q + 32'(classes_i);
               st_q <= SImg;
             end else begin
-              if (depth_q == '0) img_next_q <= img_ptr_q + nb_q * img_stride_i;
+              // at the root xi_q is image nb-1 of the mini-batch
+              if (depth_q == '0) img_next_q <= xi_q + img_stride_i;
               if (first_q != NoNode && !leaf) begin
                 node_q  <= first_q;
                 depth_q <= depth_q + DW'(1);
@@ -263,6 +273,7 @@ module nasa_scheduler #(
             end else if (depth_q <= DW'(1)) begin
               // back at the root: the mini-batch is done
               g0_q      <= g0_q + nb_q;
+              g0c_q     <= g0c_next_q;
               img_ptr_q <= img_next_q;
               st_q      <= SBatch;
             end else begin
@@ -278,5 +289,5 @@ module nasa_scheduler #(
   end
 
   logic unused;
-  assign unused = ^{node_parent_i};
+  assign unused = ^{node_parent_i, node_q[15:IdW]};
 endmodule

@@ -315,6 +315,7 @@ module nasa_top #(
   );
 
   nasa_scheduler #(
+    .NodeCap   (NodeCap),
     .MaxLayers (MaxLayers),
     .MaxChoices(MaxChoices)
   ) u_sched (

@@ -33,12 +33,18 @@ module nasa_vec_unit #(
     logic [31:0] acc_q, res_q, nxt, base;
     logic signed [7:0] x, w;
     logic signed [15:0] prod;
-    logic signed [48:0] rq;
+    // requant(x, M, S) = (x*M + 2^(S-1)) >>> S: |x*M| < 2^23, so for S >= 27 the rounding term
+    // alone exceeds it and the result is 0, and below that 27 bits hold the sum exactly
+    logic signed [24:0] xm;
+    logic signed [26:0] rsum, rsh;
+    logic signed [31:0] rq;
     assign x    = $signed(x_i[l*8 +: 8]);
     assign w    = $signed(w_i[l*8 +: 8]);
     assign prod = x * w;
-    assign rq   = ($signed({{41{x[7]}}, x}) * $signed({33'd0, am}) +
-                   ((as == 8'd0) ? 49'sd0 : (49'sd1 <<< (as - 8'd1)))) >>> as;
+    assign xm   = x * $signed({1'b0, am});
+    assign rsum = 27'(xm) + ((as == 8'd0) ? 27'sd0 : (27'sd1 <<< (as - 8'd1)));
+    assign rsh  = rsum >>> as;
+    assign rq   = (as > 8'd26) ? 32'sd0 : 32'(rsh);
 
     always_comb begin
       unique case (mode_i)
@@ -56,7 +62,7 @@ module nasa_vec_unit #(
         end
         ModeAdd: begin
           base = first_i ? 32'd0 : acc_q;
-          nxt  = base + rq[31:0];
+          nxt  = base + rq;
         end
         default: begin
           base = acc_q;
@@ -64,10 +70,6 @@ module nasa_vec_unit #(
         end
       endcase
     end
-
-    // the requantized add term fits 32 bits (|a*M| < 2^23 before the shift)
-    logic unused_rq;
-    assign unused_rq = ^rq[48:32];
 
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) acc_q <= '0;

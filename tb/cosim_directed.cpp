@@ -165,6 +165,26 @@ TEST_P(CosimDirected, Saturation) {
   }
 }
 
+// Residual add with every kind of requant shift on both terms: the vector unit computes
+// (a*M + 2^(S-1)) >>> S in 27 bits and returns 0 from S = 27 on, which must equal the
+// reference's wide arithmetic at the edges (S around 23..27, M at its extremes, S = MaxShift).
+TEST_P(CosimDirected, AddRequantShiftsAcrossTheirRange) {
+  const std::vector<uint8_t> shifts = {1, 2, 7, 8, 15, 16, 17, 22, 23, 24, 25, 26, 27, 28, 31,
+                                       40, 46, 47};
+  const std::vector<uint16_t> mults = {1, 255, 32768, 65535};
+  for (size_t i = 0; i < shifts.size(); ++i) {
+    Program p = one_layer(cfg_, seed_++, pool(Op::Add, 3, 5, 7), Quant::Normal);
+    Desc d = p.descs[0];
+    d.s = shifts[i];
+    d.sb = shifts[shifts.size() - 1 - i];
+    d.m = mults[i % mults.size()];
+    d.mb = mults[(i + 1) % mults.size()];
+    rewrite_desc(p, 0, d);
+    SCOPED_TRACE(describe(d));
+    check(p);
+  }
+}
+
 TEST_P(CosimDirected, BufferFillingShapes) {
   const uint32_t in = cfg_.in_buf_bytes, kred = cfg_.kred_max;
   // H*W*Cin == InBufBytes.
