@@ -136,4 +136,20 @@ TEST(Compile, RejectsWrongImageSize) {
                std::invalid_argument);
 }
 
+// A layer too large for a configuration is refused with the numbers: fmnist-mb's 28x28x16
+// activations do not fit the fpga configuration's 2 KB input buffer.
+TEST(Compile, OversizeLayerNamesItsInputAndTheBuffer) {
+  Fixture f;
+  const auto& fpga = nasa::config_by_name("fpga");
+  try {
+    nasa::compile::compile(f.q, {0, 0, 0, 0, 0, 0}, f.images, fpga);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("does not run on config 'fpga': Oversize: its input "), std::string::npos)
+        << m;
+    EXPECT_NE(m.find("of the 2048-byte input buffer"), std::string::npos) << m;
+  }
+}
+
 }  // namespace

@@ -304,10 +304,10 @@ void check_program(const Program& p, const hw::Config& cfg, const std::string& w
   for (size_t i = 0; i < p.descs.size(); ++i) {
     const hw::Err e = validate(p.descs[i], cfg, p.win_base, p.win_limit);
     if (e != hw::Err::None) {
-      throw std::runtime_error(
-          fmt::format("compile: layer {} ({}) of {} does not run on config "
-                      "'{}': {}",
-                      i, op_name(p.descs[i].op), what, cfg.name, err_name(e)));
+      throw std::runtime_error(fmt::format(
+          "compile: layer {} ({}) of {} does not run on config '{}': {}{}", i,
+          op_name(p.descs[i].op), what, cfg.name, err_name(e),
+          e == hw::Err::Oversize ? ": " + oversize_detail(p.descs[i], cfg) : std::string()));
     }
   }
 }

@@ -1,6 +1,8 @@
 // Descriptor encoding, derived shapes and the engine's validation order (docs/engine.md).
 #include "nasa/desc.h"
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 #include <string>
 
@@ -149,6 +151,22 @@ Shape shape_of(const Desc& d) {
   return s;
 }
 
+uint64_t input_buffer_need(const Desc& d, const hw::Config& cfg) {
+  const uint64_t in = shape_of(d).in_bytes;
+  return is_op(d.op, hw::Op::Add) ? align_up(in, cfg.mem_bytes) + in : in;
+}
+
+std::string oversize_detail(const Desc& d, const hw::Config& cfg) {
+  const uint64_t need = input_buffer_need(d, cfg);
+  if (need > cfg.in_buf_bytes) {
+    return fmt::format("its input {}x{}x{}{} needs {} bytes of the {}-byte input buffer", d.h, d.w,
+                       d.cin, is_op(d.op, hw::Op::Add) ? " (two of them)" : "", need,
+                       cfg.in_buf_bytes);
+  }
+  return fmt::format("its reduction k*k*Cin = {} exceeds KredMax {}", shape_of(d).kred,
+                     cfg.kred_max);
+}
+
 hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32_t win_limit) {
   using hw::Err;
   using hw::Op;
@@ -166,9 +184,7 @@ hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32
   if (keeps_channels(d.op) && d.cout != d.cin) return Err::BadChannels;
   // 7: buffer capacities.
   const Shape s = shape_of(d);
-  const uint64_t in_need =
-      is_op(d.op, Op::Add) ? align_up(s.in_bytes, cfg.mem_bytes) + s.in_bytes : s.in_bytes;
-  if (in_need > cfg.in_buf_bytes) return Err::Oversize;
+  if (input_buffer_need(d, cfg) > cfg.in_buf_bytes) return Err::Oversize;
   if ((is_op(d.op, Op::Conv) || is_op(d.op, Op::Fc)) && s.kred > cfg.kred_max) {
     return Err::Oversize;
   }

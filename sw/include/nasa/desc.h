@@ -38,6 +38,12 @@ struct Shape {
 };
 Shape shape_of(const Desc& d);
 
+// Bytes of the input buffer a layer needs: its input tensor (both inputs of Add, the second at
+// the next port-aligned offset).
+uint64_t input_buffer_need(const Desc& d, const hw::Config& cfg);
+// Why a descriptor is Err::Oversize on `cfg`, in words with the numbers.
+std::string oversize_detail(const Desc& d, const hw::Config& cfg);
+
 // Validation exactly as the engine does it (docs/engine.md); returns Err::None when legal.
 hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32_t win_limit);
 
