@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "nasa/device.h"
 #include "nasa/sim/dram.h"
 #include "nasa/sim/engine_sim.h"
 
@@ -284,24 +285,10 @@ class VerilatedEngine final : public EngineSim {
     }
   }
 
+  // The model must be the configuration it was built for (else: rebuild it from hw_spec.h).
   void check_identity() {
-    auto rd = [&](hw::Csr c) { return csr_read(static_cast<uint32_t>(c)); };
-    const uint32_t magic = rd(hw::Csr::Magic);
-    const uint32_t shape = rd(hw::Csr::HwShape);
-    const uint32_t mem = rd(hw::Csr::HwMem);
-    const uint32_t inbuf = rd(hw::Csr::HwInBuf);
-    const uint32_t kred = rd(hw::Csr::HwKredMax);
-    const uint32_t want_shape = cfg_.rows | (cfg_.cols << 16);
-    const uint32_t want_mem = cfg_.mem_bytes | (cfg_.burst_max << 16);
-    if (magic != hw::kMagic || shape != want_shape || mem != want_mem ||
-        inbuf != cfg_.in_buf_bytes || kred != cfg_.kred_max) {
-      throw std::runtime_error(fmt::format(
-          "EngineSim: the Verilated model does not match config '{}': MAGIC {:#x} (want {:#x}), "
-          "HW_SHAPE {:#x} (want {:#x}), HW_MEM {:#x} (want {:#x}), HW_INBUF {} (want {}), "
-          "HW_KREDMAX {} (want {}); rebuild the models from hw_spec.h",
-          cfg_.name, magic, hw::kMagic, shape, want_shape, mem, want_mem, inbuf, cfg_.in_buf_bytes,
-          kred, cfg_.kred_max));
-    }
+    device::check_identity([this](uint32_t a) { return csr_read(a); }, cfg_,
+                           "EngineSim (the Verilated model)");
   }
 
   hw::Config cfg_;

@@ -18,8 +18,7 @@ namespace {
 
 // The identification CSRs of a configuration, as the hardware reports them.
 std::array<uint32_t, 6> identity_of(const hw::Config& c) {
-  return {hw::kMagic, c.rows | c.cols << 16, c.mem_bytes | c.burst_max << 16, c.in_buf_bytes,
-          c.kred_max, c.hw_batch()};
+  return {hw::kMagic, c.hw_shape(), c.hw_mem(), c.in_buf_bytes, c.kred_max, c.hw_batch()};
 }
 
 std::string describe(const hw::Config& c) {
@@ -31,18 +30,19 @@ std::string describe(const hw::Config& c) {
 
 }  // namespace
 
-void check_identity(Device& d, const hw::Config& cfg) {
+void check_identity(const std::function<uint32_t(uint32_t)>& read_csr, const hw::Config& cfg,
+                    std::string_view target) {
   using hw::Csr;
   std::array<uint32_t, 6> got{};
   const std::array<Csr, 6> regs = {Csr::Magic,  Csr::HwShape,   Csr::HwMem,
                                    Csr::HwInBuf, Csr::HwKredMax, Csr::HwBatch};
-  for (size_t i = 0; i < regs.size(); ++i) got[i] = d.read_csr(static_cast<uint32_t>(regs[i]));
+  for (size_t i = 0; i < regs.size(); ++i) got[i] = read_csr(static_cast<uint32_t>(regs[i]));
   if (got == identity_of(cfg)) return;
   if (got[0] != hw::kMagic) {
     throw std::runtime_error(fmt::format(
         "{} target: CSR Magic reads 0x{:08X}, not 0x{:08X} ('NASA'): not a NASA accelerator "
         "(wrong port, or the bitstream is not loaded)",
-        d.name(), got[0], hw::kMagic));
+        target, got[0], hw::kMagic));
   }
   const hw::Config* match = nullptr;
   for (const hw::Config& c : hw::kConfigs) {
@@ -51,13 +51,17 @@ void check_identity(Device& d, const hw::Config& cfg) {
   if (match) {
     throw std::runtime_error(fmt::format(
         "{} target is configuration `{}` ({}), but the host is set up for `{}`: pass --config {}",
-        d.name(), match->name, describe(*match), cfg.name, match->name));
+        target, match->name, describe(*match), cfg.name, match->name));
   }
   throw std::runtime_error(fmt::format(
       "{} target is none of the known configurations (HwShape 0x{:08X}, HwMem 0x{:08X}, HwInBuf "
       "{}, HwKredMax {}, HwBatch 0x{:08X}); the host is set up for `{}` ({}): host and bitstream "
       "come from different versions",
-      d.name(), got[1], got[2], got[3], got[4], got[5], cfg.name, describe(cfg)));
+      target, got[1], got[2], got[3], got[4], got[5], cfg.name, describe(cfg)));
+}
+
+void check_identity(Device& d, const hw::Config& cfg) {
+  check_identity([&d](uint32_t a) { return d.read_csr(a); }, cfg, d.name());
 }
 
 uint64_t Device::counter(hw::Counter id) {
@@ -173,9 +177,9 @@ class RefDevice final : public Device {
       case hw::Csr::WinLimit:
         return win_limit_;
       case hw::Csr::HwShape:
-        return cfg_.rows | (cfg_.cols << 16);
+        return cfg_.hw_shape();
       case hw::Csr::HwMem:
-        return cfg_.mem_bytes | (cfg_.burst_max << 16);
+        return cfg_.hw_mem();
       case hw::Csr::HwInBuf:
         return cfg_.in_buf_bytes;
       case hw::Csr::HwKredMax:

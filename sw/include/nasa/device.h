@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nasa/hw_spec.h"
@@ -55,9 +56,12 @@ class Device {
   void write_table(hw::Table t, std::span<const uint32_t> values);
 };
 
-// Reads the identification CSRs (Magic, HwShape, HwMem, HwInBuf, HwKredMax, HwBatch) and throws
-// std::runtime_error unless they are `cfg`'s: the message says what the target is instead (a
-// known configuration or none) and which --config to pass.
+// Reads the identification CSRs (Magic, HwShape, HwMem, HwInBuf, HwKredMax, HwBatch) through
+// `read_csr` and throws std::runtime_error unless they are `cfg`'s: the message names `target`,
+// what it is instead (a known configuration or none) and which --config to pass.
+void check_identity(const std::function<uint32_t(uint32_t)>& read_csr, const hw::Config& cfg,
+                    std::string_view target);
+// The same through a Device (target: its name()).
 void check_identity(Device& d, const hw::Config& cfg);
 
 // The bit-exact reference model with the cycle model behind the CSRs (counters are the model's).

@@ -176,7 +176,6 @@ inline constexpr uint32_t kMaxShift = 47;
 inline constexpr uint32_t kCtrlStart = 1u << 0;
 inline constexpr uint32_t kCtrlClear = 1u << 1;
 inline constexpr uint32_t kCtrlBatch = 1u << 2;
-// Batch-mode capacities (parameters of nasa_top, the same in every configuration for now).
 // Batch-mode capacities: the largest of any configuration (Config::node_cap etc. are each one's;
 // these size host-side arrays and are the RTL modules' default parameters).
 inline constexpr uint32_t kNodeCap = 1024;   // node table entries (root included)
@@ -202,7 +201,9 @@ struct Config {
   std::string_view name;
   uint32_t rows, cols, mem_bytes, in_buf_bytes, kred_max, burst_max;
   uint32_t node_cap, max_layers, max_choices, max_cands;  // batch mode
-  // CSR HwBatch: NodeCap | MaxLayers << 16 | MaxChoices << 24
+  // The identification CSRs HwShape, HwMem and HwBatch (HwInBuf, HwKredMax: the fields).
+  constexpr uint32_t hw_shape() const { return rows | cols << 16; }
+  constexpr uint32_t hw_mem() const { return mem_bytes | burst_max << 16; }
   constexpr uint32_t hw_batch() const { return node_cap | max_layers << 16 | max_choices << 24; }
 };
 #define NASA_CONFIG_ROW(n, r, c, m, ib, kr, bm, nc, ml, mc, mk) \

@@ -25,8 +25,9 @@ struct LinkStats {
 
 // Opens `port` (a serial device or a pseudo-terminal) and checks that the board is configuration
 // `cfg`. Throws std::runtime_error naming the port when it cannot be opened or configured, and
-// naming what the board is when it is not `cfg`. Accesses beyond `memory_bytes` throw std::out_of_range;
-// a frame that still fails after every retry throws std::runtime_error with the last status.
+// naming what the board is when it is not `cfg`. Accesses beyond `memory_bytes` throw
+// std::out_of_range; a frame that still fails after every retry throws std::runtime_error with
+// the last status.
 std::unique_ptr<device::Device> make_uart_device(const std::string& port, const hw::Config& cfg,
                                                  uint64_t memory_bytes,
                                                  const LinkOptions& options = {});
