@@ -104,7 +104,9 @@ module nasa_icebreaker #(
     .NodeCap   (nasa_pkg::CfgFpgaNodeCap),
     .MaxLayers (nasa_pkg::CfgFpgaMaxLayers),
     .MaxChoices(nasa_pkg::CfgFpgaMaxChoices),
-    .MaxCands  (nasa_pkg::CfgFpgaMaxCands)
+    .MaxCands  (nasa_pkg::CfgFpgaMaxCands),
+    .RqLanes   (nasa_pkg::CfgFpgaRqLanes),
+    .AddrBits  (nasa_pkg::CfgFpgaAddrBits)
   ) u_core (
     .clk_i          (clk),
     .rst_ni         (rst_n),

@@ -6,7 +6,8 @@ module nasa_csr #(
   parameter int unsigned MemBytes   = 32,
   parameter int unsigned InBufBytes = 65536,
   parameter int unsigned KredMax    = 8192,
-  parameter int unsigned BurstMax   = 8
+  parameter int unsigned BurstMax   = 8,
+  parameter int unsigned AddrBits   = 32   // address space [0, 2^AddrBits); window clamped to it
 ) (
   input  logic        clk_i,
   input  logic        rst_ni,
@@ -34,8 +35,11 @@ module nasa_csr #(
   output logic        error_o
 );
   localparam int unsigned NC = nasa_pkg::NumCounters;
+  // Window bounds are kept clamped to the address space: AddrBits + 1 bits hold 2^AddrBits.
+  localparam int unsigned WW = (AddrBits < 32) ? AddrBits + 1 : 32;
 
-  logic [31:0] desc_addr_q, desc_count_q, win_base_q, win_limit_q, err_index_q;
+  logic [31:0] desc_addr_q, desc_count_q, err_index_q;
+  logic [WW-1:0] win_base_q, win_limit_q, win_wdata;
   logic [7:0] err_code_q;
   logic done_q, error_q;
   logic [63:0] cnt_q [NC];
@@ -50,8 +54,13 @@ module nasa_csr #(
   assign batch_o      = csr_wdata_i[nasa_pkg::CtrlBatchBit];
   assign desc_addr_o  = desc_addr_q;
   assign desc_count_o = desc_count_q;
-  assign win_base_o   = win_base_q;
-  assign win_limit_o  = win_limit_q;
+  assign win_base_o   = 32'(win_base_q);
+  assign win_limit_o  = 32'(win_limit_q);
+  if (AddrBits < 32) begin : g_clamp
+    assign win_wdata = (csr_wdata_i > 32'(1 << AddrBits)) ? WW'(1 << AddrBits) : WW'(csr_wdata_i);
+  end else begin : g_noclamp
+    assign win_wdata = csr_wdata_i;
+  end
   assign done_o       = done_q;
   assign error_o      = error_q;
 
@@ -70,8 +79,8 @@ module nasa_csr #(
         unique case (csr_addr_i)
           12'(nasa_pkg::CsrDescAddr):  desc_addr_q <= csr_wdata_i;
           12'(nasa_pkg::CsrDescCount): desc_count_q <= csr_wdata_i;
-          12'(nasa_pkg::CsrWinBase):   win_base_q <= csr_wdata_i;
-          12'(nasa_pkg::CsrWinLimit):  win_limit_q <= csr_wdata_i;
+          12'(nasa_pkg::CsrWinBase):   win_base_q <= win_wdata;
+          12'(nasa_pkg::CsrWinLimit):  win_limit_q <= win_wdata;
           12'(nasa_pkg::CsrCtrl): begin
             if (csr_wdata_i[1]) begin
               done_q     <= 1'b0;
@@ -114,10 +123,10 @@ module nasa_csr #(
       12'(nasa_pkg::CsrErrIndex):  rdata = err_index_q;
       12'(nasa_pkg::CsrDescAddr):  rdata = desc_addr_q;
       12'(nasa_pkg::CsrDescCount): rdata = desc_count_q;
-      12'(nasa_pkg::CsrWinBase):   rdata = win_base_q;
-      12'(nasa_pkg::CsrWinLimit):  rdata = win_limit_q;
+      12'(nasa_pkg::CsrWinBase):   rdata = 32'(win_base_q);
+      12'(nasa_pkg::CsrWinLimit):  rdata = 32'(win_limit_q);
       12'(nasa_pkg::CsrHwShape):   rdata = {16'(Cols), 16'(Rows)};
-      12'(nasa_pkg::CsrHwMem):     rdata = {16'(BurstMax), 16'(MemBytes)};
+      12'(nasa_pkg::CsrHwMem):     rdata = {8'(AddrBits), 8'(BurstMax), 16'(MemBytes)};
       12'(nasa_pkg::CsrHwInBuf):   rdata = 32'(InBufBytes);
       12'(nasa_pkg::CsrHwKredMax): rdata = 32'(KredMax);
       12'(nasa_pkg::CsrMagic):     rdata = nasa_pkg::Magic;

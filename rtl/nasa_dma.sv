@@ -10,6 +10,7 @@ module nasa_dma #(
   parameter int unsigned MemBytes = 32,
   parameter int unsigned BurstMax = 8,
   parameter int unsigned TagW     = 40,
+  parameter int unsigned AddrBits = 32,   // width of the addresses (the port carries 32 bits)
   parameter int unsigned JobDepth = 4,
   parameter int unsigned Inflight = 8,
   parameter int unsigned MaxJob   = 256
@@ -21,7 +22,7 @@ module nasa_dma #(
   // read jobs
   input  logic                  job_valid_i,
   output logic                  job_ready_o,
-  input  logic [31:0]           job_src_i,
+  input  logic [AddrBits-1:0]   job_src_i,
   input  logic [31:0]           job_len_i,     // 1..MaxJob
   input  logic [TagW-1:0]       job_tag_i,
   // realigned read data
@@ -33,7 +34,7 @@ module nasa_dma #(
   // writes
   input  logic                  wr_valid_i,
   output logic                  wr_ready_o,
-  input  logic [31:0]           wr_addr_i,
+  input  logic [AddrBits-1:0]   wr_addr_i,
   input  logic [MemBytes*8-1:0] wr_data_i,
   input  logic [MemBytes-1:0]   wr_strb_i,
   // events for the performance counters
@@ -55,7 +56,8 @@ module nasa_dma #(
   localparam int unsigned OffW = (MemBytes > 1) ? $clog2(MemBytes) : 1;
   localparam int unsigned LenW = $clog2(MaxJob + 1);                      // a job's byte length
   localparam int unsigned BW   = $clog2((MaxJob + MemBytes - 1) / MemBytes + 2);  // its beats
-  localparam int unsigned JobW = 32 + LenW + TagW;
+  localparam int unsigned AW   = AddrBits;
+  localparam int unsigned JobW = AW + LenW + TagW;
   // in-flight entry: offset, input beats, output beats, tag
   localparam int unsigned InfW = OffW + BW + BW + TagW;
 
@@ -77,11 +79,11 @@ module nasa_dma #(
   logic unused_len;
   assign unused_len = ^job_len_i[31:LenW];
 
-  logic [31:0] jq_src;
+  logic [AW-1:0] jq_src;
   logic [LenW-1:0] jq_len;
   logic [TagW-1:0] jq_tag;
-  assign jq_src = job_q_data[31:0];
-  assign jq_len = job_q_data[32 +: LenW];
+  assign jq_src = job_q_data[AW-1:0];
+  assign jq_len = job_q_data[AW +: LenW];
   assign jq_tag = job_q_data[JobW-1 -: TagW];
 
   logic [OffW-1:0] jq_off;
@@ -93,7 +95,7 @@ module nasa_dma #(
   assign jq_no   = BW'(((LenW + 2)'(jq_len) + (LenW + 2)'(MemBytes - 1)) >> OffW);
 
   // ---------------- request generator ----------------
-  logic [31:0] rq_addr_q;
+  logic [AW-1:0] rq_addr_q;
   logic [BW-1:0] rq_left_q;
   logic inf_ready, inf_push;
   logic rd_req_valid, rd_req_fire, wr_fire;
@@ -113,10 +115,10 @@ module nasa_dma #(
       rq_addr_q <= '0;
       rq_left_q <= '0;
     end else if (take_job) begin
-      rq_addr_q <= {jq_src[31:OffW], {OffW{1'b0}}};
+      rq_addr_q <= {jq_src[AW-1:OffW], {OffW{1'b0}}};
       rq_left_q <= jq_nb;
     end else if (rd_req_fire) begin
-      rq_addr_q <= rq_addr_q + (32'(burst) << OffW);
+      rq_addr_q <= rq_addr_q + (AW'(burst) << OffW);
       rq_left_q <= rq_left_q - burst;
     end
   end
@@ -127,7 +129,9 @@ module nasa_dma #(
                            (wr_valid_i && !abort_i && (!rd_req_valid || !last_was_wr_q));
   assign mem_req_valid_o = grant_wr || rd_req_valid;
   assign mem_req_we_o    = grant_wr;
-  assign mem_req_addr_o  = grant_wr ? {wr_addr_i[31:OffW], {OffW{1'b0}}} : rq_addr_q;
+  logic [AW-1:0] req_addr;
+  assign req_addr        = grant_wr ? {wr_addr_i[AW-1:OffW], {OffW{1'b0}}} : rq_addr_q;
+  assign mem_req_addr_o  = 32'(req_addr);
   assign mem_req_len_o   = grant_wr ? 8'd0 : 8'(burst) - 8'd1;
   assign mem_req_wdata_o = wr_data_i;
   assign mem_req_wstrb_o = grant_wr ? wr_strb_i : '0;

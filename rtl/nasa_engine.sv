@@ -12,7 +12,9 @@ module nasa_engine #(
   parameter int unsigned MemBytes   = 32,
   parameter int unsigned InBufBytes = 65536,
   parameter int unsigned KredMax    = 8192,
-  parameter int unsigned BurstMax   = 8
+  parameter int unsigned BurstMax   = 8,
+  parameter int unsigned RqLanes    = Cols,  // requant lanes: a drained row takes Cols/RqLanes cycles at most
+  parameter int unsigned AddrBits   = 32     // address space [0, 2^AddrBits)
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -76,6 +78,20 @@ module nasa_engine #(
   localparam int unsigned MaxJob = (Chunk > Cols * 8) ? ((Chunk > 64) ? Chunk : 64) :
                                    ((Cols * 8 > 64) ? Cols * 8 : 64);
   localparam int unsigned NC    = nasa_pkg::NumCounters;
+  // Memory addresses past validation: every region lies inside the window, which the CSRs clamp
+  // to [0, 2^AddrBits), so AW bits hold them.
+  localparam int unsigned AW    = AddrBits;
+  // Decode products saturate at 2^DW - 1: above every bound they are checked against (the input
+  // buffer, KredMax, a window region's 2^(AW+1) length limit), so each check gives the exact
+  // product's verdict, and products of layers that pass validation are exact.
+  localparam int unsigned DW0   = (AW + 2 > IAW + 2) ? AW + 2 : IAW + 2;
+  localparam int unsigned DW    = (DW0 > KW + 1) ? DW0 : KW + 1;
+  // Input-buffer offsets (signed): the lanes' window corners and rows, kernel offsets, the
+  // watermark. A valid layer keeps them within (2*Rows + 16) * InBufBytes in magnitude (lanes
+  // past the last position run at most Rows - 1 positions, i.e. 2*Rows input rows, further; a
+  // kernel offset is at most 13 buffers), so OW bits hold them; the lanes' read addresses use
+  // only the low IAW bits, where wrap-around does not matter.
+  localparam int unsigned OW    = $clog2((2 * Rows + 16) * InBufBytes) + 1;
   localparam int unsigned CW    = 18;  // signed window-corner coordinates
   // Counter widths from what bounds them: a reduction step (ci < k*k*Cin <= KredMax), an output
   // position or position tile (<= H*W <= InBufBytes, plus a tile's lanes past the end), a
@@ -110,7 +126,8 @@ module nasa_engine #(
     .MemBytes  (MemBytes),
     .InBufBytes(InBufBytes),
     .KredMax   (KredMax),
-    .BurstMax  (BurstMax)
+    .BurstMax  (BurstMax),
+    .AddrBits  (AddrBits)
   ) u_csr (
     .clk_i        (clk_i),
     .rst_ni       (rst_ni),
@@ -144,14 +161,15 @@ module nasa_engine #(
   // ======================= DMA =======================
   logic dma_abort, dma_idle;
   logic job_valid, job_ready;
-  logic [31:0] job_src, job_len;
+  logic [AW-1:0] job_src;
+  logic [31:0] job_len;
   logic [TagW-1:0] job_tag;
   logic o_valid, o_last;
   logic [TagW-1:0] o_tag;
   logic [31:0] o_idx;
   logic [MemBytes*8-1:0] o_data;
   logic wr_valid, wr_ready;
-  logic [31:0] wr_addr;
+  logic [AW-1:0] wr_addr;
   logic [MemBytes*8-1:0] wr_data;
   logic [MemBytes-1:0] wr_strb;
   logic ev_rd_beat, ev_wr;
@@ -161,6 +179,7 @@ module nasa_engine #(
     .MemBytes(MemBytes),
     .BurstMax(BurstMax),
     .TagW    (TagW),
+    .AddrBits(AW),
     .JobDepth(4),
     .Inflight(16),
     .MaxJob  (MaxJob)
@@ -288,13 +307,15 @@ module nasa_engine #(
 
   // ======================= decode: shared multiplier micro-sequence =======================
   logic [3:0] dec_step_q;
-  // one 32 x 17 multiplier: every product has an operand of at most 17 bits (a dimension, a
-  // channel count, a padding, or twice Cin), so 49 bits hold it exactly
-  logic [31:0] mul_a;
+  // one DW x 17 saturating multiplier: every product has an operand of at most 17 bits (a
+  // dimension, a channel count, a padding, or twice Cin) and one that is a dimension or an
+  // earlier (saturated) product; sat(sat(a) * b) = sat(a * b)
+  logic [DW-1:0] mul_a;
   logic [16:0] mul_b;
-  logic [63:0] mul_p;
-  logic [63:0] d_hw_in, d_in_bytes, d_row_b, d_kred, d_hw_out, d_out_bytes, d_wgt_bytes;
-  logic [63:0] d_wrap, d_padrow, d_padcin;
+  logic [DW+16:0] mul_w;
+  logic [DW-1:0] mul_p;
+  logic [DW-1:0] d_hw_in, d_in_bytes, d_row_b, d_kred, d_hw_out, d_out_bytes, d_wgt_bytes;
+  logic [OW-1:0] d_wrap, d_padrow, d_padcin;  // feed only the layer registers (valid layers)
   logic [16:0] f_scin;
   assign f_scin = (is_win && f_s == 8'd2) ? {f_cin, 1'b0} : {1'b0, f_cin};
 
@@ -302,23 +323,24 @@ module nasa_engine #(
     mul_a = '0;
     mul_b = '0;
     unique case (dec_step_q)
-      4'd0: begin mul_a = 32'(f_h); mul_b = 17'(f_w); end
-      4'd1: begin mul_a = d_hw_in[31:0]; mul_b = 17'(f_cin); end
-      4'd2: begin mul_a = 32'(f_w); mul_b = 17'(f_cin); end
-      4'd3: begin mul_a = is_fc ? d_hw_in[31:0] : 32'(f_kk); mul_b = 17'(f_cin); end
-      4'd4: begin mul_a = 32'(f_ho); mul_b = 17'(f_wo); end
-      4'd5: begin mul_a = (is_fc || is_gap) ? 32'd1 : d_hw_out[31:0]; mul_b = 17'(f_cout); end
+      4'd0: begin mul_a = DW'(f_h); mul_b = 17'(f_w); end
+      4'd1: begin mul_a = d_hw_in; mul_b = 17'(f_cin); end
+      4'd2: begin mul_a = DW'(f_w); mul_b = 17'(f_cin); end
+      4'd3: begin mul_a = is_fc ? d_hw_in : DW'(f_kk); mul_b = 17'(f_cin); end
+      4'd4: begin mul_a = DW'(f_ho); mul_b = 17'(f_wo); end
+      4'd5: begin mul_a = (is_fc || is_gap) ? DW'(1) : d_hw_out; mul_b = 17'(f_cout); end
       4'd6: begin
-        mul_a = is_dw ? 32'(f_kk) : d_kred[31:0];
+        mul_a = is_dw ? DW'(f_kk) : d_kred;
         mul_b = is_dw ? 17'(f_cin) : 17'(f_cout);
       end
-      4'd7: begin mul_a = 32'(f_wo) - 32'd1; mul_b = f_scin; end
-      4'd9: begin mul_a = d_row_b[31:0]; mul_b = 17'(f_pad); end
-      4'd10: begin mul_a = 32'(f_pad); mul_b = 17'(f_cin); end
+      4'd7: begin mul_a = DW'(f_wo) - DW'(1); mul_b = f_scin; end
+      4'd9: begin mul_a = d_row_b; mul_b = 17'(f_pad); end
+      4'd10: begin mul_a = DW'(f_pad); mul_b = 17'(f_cin); end
       default: ;
     endcase
   end
-  assign mul_p = 64'(49'(mul_a) * 49'(mul_b));
+  assign mul_w = (DW + 17)'(mul_a) * (DW + 17)'(mul_b);
+  assign mul_p = (mul_w[DW+16:DW] != '0) ? '1 : mul_w[DW-1:0];
 
   always_ff @(posedge clk_i) begin
     if (state_q == StDecode) begin
@@ -330,27 +352,34 @@ module nasa_engine #(
         4'd4: d_hw_out <= mul_p;
         4'd5: d_out_bytes <= mul_p;
         4'd6: d_wgt_bytes <= mul_p;
-        4'd7: d_wrap <= mul_p;
-        4'd9: d_padrow <= mul_p;
-        4'd10: d_padcin <= mul_p;
+        4'd7: d_wrap <= OW'(mul_p);
+        4'd9: d_padrow <= OW'(mul_p);
+        4'd10: d_padcin <= OW'(mul_p);
         default: ;
       endcase
     end
   end
 
   // validation, in the order of docs/engine.md
-  function automatic logic in_win(input logic [31:0] addr, input logic [63:0] len,
-                                  input logic [31:0] base, input logic [31:0] limit);
-    logic [64:0] end_addr;
-    end_addr = 65'(addr) + 65'(len);
-    in_win = (addr >= base) && (end_addr <= 65'(limit));
+  // [addr, addr + len) inside [base, limit), where base, limit <= 2^AW (CSR clamp): in AW + 2
+  // bits once addr < 2^AW and len <= 2^(AW+1) are known
+  logic [AW:0] win_base_a, win_limit_a;
+  assign win_base_a  = (AW + 1)'(win_base);
+  assign win_limit_a = (AW + 1)'(win_limit);
+  function automatic logic in_win(input logic [31:0] addr, input logic [DW-1:0] len,
+                                  input logic [AW:0] base, input logic [AW:0] limit);
+    logic [AW+1:0] end_addr;
+    end_addr = (AW + 2)'(addr) + (AW + 2)'(len);
+    in_win = ((64'(addr) >> AW) == '0) && ((64'(len) >> (AW + 1)) == '0) &&
+             ((AW + 1)'(addr) >= base) && (end_addr <= (AW + 2)'(limit));
   endfunction
 
-  logic [63:0] d_offb, d_in_total;
+  logic [DW+1:0] d_offb, d_in_total;
   logic [7:0] dec_err;
   logic bad_s, bad_sb;
-  assign d_offb     = (d_in_bytes + 64'(MemBytes) - 64'd1) & ~(64'(MemBytes) - 64'd1);
-  assign d_in_total = is_add ? d_offb + d_in_bytes : d_in_bytes;
+  localparam int unsigned MbM1 = MemBytes - 1;
+  assign d_offb     = ((DW + 2)'(d_in_bytes) + (DW + 2)'(MbM1)) & ~((DW + 2)'(MbM1));
+  assign d_in_total = is_add ? d_offb + (DW + 2)'(d_in_bytes) : (DW + 2)'(d_in_bytes);
   assign bad_s      = (f_sq == 8'd0) || (f_sq > 8'(nasa_pkg::MaxShift));
   assign bad_sb     = (f_sb == 8'd0) || (f_sb > 8'(nasa_pkg::MaxShift));
 
@@ -369,8 +398,8 @@ module nasa_engine #(
       dec_err = nasa_pkg::ErrZeroDim;
     end else if ((is_dw || is_pool || is_add || is_gap) && f_cout != f_cin) begin
       dec_err = nasa_pkg::ErrBadChannels;
-    end else if (d_in_total > 64'(InBufBytes) ||
-                 ((is_conv || is_fc) && d_kred > 64'(KredMax))) begin
+    end else if (d_in_total > (DW + 2)'(InBufBytes) ||
+                 ((is_conv || is_fc) && d_kred > DW'(KredMax))) begin
       dec_err = nasa_pkg::ErrOversize;
     end else if (((is_avg || is_gap || is_add) && bad_s) || (is_add && bad_sb) ||
                  (f_act == 8'(nasa_pkg::ActRelu6) && f_q6 > 8'd127)) begin
@@ -384,7 +413,7 @@ module nasa_engine #(
   // once its size is known (input and second input from step 2, output from 6, weights and
   // per-channel records from 7); win_bad_q holds the verdict by step 11.
   logic [31:0] wc_addr;
-  logic [63:0] wc_len;
+  logic [DW-1:0] wc_len;
   logic wc_en, win_bad_q;
   always_comb begin
     wc_en   = 1'b0;
@@ -395,14 +424,14 @@ module nasa_engine #(
       4'd3: begin wc_en = is_add; wc_addr = f_in2; end
       4'd6: begin wc_en = 1'b1; wc_addr = f_out; wc_len = d_out_bytes; end
       4'd7: begin wc_en = is_conv || is_fc || is_dw; wc_addr = f_wgt; wc_len = d_wgt_bytes; end
-      4'd8: begin wc_en = is_conv || is_fc || is_dw; wc_addr = f_prm; wc_len = 64'(f_cout) << 3; end
+      4'd8: begin wc_en = is_conv || is_fc || is_dw; wc_addr = f_prm; wc_len = DW'(f_cout) << 3; end
       default: ;
     endcase
   end
   always_ff @(posedge clk_i) begin
     if (state_q == StDecode) begin
       if (dec_step_q == 4'd0) win_bad_q <= 1'b0;
-      else if (wc_en && !in_win(wc_addr, wc_len, win_base, win_limit)) win_bad_q <= 1'b1;
+      else if (wc_en && !in_win(wc_addr, wc_len, win_base_a, win_limit_a)) win_bad_q <= 1'b1;
     end
   end
 
@@ -414,14 +443,16 @@ module nasa_engine #(
   logic [KW-1:0] r_cin_n;
   logic [PW-1:0] r_p, r_npt;
   logic [JW-1:0] r_nct;
-  logic [31:0] r_cstep, r_rowk, r_stepx, r_stepwrap, r_srowb;
-  logic [31:0] r_na, r_offb, r_in_total, r_kred, r_cin;
-  logic [31:0] r_in, r_in2, r_out, r_prm;
+  logic [OW-1:0] r_cstep, r_rowk, r_stepx, r_stepwrap, r_srowb;
+  logic [OW-1:0] r_na, r_offb, r_in_total;
+  logic [KW-1:0] r_kred;
+  logic [15:0] r_cin;
+  logic [AW-1:0] r_in, r_in2, r_out, r_prm;
   // position 0 of the layer: top-left window corner (signed), its input byte and row offsets
   // (window-corner coordinates are CW-bit signed: dimensions are 16-bit, a corner lies in
   // [-3, 2^16 + 8])
   logic [CW-1:0] r_p0_ixy;
-  logic [31:0] r_p0_pbase, r_p0_rowbase;
+  logic [OW-1:0] r_p0_pbase, r_p0_rowbase;
 
   // ======================= sequencer =======================
   logic [31:0] li_q;            // descriptor index
@@ -429,7 +460,7 @@ module nasa_engine #(
   logic layer_done, quant_err, desc_in_win;
   logic [31:0] desc_src;
   assign desc_src    = ext_q ? xd_tpl_i : desc_addr + (li_q << 6);
-  assign desc_in_win = in_win(desc_src, 64'(nasa_pkg::DescBytes), win_base, win_limit);
+  assign desc_in_win = in_win(desc_src, DW'(nasa_pkg::DescBytes), win_base_a, win_limit_a);
 
   logic desc_job, desc_arrived;
   assign desc_job     = (state_q == StFetch) && desc_in_win &&
@@ -568,36 +599,36 @@ module nasa_engine #(
       r_wo       <= (is_fc || is_gap) ? 16'd1 : f_wo;
       r_stride   <= is_win ? 16'(f_s) : 16'd1;
       r_cout     <= f_cout;
-      r_cin      <= 32'(f_cin);
+      r_cin      <= f_cin;
       r_cin_n    <= is_conv ? KW'(f_cin) : (is_fc ? KW'(d_kred) : KW'(1));
-      r_cstep    <= 32'(f_cin);
-      r_rowk     <= is_add ? d_offb[31:0] : d_row_b[31:0];
+      r_cstep    <= OW'(f_cin);
+      r_rowk     <= is_add ? OW'(d_offb) : OW'(d_row_b);
       r_p        <= (is_fc || is_gap) ? PW'(1) : PW'(d_hw_out);
-      r_stepx    <= 32'(f_scin);
-      r_stepwrap <= ((is_win && f_s == 8'd2) ? {d_row_b[30:0], 1'b0} : d_row_b[31:0]) - d_wrap[31:0];
-      r_srowb    <= (is_win && f_s == 8'd2) ? {d_row_b[30:0], 1'b0} : d_row_b[31:0];
+      r_stepx    <= OW'(f_scin);
+      r_stepwrap <= ((is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b)) - OW'(d_wrap);
+      r_srowb    <= (is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b);
       r_nct      <= JW'((32'(f_cout) + 32'(Cols - 1)) >> ColW);
       r_npt      <= (is_conv || is_fc) ?
-                    PW'(((is_fc ? 32'd1 : d_hw_out[31:0]) + 32'(Rows - 1)) >> RowW) :
+                    PW'(((is_fc ? PW'(1) : PW'(d_hw_out)) + PW'(Rows - 1)) >> RowW) :
                     (is_gap ? PW'(1) : PW'(d_hw_out));
-      r_na       <= d_in_bytes[31:0];
-      r_offb     <= d_offb[31:0];
-      r_in_total <= d_in_total[31:0];
-      r_kred     <= d_kred[31:0];
-      r_in       <= f_in;
-      r_in2      <= f_in2;
-      r_out      <= f_out;
-      r_prm      <= f_prm;
+      r_na       <= OW'(d_in_bytes);
+      r_offb     <= OW'(d_offb);
+      r_in_total <= OW'(d_in_total);
+      r_kred     <= KW'(d_kred);
+      r_in       <= AW'(f_in);
+      r_in2      <= AW'(f_in2);
+      r_out      <= AW'(f_out);
+      r_prm      <= AW'(f_prm);
       r_p0_ixy     <= CW'(0) - CW'(f_pad);
-      r_p0_pbase   <= -(d_padrow[31:0] + d_padcin[31:0]);
-      r_p0_rowbase <= -d_padrow[31:0];
+      r_p0_pbase   <= -(OW'(d_padrow) + OW'(d_padcin));
+      r_p0_rowbase <= OW'(0) - OW'(d_padrow);
     end
   end
 
   // ======================= input loader =======================
   logic il_region_q, il_done_q, il_valid, il_grant;
-  logic [31:0] il_off_q, il_left;
-  logic [31:0] in_loaded_q;
+  logic [OW-1:0] il_off_q, il_left;
+  logic [OW-1:0] in_loaded_q;
   assign il_valid = running && !il_done_q;
   assign il_left  = r_na - il_off_q;
 
@@ -611,12 +642,12 @@ module nasa_engine #(
       il_done_q   <= 1'b0;
       il_off_q    <= '0;
     end else if (il_grant) begin
-      if (il_left <= 32'(Chunk)) begin
+      if (il_left <= OW'(Chunk)) begin
         il_off_q <= '0;
         if (r_add && !il_region_q) il_region_q <= 1'b1;
         else il_done_q <= 1'b1;
       end else begin
-        il_off_q <= il_off_q + 32'(Chunk);
+        il_off_q <= il_off_q + OW'(Chunk);
       end
     end
   end
@@ -624,7 +655,7 @@ module nasa_engine #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) in_loaded_q <= '0;
     else if (run_start) in_loaded_q <= '0;
-    else if (o_valid && o_dst == DstIn) in_loaded_q <= in_loaded_q + 32'(MemBytes);
+    else if (o_valid && o_dst == DstIn) in_loaded_q <= in_loaded_q + OW'(MemBytes);
   end
 
   // ======================= tile loader (weights + per-channel params) =======================
@@ -633,11 +664,14 @@ module nasa_engine #(
   // WChunk): the PE array starts on a tile as soon as the columns its next steps read are in.
   logic [JW-1:0] tl_j_q;
   logic [CoW-1:0] tl_co0_q;
-  logic [31:0] tl_row_q, tl_off_q, tl_row_src_q, tl_rsrc_q, tl_tap_src_q;
-  logic [31:0] tl_tapbase_q;
+  logic [7:0] tl_row_q;        // row of a weight column (< Cols) or depthwise tap (< 49)
+  logic [KW-1:0] tl_off_q;      // offset of the weight column in a row (< KredMax)
+  logic [AW-1:0] tl_row_src_q, tl_rsrc_q, tl_tap_src_q, tl_tapbase_q;
   logic [NW-1:0] tl_cg_q;
   logic tl_valid, tl_grant, tl_h;
-  logic [31:0] tl_src, tl_len, tl_rest;
+  logic [AW-1:0] tl_src;
+  logic [31:0] tl_len;
+  logic [KW-1:0] tl_rest;
   logic [TagW-1:0] tl_tag;
   logic [1:0] h_claim_q, h_iss_done_q, h_full;
   logic [HJW-1:0] h_iss_q [2];
@@ -649,7 +683,7 @@ module nasa_engine #(
 
   assign tl_h    = tl_j_q[0];
   assign tl_rest = r_kred - tl_off_q;
-  assign tl_colend = (tl_row_q + 1 == 32'(tl_cg_q));
+  assign tl_colend = (9'(tl_row_q) + 9'd1 == 9'(tl_cg_q));
   assign h_full[0] = h_claim_q[0] && h_iss_done_q[0] && (h_iss_q[0] == h_done_q[0]);
   assign h_full[1] = h_claim_q[1] && h_iss_done_q[1] && (h_iss_q[1] == h_done_q[1]);
 
@@ -659,22 +693,22 @@ module nasa_engine #(
     tl_len   = '0;
     tl_tag   = '0;
     if (tl_phase_q == 2'd1) begin
-      tl_src = r_prm + (32'(tl_co0_q) << 3);
+      tl_src = r_prm + (AW'(tl_co0_q) << 3);
       tl_len = 32'(tl_cg_q) << 3;
       tl_tag = {BaseW'(0), 8'd0, tl_h, DstPrm};
     end else if (r_pe) begin
       tl_src = tl_rsrc_q;
-      tl_len = (tl_rest > 32'(WChunk)) ? 32'(WChunk) : tl_rest;
-      tl_tag = {tl_off_q[BaseW-1:0], tl_colend, tl_row_q[6:0], tl_h, DstWRow};
+      tl_len = (32'(tl_rest) > 32'(WChunk)) ? 32'(WChunk) : 32'(tl_rest);
+      tl_tag = {BaseW'(tl_off_q), tl_colend, tl_row_q[6:0], tl_h, DstWRow};
     end else begin
       tl_src = tl_tap_src_q;
       tl_len = 32'(tl_cg_q);
-      tl_tag = {tl_row_q[BaseW-1:0], 8'd0, tl_h, DstWScat};
+      tl_tag = {BaseW'(tl_row_q), 8'd0, tl_h, DstWScat};
     end
   end
 
-  logic [31:0] cg_full;
-  assign cg_full = 32'(r_cout) - 32'(tl_co0_q);
+  logic [CoW-1:0] cg_full;
+  assign cg_full = CoW'(r_cout) - tl_co0_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -700,8 +734,8 @@ module nasa_engine #(
       tl_phase_q   <= '0;
       tl_j_q       <= '0;
       tl_co0_q     <= '0;
-      tl_row_src_q <= f_wgt;
-      tl_tapbase_q <= f_wgt;
+      tl_row_src_q <= AW'(f_wgt);
+      tl_tapbase_q <= AW'(f_wgt);
       h_claim_q    <= '0;
       h_iss_done_q <= '0;
     end else begin
@@ -722,7 +756,7 @@ module nasa_engine #(
             h_done_q[tl_h]      <= '0;
             h_cols_q[tl_h]      <= '0;
             tl_rsrc_q           <= tl_row_src_q;
-            tl_cg_q             <= (cg_full > 32'(Cols)) ? NW'(Cols) : NW'(cg_full);
+            tl_cg_q             <= (cg_full > CoW'(Cols)) ? NW'(Cols) : NW'(cg_full);
             tl_row_q            <= '0;
             tl_off_q            <= '0;
             tl_tap_src_q        <= tl_tapbase_q;
@@ -740,29 +774,29 @@ module nasa_engine #(
             if (r_pe) begin
               if (tl_colend) begin
                 tl_row_q <= '0;
-                if (tl_rest <= 32'(WChunk)) begin
+                if (32'(tl_rest) <= 32'(WChunk)) begin
                   tl_phase_q         <= 2'd0;
                   h_iss_done_q[tl_h] <= 1'b1;
                   tl_j_q             <= tl_j_q + JW'(1);
                   tl_co0_q           <= tl_co0_q + CoW'(Cols);
-                  tl_row_src_q       <= tl_row_src_q + (r_kred << ColW);
+                  tl_row_src_q       <= tl_row_src_q + (AW'(r_kred) << ColW);
                 end else begin
-                  tl_off_q  <= tl_off_q + 32'(WChunk);
-                  tl_rsrc_q <= tl_row_src_q + tl_off_q + 32'(WChunk);
+                  tl_off_q  <= tl_off_q + KW'(WChunk);
+                  tl_rsrc_q <= tl_row_src_q + AW'(tl_off_q) + AW'(WChunk);
                 end
               end else begin
-                tl_row_q  <= tl_row_q + 1;
-                tl_rsrc_q <= tl_rsrc_q + r_kred;
+                tl_row_q  <= tl_row_q + 8'd1;
+                tl_rsrc_q <= tl_rsrc_q + AW'(r_kred);
               end
             end else begin
-              tl_tap_src_q <= tl_tap_src_q + r_cin;
-              tl_row_q     <= tl_row_q + 1;
-              if (tl_row_q + 1 == 32'(r_kk)) begin
+              tl_tap_src_q <= tl_tap_src_q + AW'(r_cin);
+              tl_row_q     <= tl_row_q + 8'd1;
+              if (16'(tl_row_q) + 16'd1 == r_kk) begin
                 tl_phase_q         <= 2'd0;
                 h_iss_done_q[tl_h] <= 1'b1;
                 tl_j_q             <= tl_j_q + JW'(1);
                 tl_co0_q           <= tl_co0_q + CoW'(Cols);
-                tl_tapbase_q       <= tl_tapbase_q + 32'(Cols);
+                tl_tapbase_q       <= tl_tapbase_q + AW'(Cols);
               end
             end
           end
@@ -786,14 +820,14 @@ module nasa_engine #(
     job_tag   = '0;
     if (desc_job) begin
       job_valid = 1'b1;
-      job_src   = desc_src;
+      job_src   = AW'(desc_src);
       job_len   = 32'(nasa_pkg::DescBytes);
       job_tag   = {BaseW'(0), 8'd0, 1'b0, DstDesc};
     end else if (il_valid && (!tl_valid || (!prefer_tl && (prefer_il || !rr_q)))) begin
       job_valid = 1'b1;
-      job_src   = (il_region_q ? r_in2 : r_in) + il_off_q;
-      job_len   = (il_left > 32'(Chunk)) ? 32'(Chunk) : il_left;
-      job_tag   = {BaseW'((il_region_q ? r_offb : 32'd0) + il_off_q), 8'd0, 1'b0, DstIn};
+      job_src   = (il_region_q ? r_in2 : r_in) + AW'(il_off_q);
+      job_len   = (il_left > OW'(Chunk)) ? 32'(Chunk) : 32'(il_left);
+      job_tag   = {BaseW'((il_region_q ? r_offb : OW'(0)) + il_off_q), 8'd0, 1'b0, DstIn};
       il_grant  = job_ready;
     end else if (tl_valid) begin
       job_valid = 1'b1;
@@ -864,21 +898,21 @@ module nasa_engine #(
   logic [15:0] l_ox [Rows];
   logic [CW-1:0] l_iy0 [Rows];
   logic [CW-1:0] l_ix0 [Rows];
-  logic [31:0] l_pbase [Rows];
-  logic [31:0] l_rowbase [Rows];
-  logic [31:0] l_out [Rows];
+  logic [OW-1:0] l_pbase [Rows];
+  logic [OW-1:0] l_rowbase [Rows];
+  logic [AW-1:0] l_out [Rows];
   logic [PW-1:0] l_p [Rows];
   logic [15:0] n_ox [Rows];
   logic [CW-1:0] n_iy0 [Rows];
   logic [CW-1:0] n_ix0 [Rows];
-  logic [31:0] n_pbase [Rows];
-  logic [31:0] n_rowbase [Rows];
-  logic [31:0] n_out [Rows];
+  logic [OW-1:0] n_pbase [Rows];
+  logic [OW-1:0] n_rowbase [Rows];
+  logic [AW-1:0] n_out [Rows];
   logic [PW-1:0] n_p [Rows];
   logic [CoW-1:0] c_co0_q;
   logic [PW-1:0] c_pt_q;
   logic [KW-1:0] c_ci_q;
-  logic [31:0] c_kyoff_q, c_kxoff_q;
+  logic [OW-1:0] c_kyoff_q, c_kxoff_q;
   logic [15:0] c_kx_q, c_ky_q;
   logic [NW-1:0] c_cg_q;
   logic c_done_q, c_reset_pos;
@@ -903,7 +937,8 @@ module nasa_engine #(
   always_comb begin : p_chain
     logic [15:0] t_ox;
     logic [CW-1:0] t_iy0, t_ix0;
-    logic [31:0] t_pbase, t_rowbase, t_out;
+    logic [OW-1:0] t_pbase, t_rowbase;
+    logic [AW-1:0] t_out;
     logic [PW-1:0] t_p;
     t_ox      = r_pe ? l_ox[Rows-1] : l_ox[0];
     t_iy0     = r_pe ? l_iy0[Rows-1] : l_iy0[0];
@@ -927,13 +962,13 @@ module nasa_engine #(
         t_ix0     = r_p0_ixy;
         t_pbase   = t_pbase + r_stepwrap;
         t_rowbase = t_rowbase + r_srowb;
-        t_out     = t_out + 32'(r_cout);
+        t_out     = t_out + AW'(r_cout);
         t_p       = t_p + PW'(1);
       end else begin
         t_ox    = t_ox + 16'd1;
         t_ix0   = t_ix0 + CW'(r_stride);
         t_pbase = t_pbase + r_stepx;
-        t_out   = t_out + 32'(r_cout);
+        t_out   = t_out + AW'(r_cout);
         t_p     = t_p + PW'(1);
       end
       n_ox[r]      = t_ox;
@@ -947,21 +982,21 @@ module nasa_engine #(
   end
 
   // readiness of the next step
-  logic [31:0] koff, need;
+  logic [OW-1:0] koff, need;
   logic shadow_full_q, s1_valid_q, s1_last_q;
-  logic [31:0] rowbase_last;
+  logic [OW-1:0] rowbase_last;
   assign rowbase_last = r_pe ? l_rowbase[Rows-1] : l_rowbase[0];
-  assign koff = c_kyoff_q + c_kxoff_q + 32'(c_ci_q);
+  assign koff = c_kyoff_q + c_kxoff_q + OW'(c_ci_q);
 
   always_comb begin : p_need
-    logic [31:0] n;
+    logic [OW-1:0] n;
     // rows up to the one the current kernel row ky reads (its offset is c_kyoff_q = ky*row_b)
     // (none while the row is above the image: padding)
     n = rowbase_last + c_kyoff_q + r_rowk;
     if ($signed(n) < 0) n = '0;
     if ($signed(n) > $signed(r_in_total)) n = r_in_total;
     if (r_need_all) n = r_in_total;
-    else if (r_add) n = r_offb + l_pbase[0] + r_cin;
+    else if (r_add) n = r_offb + l_pbase[0] + OW'(r_cin);
     need = n;
   end
 
@@ -992,10 +1027,10 @@ module nasa_engine #(
   // low IAW bits of an offset are used)
   logic [NumIn-1:0] mask;
   logic [$clog2(Rows+1)-1:0] n_act;
-  logic [NumIn*(32-IAW)-1:0] unused_a;
+  logic [NumIn*(OW-IAW)-1:0] unused_a;
   always_comb begin : p_lanes
     logic [CW-1:0] iy, ix;
-    logic [31:0] a;
+    logic [OW-1:0] a;
     logic inb;
     n_act = '0;
     unused_a = '0;
@@ -1020,15 +1055,15 @@ module nasa_engine #(
         inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
                           $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
         mask[q] = (q < c_cg_q) && inb;
-        a = l_pbase[0] + koff + 32'(c_co0_q) + 32'(q);
+        a = l_pbase[0] + koff + OW'(c_co0_q) + OW'(q);
         in_raddr[q*IAW +: IAW] = a[IAW-1:0];
       end
-      unused_a[q*(32-IAW) +: 32-IAW] = a[31:IAW];
+      unused_a[q*(OW-IAW) +: OW-IAW] = a[OW-1:IAW];
     end
   end
 
   // shadow (drain) metadata, written when a tile's last step issues
-  logic [31:0] sh_addr_q [Rows];
+  logic [AW-1:0] sh_addr_q [Rows];
   logic [RowW:0] sh_rows_q;
   logic [NW-1:0] sh_n_q;
 
@@ -1117,7 +1152,7 @@ module nasa_engine #(
         l_out[r]     <= n_out[r];
         l_p[r]       <= n_p[r];
       end
-      if (fire && tile_last) sh_addr_q[r] <= r_out + l_out[r] + 32'(c_co0_q);
+      if (fire && tile_last) sh_addr_q[r] <= r_out + l_out[r] + AW'(c_co0_q);
     end
   end
 
@@ -1193,21 +1228,35 @@ module nasa_engine #(
   );
 
   // ======================= drain: shadow -> requant -> output writer =======================
+  // A finished tile's rows (one output position's channels each) go through RqLanes requant
+  // lanes: a row of n results takes ceil(n / RqLanes) phases; the first phases' bytes wait in
+  // rq_part_q and the row goes to the writer in its last phase.
+  localparam int unsigned NPh  = Cols / RqLanes;
+  localparam int unsigned PhW  = (NPh > 1) ? $clog2(NPh) : 1;
+  localparam int unsigned RqLW = (RqLanes > 1) ? $clog2(RqLanes) : 0;
   logic [Cols*64-1:0] prm_sh_q;
   logic row_valid, row_ready;
   logic [Cols*8-1:0] row_data;
   logic [Cols*32-1:0] row_vals;
+  logic [PhW-1:0] rq_ph_q;
+  logic rq_ph_last;
+
+  assign rq_ph_last = (NPh == 1) || (((NW + 1)'(rq_ph_q) + (NW + 1)'(1)) << RqLW >= (NW + 1)'(sh_n_q));
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       shadow_full_q <= 1'b0;
       dr_row_q      <= '0;
+      rq_ph_q       <= '0;
     end else if (state_q != StRun) begin
       shadow_full_q <= 1'b0;
       dr_row_q      <= '0;
+      rq_ph_q       <= '0;
     end else begin
       if (s1_valid_q && s1_last_q) shadow_full_q <= 1'b1;
+      if (shadow_full_q && !rq_ph_last) rq_ph_q <= rq_ph_q + 1'b1;
       if (row_valid && row_ready) begin
+        rq_ph_q <= '0;
         if ((RowW + 1)'(dr_row_q) + 1'b1 == sh_rows_q) begin
           shadow_full_q <= 1'b0;
           dr_row_q      <= '0;
@@ -1221,30 +1270,51 @@ module nasa_engine #(
     if (s1_valid_q && s1_last_q) prm_sh_q <= s1_half_q ? prm1_q : prm0_q;
   end
 
-  assign row_valid = shadow_full_q && (state_q == StRun);
+  assign row_valid = shadow_full_q && (state_q == StRun) && rq_ph_last;
   assign row_vals  = r_pe ? pe_row : vec_res;
 
-  for (genvar l = 0; l < Cols; l++) begin : g_rq
+  logic [RqLanes*8-1:0] rq_y;
+  for (genvar j = 0; j < RqLanes; j++) begin : g_rq
     logic [63:0] rec;
-    assign rec = prm_sh_q[l*64 +: 64];
+    logic [31:0] val;
+    if (NPh == 1) begin : g_direct
+      assign rec = prm_sh_q[j*64 +: 64];
+      assign val = row_vals[j*32 +: 32];
+    end else begin : g_phase
+      assign rec = prm_sh_q[(32'(rq_ph_q) * RqLanes + j)*64 +: 64];
+      assign val = row_vals[(32'(rq_ph_q) * RqLanes + j)*32 +: 32];
+    end
     logic unused_rec;
     assign unused_rec = ^rec[63:56];  // reserved byte of the record
     nasa_requant u_rq (
       .bypass_i(r_rq == RqBypass),
-      .val_i   (row_vals[l*32 +: 32]),
+      .val_i   (val),
       .bias_i  ((r_rq == RqChan) ? rec[31:0] : 32'd0),
       .m_i     ((r_rq == RqChan) ? rec[47:32] : r_m),
       .s_i     ((r_rq == RqChan) ? rec[55:48] : r_s),
       .act_i   (r_act),
       .q6_i    (r_q6),
-      .y_o     (row_data[l*8 +: 8])
+      .y_o     (rq_y[j*8 +: 8])
     );
+  end
+  if (NPh == 1) begin : g_row_direct
+    assign row_data = rq_y;
+  end else begin : g_row_phased
+    logic [Cols*8-1:0] rq_part_q;
+    always_ff @(posedge clk_i) begin
+      if (shadow_full_q && !rq_ph_last) rq_part_q[32'(rq_ph_q)*RqLanes*8 +: RqLanes*8] <= rq_y;
+    end
+    always_comb begin
+      row_data = rq_part_q;
+      row_data[32'(rq_ph_q)*RqLanes*8 +: RqLanes*8] = rq_y;
+    end
   end
 
   logic writer_idle;
   nasa_out_writer #(
     .Cols    (Cols),
-    .MemBytes(MemBytes)
+    .MemBytes(MemBytes),
+    .AddrBits(AW)
   ) u_out (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -1262,12 +1332,10 @@ module nasa_engine #(
     .wr_strb_o  (wr_strb)
   );
 
-  // Bits the datapath never needs: upper halves of decode products (the checks use the full
-  // products; sizes that pass them fit 32 bits), the unused descriptor words, tag/address bits
-  // beyond the buffers, and the lane fields the watermark does not read.
+  // Bits the datapath never needs: the unused descriptor words, tag/address bits beyond the
+  // buffers, and the lane fields the watermark does not read.
   logic unused_misc;
-  assign unused_misc = ^{d_hw_in[63:32], d_row_b[63:32], d_hw_out[63:32], d_wrap[63:32],
-                         d_padrow[63:32], d_padcin[63:32], desc_q[511:312],
+  assign unused_misc = ^{desc_q[511:312],
                          o_bank[6:ColW], o_addr[31:IAW], o_addr[31:WAW], unused_a};
 
   logic tl_done;

@@ -4,6 +4,7 @@ module nasa_out_writer #(
   parameter int unsigned Cols     = 16,
   parameter int unsigned MemBytes = 32,
   parameter int unsigned Depth    = 4,
+  parameter int unsigned AddrBits = 32,
   localparam int unsigned NW      = $clog2(Cols + 1)
 ) (
   input  logic                  clk_i,
@@ -11,18 +12,19 @@ module nasa_out_writer #(
   input  logic                  flush_i,
   input  logic                  row_valid_i,
   output logic                  row_ready_o,
-  input  logic [31:0]           row_addr_i,
+  input  logic [AddrBits-1:0]   row_addr_i,
   input  logic [NW-1:0]         row_n_i,       // bytes in the row, 1..Cols
   input  logic [Cols*8-1:0]     row_data_i,
   output logic                  idle_o,
   output logic                  wr_valid_o,
   input  logic                  wr_ready_i,
-  output logic [31:0]           wr_addr_o,
+  output logic [AddrBits-1:0]   wr_addr_o,
   output logic [MemBytes*8-1:0] wr_data_o,
   output logic [MemBytes-1:0]   wr_strb_o
 );
   localparam int unsigned OffW = $clog2(MemBytes);
-  localparam int unsigned RowW = 32 + NW + Cols * 8;
+  localparam int unsigned AW   = AddrBits;
+  localparam int unsigned RowW = AW + NW + Cols * 8;
 
   logic q_valid, q_pop;
   logic [RowW-1:0] q_data;
@@ -39,7 +41,7 @@ module nasa_out_writer #(
     .count_o    ()
   );
 
-  logic [31:0] addr;
+  logic [AW-1:0] addr;
   logic [NW-1:0] n;
   logic [Cols*8-1:0] data;
   logic [OffW-1:0] off;
@@ -47,21 +49,21 @@ module nasa_out_writer #(
   logic [2*MemBytes-1:0] strb2;
   logic second_q;  // the low word of the head row is written, the high word is pending
 
-  assign addr  = q_data[31:0];
-  assign n     = q_data[32 +: NW];
-  assign data  = q_data[32 + NW +: Cols * 8];
+  assign addr  = q_data[AW-1:0];
+  assign n     = q_data[AW +: NW];
+  assign data  = q_data[AW + NW +: Cols * 8];
   assign off   = addr[OffW-1:0];
   assign wide  = (2 * MemBytes * 8)'(data) << {off, 3'b000};
   assign strb2 = (((2 * MemBytes)'(1) << n) - 1'b1) << off;
 
   always_comb begin
     wr_valid_o = q_valid;
-    wr_addr_o  = {addr[31:OffW], {OffW{1'b0}}};
+    wr_addr_o  = {addr[AW-1:OffW], {OffW{1'b0}}};
     wr_data_o  = wide[MemBytes*8-1:0];
     wr_strb_o  = strb2[MemBytes-1:0];
     q_pop      = 1'b0;
     if (second_q) begin
-      wr_addr_o = {addr[31:OffW], {OffW{1'b0}}} + 32'(MemBytes);
+      wr_addr_o = {addr[AW-1:OffW], {OffW{1'b0}}} + AW'(MemBytes);
       wr_data_o = wide[2*MemBytes*8-1:MemBytes*8];
       wr_strb_o = strb2[2*MemBytes-1:MemBytes];
       q_pop     = wr_ready_i;

@@ -77,10 +77,13 @@ package nasa_pkg;
   localparam int unsigned CsrErrIndex     = 'h00C;  // R: index of the descriptor that failed
   localparam int unsigned CsrDescAddr     = 'h010;  // RW: byte address of descriptor 0
   localparam int unsigned CsrDescCount    = 'h014;  // RW: number of descriptors to run
-  localparam int unsigned CsrWinBase      = 'h018;  // RW: first byte of the accessible window
-  localparam int unsigned CsrWinLimit     = 'h01C;  // RW: one past the last byte of the window
+  // RW: first byte of the accessible window (at most 2^AddrBits)
+  localparam int unsigned CsrWinBase      = 'h018;
+  // RW: one past the last byte of the window (at most 2^AddrBits)
+  localparam int unsigned CsrWinLimit     = 'h01C;
   localparam int unsigned CsrHwShape      = 'h020;  // R: Rows | Cols << 16
-  localparam int unsigned CsrHwMem        = 'h024;  // R: memory port bytes | burst max << 16
+  // R: memory port bytes | burst max << 16 | AddrBits << 24
+  localparam int unsigned CsrHwMem        = 'h024;
   localparam int unsigned CsrHwInBuf      = 'h028;  // R: input buffer bytes
   // R: max reduction length k*k*Cin of one output channel
   localparam int unsigned CsrHwKredMax    = 'h02C;
@@ -249,6 +252,8 @@ package nasa_pkg;
   localparam int unsigned CfgFpgaMaxLayers  = 8;
   localparam int unsigned CfgFpgaMaxChoices = 8;
   localparam int unsigned CfgFpgaMaxCands   = 256;
+  localparam int unsigned CfgFpgaRqLanes    = 1;
+  localparam int unsigned CfgFpgaAddrBits   = 17;
 
   // Configuration `sim` (top-level parameters of nasa_top).
   localparam int unsigned CfgSimRows       = 16;
@@ -261,6 +266,8 @@ package nasa_pkg;
   localparam int unsigned CfgSimMaxLayers  = 16;
   localparam int unsigned CfgSimMaxChoices = 16;
   localparam int unsigned CfgSimMaxCands   = 1024;
+  localparam int unsigned CfgSimRqLanes    = 16;
+  localparam int unsigned CfgSimAddrBits   = 32;
 
   // Configuration `large` (top-level parameters of nasa_top).
   localparam int unsigned CfgLargeRows       = 32;
@@ -273,6 +280,8 @@ package nasa_pkg;
   localparam int unsigned CfgLargeMaxLayers  = 16;
   localparam int unsigned CfgLargeMaxChoices = 16;
   localparam int unsigned CfgLargeMaxCands   = 1024;
+  localparam int unsigned CfgLargeRqLanes    = 32;
+  localparam int unsigned CfgLargeAddrBits   = 32;
 
 endpackage
 // verilator lint_on UNUSEDPARAM

@@ -13,7 +13,9 @@ module nasa_top #(
   parameter int unsigned NodeCap    = nasa_pkg::NodeCap,
   parameter int unsigned MaxLayers  = nasa_pkg::MaxLayers,
   parameter int unsigned MaxChoices = nasa_pkg::MaxChoices,
-  parameter int unsigned MaxCands   = nasa_pkg::MaxCands
+  parameter int unsigned MaxCands   = nasa_pkg::MaxCands,
+  parameter int unsigned RqLanes    = Cols,  // requant lanes (a power of two dividing Cols)
+  parameter int unsigned AddrBits   = 32     // address space [0, 2^AddrBits)
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -63,7 +65,9 @@ module nasa_top #(
     .MemBytes  (MemBytes),
     .InBufBytes(InBufBytes),
     .KredMax   (KredMax),
-    .BurstMax  (BurstMax)
+    .BurstMax  (BurstMax),
+    .RqLanes   (RqLanes),
+    .AddrBits  (AddrBits)
   ) u_engine (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),

@@ -2,6 +2,7 @@
 // identical memory, outcome and counters (the cycle model is exact).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "nasa/device.h"
@@ -57,6 +58,16 @@ TEST_P(DeviceParity, IdentificationCsrsAreTheConfigsRow) {
     EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::HwShape)), cfg.rows | (cfg.cols << 16));
     EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::HwInBuf)), cfg.in_buf_bytes);
     EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::HwBatch)), cfg.hw_batch());
+    EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::HwMem)),
+              cfg.mem_bytes | cfg.burst_max << 16 | cfg.addr_bits << 24);
+    // window bounds read back clamped to the address space [0, 2^AddrBits)
+    for (const uint32_t v : {0u, 0x1234u, 0x1FFFFu, 0x20000u, 0x20001u, 0x80000000u, 0xFFFFFFFFu}) {
+      d->write_csr(csr(nasa::hw::Csr::WinBase), v);
+      d->write_csr(csr(nasa::hw::Csr::WinLimit), v ^ 1);
+      const uint64_t top = uint64_t{1} << cfg.addr_bits;
+      EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::WinBase)), std::min<uint64_t>(v, top)) << v;
+      EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::WinLimit)), std::min<uint64_t>(v ^ 1, top)) << v;
+    }
     // table writes past the configuration's capacity are dropped and read back as 0
     d->write_csr(csr(nasa::hw::Csr::TblAddr),
                  static_cast<uint32_t>(nasa::hw::Table::LayerK) << 24 | (cfg.max_layers - 1));

@@ -398,13 +398,66 @@ TEST_P(CosimErrors, RecoversWithoutReset) {
   EXPECT_EQ(bad_bytes, 0u);
 }
 
-std::vector<std::string> config_names() {
+// Configurations with an address space smaller than 32 bits (the fpga board's 128 KB): a window
+// programmed past 2^AddrBits is clamped to it, so regions beyond it are out of the window even
+// though the programmed window covers them; a region ending exactly at 2^AddrBits is legal.
+class CosimAddrSpace : public CosimErrors {
+ protected:
+  // `layers` with the memory (and the programmed window) grown to 2^AddrBits + 4 KB.
+  Program beyond(const std::vector<Desc>& layers) {
+    Program p = program(layers);
+    p.image.resize(cfg_.addr_space() + 4096, 0x5A);
+    p.win_limit = static_cast<uint32_t>(p.image.size());
+    return p;
+  }
+};
+
+TEST_P(CosimAddrSpace, RegionsPastTheAddressSpace) {
+  const auto top = static_cast<uint32_t>(cfg_.addr_space());
+  {
+    Program p = beyond({conv3()});
+    Desc d = p.descs[0];
+    d.out_addr = top - static_cast<uint32_t>(shape_of(d).out_bytes);
+    rewrite_desc(p, 0, d);
+    const CosimResult r = cs_->run(p);
+    EXPECT_EQ(r.ref_err, 0u) << "output ending at 2^AddrBits";
+    EXPECT_TRUE(r.ok) << format_failure(p, r);
+  }
+  {
+    Program p = beyond({conv3()});
+    Desc d = p.descs[0];
+    d.out_addr = top - static_cast<uint32_t>(shape_of(d).out_bytes) + 1;
+    rewrite_desc(p, 0, d);
+    expect_error(p, Err::Window, 0, "output one byte past 2^AddrBits");
+  }
+  {
+    Program p = beyond({dw3()});
+    Desc d = p.descs[0];
+    d.wgt_addr = top + 64;
+    rewrite_desc(p, 0, d);
+    expect_error(p, Err::Window, 0, "weights past 2^AddrBits");
+  }
+  {
+    Program p = beyond({conv3(), maxpool()});
+    // descriptor 0 ends at 2^AddrBits (legal), descriptor 1 lies past it: layer 0 runs
+    p.desc_addr = top - hw::kDescBytes;
+    write_desc(p.image, p.desc_addr, p.descs[0]);
+    write_desc(p.image, p.desc_addr + hw::kDescBytes, p.descs[1]);
+    expect_error(p, Err::Window, 1, "descriptor 1 past 2^AddrBits");
+  }
+}
+
+std::vector<std::string> config_names(bool small_addr_space_only = false) {
   std::vector<std::string> v;
-  for (const auto& c : hw::kConfigs) v.emplace_back(c.name);
+  for (const auto& c : hw::kConfigs) {
+    if (!small_addr_space_only || c.addr_bits < 32) v.emplace_back(c.name);
+  }
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, CosimErrors, ::testing::ValuesIn(config_names()),
+                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Configs, CosimAddrSpace, ::testing::ValuesIn(config_names(true)),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -234,6 +234,33 @@ nasa::device::WaitResult run_tweaked(nasa::device::Device& dev,
   return dev.run_batch(bp.program.win_base, bp.program.win_limit, 50'000'000);
 }
 
+// A program whose memory image is larger than the configuration's address space (2^17 bytes on
+// fpga) is refused by the compiler, naming the sizes; the same program compiles for sim.
+TEST(FusedErrors, ImageLargerThanTheAddressSpaceIsRefused) {
+  const Net t(tiny_net(2, 2), 4000, 6);  // 4000 images of 36 bytes: 144 KB
+  std::mt19937 rng(8);
+  const auto batch = batch_with_duplicates(t.net, 4, rng);
+  const auto& fpga = nasa::config_by_name("fpga");
+  for (const bool fused : {true, false}) {
+    SCOPED_TRACE(fused ? "compile_batch" : "compile");
+    try {
+      if (fused) {
+        nasa::compile::compile_batch(t.q, batch, 0, t.images, t.labels, fpga, {});
+      } else {
+        nasa::compile::compile(t.q, batch[0], t.images, fpga);
+      }
+      ADD_FAILURE() << "no error";
+    } catch (const std::runtime_error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("more than the 131072-byte address space of config 'fpga' (AddrBits 17)"),
+                std::string::npos)
+          << m;
+    }
+  }
+  EXPECT_NO_THROW(nasa::compile::compile_batch(t.q, batch, 0, t.images, t.labels,
+                                               nasa::config_by_name("sim"), {}));
+}
+
 TEST(FusedErrors, EachBadBatchHasItsCode) {
   const auto& cfg = nasa::config_by_name("sim");
   const Net small(tiny_net(4, 4), 1, 2);

@@ -84,6 +84,9 @@ hw::Err check_config(const hw::Config& cfg, const Regs& r) {
 
 RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint32_t win_base,
               uint32_t win_limit, Tables& t) {
+  // the window as the engine's CSRs hold it: clamped to the address space
+  win_base = cfg.clamp_window(win_base);
+  win_limit = cfg.clamp_window(win_limit);
   RunResult res;
   cycles::Counters& c = res.counters;
   const cycles::DramTiming dram = cycles::default_dram(cfg);

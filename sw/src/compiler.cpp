@@ -310,6 +310,12 @@ void check_program(const Program& p, const hw::Config& cfg, const std::string& w
           e == hw::Err::Oversize ? ": " + oversize_detail(p.descs[i], cfg) : std::string()));
     }
   }
+  if (p.image.size() > cfg.addr_space()) {
+    throw std::runtime_error(fmt::format(
+        "compile: the memory image of {} needs {} bytes, more than the {}-byte address space of "
+        "config '{}' (AddrBits {})",
+        what, p.image.size(), cfg.addr_space(), cfg.name, cfg.addr_bits));
+  }
 }
 
 }  // namespace

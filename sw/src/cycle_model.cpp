@@ -224,7 +224,7 @@ class Engine {
   bool s1_valid_ = false, s1_last_ = false, s1_pe_ = false;
   uint64_t s1_macs_ = 0;
   bool shadow_full_ = false;
-  uint64_t dr_row_ = 0, sh_rows_ = 0, sh_n_ = 0, sh_tile_ = 0, sh_co0_ = 0;
+  uint64_t dr_row_ = 0, sh_rows_ = 0, sh_n_ = 0, sh_tile_ = 0, sh_co0_ = 0, rq_ph_ = 0;
 };
 
 void Engine::step() {
@@ -306,8 +306,10 @@ void Engine::step() {
     tl_grant = job_push = job_ready;
   }
 
-  // drain and writer
-  const bool row_valid = shadow_full_ && running;
+  // drain (RqLanes requant lanes: a row of sh_n_ results takes ceil(sh_n_ / RqLanes) phases)
+  // and writer
+  const bool rq_ph_last = (rq_ph_ + 1) * cfg_.rq_lanes >= sh_n_;
+  const bool row_valid = shadow_full_ && running && rq_ph_last;
   const bool row_ready = wq_.size() < kWriterDepth;
   const bool row_fire = row_valid && row_ready;
   const bool wr_valid = !wq_.empty();
@@ -411,7 +413,9 @@ void Engine::step() {
   if (o_valid && o_last && o_dst == kWRow && o_colend) ++h_cols_[o_half];
 
   // drain (uses the shadow written at the previous tile's last step)
+  if (shadow_full_ && running && !rq_ph_last) ++rq_ph_;
   if (row_fire) {
+    rq_ph_ = 0;
     const uint64_t p = L_.pe ? sh_tile_ * rows + dr_row_ : sh_tile_;
     wq_.push_back({L_.out_addr + p * L_.cout + sh_co0_, static_cast<uint32_t>(sh_n_)});
     if (dr_row_ + 1 == sh_rows_) {

@@ -143,10 +143,10 @@ class RefDevice final : public Device {
         desc_count_ = value;
         break;
       case hw::Csr::WinBase:
-        win_base_ = value;
+        win_base_ = cfg_.clamp_window(value);
         break;
       case hw::Csr::WinLimit:
-        win_limit_ = value;
+        win_limit_ = cfg_.clamp_window(value);
         break;
       default:
         break;  // read-only registers ignore writes, as in the RTL

@@ -386,7 +386,7 @@ void check_in_memory(size_t mem_size, const Desc& d, const char* what, uint32_t 
 // Limits loose enough that only structural faults (not capacity) are reported by validate().
 constexpr hw::Config kUnbounded{
     "unbounded", 1, 1, 1, 0xFFFFFFFFu, 0xFFFFFFFFu, 1, hw::kNodeCap, hw::kMaxLayers, hw::kMaxChoices,
-    hw::kMaxCands};
+    hw::kMaxCands, 1, 32};
 
 }  // namespace
 
@@ -459,6 +459,9 @@ void execute(const Desc& d, std::span<uint8_t> mem) {
 
 RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, uint32_t desc_addr, uint32_t count,
               uint32_t win_base, uint32_t win_limit) {
+  // the window as the engine's CSRs hold it: clamped to the address space
+  win_base = cfg.clamp_window(win_base);
+  win_limit = cfg.clamp_window(win_limit);
   if (win_base < win_limit && win_limit > mem.size()) {
     throw std::out_of_range("memory window [" + std::to_string(win_base) + ", " +
                             std::to_string(win_limit) + ") extends past the memory of " +

@@ -181,7 +181,9 @@ std::string generate() {
         .add(p + "NodeCap", c.node_cap)
         .add(p + "MaxLayers", c.max_layers)
         .add(p + "MaxChoices", c.max_choices)
-        .add(p + "MaxCands", c.max_cands);
+        .add(p + "MaxCands", c.max_cands)
+        .add(p + "RqLanes", c.rq_lanes)
+        .add(p + "AddrBits", c.addr_bits);
     cfg.emit(out);
   }
   out += "endpackage\n// verilator lint_on UNUSEDPARAM\n";

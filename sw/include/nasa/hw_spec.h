@@ -3,6 +3,7 @@
 // rtl/nasa_pkg.sv is generated from this file (build/bin/nasa-gen-pkg); a test checks they agree.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string_view>
@@ -50,10 +51,10 @@ namespace nasa::hw {
   X(ErrIndex, 0x00C, "R: index of the descriptor that failed")                             \
   X(DescAddr, 0x010, "RW: byte address of descriptor 0")                                   \
   X(DescCount, 0x014, "RW: number of descriptors to run")                                  \
-  X(WinBase, 0x018, "RW: first byte of the accessible window")                             \
-  X(WinLimit, 0x01C, "RW: one past the last byte of the window")                           \
+  X(WinBase, 0x018, "RW: first byte of the accessible window (at most 2^AddrBits)")         \
+  X(WinLimit, 0x01C, "RW: one past the last byte of the window (at most 2^AddrBits)")       \
   X(HwShape, 0x020, "R: Rows | Cols << 16")                                                \
-  X(HwMem, 0x024, "R: memory port bytes | burst max << 16")                                \
+  X(HwMem, 0x024, "R: memory port bytes | burst max << 16 | AddrBits << 24")               \
   X(HwInBuf, 0x028, "R: input buffer bytes")                                               \
   X(HwKredMax, 0x02C, "R: max reduction length k*k*Cin of one output channel")             \
   X(Magic, 0x030, "R: 0x4E415341 'NASA'")                                                  \
@@ -141,10 +142,13 @@ namespace nasa::hw {
 // (memory port width), InBufBytes, KredMax, BurstMax (beats per read burst), and the batch-mode
 // capacities NodeCap (node table entries, root included), MaxLayers (choice layers), MaxChoices
 // (choices per layer), MaxCands (candidates per batch). CSR HwBatch reports the capacities.
-#define NASA_CONFIGS(X)                                  \
-  X(fpga, 4, 4, 4, 2048, 256, 8, 256, 8, 8, 256)         \
-  X(sim, 16, 16, 32, 131072, 8192, 8, 1024, 16, 16, 1024) \
-  X(large, 32, 32, 64, 131072, 8192, 8, 1024, 16, 16, 1024)
+// Then RqLanes (requant lanes: a drained row of Cols results takes ceil(n / RqLanes) cycles) and
+// AddrBits (the address space is [0, 2^AddrBits): WinBase/WinLimit are clamped to it; 17 on the
+// 128 KB board). CSR HwMem reports MemBytes, BurstMax and AddrBits.
+#define NASA_CONFIGS(X)                                                \
+  X(fpga, 4, 4, 4, 2048, 256, 8, 256, 8, 8, 256, 1, 17)                \
+  X(sim, 16, 16, 32, 131072, 8192, 8, 1024, 16, 16, 1024, 16, 32)      \
+  X(large, 32, 32, 64, 131072, 8192, 8, 1024, 16, 16, 1024, 32, 32)
 
 // ---- C++ views of the tables. ----
 
@@ -201,13 +205,20 @@ struct Config {
   std::string_view name;
   uint32_t rows, cols, mem_bytes, in_buf_bytes, kred_max, burst_max;
   uint32_t node_cap, max_layers, max_choices, max_cands;  // batch mode
+  uint32_t rq_lanes, addr_bits;
   // The identification CSRs HwShape, HwMem and HwBatch (HwInBuf, HwKredMax: the fields).
   constexpr uint32_t hw_shape() const { return rows | cols << 16; }
-  constexpr uint32_t hw_mem() const { return mem_bytes | burst_max << 16; }
+  constexpr uint32_t hw_mem() const { return mem_bytes | burst_max << 16 | addr_bits << 24; }
+  // The highest window limit the engine accepts: the size of its address space.
+  constexpr uint64_t addr_space() const { return uint64_t{1} << addr_bits; }
+  // A window bound as CSR WinBase/WinLimit hold it (clamped to the address space).
+  constexpr uint32_t clamp_window(uint32_t v) const {
+    return static_cast<uint32_t>(std::min<uint64_t>(v, addr_space()));
+  }
   constexpr uint32_t hw_batch() const { return node_cap | max_layers << 16 | max_choices << 24; }
 };
-#define NASA_CONFIG_ROW(n, r, c, m, ib, kr, bm, nc, ml, mc, mk) \
-  Config{#n, r, c, m, ib, kr, bm, nc, ml, mc, mk},
+#define NASA_CONFIG_ROW(n, r, c, m, ib, kr, bm, nc, ml, mc, mk, rq, ab) \
+  Config{#n, r, c, m, ib, kr, bm, nc, ml, mc, mk, rq, ab},
 inline constexpr std::array kConfigs = {NASA_CONFIGS(NASA_CONFIG_ROW)};
 #undef NASA_CONFIG_ROW
 namespace detail {
@@ -215,7 +226,8 @@ constexpr bool configs_within_maxima() {
   for (const Config& c : kConfigs) {
     if (c.node_cap > kNodeCap || c.max_layers > kMaxLayers || c.max_choices > kMaxChoices ||
         c.max_cands > kMaxCands || c.node_cap < 2 || c.max_layers == 0 || c.max_choices == 0 ||
-        c.max_cands == 0) {
+        c.max_cands == 0 || c.rq_lanes == 0 || c.cols % c.rq_lanes != 0 ||
+        (c.rq_lanes & (c.rq_lanes - 1)) != 0 || c.addr_bits < 16 || c.addr_bits > 32) {
       return false;
     }
   }
@@ -223,6 +235,7 @@ constexpr bool configs_within_maxima() {
 }
 }  // namespace detail
 static_assert(detail::configs_within_maxima(),
-              "a configuration's batch capacities exceed kNodeCap/kMaxLayers/kMaxChoices/kMaxCands");
+              "a configuration's batch capacities exceed kNodeCap/kMaxLayers/kMaxChoices/kMaxCands, "
+              "or RqLanes is not a power of two dividing Cols, or AddrBits is not in [16, 32]");
 
 }  // namespace nasa::hw
