@@ -4,6 +4,10 @@
 // Parents are read byte by byte on the control memory port, one read outstanding at a time; the
 // parent indices are running counters that wrap at P (no divider). C++ model: nasa::cand_gen.
 //
+// The configuration inputs (mode_i .. parent_count_i, except seed_i and the two base addresses,
+// which are taken at start) are read throughout the run: the top holds them (its CSRs ignore
+// writes while busy).
+//
 // abort_i returns to idle in the cycle after it is seen and forgets any read in flight: the top
 // aborts its control master too, so no response may arrive for a read accepted before the abort.
 module nasa_cand_gen #(
@@ -68,11 +72,6 @@ module nasa_cand_gen #(
   endfunction
 
   state_e state_d, state_q;
-  logic [1:0] mode_d, mode_q;
-  logic [16:0] prob_d, prob_q;
-  logic [7:0] nl_d, nl_q;
-  logic [MaxLayers*8-1:0] lk_d, lk_q;
-  logic [31:0] stride_d, stride_q, count_d, count_q, paddr_d, paddr_q, pcount_d, pcount_q;
   logic [31:0] x_d, x_q;                                    // PRNG state
   logic [31:0] j_d, j_q;                                    // candidate
   logic [7:0] i_d, i_q;                                     // layer
@@ -89,24 +88,16 @@ module nasa_cand_gen #(
   logic last_layer, last_cand;
 
   assign r          = xs_next(x_q);
-  assign k_cur      = lk_q[i_q[IW-1:0]*8 +: 8];
-  assign last_layer = (i_q + 8'd1 == nl_q);
-  assign last_cand  = (j_q + 32'd1 == count_q);
+  assign k_cur      = layer_k_i[i_q[IW-1:0]*8 +: 8];
+  assign last_layer = (i_q + 8'd1 == num_layers_i);
+  assign last_cand  = (j_q + 32'd1 == count_i);
   // Mode 2: p <- p + 1. Mode 3: a <- b + 1, b <- b + 2 (so a = 2j mod P, b = (2j + 1) mod P).
-  assign inc_a      = par_inc(pa_q, pa_base_q, pcount_q, paddr_q, stride_q);
-  assign inc_b      = par_inc(pb_q, pb_base_q, pcount_q, paddr_q, stride_q);
-  assign inc_b2     = par_inc(inc_b[63:32], inc_b[31:0], pcount_q, paddr_q, stride_q);
+  assign inc_a      = par_inc(pa_q, pa_base_q, parent_count_i, parent_addr_i, stride_i);
+  assign inc_b      = par_inc(pb_q, pb_base_q, parent_count_i, parent_addr_i, stride_i);
+  assign inc_b2     = par_inc(inc_b[63:32], inc_b[31:0], parent_count_i, parent_addr_i, stride_i);
 
   always_comb begin
     state_d   = state_q;
-    mode_d    = mode_q;
-    prob_d    = prob_q;
-    nl_d      = nl_q;
-    lk_d      = lk_q;
-    stride_d  = stride_q;
-    count_d   = count_q;
-    paddr_d   = paddr_q;
-    pcount_d  = pcount_q;
     x_d       = x_q;
     j_d       = j_q;
     i_d       = i_q;
@@ -127,14 +118,6 @@ module nasa_cand_gen #(
     unique case (state_q)
       StIdle: begin
         if (start_i) begin
-          mode_d    = mode_i;
-          prob_d    = prob_i;
-          nl_d      = num_layers_i;
-          lk_d      = layer_k_i;
-          stride_d  = stride_i;
-          count_d   = count_i;
-          paddr_d   = parent_addr_i;
-          pcount_d  = parent_count_i;
           x_d       = (seed_i == 32'd0) ? SeedZero : seed_i;
           j_d       = '0;
           i_d       = '0;
@@ -157,13 +140,13 @@ module nasa_cand_gen #(
       StLayer: begin
         x_d     = r;
         sel_b_d = 1'b0;
-        unique case (mode_q)
+        unique case (mode_i)
           ModeSample: begin
             c_d     = sample_k(r, k_cur);
             state_d = StWrite;
           end
           ModeMutate: begin
-            state_d = ({1'b0, r[31:16]} < prob_q) ? StSample : StRdReq;
+            state_d = ({1'b0, r[31:16]} < prob_i) ? StSample : StRdReq;
           end
           ModeCross: begin
             sel_b_d = r[31];
@@ -201,8 +184,8 @@ module nasa_cand_gen #(
           end else begin
             i_d     = '0;
             j_d     = j_q + 32'd1;
-            cbase_d = cbase_q + stride_q;
-            if (mode_q == ModeCross) begin
+            cbase_d = cbase_q + stride_i;
+            if (mode_i == ModeCross) begin
               pa_d      = inc_b[63:32];
               pa_base_d = inc_b[31:0];
               pb_d      = inc_b2[63:32];
@@ -226,14 +209,6 @@ module nasa_cand_gen #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q   <= StIdle;
-      mode_q    <= '0;
-      prob_q    <= '0;
-      nl_q      <= '0;
-      lk_q      <= '0;
-      stride_q  <= '0;
-      count_q   <= '0;
-      paddr_q   <= '0;
-      pcount_q  <= '0;
       x_q       <= '0;
       j_q       <= '0;
       i_q       <= '0;
@@ -247,14 +222,6 @@ module nasa_cand_gen #(
       done_q    <= 1'b0;
     end else begin
       state_q   <= state_d;
-      mode_q    <= mode_d;
-      prob_q    <= prob_d;
-      nl_q      <= nl_d;
-      lk_q      <= lk_d;
-      stride_q  <= stride_d;
-      count_q   <= count_d;
-      paddr_q   <= paddr_d;
-      pcount_q  <= pcount_d;
       x_q       <= x_d;
       j_q       <= j_d;
       i_q       <= i_d;

@@ -65,9 +65,14 @@ module nasa_scheduler #(
   } sstate_e;
   sstate_e st_q;
 
-  // per-depth output of the node on the current path: slot of image 0 and image stride
-  logic [31:0] out_base_q [MaxLayers+1];
-  logic [31:0] out_stride_q [MaxLayers+1];
+  // per-depth output of the node on the current path: the depth whose arena slot holds it (a
+  // skip node's output is its input), or SrcImg for the input images (skips from the root).
+  // The arena tables and the mini-batch's image pointer do not change during a walk (CSR
+  // writes are ignored while busy; img_ptr_q moves at the root only), so an index is enough.
+  localparam int unsigned SW = $clog2(MaxLayers + 2);
+  localparam logic [SW-1:0] SrcImg = SW'(MaxLayers + 1);
+  logic [SW-1:0] out_src_q [MaxLayers+1];
+  logic [SW-1:0] xin_src_q;
   logic [15:0] path_q [MaxLayers+1];
 
   logic [31:0] g0_q, nb_q, b_q, img_ptr_q, img_next_q;
@@ -107,10 +112,12 @@ module nasa_scheduler #(
 
   // X of image 0: the parent's output (the image itself at the root)
   logic [31:0] par_base, par_stride;
+  logic [SW-1:0] par_src;
   logic [DW-1:0] depth_m1;
   assign depth_m1   = depth_q - DW'(1);
-  assign par_base   = (depth_q == '0) ? img_ptr_q : out_base_q[depth_m1];
-  assign par_stride = (depth_q == '0) ? img_stride_i : out_stride_q[depth_m1];
+  assign par_src    = (depth_q == '0) ? SrcImg : out_src_q[depth_m1];
+  assign par_base   = (par_src == SrcImg) ? img_ptr_q : arena_addr_i[32'(par_src)*32 +: 32];
+  assign par_stride = (par_src == SrcImg) ? img_stride_i : arena_stride_i[32'(par_src)*32 +: 32];
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -140,10 +147,10 @@ module nasa_scheduler #(
       lnode_q      <= '0;
       xin_base_q   <= '0;
       xin_stride_q <= '0;
+      xin_src_q    <= '0;
       for (int d = 0; d <= MaxLayers; d++) begin
-        out_base_q[d]   <= '0;
-        out_stride_q[d] <= '0;
-        path_q[d]       <= '0;
+        out_src_q[d] <= '0;
+        path_q[d]    <= '0;
       end
     end else begin
       done_o <= 1'b0;
@@ -180,6 +187,7 @@ module nasa_scheduler #(
             path_q[depth_q] <= node_q;
             xin_base_q      <= par_base;
             xin_stride_q    <= par_stride;
+            xin_src_q       <= par_src;
             lnode_q         <= logits_addr_i + 32'(node_q[IdW-1:0]) * logits_stride_i;
             if (depth_q == '0) begin
               nfirst_q <= stem_tpl_i[23:0];
@@ -197,13 +205,7 @@ module nasa_scheduler #(
           end
           // the node's output placement and image 0 of the mini-batch
           SNode: begin
-            if (ncount_q == '0) begin  // skip: the output is the input
-              out_base_q[depth_q]   <= xin_base_q;
-              out_stride_q[depth_q] <= xin_stride_q;
-            end else begin
-              out_base_q[depth_q]   <= arena_a;
-              out_stride_q[depth_q] <= arena_s;
-            end
+            out_src_q[depth_q] <= (ncount_q == '0) ? xin_src_q : SW'(depth_q);  // skip: its input
             b_q  <= '0;
             xi_q <= xin_base_q;
             yi_q <= arena_a;
