@@ -1,5 +1,7 @@
 // One requantization lane (DESIGN.md section 4): y = clamp(sat8(((v + bias) * M + 2^(S-1)) >>> S))
 // in requant mode, or y = clamp(sat8(v)) in bypass mode (max pool, residual add). Combinational.
+// S is in [1, MaxShift = 47] whenever the result is used (the engine validates descriptor and
+// per-channel shifts before any data reaches a lane), so only its low 6 bits drive the shifters.
 module nasa_requant (
   input  logic        bypass_i,
   input  logic [31:0] val_i,
@@ -14,11 +16,15 @@ module nasa_requant (
   logic signed [48:0] prod, rnd, shifted;
   logic signed [48:0] v;
   logic signed [8:0] lo, hi;
+  logic [5:0] s6;
+  logic unused_s;
+  assign s6       = s_i[5:0];
+  assign unused_s = ^s_i[7:6];
 
   assign sum  = val_i + bias_i;
   assign prod = $signed({{17{sum[31]}}, sum}) * $signed({33'd0, m_i});
-  assign rnd  = (s_i == 8'd0) ? 49'sd0 : (49'sd1 <<< (s_i - 8'd1));
-  assign shifted = (prod + rnd) >>> s_i;
+  assign rnd  = (s6 == 6'd0) ? 49'sd0 : (49'sd1 <<< (s6 - 6'd1));
+  assign shifted = (prod + rnd) >>> s6;
   assign v = bypass_i ? $signed({{17{val_i[31]}}, val_i}) : shifted;
 
   always_comb begin

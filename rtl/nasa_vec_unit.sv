@@ -34,7 +34,8 @@ module nasa_vec_unit #(
     logic signed [7:0] x, w;
     logic signed [15:0] prod;
     // requant(x, M, S) = (x*M + 2^(S-1)) >>> S: |x*M| < 2^23, so for S >= 27 the rounding term
-    // alone exceeds it and the result is 0, and below that 27 bits hold the sum exactly
+    // alone exceeds it and the result is 0, and below that 27 bits hold the sum exactly (S is
+    // in [1, 47], validated at decode, so S < 27 fits the shifters' 5 bits)
     logic signed [24:0] xm;
     logic signed [26:0] rsum, rsh;
     logic signed [31:0] rq;
@@ -42,8 +43,8 @@ module nasa_vec_unit #(
     assign w    = $signed(w_i[l*8 +: 8]);
     assign prod = x * w;
     assign xm   = x * $signed({1'b0, am});
-    assign rsum = 27'(xm) + ((as == 8'd0) ? 27'sd0 : (27'sd1 <<< (as - 8'd1)));
-    assign rsh  = rsum >>> as;
+    assign rsum = 27'(xm) + ((as[4:0] == 5'd0) ? 27'sd0 : (27'sd1 <<< (as[4:0] - 5'd1)));
+    assign rsh  = rsum >>> as[4:0];
     assign rq   = (as > 8'd26) ? 32'sd0 : 32'(rsh);
 
     always_comb begin
