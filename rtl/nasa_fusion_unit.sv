@@ -98,9 +98,10 @@ module nasa_fusion_unit #(
   logic [JW-1:0] err_index_d, err_index_q;
 
   // ---------------- table RAMs ----------------
-  logic [IdW-1:0]   parent_mem [NodeCap];
-  logic [LayW-1:0]  layer_mem  [NodeCap];
-  logic [ChW-1:0]   choice_mem [NodeCap];
+  // parent, layer and choice of a node are written together and read together: one RAM (one
+  // EBR on the fpga board instead of three)
+  localparam int unsigned PlcW = IdW + LayW + ChW;
+  logic [PlcW-1:0]  plc_mem    [NodeCap];
   logic [LinkW-1:0] first_mem  [NodeCap];
   logic [LinkW-1:0] next_mem   [NodeCap];
   logic [IdW-1:0]   leaf_mem   [MaxCands];
@@ -121,17 +122,11 @@ module nasa_fusion_unit #(
   logic [IdW-1:0] leaf_wdata;
 
   always_ff @(posedge clk_i) begin
-    if (node_we) begin
-      parent_mem[count_q[IdW-1:0]] <= cur_q;
-      layer_mem[count_q[IdW-1:0]]  <= wi_q;
-      choice_mem[count_q[IdW-1:0]] <= node_choice;
-    end
+    if (node_we) plc_mem[count_q[IdW-1:0]] <= {node_choice, wi_q, cur_q};
     if (first_we) first_mem[first_waddr] <= first_wdata;
     if (next_we) next_mem[next_waddr] <= next_wdata;
     if (leaf_we) leaf_mem[j_q[CandAW-1:0]] <= leaf_wdata;
-    parent_rd_q <= parent_mem[rd_addr];
-    layer_rd_q  <= layer_mem[rd_addr];
-    choice_rd_q <= choice_mem[rd_addr];
+    {choice_rd_q, layer_rd_q, parent_rd_q} <= plc_mem[rd_addr];
     first_rd_q  <= first_mem[rd_addr];
     next_rd_q   <= next_mem[rd_addr];
     leaf_rd_q   <= leaf_mem[leaf_idx_i[CandAW-1:0]];
