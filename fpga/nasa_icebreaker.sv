@@ -106,7 +106,8 @@ module nasa_icebreaker #(
     .MaxChoices(nasa_pkg::CfgFpgaMaxChoices),
     .MaxCands  (nasa_pkg::CfgFpgaMaxCands),
     .RqLanes   (nasa_pkg::CfgFpgaRqLanes),
-    .AddrBits  (nasa_pkg::CfgFpgaAddrBits)
+    .AddrBits  (nasa_pkg::CfgFpgaAddrBits),
+    .DmaInflight(nasa_pkg::CfgFpgaDmaInflight)
   ) u_core (
     .clk_i          (clk),
     .rst_ni         (rst_n),

@@ -14,7 +14,8 @@ module nasa_engine #(
   parameter int unsigned KredMax    = 8192,
   parameter int unsigned BurstMax   = 8,
   parameter int unsigned RqLanes    = Cols,  // requant lanes: a drained row takes Cols/RqLanes cycles at most
-  parameter int unsigned AddrBits   = 32     // address space [0, 2^AddrBits)
+  parameter int unsigned AddrBits   = 32,    // address space [0, 2^AddrBits)
+  parameter int unsigned DmaInflight = 16    // DMA read jobs in flight (a power of two)
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -181,7 +182,7 @@ module nasa_engine #(
     .TagW    (TagW),
     .AddrBits(AW),
     .JobDepth(4),
-    .Inflight(16),
+    .Inflight(DmaInflight),
     .MaxJob  (MaxJob)
   ) u_dma (
     .clk_i          (clk_i),

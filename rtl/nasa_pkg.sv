@@ -242,46 +242,49 @@ package nasa_pkg;
   localparam int unsigned StatusErrorBit = 2;
 
   // Configuration `fpga` (top-level parameters of nasa_top).
-  localparam int unsigned CfgFpgaRows       = 4;
-  localparam int unsigned CfgFpgaCols       = 4;
-  localparam int unsigned CfgFpgaMemBytes   = 4;
-  localparam int unsigned CfgFpgaInBufBytes = 2048;
-  localparam int unsigned CfgFpgaKredMax    = 256;
-  localparam int unsigned CfgFpgaBurstMax   = 8;
-  localparam int unsigned CfgFpgaNodeCap    = 256;
-  localparam int unsigned CfgFpgaMaxLayers  = 8;
-  localparam int unsigned CfgFpgaMaxChoices = 8;
-  localparam int unsigned CfgFpgaMaxCands   = 256;
-  localparam int unsigned CfgFpgaRqLanes    = 1;
-  localparam int unsigned CfgFpgaAddrBits   = 17;
+  localparam int unsigned CfgFpgaRows        = 4;
+  localparam int unsigned CfgFpgaCols        = 4;
+  localparam int unsigned CfgFpgaMemBytes    = 4;
+  localparam int unsigned CfgFpgaInBufBytes  = 2048;
+  localparam int unsigned CfgFpgaKredMax     = 256;
+  localparam int unsigned CfgFpgaBurstMax    = 8;
+  localparam int unsigned CfgFpgaNodeCap     = 256;
+  localparam int unsigned CfgFpgaMaxLayers   = 8;
+  localparam int unsigned CfgFpgaMaxChoices  = 8;
+  localparam int unsigned CfgFpgaMaxCands    = 256;
+  localparam int unsigned CfgFpgaRqLanes     = 1;
+  localparam int unsigned CfgFpgaAddrBits    = 17;
+  localparam int unsigned CfgFpgaDmaInflight = 8;
 
   // Configuration `sim` (top-level parameters of nasa_top).
-  localparam int unsigned CfgSimRows       = 16;
-  localparam int unsigned CfgSimCols       = 16;
-  localparam int unsigned CfgSimMemBytes   = 32;
-  localparam int unsigned CfgSimInBufBytes = 131072;
-  localparam int unsigned CfgSimKredMax    = 8192;
-  localparam int unsigned CfgSimBurstMax   = 8;
-  localparam int unsigned CfgSimNodeCap    = 1024;
-  localparam int unsigned CfgSimMaxLayers  = 16;
-  localparam int unsigned CfgSimMaxChoices = 16;
-  localparam int unsigned CfgSimMaxCands   = 1024;
-  localparam int unsigned CfgSimRqLanes    = 16;
-  localparam int unsigned CfgSimAddrBits   = 32;
+  localparam int unsigned CfgSimRows        = 16;
+  localparam int unsigned CfgSimCols        = 16;
+  localparam int unsigned CfgSimMemBytes    = 32;
+  localparam int unsigned CfgSimInBufBytes  = 131072;
+  localparam int unsigned CfgSimKredMax     = 8192;
+  localparam int unsigned CfgSimBurstMax    = 8;
+  localparam int unsigned CfgSimNodeCap     = 1024;
+  localparam int unsigned CfgSimMaxLayers   = 16;
+  localparam int unsigned CfgSimMaxChoices  = 16;
+  localparam int unsigned CfgSimMaxCands    = 1024;
+  localparam int unsigned CfgSimRqLanes     = 16;
+  localparam int unsigned CfgSimAddrBits    = 32;
+  localparam int unsigned CfgSimDmaInflight = 16;
 
   // Configuration `large` (top-level parameters of nasa_top).
-  localparam int unsigned CfgLargeRows       = 32;
-  localparam int unsigned CfgLargeCols       = 32;
-  localparam int unsigned CfgLargeMemBytes   = 64;
-  localparam int unsigned CfgLargeInBufBytes = 131072;
-  localparam int unsigned CfgLargeKredMax    = 8192;
-  localparam int unsigned CfgLargeBurstMax   = 8;
-  localparam int unsigned CfgLargeNodeCap    = 1024;
-  localparam int unsigned CfgLargeMaxLayers  = 16;
-  localparam int unsigned CfgLargeMaxChoices = 16;
-  localparam int unsigned CfgLargeMaxCands   = 1024;
-  localparam int unsigned CfgLargeRqLanes    = 32;
-  localparam int unsigned CfgLargeAddrBits   = 32;
+  localparam int unsigned CfgLargeRows        = 32;
+  localparam int unsigned CfgLargeCols        = 32;
+  localparam int unsigned CfgLargeMemBytes    = 64;
+  localparam int unsigned CfgLargeInBufBytes  = 131072;
+  localparam int unsigned CfgLargeKredMax     = 8192;
+  localparam int unsigned CfgLargeBurstMax    = 8;
+  localparam int unsigned CfgLargeNodeCap     = 1024;
+  localparam int unsigned CfgLargeMaxLayers   = 16;
+  localparam int unsigned CfgLargeMaxChoices  = 16;
+  localparam int unsigned CfgLargeMaxCands    = 1024;
+  localparam int unsigned CfgLargeRqLanes     = 32;
+  localparam int unsigned CfgLargeAddrBits    = 32;
+  localparam int unsigned CfgLargeDmaInflight = 16;
 
 endpackage
 // verilator lint_on UNUSEDPARAM

@@ -15,7 +15,8 @@ module nasa_top #(
   parameter int unsigned MaxChoices = nasa_pkg::MaxChoices,
   parameter int unsigned MaxCands   = nasa_pkg::MaxCands,
   parameter int unsigned RqLanes    = Cols,  // requant lanes (a power of two dividing Cols)
-  parameter int unsigned AddrBits   = 32     // address space [0, 2^AddrBits)
+  parameter int unsigned AddrBits   = 32,    // address space [0, 2^AddrBits)
+  parameter int unsigned DmaInflight = 16    // DMA read jobs in flight (a power of two)
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -67,7 +68,8 @@ module nasa_top #(
     .KredMax   (KredMax),
     .BurstMax  (BurstMax),
     .RqLanes   (RqLanes),
-    .AddrBits  (AddrBits)
+    .AddrBits  (AddrBits),
+    .DmaInflight(DmaInflight)
   ) u_engine (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),

@@ -3,11 +3,11 @@
 NASA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NASA_SPEC=$NASA_ROOT/sw/include/nasa/hw_spec.h
 
-# Prints one line "name rows cols mem_bytes ... max_cands rq_lanes addr_bits" per configuration.
+# Prints one line "name rows cols mem_bytes ... rq_lanes addr_bits dma_inflight" per configuration.
 nasa_configs() {
   local n=' *([0-9]+) *'
   sed -n '/#define NASA_CONFIGS(X)/,/[^\\]$/p' "$NASA_SPEC" |
-    sed -nE "s/.*X\( *([A-Za-z_][A-Za-z0-9_]*) *((,$n){12})\).*/\1\2/p" | tr -s ', ' '  '
+    sed -nE "s/.*X\( *([A-Za-z_][A-Za-z0-9_]*) *((,$n){13})\).*/\1\2/p" | tr -s ', ' '  '
 }
 
 # Sets CFG_ROWS ... CFG_BURST_MAX and NASA_PARAM_NAMES/NASA_PARAM_VALUES for configuration $1.
@@ -19,12 +19,14 @@ nasa_config() {
     return 1
   fi
   read -r _ CFG_ROWS CFG_COLS CFG_MEM_BYTES CFG_IN_BUF_BYTES CFG_KRED_MAX CFG_BURST_MAX \
-    CFG_NODE_CAP CFG_MAX_LAYERS CFG_MAX_CHOICES CFG_MAX_CANDS CFG_RQ_LANES CFG_ADDR_BITS <<<"$row"
+    CFG_NODE_CAP CFG_MAX_LAYERS CFG_MAX_CHOICES CFG_MAX_CANDS CFG_RQ_LANES CFG_ADDR_BITS \
+    CFG_DMA_INFLIGHT <<<"$row"
   NASA_PARAM_NAMES=(Rows Cols MemBytes InBufBytes KredMax BurstMax NodeCap MaxLayers MaxChoices
-                    MaxCands RqLanes AddrBits)
+                    MaxCands RqLanes AddrBits DmaInflight)
   NASA_PARAM_VALUES=("$CFG_ROWS" "$CFG_COLS" "$CFG_MEM_BYTES" "$CFG_IN_BUF_BYTES"
                      "$CFG_KRED_MAX" "$CFG_BURST_MAX" "$CFG_NODE_CAP" "$CFG_MAX_LAYERS"
-                     "$CFG_MAX_CHOICES" "$CFG_MAX_CANDS" "$CFG_RQ_LANES" "$CFG_ADDR_BITS")
+                     "$CFG_MAX_CHOICES" "$CFG_MAX_CANDS" "$CFG_RQ_LANES" "$CFG_ADDR_BITS"
+                     "$CFG_DMA_INFLIGHT")
 }
 
 # Prints the RTL sources relative to the repository root: rtl/nasa_pkg.sv, then any other

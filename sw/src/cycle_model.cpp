@@ -18,7 +18,7 @@ double ideal_cycles(const Desc& d, const hw::Config& cfg) {
 
 namespace {
 
-constexpr uint32_t kJobDepth = 4, kInflight = 16, kWriterDepth = 4, kDecodeSteps = 12;
+constexpr uint32_t kJobDepth = 4, kWriterDepth = 4, kDecodeSteps = 12;
 
 enum Dst : uint8_t { kDesc, kIn, kWRow, kWScat, kPrm };
 enum State : uint8_t { kIdle, kFetch, kFetchWait, kDecode, kRun };
@@ -324,7 +324,7 @@ void Engine::step() {
   const bool req_ready = dram_.req_ready();
   const bool rd_req_fire = req_valid && req_ready && !grant_wr;
   const bool wr_fire = req_valid && req_ready && grant_wr;
-  const bool take_job = !job_q_.empty() && inf_.size() < kInflight &&
+  const bool take_job = !job_q_.empty() && inf_.size() < cfg_.dma_inflight &&
                         (!rd_req_valid || (rd_req_fire && rq_left_ == burst));
   const bool dma_idle = job_q_.empty() && !rd_req_valid && inf_.empty() && !flush_;
 

@@ -183,7 +183,8 @@ std::string generate() {
         .add(p + "MaxChoices", c.max_choices)
         .add(p + "MaxCands", c.max_cands)
         .add(p + "RqLanes", c.rq_lanes)
-        .add(p + "AddrBits", c.addr_bits);
+        .add(p + "AddrBits", c.addr_bits)
+        .add(p + "DmaInflight", c.dma_inflight);
     cfg.emit(out);
   }
   out += "endpackage\n// verilator lint_on UNUSEDPARAM\n";
