@@ -992,9 +992,12 @@ module nasa_engine #(
   assign want  = running && !c_done_q && !init_lanes_q;
 
   // a channel tile's per-channel records are checked before its first step
-  logic first_step;
+  logic first_step, tap0;
+  // the first reduction step of a tile (c_widx_q cannot tell: it wraps at KredMax, and a global
+  // average pool has H*W taps, up to InBufBytes)
+  assign tap0       = (c_ci_q == '0) && (c_kx_q == '0) && (c_ky_q == '0);
   logic [Cols-1:0] s_bad;
-  assign first_step = (c_pt_q == '0) && (c_ci_q == '0) && (c_kx_q == '0) && (c_ky_q == '0);
+  assign first_step = (c_pt_q == '0) && tap0;
   always_comb begin : p_sbad
     for (int l = 0; l < Cols; l++) begin : g_l
       logic [7:0] sv;
@@ -1148,7 +1151,7 @@ module nasa_engine #(
       s1_macs_q  <= '0;
     end else begin
       s1_valid_q <= fire;
-      s1_first_q <= (c_widx_q == '0);
+      s1_first_q <= tap0;
       s1_last_q  <= tile_last;
       s1_pe_q    <= r_pe;
       s1_half_q  <= c_j_q[0];

@@ -129,6 +129,16 @@ TEST_P(CosimDirected, SingleInputChannel) {
   check_layer(pool(Op::Add, 4, 4, 1));
 }
 
+// Global average pools with more taps (pixels) than KredMax: the vector unit's first-tap flag
+// must not come from the weight-buffer index, which wraps at KredMax (found by nasa-cosim
+// --config fpga --seed 5 --only-layer 827: a 14x28x3 GAP, 392 taps on a KredMax of 256).
+TEST_P(CosimDirected, GapWithMoreTapsThanKredMax) {
+  const uint32_t taps = cfg_.kred_max + cfg_.kred_max / 2 + 1;
+  const uint32_t c = std::max<uint32_t>(1, std::min<uint32_t>(3, cfg_.in_buf_bytes / taps));
+  check_layer(pool(Op::Gap, 1, static_cast<uint16_t>(taps), static_cast<uint16_t>(c)));
+  check_layer(pool(Op::Gap, 14, 28, 3));
+}
+
 TEST_P(CosimDirected, Saturation) {
   struct Case {
     Desc d;
