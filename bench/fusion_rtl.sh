@@ -20,7 +20,7 @@ t1=$(date +%s)
 "$nasa" eval "${common[@]}" > "$dir/unfused.json"
 t2=$(date +%s)
 "$nasa" fuse --supernet "$dir/net" --random "$n" --seed "$seed" --images "$images" > "$dir/fuse.txt"
-top() { grep -E "^  \"$2\"" "$1" | head -1 | sed 's/.*": *//; s/[",]//g'; }
+top() { grep -E "^  \"$2\"" "$1" | awk 'NR == 1' | sed 's/.*": *//; s/[",]//g'; }
 fc=$(top "$dir/fused.json" cycles); uc=$(top "$dir/unfused.json" cycles)
 fm=$(top "$dir/fused.json" macs_executed); um=$(top "$dir/unfused.json" macs_executed)
 mf=$(top "$dir/fused.json" macs_fused); mu=$(top "$dir/fused.json" macs_unfused)

@@ -49,7 +49,7 @@ else
   status=1
 fi
 # nextpnr's own utilization (packed logic cells, not LUTs), also when placement failed
-util() { sed -nE "s/.*$1: *([0-9]+)\/.*/\1/p" "$out/nextpnr.log" | head -1; }
+util() { sed -nE "s/.*$1: *([0-9]+)\/.*/\1/p" "$out/nextpnr.log" | awk 'NR == 1'; }
 [[ -n $(util ICESTORM_LC) ]] && lut=$(util ICESTORM_LC)
 [[ -n $(util ICESTORM_DSP) ]] && dsp=$(util ICESTORM_DSP)
 [[ -n $(util ICESTORM_RAM) ]] && ebr=$(util ICESTORM_RAM)

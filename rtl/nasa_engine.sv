@@ -896,17 +896,20 @@ module nasa_engine #(
   // one output position per PE row (lane 0 is the pixel of the vector unit): column ox, top-left
   // window corner (iy0, ix0, signed), input byte offset of that corner (pbase) and of its row
   // (rowbase), output byte offset (out) and position index (p)
-  typedef struct packed {
-    logic [15:0]   ox;
-    logic [CW-1:0] iy0;
-    logic [CW-1:0] ix0;
-    logic [OW-1:0] pbase;
-    logic [OW-1:0] rowbase;
-    logic [AW-1:0] out;
-    logic [PW-1:0] p;
-  } lane_t;
-  lane_t l_q [Rows];  // the lanes of the current tile
-  lane_t n_d [Rows];  // the lanes of the next tile
+  logic [15:0] l_ox [Rows];
+  logic [CW-1:0] l_iy0 [Rows];
+  logic [CW-1:0] l_ix0 [Rows];
+  logic [OW-1:0] l_pbase [Rows];
+  logic [OW-1:0] l_rowbase [Rows];
+  logic [AW-1:0] l_out [Rows];
+  logic [PW-1:0] l_p [Rows];
+  logic [15:0] n_ox [Rows];
+  logic [CW-1:0] n_iy0 [Rows];
+  logic [CW-1:0] n_ix0 [Rows];
+  logic [OW-1:0] n_pbase [Rows];
+  logic [OW-1:0] n_rowbase [Rows];
+  logic [AW-1:0] n_out [Rows];
+  logic [PW-1:0] n_p [Rows];
   logic [CoW-1:0] c_co0_q;
   logic [PW-1:0] c_pt_q;
   logic [KW-1:0] c_ci_q;
@@ -932,34 +935,50 @@ module nasa_engine #(
 
   // next lanes: chain of single-position steps from the last lane (PE) or lane 0 (vector unit),
   // or from position 0 when a new channel tile starts
-  lane_t chain;  // the lane being stepped (Yosys 0.23 needs it outside the block)
   always_comb begin : p_chain
-    chain = r_pe ? l_q[Rows-1] : l_q[0];
+    logic [15:0] t_ox;
+    logic [CW-1:0] t_iy0, t_ix0;
+    logic [OW-1:0] t_pbase, t_rowbase;
+    logic [AW-1:0] t_out;
+    logic [PW-1:0] t_p;
+    t_ox      = r_pe ? l_ox[Rows-1] : l_ox[0];
+    t_iy0     = r_pe ? l_iy0[Rows-1] : l_iy0[0];
+    t_ix0     = r_pe ? l_ix0[Rows-1] : l_ix0[0];
+    t_pbase   = r_pe ? l_pbase[Rows-1] : l_pbase[0];
+    t_rowbase = r_pe ? l_rowbase[Rows-1] : l_rowbase[0];
+    t_out     = r_pe ? l_out[Rows-1] : l_out[0];
+    t_p       = r_pe ? l_p[Rows-1] : l_p[0];
     for (int r = 0; r < Rows; r++) begin
       if (r == 0 && c_reset_pos) begin
-        chain.ox      = '0;
-        chain.iy0     = r_p0_ixy;
-        chain.ix0     = r_p0_ixy;
-        chain.pbase   = r_p0_pbase;
-        chain.rowbase = r_p0_rowbase;
-        chain.out     = '0;
-        chain.p       = '0;
-      end else if (chain.ox == r_wo - 16'd1) begin
-        chain.ox      = '0;
-        chain.iy0     = chain.iy0 + CW'(r_stride);
-        chain.ix0     = r_p0_ixy;
-        chain.pbase   = chain.pbase + r_stepwrap;
-        chain.rowbase = chain.rowbase + r_srowb;
-        chain.out     = chain.out + AW'(r_cout);
-        chain.p       = chain.p + PW'(1);
+        t_ox      = '0;
+        t_iy0     = r_p0_ixy;
+        t_ix0     = r_p0_ixy;
+        t_pbase   = r_p0_pbase;
+        t_rowbase = r_p0_rowbase;
+        t_out     = '0;
+        t_p       = '0;
+      end else if (t_ox == r_wo - 16'd1) begin
+        t_ox      = '0;
+        t_iy0     = t_iy0 + CW'(r_stride);
+        t_ix0     = r_p0_ixy;
+        t_pbase   = t_pbase + r_stepwrap;
+        t_rowbase = t_rowbase + r_srowb;
+        t_out     = t_out + AW'(r_cout);
+        t_p       = t_p + PW'(1);
       end else begin
-        chain.ox    = chain.ox + 16'd1;
-        chain.ix0   = chain.ix0 + CW'(r_stride);
-        chain.pbase = chain.pbase + r_stepx;
-        chain.out   = chain.out + AW'(r_cout);
-        chain.p     = chain.p + PW'(1);
+        t_ox    = t_ox + 16'd1;
+        t_ix0   = t_ix0 + CW'(r_stride);
+        t_pbase = t_pbase + r_stepx;
+        t_out   = t_out + AW'(r_cout);
+        t_p     = t_p + PW'(1);
       end
-      n_d[r] = chain;
+      n_ox[r]      = t_ox;
+      n_iy0[r]     = t_iy0;
+      n_ix0[r]     = t_ix0;
+      n_pbase[r]   = t_pbase;
+      n_rowbase[r] = t_rowbase;
+      n_out[r]     = t_out;
+      n_p[r]       = t_p;
     end
   end
 
@@ -967,7 +986,7 @@ module nasa_engine #(
   logic [OW-1:0] koff, need;
   logic shadow_full_q, s1_valid_q, s1_last_q;
   logic [OW-1:0] rowbase_last;
-  assign rowbase_last = r_pe ? l_q[Rows-1].rowbase : l_q[0].rowbase;
+  assign rowbase_last = r_pe ? l_rowbase[Rows-1] : l_rowbase[0];
   assign koff = c_kyoff_q + c_kxoff_q + OW'(c_ci_q);
 
   always_comb begin : p_need
@@ -978,7 +997,7 @@ module nasa_engine #(
     if ($signed(n) < 0) n = '0;
     if ($signed(n) > $signed(r_in_total)) n = r_in_total;
     if (r_need_all) n = r_in_total;
-    else if (r_add) n = r_offb + l_q[0].pbase + OW'(r_cin);
+    else if (r_add) n = r_offb + l_pbase[0] + OW'(r_cin);
     need = n;
   end
 
@@ -1025,22 +1044,22 @@ module nasa_engine #(
       a = '0;
       if (r_pe) begin
         if (q < Rows) begin
-          iy  = l_q[q].iy0 + CW'(c_ky_q);
-          ix  = l_q[q].ix0 + CW'(c_kx_q);
+          iy  = l_iy0[q] + CW'(c_ky_q);
+          ix  = l_ix0[q] + CW'(c_kx_q);
           inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
                             $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
-          mask[q] = (l_q[q].p < r_p) && inb;
-          a = l_q[q].pbase + koff;
+          mask[q] = (l_p[q] < r_p) && inb;
+          a = l_pbase[q] + koff;
           in_raddr[q*IAW +: IAW] = a[IAW-1:0];
-          n_act = n_act + (l_q[q].p < r_p ? 1 : 0);
+          n_act = n_act + (l_p[q] < r_p ? 1 : 0);
         end
       end else if (q < Cols) begin
-        iy  = l_q[0].iy0 + CW'(c_ky_q);
-        ix  = l_q[0].ix0 + CW'(c_kx_q);
+        iy  = l_iy0[0] + CW'(c_ky_q);
+        ix  = l_ix0[0] + CW'(c_kx_q);
         inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
                           $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
         mask[q] = (q < c_cg_q) && inb;
-        a = l_q[0].pbase + koff + OW'(c_co0_q) + OW'(q);
+        a = l_pbase[0] + koff + OW'(c_co0_q) + OW'(q);
         in_raddr[q*IAW +: IAW] = a[IAW-1:0];
       end
       unused_a[q*(OW-IAW) +: OW-IAW] = a[OW-1:IAW];
@@ -1128,8 +1147,16 @@ module nasa_engine #(
   // lanes advance when a tile's last step issues; the shadow keeps the finished tile's addresses
   always_ff @(posedge clk_i) begin
     for (int r = 0; r < Rows; r++) begin
-      if (init_lanes_q || (fire && tile_last)) l_q[r] <= n_d[r];
-      if (fire && tile_last) sh_addr_q[r] <= r_out + l_q[r].out + AW'(c_co0_q);
+      if (init_lanes_q || (fire && tile_last)) begin
+        l_ox[r]      <= n_ox[r];
+        l_iy0[r]     <= n_iy0[r];
+        l_ix0[r]     <= n_ix0[r];
+        l_pbase[r]   <= n_pbase[r];
+        l_rowbase[r] <= n_rowbase[r];
+        l_out[r]     <= n_out[r];
+        l_p[r]       <= n_p[r];
+      end
+      if (fire && tile_last) sh_addr_q[r] <= r_out + l_out[r] + AW'(c_co0_q);
     end
   end
 

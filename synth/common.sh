@@ -52,7 +52,20 @@ nasa_board_synth() {
   local files
   mapfile -t files < <(nasa_board_files)
   echo "yosys synth_ice40 -top nasa_icebreaker $2 (${#files[@]} files) -> $1"
-  yosys -q -l "$1" -p "read_verilog -sv ${files[*]}; synth_ice40 -top nasa_icebreaker -dsp $2; $3"
+  yosys -q -l "$1" -p "read_verilog -sv ${files[*]}; synth_ice40 -top nasa_icebreaker -dsp $2; $3" &&
+    yosys_serious_warnings "$1"
+}
+
+# Yosys warnings that mean the netlist is not the RTL: undriven or multiply driven nets, latches,
+# implicit wires. Prints them and returns 1 when log $1 has any (other warnings are listed only).
+yosys_serious_warnings() {
+  local re='no driver|conflicting driver|Driver-driver conflict|[Ll]atch|implicitly declared'
+  if grep -E '^Warning:' "$1" | grep -E "$re" >"$1.serious"; then
+    echo "error: $(wc -l <"$1.serious") Yosys warning(s) in $1 mean the netlist differs from the RTL:" >&2
+    awk 'NR <= 20' "$1.serious" >&2
+    return 1
+  fi
+  rm -f "$1.serious"
 }
 
 # A missing tool fails the run under `make test` (NASA_MAKE_TEST=1: `make deps` should have

@@ -80,7 +80,9 @@ JSON
   fi
   if ((warnings > 0)); then
     echo "synth $cfg: yosys warnings:"
-    grep '^Warning:' "$log" | sort | uniq -c | sort -rn | head -n 20
+    # awk, not head: head exiting early would SIGPIPE the pipeline under pipefail
+    grep '^Warning:' "$log" | sort | uniq -c | sort -rn | awk 'NR <= 20'
   fi
+  yosys_serious_warnings "$log" || status=1
 done
 exit $status
