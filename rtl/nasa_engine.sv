@@ -319,6 +319,15 @@ module nasa_engine #(
   logic [OW-1:0] d_wrap, d_padrow, d_padcin;  // feed only the layer registers (valid layers)
   logic [16:0] f_scin;
   assign f_scin = (is_win && f_s == 8'd2) ? {f_cin, 1'b0} : {1'b0, f_cin};
+  // Pixel gather (docs/engine.md "Input loader"): a 1x1 stride-2 Conv/DwConv whose used pixels,
+  // each in a slot of Cin rounded up to the port width (f_cpad), take no more room than the
+  // whole input runs as a stride-1 layer over that compact Ho x Wo x f_cpad input
+  logic [16:0] f_cpad;
+  logic g_cand, g_take;
+  logic [DW-1:0] d_vbytes;
+  assign f_cpad = (17'(f_cin) + 17'(MemBytes - 1)) & ~17'(MemBytes - 1);
+  assign g_cand = (is_conv || is_dw) && f_k == 8'd1 && f_s == 8'd2;
+  assign g_take = g_cand && (d_vbytes <= d_in_bytes);
 
   always_comb begin
     mul_a = '0;
@@ -335,8 +344,10 @@ module nasa_engine #(
         mul_b = is_dw ? 17'(f_cin) : 17'(f_cout);
       end
       4'd7: begin mul_a = DW'(f_wo) - DW'(1); mul_b = f_scin; end
+      4'd8: begin mul_a = d_hw_out; mul_b = f_cpad; end   // gathered input bytes
       4'd9: begin mul_a = d_row_b; mul_b = 17'(f_pad); end
       4'd10: begin mul_a = DW'(f_pad); mul_b = 17'(f_cin); end
+      4'd11: begin mul_a = DW'(f_wo); mul_b = f_cpad; end  // gathered row bytes (at run_start)
       default: ;
     endcase
   end
@@ -354,6 +365,7 @@ module nasa_engine #(
         4'd5: d_out_bytes <= mul_p;
         4'd6: d_wgt_bytes <= mul_p;
         4'd7: d_wrap <= OW'(mul_p);
+        4'd8: d_vbytes <= mul_p;
         4'd9: d_padrow <= OW'(mul_p);
         4'd10: d_padcin <= OW'(mul_p);
         default: ;
@@ -448,7 +460,10 @@ module nasa_engine #(
   logic [OW-1:0] r_na, r_offb, r_in_total;
   logic [KW-1:0] r_kred;
   logic [15:0] r_cin;
-  logic [AW-1:0] r_in, r_in2, r_out, r_prm;
+  logic [AW-1:0] r_in2, r_out, r_prm;
+  logic r_g;                       // pixel gather
+  logic [OW-1:0] r_cpad;           // its slot bytes
+  logic [AW-1:0] r_gstep, r_grow;  // its source steps: two pixels, two rows
   // position 0 of the layer: top-left window corner (signed), its input byte and row offsets
   // (window-corner coordinates are CW-bit signed: dimensions are 16-bit, a corner lies in
   // [-3, 2^16 + 8])
@@ -595,28 +610,33 @@ module nasa_engine #(
       r_kh       <= is_win ? f_kwin : (is_gap ? f_h : (is_add ? 16'd2 : 16'd1));
       r_kw       <= is_win ? f_kwin : (is_gap ? f_w : 16'd1);
       r_kk       <= f_kk;
-      r_hi       <= f_h;
-      r_wi       <= f_w;
+      r_hi       <= g_take ? f_ho : f_h;
+      r_wi       <= g_take ? f_wo : f_w;
       r_wo       <= (is_fc || is_gap) ? 16'd1 : f_wo;
-      r_stride   <= is_win ? 16'(f_s) : 16'd1;
+      r_stride   <= (is_win && !g_take) ? 16'(f_s) : 16'd1;
       r_cout     <= f_cout;
       r_cin      <= f_cin;
       r_cin_n    <= is_conv ? KW'(f_cin) : (is_fc ? KW'(d_kred) : KW'(1));
-      r_cstep    <= OW'(f_cin);
-      r_rowk     <= is_add ? OW'(d_offb) : OW'(d_row_b);
+      r_cstep    <= g_take ? OW'(f_cpad) : OW'(f_cin);
+      r_rowk     <= g_take ? OW'(mul_p) : (is_add ? OW'(d_offb) : OW'(d_row_b));
       r_p        <= (is_fc || is_gap) ? PW'(1) : PW'(d_hw_out);
-      r_stepx    <= OW'(f_scin);
-      r_stepwrap <= ((is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b)) - OW'(d_wrap);
-      r_srowb    <= (is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b);
+      r_stepx    <= g_take ? OW'(f_cpad) : OW'(f_scin);
+      r_stepwrap <= g_take ? OW'(f_cpad) :
+                    ((is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b)) - OW'(d_wrap);
+      r_srowb    <= g_take ? OW'(mul_p) :
+                    ((is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b));
       r_nct      <= JW'((32'(f_cout) + 32'(Cols - 1)) >> ColW);
       r_npt      <= (is_conv || is_fc) ?
                     PW'(((is_fc ? PW'(1) : PW'(d_hw_out)) + PW'(Rows - 1)) >> RowW) :
                     (is_gap ? PW'(1) : PW'(d_hw_out));
-      r_na       <= OW'(d_in_bytes);
+      r_na       <= g_take ? OW'(d_vbytes) : OW'(d_in_bytes);
       r_offb     <= OW'(d_offb);
-      r_in_total <= OW'(d_in_total);
+      r_in_total <= g_take ? OW'(d_vbytes) : OW'(d_in_total);
+      r_g        <= g_take;
+      r_cpad     <= OW'(f_cpad);
+      r_gstep    <= AW'(f_scin);
+      r_grow     <= AW'(d_row_b) << 1;
       r_kred     <= KW'(d_kred);
-      r_in       <= AW'(f_in);
       r_in2      <= AW'(f_in2);
       r_out      <= AW'(f_out);
       r_prm      <= AW'(f_prm);
@@ -627,26 +647,54 @@ module nasa_engine #(
   end
 
   // ======================= input loader =======================
+  // Segments of input, each read in Chunk-byte jobs: the whole input (and Add's second input at
+  // r_offb), or with the pixel gather one segment of Cin bytes per used pixel into r_cpad slots.
   logic il_region_q, il_done_q, il_valid, il_grant;
   logic [OW-1:0] il_off_q, il_left;
   logic [OW-1:0] in_loaded_q;
+  logic [AW-1:0] il_src_q, il_rsrc_q;  // segment source; gather: source of the row's pixel 0
+  logic [OW-1:0] il_dst_q;             // segment destination in the input buffer
+  logic [15:0] il_x_q;                 // gather: output column of the segment
   assign il_valid = running && !il_done_q;
-  assign il_left  = r_na - il_off_q;
+  assign il_left  = (r_g ? OW'(r_cin) : r_na) - il_off_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       il_region_q <= 1'b0;
       il_done_q   <= 1'b1;
       il_off_q    <= '0;
+      il_src_q    <= '0;
+      il_rsrc_q   <= '0;
+      il_dst_q    <= '0;
+      il_x_q      <= '0;
     end else if (run_start) begin
       il_region_q <= 1'b0;
       il_done_q   <= 1'b0;
       il_off_q    <= '0;
+      il_src_q    <= AW'(f_in);
+      il_rsrc_q   <= AW'(f_in);
+      il_dst_q    <= '0;
+      il_x_q      <= '0;
     end else if (il_grant) begin
       if (il_left <= OW'(Chunk)) begin
         il_off_q <= '0;
-        if (r_add && !il_region_q) il_region_q <= 1'b1;
-        else il_done_q <= 1'b1;
+        if (r_g && il_dst_q + r_cpad < r_na) begin
+          il_dst_q <= il_dst_q + r_cpad;
+          if (il_x_q + 16'd1 == r_wo) begin
+            il_x_q    <= '0;
+            il_rsrc_q <= il_rsrc_q + r_grow;
+            il_src_q  <= il_rsrc_q + r_grow;
+          end else begin
+            il_x_q   <= il_x_q + 16'd1;
+            il_src_q <= il_src_q + r_gstep;
+          end
+        end else if (r_add && !il_region_q) begin
+          il_region_q <= 1'b1;
+          il_src_q    <= r_in2;
+          il_dst_q    <= r_offb;
+        end else begin
+          il_done_q <= 1'b1;
+        end
       end else begin
         il_off_q <= il_off_q + OW'(Chunk);
       end
@@ -826,9 +874,9 @@ module nasa_engine #(
       job_tag   = {BaseW'(0), 8'd0, 1'b0, DstDesc};
     end else if (il_valid && (!tl_valid || (!prefer_tl && (prefer_il || !rr_q)))) begin
       job_valid = 1'b1;
-      job_src   = (il_region_q ? r_in2 : r_in) + AW'(il_off_q);
+      job_src   = il_src_q + AW'(il_off_q);
       job_len   = (il_left > OW'(Chunk)) ? 32'(Chunk) : 32'(il_left);
-      job_tag   = {BaseW'((il_region_q ? r_offb : OW'(0)) + il_off_q), 8'd0, 1'b0, DstIn};
+      job_tag   = {BaseW'(il_dst_q + il_off_q), 8'd0, 1'b0, DstIn};
       il_grant  = job_ready;
     end else if (tl_valid) begin
       job_valid = 1'b1;

@@ -139,6 +139,52 @@ TEST_P(CosimDirected, GapWithMoreTapsThanKredMax) {
   check_layer(pool(Op::Gap, 14, 28, 3));
 }
 
+// 1x1 stride-2 Conv/DwConv layers whose input the loader gathers (only the pixels they use, each
+// Cin bytes into a slot rounded up to the port), next to ones it reads whole: odd sizes, Cin not
+// a multiple of the port, pixels longer than one DMA job, 1x1 inputs. Besides the byte and cycle
+// checks, a gathered layer's DRAM reads must stay within what the used pixels, the weights, the
+// records and the descriptor can take (an unaligned job reads less than two bus words extra), a
+// bound below what reading the whole input takes for most cases.
+TEST_P(CosimDirected, StrideTwoPointwiseGather) {
+  const uint64_t mb = cfg_.mem_bytes, chunk = uint64_t{cfg_.burst_max} * mb, wchunk = chunk / 2;
+  const std::vector<Desc> cases = {
+      shape(Op::Conv, 7, 7, 40, 16, 1, 2),
+      shape(Op::Conv, 3, 5, static_cast<uint16_t>(chunk + 12), 8, 1, 2, Act::Relu),
+      shape(Op::DwConv, 9, 4, 24, 24, 1, 2, Act::Relu6, 60),
+      shape(Op::Conv, 1, 1, 40, 8, 1, 2),
+      shape(Op::Conv, 6, 6, 3, 8, 1, 2),
+      shape(Op::Conv, 8, 4, 64, 32, 1, 2),
+      shape(Op::Conv, 8, 8, 128, 16, 1, 2),
+      shape(Op::Conv, 16, 16, 64, 16, 1, 2),
+      shape(Op::DwConv, 12, 12, 256, 256, 1, 2, Act::Relu),
+      shape(Op::DwConv, 2, 9, 33, 33, 1, 2),
+  };
+  int gathered = 0, below_whole = 0;
+  for (const Desc& c : cases) {
+    if (input_buffer_need(c, cfg_) > cfg_.in_buf_bytes || uint64_t{c.cin} > cfg_.kred_max) continue;
+    ProgramBuilder b(cfg_, seed_++);
+    const Desc d = b.add_layer(c, Quant::Normal);
+    const CosimResult r = check(b.finish(describe(d)));
+    if (!gathers_input(d, cfg_.mem_bytes) || !r.ok) continue;
+    ++gathered;
+    const Shape s = shape_of(d);
+    const uint64_t nct = (d.cout + cfg_.cols - 1) / cfg_.cols;
+    const uint64_t wjobs = static_cast<hw::Op>(d.op) == Op::Conv
+                               ? uint64_t{d.cout} * ((s.kred + wchunk - 1) / wchunk)
+                               : nct;  // DwConv: one tap (k = 1) per channel tile
+    const uint64_t slack = 2 * mb;  // an unaligned job of L bytes reads < L + 2 words
+    const uint64_t bound =
+        uint64_t{s.ho} * s.wo * (d.cin + (d.cin + chunk - 1) / chunk * slack) + s.wgt_bytes +
+        wjobs * slack + s.prm_bytes + nct * slack + hw::kDescBytes + slack;
+    const uint64_t whole = s.in_bytes + s.wgt_bytes + s.prm_bytes + hw::kDescBytes;
+    EXPECT_LE(r.rtl_counters[static_cast<int>(hw::Counter::DramRdBytes)], bound) << describe(d);
+    if (bound < whole) ++below_whole;
+  }
+  EXPECT_GE(gathered, 4) << "too few cases took the gather path on " << cfg_.name;
+  EXPECT_GE(below_whole, 3) << "too few cases tell a gathered input from a whole one on "
+                            << cfg_.name;
+}
+
 TEST_P(CosimDirected, Saturation) {
   struct Case {
     Desc d;

@@ -94,6 +94,11 @@ struct Layer {
   uint64_t p = 0, wo = 0, stride = 1, pad = 0, kh = 0, row_b = 0;
   uint64_t nct = 0, npt = 0, na = 0, offb = 0, in_total = 0;
   uint64_t in_addr = 0, in2_addr = 0, out_addr = 0, wgt_addr = 0, prm_addr = 0;
+  // pixel gather (1x1 stride-2 Conv/DwConv, RTL r_g): the loader reads only the pixels the layer
+  // uses, one job per pixel of `cin` bytes, into `cpad`-byte slots (cin rounded up to the port);
+  // the layer then runs as a stride-1 layer over that compact ho x wo x cpad input
+  bool gather = false;
+  uint64_t cpad = 0, gstep = 0, grow = 0;
 };
 
 class Engine {
@@ -158,6 +163,15 @@ class Engine {
     l.na = s.in_bytes;
     l.offb = (l.na + mb - 1) / mb * mb;
     l.in_total = add ? l.offb + l.na : l.na;
+    l.cpad = (uint64_t{d.cin} + mb - 1) / mb * mb;
+    if (gathers_input(d, mb)) {
+      l.gather = true;
+      l.stride = 1;
+      l.row_b = uint64_t{s.wo} * l.cpad;
+      l.na = l.in_total = hw_out * l.cpad;
+      l.gstep = 2 * uint64_t{d.cin};
+      l.grow = 2 * uint64_t{d.w} * d.cin;
+    }
     l.in_addr = d.in_addr;
     l.in2_addr = d.in2_addr;
     l.out_addr = d.out_addr;
@@ -210,6 +224,7 @@ class Engine {
   // input loader
   bool il_region_ = false, il_done_ = true;
   uint64_t il_off_ = 0, in_loaded_ = 0;
+  uint64_t il_src_ = 0, il_rsrc_ = 0, il_dst_ = 0, il_x_ = 0;  // current segment (RTL il_*_q)
   // tile loader
   uint32_t tl_phase_ = 0;
   uint64_t tl_j_ = 0, tl_co0_ = 0, tl_row_ = 0, tl_off_ = 0, tl_row_src_ = 0, tl_rsrc_ = 0,
@@ -277,7 +292,7 @@ void Engine::step() {
 
   // loaders
   const bool il_valid = running && !il_done_;
-  const uint64_t il_left = L_.na - il_off_;
+  const uint64_t il_left = (L_.gather ? L_.cin : L_.na) - il_off_;
   const bool tl_valid = running && L_.usew && tl_phase_ != 0;
   const uint8_t tl_h = static_cast<uint8_t>(tl_j_ & 1);
   const uint64_t tl_rest = L_.kred - tl_off_;
@@ -298,8 +313,7 @@ void Engine::step() {
     job = {desc_addr_ + uint64_t{li_} * hw::kDescBytes, hw::kDescBytes, kDesc, 0, false};
     job_push = job_ready;
   } else if (il_valid && (!tl_valid || (!prefer_tl && (prefer_il || !rr_)))) {
-    job = {(il_region_ ? L_.in2_addr : L_.in_addr) + il_off_, std::min(il_left, chunk_), kIn, 0,
-           false};
+    job = {il_src_ + il_off_, std::min(il_left, chunk_), kIn, 0, false};
     il_grant = job_push = job_ready;
   } else if (tl_valid) {
     job = tl_job;
@@ -488,10 +502,23 @@ void Engine::step() {
   if (il_grant) {
     if (il_left <= chunk_) {
       il_off_ = 0;
-      if (L_.add && !il_region_)
+      if (L_.gather && il_dst_ + L_.cpad < L_.na) {
+        il_dst_ += L_.cpad;
+        if (il_x_ + 1 == L_.wo) {
+          il_x_ = 0;
+          il_rsrc_ += L_.grow;
+          il_src_ = il_rsrc_;
+        } else {
+          ++il_x_;
+          il_src_ += L_.gstep;
+        }
+      } else if (L_.add && !il_region_) {
         il_region_ = true;
-      else
+        il_src_ = L_.in2_addr;
+        il_dst_ = L_.offb;
+      } else {
         il_done_ = true;
+      }
     } else {
       il_off_ += chunk_;
     }
@@ -561,6 +588,8 @@ void Engine::step() {
         il_region_ = false;
         il_done_ = false;
         il_off_ = 0;
+        il_src_ = il_rsrc_ = L_.in_addr;
+        il_dst_ = il_x_ = 0;
         in_loaded_ = 0;
         tl_phase_ = 0;
         tl_j_ = 0;

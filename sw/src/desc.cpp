@@ -102,6 +102,15 @@ Desc decode(std::span<const uint32_t, hw::kDescWords> words) {
   return d;
 }
 
+bool gathers_input(const Desc& d, uint32_t mem_bytes) {
+  if (!(is_op(d.op, hw::Op::Conv) || is_op(d.op, hw::Op::DwConv)) || d.k != 1 || d.stride != 2) {
+    return false;
+  }
+  const Shape s = shape_of(d);
+  const uint64_t cpad = ceil_div(uint64_t{d.cin}, mem_bytes) * mem_bytes;
+  return uint64_t{s.ho} * s.wo * cpad <= s.in_bytes;
+}
+
 Shape shape_of(const Desc& d) {
   Shape s;
   const uint64_t h = d.h, w = d.w, cin = d.cin, cout = d.cout, k = d.k;

@@ -38,6 +38,11 @@ struct Shape {
 };
 Shape shape_of(const Desc& d);
 
+// Whether the engine's input loader gathers a layer's pixels (docs/engine.md "Input loader"):
+// a 1x1 stride-2 Conv or DwConv reads only the pixels it uses, each (cin bytes) into a slot of
+// cin rounded up to `mem_bytes`, when those slots take no more room than the whole input.
+bool gathers_input(const Desc& d, uint32_t mem_bytes);
+
 // Bytes of the input buffer a layer needs: its input tensor (both inputs of Add, the second at
 // the next port-aligned offset).
 uint64_t input_buffer_need(const Desc& d, const hw::Config& cfg);
