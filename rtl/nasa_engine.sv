@@ -855,11 +855,12 @@ module nasa_engine #(
   end
 
   // ======================= job arbiter =======================
-  // Loads the compute is waiting for go first (weights before input when both are missing);
-  // otherwise input chunks and weight jobs alternate.
+  // Loads the compute is waiting for go first: the weights of its channel tile before input
+  // when both are missing, but input before the weights of a later tile (the tile loader runs
+  // ahead into the idle half); otherwise input chunks and weight jobs alternate.
   logic rr_q, prefer_tl, prefer_il;
-  assign prefer_tl = want && !w_ok;
-  assign prefer_il = want && w_ok && !in_ok;
+  assign prefer_tl = want && !w_ok && (tl_j_q == c_j_q);
+  assign prefer_il = want && !in_ok && !prefer_tl;
   always_comb begin
     il_grant  = 1'b0;
     tl_grant  = 1'b0;

@@ -306,7 +306,8 @@ void Engine::step() {
     tl_job = {tl_tap_src_, tl_cg_, kWScat, tl_h, false};
   }
   const bool job_ready = job_q_.size() < kJobDepth;
-  const bool prefer_tl = want && !w_ok, prefer_il = want && w_ok && !in_ok;
+  // the compute's missing loads first: its tile's weights, else input before a later tile's
+  const bool prefer_tl = want && !w_ok && tl_j_ == c_j_, prefer_il = want && !in_ok && !prefer_tl;
   bool il_grant = false, tl_grant = false, job_push = false;
   Job job{};
   if (desc_job) {
