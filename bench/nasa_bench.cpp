@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "nasa/compiler.h"
+#include "nasa/cycle_model.h"
 #include "nasa/data.h"
 #include "nasa/device.h"
 #include "nasa/float_eval.h"
@@ -385,6 +386,33 @@ json peers_study(size_t n_cands, size_t n_images, int repeats, int threads) {
     }
     accel[name] = a;
   }
+  // (iv) one candidate per program (nasa eval, search's cycle estimates): the descriptor
+  // prefetch against the same layers each run alone
+  json programs = json::array();
+  for (const char* name : {"sim", "large"}) {
+    const auto& cfg = nasa::config_by_name(name);
+    const auto dram = nasa::cycles::default_dram(cfg);
+    uint64_t prog = 0, alone = 0, layers = 0;
+    for (const auto& c : cands) {
+      const auto p = nasa::compile::compile(q, c, std::span(imgs).subspan(0, 1), cfg);
+      prog += nasa::cycles::program(p.descs, p.desc_addr, cfg, dram)[0];
+      nasa::cycles::Counters sum{};
+      for (size_t i = 0; i < p.descs.size(); ++i) {
+        nasa::cycles::add_layer(p.descs[i], cfg, dram, sum,
+                                static_cast<uint32_t>(p.desc_addr + i * nasa::hw::kDescBytes));
+      }
+      alone += sum[0];
+      layers += p.descs.size();
+    }
+    programs.push_back({{"config", std::string(name)},
+                        {"candidates", cands.size()},
+                        {"layers", layers},
+                        {"program_cycles", prog},
+                        {"layers_alone_cycles", alone},
+                        {"saved_per_later_layer",
+                         static_cast<double>(alone - prog) /
+                             static_cast<double>(layers - cands.size())}});
+  }
   const double mt = median(t_torch), mf = median(t_fused);
   const double torch_cps = static_cast<double>(n_cands) / mt;
   const double fused_cps = static_cast<double>(n_cands) / mf;
@@ -412,6 +440,7 @@ json peers_study(size_t n_cands, size_t n_images, int repeats, int threads) {
              return j;
            }()},
           {"accel_model", accel},
+          {"programs", programs},
           {"checksum", checksum}};
 }
 
@@ -576,6 +605,19 @@ std::string markdown(const json& r) {
   }
   md += fmt::format("\nFused int8 reference vs libtorch fp32: **{:.2f}x** candidates/s.\n",
                     p["fused_ref_vs_libtorch_ratio"].get<double>());
+  md += "\nOne candidate per program, one image (cycle model): the engine fetches and decodes the "
+        "next descriptor while a layer finishes, against the same layers each run alone:\n\n"
+        "| config | candidates | layers | program cycles | layers alone | ratio | cycles saved "
+        "per later layer |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& e : p["programs"]) {
+    const auto prog = e["program_cycles"].get<uint64_t>();
+    const auto alone = e["layers_alone_cycles"].get<uint64_t>();
+    md += fmt::format("| {} | {} | {} | {} | {} | {:.3f} | {:.1f} |\n",
+                      e["config"].get<std::string>(), e["candidates"].get<size_t>(),
+                      e["layers"].get<uint64_t>(), prog, alone,
+                      static_cast<double>(prog) / static_cast<double>(alone),
+                      e["saved_per_later_layer"].get<double>());
+  }
   md += "\n## 4. Simulation speed\n\n| config | Verilator cycles/s |\n|---|---:|\n";
   for (const auto& e : r["efficiency"]) {
     md += fmt::format("| {} | {:.0f} |\n", e["config"].get<std::string>(),

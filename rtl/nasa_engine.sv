@@ -120,6 +120,7 @@ module nasa_engine #(
   logic [31:0] err_index_q, layers_done_q;
   logic [NC*16-1:0] cnt_inc;
   state_e state_q;
+  logic run_q;  // a layer runs (the back end); state_q may fetch the next one meanwhile
 
   nasa_csr #(
     .Rows      (Rows),
@@ -475,7 +476,8 @@ module nasa_engine #(
   logic in_ok, w_ok, sh_ok, want, fire;  // compute issue stage handshake (see below)
   logic layer_done, quant_err, desc_in_win;
   logic [31:0] desc_src;
-  assign desc_src    = ext_q ? xd_tpl_i : desc_addr + (li_q << 6);
+  // the descriptor the front end fetches: the next layer's while a layer runs (prefetch)
+  assign desc_src    = ext_q ? xd_tpl_i : desc_addr + ((li_q + 32'(run_q)) << 6);
   assign desc_in_win = in_win(desc_src, DW'(nasa_pkg::DescBytes), win_base_a, win_limit_a);
 
   logic desc_job, desc_arrived;
@@ -485,9 +487,17 @@ module nasa_engine #(
   assign ext_wait_o   = ext_q && (state_q == StFetch) && dma_idle;
   assign desc_arrived = o_valid && o_last && o_dst == DstDesc;
 
+  // Sequencer. state_q is the front end (fetch, decode) and run_q the back end (a layer runs).
+  // In a program (not a batch run) the next layer's descriptor is fetched and decoded while the
+  // current layer finishes, once the current layer has issued all its loads; the decoded layer
+  // starts, or reports its error, only when the current one is done, so a prefetched window or
+  // decode error still comes after every write of the layers before it.
+  logic pf_ok;  // set beside tl_done below
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q       <= StIdle;
+      run_q         <= 1'b0;
       dec_step_q    <= '0;
       li_q          <= '0;
       ext_q         <= 1'b0;
@@ -503,6 +513,7 @@ module nasa_engine #(
       unique case (state_q)
         StIdle: begin
           if (start) begin
+            run_q         <= 1'b0;
             li_q          <= '0;
             layers_done_q <= '0;
             err_q         <= nasa_pkg::ErrNone;
@@ -531,9 +542,11 @@ module nasa_engine #(
           end else if (ext_q && !xd_valid_i) begin
             state_q <= StFetch;
           end else if (!desc_in_win) begin
-            err_q       <= nasa_pkg::ErrWindow;
-            err_index_q <= li_q;
-            state_q     <= StAbort;
+            if (!run_q) begin  // a prefetch waits: the running layer finishes first
+              err_q       <= nasa_pkg::ErrWindow;
+              err_index_q <= li_q;
+              state_q     <= StAbort;
+            end
           end else if (job_ready) begin
             state_q <= StFetchWait;
             xq_x    <= xd_x_i;
@@ -550,29 +563,19 @@ module nasa_engine #(
         StDecode: begin
           if (dec_step_q != 4'd11) begin
             dec_step_q <= dec_step_q + 4'd1;
+          end else if (run_q) begin
+            // decoded ahead: hold until the running layer is done
           end else if (dec_err != nasa_pkg::ErrNone) begin
             err_q       <= dec_err;
             err_index_q <= li_q;
             state_q     <= StAbort;
           end else begin
             state_q <= StRun;
+            run_q   <= 1'b1;
           end
         end
         StRun: begin
-          if (quant_err) begin
-            err_q       <= nasa_pkg::ErrBadQuant;
-            err_index_q <= li_q;
-            state_q     <= StAbort;
-          end else if (layer_done) begin
-            layers_done_q <= layers_done_q + 1;
-            li_q          <= li_q + 1;
-            if (!ext_q && li_q + 1 == desc_count) begin
-              state_q <= StIdle;
-              finish  <= 1'b1;
-            end else begin
-              state_q <= StFetch;
-            end
-          end
+          if (pf_ok) state_q <= StFetch;
         end
         StAbort: begin
           if (dma_idle) begin
@@ -582,15 +585,34 @@ module nasa_engine #(
         end
         default: state_q <= StIdle;
       endcase
+      // the back end (after the front end: its abort and its end of program win)
+      if (run_q && quant_err) begin
+        err_q       <= nasa_pkg::ErrBadQuant;
+        err_index_q <= li_q;
+        state_q     <= StAbort;
+        run_q       <= 1'b0;
+      end else if (run_q && layer_done) begin
+        layers_done_q <= layers_done_q + 1;
+        li_q          <= li_q + 1;
+        run_q         <= 1'b0;
+        if (state_q == StRun) begin  // no prefetch under way
+          if (!ext_q && li_q + 1 == desc_count) begin
+            state_q <= StIdle;
+            finish  <= 1'b1;
+          end else begin
+            state_q <= StFetch;
+          end
+        end
+      end
     end
   end
   assign dma_abort = (state_q == StAbort);
   assign xd_done_o = ext_q && running && !quant_err && layer_done;
 
   logic run_start, running;
-  assign run_start = (state_q == StDecode) && (dec_step_q == 4'd11) &&
+  assign run_start = (state_q == StDecode) && (dec_step_q == 4'd11) && !run_q &&
                      (dec_err == nasa_pkg::ErrNone);
-  assign running   = (state_q == StRun);
+  assign running   = run_q;
 
   always_ff @(posedge clk_i) begin
     if (run_start) begin
@@ -1301,7 +1323,7 @@ module nasa_engine #(
       shadow_full_q <= 1'b0;
       dr_row_q      <= '0;
       rq_ph_q       <= '0;
-    end else if (state_q != StRun) begin
+    end else if (!running) begin
       shadow_full_q <= 1'b0;
       dr_row_q      <= '0;
       rq_ph_q       <= '0;
@@ -1323,7 +1345,7 @@ module nasa_engine #(
     if (s1_valid_q && s1_last_q) prm_sh_q <= s1_half_q ? prm1_q : prm0_q;
   end
 
-  assign row_valid = shadow_full_q && (state_q == StRun) && rq_ph_last;
+  assign row_valid = shadow_full_q && running && rq_ph_last;
   assign row_vals  = r_pe ? pe_row : vec_res;
 
   logic [RqLanes*8-1:0] rq_y;
@@ -1393,6 +1415,7 @@ module nasa_engine #(
 
   logic tl_done;
   assign tl_done    = !r_usew || (tl_j_q == r_nct);
+  assign pf_ok      = !ext_q && il_done_q && tl_done && (li_q + 32'd1 < desc_count);
   assign layer_done = running && c_done_q && !s1_valid_q && !shadow_full_q && writer_idle &&
                       dma_idle && il_done_q && tl_done;
 
@@ -1409,6 +1432,6 @@ module nasa_engine #(
     cnt_inc[nasa_pkg::CntStallInput*16 +: 16]  = 16'(want && w_ok && !in_ok);
     cnt_inc[nasa_pkg::CntStallOutput*16 +: 16] = 16'(want && w_ok && in_ok && !sh_ok);
     cnt_inc[nasa_pkg::CntStallDesc*16 +: 16]   =
-        16'(state_q == StFetch || state_q == StFetchWait || state_q == StDecode);
+        16'(!run_q && (state_q == StFetch || state_q == StFetchWait || state_q == StDecode));
   end
 endmodule

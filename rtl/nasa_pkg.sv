@@ -140,7 +140,8 @@ package nasa_pkg;
   localparam int unsigned CntStallInput  = 6;   // cycles compute waited for input data
   localparam int unsigned CntStallWeight = 7;   // cycles compute waited for weights/params
   localparam int unsigned CntStallOutput = 8;   // cycles compute waited for the output path
-  localparam int unsigned CntStallDesc   = 9;   // cycles spent fetching and decoding descriptors
+  // cycles waiting for a descriptor (fetch, decode; no layer running)
+  localparam int unsigned CntStallDesc   = 9;
   localparam int unsigned NumCounters    = 10;
 
   // Descriptor fields: 32-bit word index, lsb and width of each field.

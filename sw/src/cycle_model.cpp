@@ -122,6 +122,7 @@ class Engine {
     c_ = {};
     if (descs.empty()) return c_;
     state_ = kFetch;
+    run_ = false;
     li_ = 0;
     while (state_ != kIdle) step();
     return c_;
@@ -208,7 +209,8 @@ class Engine {
   uint64_t cyc_ = 0;
 
   // sequencer
-  State state_ = kIdle;
+  State state_ = kIdle;  // the front end (fetch, decode); run_: a layer runs (the back end)
+  bool run_ = false;
   uint32_t li_ = 0, dec_step_ = 0;
   Layer L_;
   bool init_lanes_ = false;
@@ -244,7 +246,7 @@ class Engine {
 
 void Engine::step() {
   const uint64_t rows = cfg_.rows, cols = cfg_.cols;
-  const bool running = state_ == kRun;
+  const bool running = run_;
 
   // ---------------- DMA response side ----------------
   const bool rsp_ready = !inf_.empty() && !flush_;
@@ -311,7 +313,9 @@ void Engine::step() {
   bool il_grant = false, tl_grant = false, job_push = false;
   Job job{};
   if (desc_job) {
-    job = {desc_addr_ + uint64_t{li_} * hw::kDescBytes, hw::kDescBytes, kDesc, 0, false};
+    // the next layer's descriptor while one runs (prefetch)
+    job = {desc_addr_ + uint64_t{li_ + (run_ ? 1 : 0)} * hw::kDescBytes, hw::kDescBytes, kDesc, 0,
+           false};
     job_push = job_ready;
   } else if (il_valid && (!tl_valid || (!prefer_tl && (prefer_il || !rr_)))) {
     job = {il_src_ + il_off_, std::min(il_left, chunk_), kIn, 0, false};
@@ -346,6 +350,8 @@ void Engine::step() {
   const bool tl_done = !L_.usew || tl_j_ == L_.nct;
   const bool layer_done = running && c_done_ && !s1_valid_ && !shadow_full_ && wq_.empty() &&
                           dma_idle && il_done_ && tl_done;
+  // prefetch of the next descriptor once the running layer has issued all its loads
+  const bool pf_ok = il_done_ && tl_done && li_ + 1 < descs_.size();
 
   // ---------------- counters ----------------
   count(hw::Counter::Cycles, 1);
@@ -363,7 +369,7 @@ void Engine::step() {
   if (want && !w_ok) count(hw::Counter::StallWeight, 1);
   if (want && w_ok && !in_ok) count(hw::Counter::StallInput, 1);
   if (want && w_ok && in_ok && !sh_ok) count(hw::Counter::StallOutput, 1);
-  if (state_ == kFetch || state_ == kFetchWait || state_ == kDecode) {
+  if (!run_ && (state_ == kFetch || state_ == kFetchWait || state_ == kDecode)) {
     count(hw::Counter::StallDesc, 1);
   }
 
@@ -420,7 +426,7 @@ void Engine::step() {
   }
 
   // destinations
-  const bool run_start = state_ == kDecode && dec_step_ + 1 == kDecodeSteps;
+  const bool run_start = state_ == kDecode && dec_step_ + 1 == kDecodeSteps && !run_;
   if (o_valid && o_dst == kIn && !run_start) in_loaded_ += mb_;
   if (o_valid && o_last && (o_dst == kWRow || o_dst == kWScat || o_dst == kPrm)) {
     ++h_done_[o_half];
@@ -570,6 +576,7 @@ void Engine::step() {
 
   // sequencer
   init_lanes_ = run_start;
+  const State front = state_;
   switch (state_) {
     case kFetch:
       if (job_ready) state_ = kFetchWait;
@@ -581,10 +588,11 @@ void Engine::step() {
       }
       break;
     case kDecode:
-      if (!run_start) {
+      if (dec_step_ + 1 < kDecodeSteps) {
         ++dec_step_;
-      } else {
+      } else if (run_start) {  // else decoded ahead: held until the running layer is done
         state_ = kRun;
+        run_ = true;
         L_ = layer_of(*d, cfg_.mem_bytes, cfg_.rows, cfg_.cols);
         il_region_ = false;
         il_done_ = false;
@@ -605,13 +613,15 @@ void Engine::step() {
       }
       break;
     case kRun:
-      if (layer_done) {
-        ++li_;
-        state_ = li_ == descs_.size() ? kIdle : kFetch;
-      }
+      if (pf_ok) state_ = kFetch;
       break;
     default:
       break;
+  }
+  if (layer_done) {  // the back end
+    ++li_;
+    run_ = false;
+    if (front == kRun) state_ = li_ == descs_.size() ? kIdle : kFetch;
   }
   ++cyc_;
 }
@@ -630,7 +640,7 @@ void add_layer(const Desc& d, const hw::Config& cfg, const DramTiming& dram, Cou
   for (size_t i = 0; i < c.size(); ++i) c[i] += l[i];
 }
 
-size_t LayerMemo::KeyHash::operator()(const std::array<uint32_t, hw::kDescWords + 1>& k) const {
+size_t LayerMemo::hash_words(std::span<const uint32_t> k) {
   uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a over the words
   for (uint32_t w : k) {
     h ^= w;
@@ -639,9 +649,9 @@ size_t LayerMemo::KeyHash::operator()(const std::array<uint32_t, hw::kDescWords 
   return static_cast<size_t>(h ^ (h >> 29));
 }
 
-void LayerMemo::add_layer(const Desc& d, Counters& c, uint32_t desc_addr) {
-  // The engine uses addresses only modulo its port width (beats per request, the split of a
-  // write row), so layers that differ only in where their buffers sit time alike.
+// The engine uses addresses only modulo its port width (beats per request, the split of a write
+// row), so layers that differ only in where their buffers sit time alike.
+std::array<uint32_t, hw::kDescWords + 1> LayerMemo::key_of(const Desc& d, uint32_t desc_addr) const {
   const uint32_t mb = cfg_.mem_bytes;
   Desc k = d;
   k.in_addr %= mb;
@@ -653,13 +663,51 @@ void LayerMemo::add_layer(const Desc& d, Counters& c, uint32_t desc_addr) {
   const auto words = encode(k);
   std::copy(words.begin(), words.end(), key.begin());
   key[hw::kDescWords] = desc_addr % mb;
+  return key;
+}
+
+const Counters& LayerMemo::single(const Desc& d, uint32_t desc_addr) {
+  const auto key = key_of(d, desc_addr);
   auto it = memo_.find(key);
   if (it == memo_.end()) {
     it = memo_.emplace(key, program(std::span<const Desc>(&d, 1), desc_addr, cfg_, dram_)).first;
   } else {
     ++hits_;
   }
-  for (size_t i = 0; i < c.size(); ++i) c[i] += it->second[i];
+  return it->second;
+}
+
+void LayerMemo::add_layer(const Desc& d, Counters& c, uint32_t desc_addr) {
+  const Counters& l = single(d, desc_addr);
+  for (size_t i = 0; i < c.size(); ++i) c[i] += l[i];
+}
+
+// A program's time telescopes over pairs of consecutive layers: layer i+1 starts from a clean
+// engine when layer i is done, and only its descriptor fetch overlaps layer i, so program(A, B)
+// - program(A) is what B adds after A, whatever came before A.
+void LayerMemo::add_program(std::span<const Desc> descs, uint32_t desc_addr, Counters& c) {
+  for (size_t i = 0; i < descs.size(); ++i) {
+    const auto at = static_cast<uint32_t>(desc_addr + i * hw::kDescBytes);
+    if (i == 0) {
+      add_layer(descs[0], c, at);
+      continue;
+    }
+    const auto prev_at = static_cast<uint32_t>(at - hw::kDescBytes);
+    const auto ka = key_of(descs[i - 1], prev_at), kb = key_of(descs[i], at);
+    std::array<uint32_t, 2 * (hw::kDescWords + 1)> key{};
+    std::copy(ka.begin(), ka.end(), key.begin());
+    std::copy(kb.begin(), kb.end(), key.begin() + ka.size());
+    auto it = pairs_.find(key);
+    if (it == pairs_.end()) {
+      Counters delta = program(descs.subspan(i - 1, 2), prev_at, cfg_, dram_);
+      const Counters& a = single(descs[i - 1], prev_at);
+      for (size_t j = 0; j < delta.size(); ++j) delta[j] -= a[j];  // modulo 2^64, exact sums
+      it = pairs_.emplace(key, delta).first;
+    } else {
+      ++hits_;
+    }
+    for (size_t j = 0; j < c.size(); ++j) c[j] += it->second[j];
+  }
 }
 
 }  // namespace nasa::cycles

@@ -503,13 +503,11 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, uint32_t desc_addr,
     ++r.layers_done;
     done.push_back(d);
   }
-  // Timing of the layers that completed (an erroneous run's partial timing is not modeled).
-  // (A program's counters are the sum of its layers'; the memo replays each distinct layer once.)
+  // Timing of the layers that completed (an erroneous run's partial timing is not modeled);
+  // the memo replays each distinct layer and pair of consecutive layers once.
   if (r.err == hw::Err::None) {
     cycles::LayerMemo memo(cfg, dram);
-    for (size_t i = 0; i < done.size(); ++i) {
-      memo.add_layer(done[i], r.counters, desc_addr + static_cast<uint32_t>(i) * hw::kDescBytes);
-    }
+    memo.add_program(done, desc_addr, r.counters);
   }
   return r;
 }

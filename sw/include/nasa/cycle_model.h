@@ -32,30 +32,42 @@ Counters program(std::span<const Desc> descs, uint32_t desc_addr, const hw::Conf
 // Counters of a one-layer program with its descriptor at desc_addr, added to `c`.
 void add_layer(const Desc& d, const hw::Config& cfg, const DramTiming& dram, Counters& c,
                uint32_t desc_addr = 0);
-// add_layer with a memo: a layer's counters depend only on its descriptor and where it sits, and
-// the engine uses every address only modulo its port width, so the memo is keyed by the
-// descriptor with its addresses reduced modulo cfg.mem_bytes. Programs and batch runs issue the
-// same few layer shapes over and over (per image, per mini-batch), so the engine is replayed once
-// per distinct layer. Exact: the memo stores what add_layer would add (tb/unit_cycle_memo.cpp).
+// add_layer and program with a memo: a layer's counters depend only on its descriptor and where
+// it sits (and, in a program, on the layer before it), and the engine uses every address only
+// modulo its port width, so the memo is keyed by the descriptors with their addresses reduced
+// modulo cfg.mem_bytes. Programs and batch runs issue the same few layer shapes over and over
+// (per image, per mini-batch), so the engine is replayed once per distinct layer or pair of
+// layers. Exact (tb/unit_cycle_memo.cpp).
 class LayerMemo {
  public:
   LayerMemo(const hw::Config& cfg, const DramTiming& dram) : cfg_(cfg), dram_(dram) {}
+  // What a one-layer program adds (the layers of a batch run: no descriptor prefetch there).
   void add_layer(const Desc& d, Counters& c, uint32_t desc_addr);
+  // What the program `descs` at `desc_addr` adds: cycles::program exactly, from replays of its
+  // first layer and of pairs of consecutive layers (the next descriptor is fetched during a
+  // layer, so a layer's time depends on the one before it).
+  void add_program(std::span<const Desc> descs, uint32_t desc_addr, Counters& c);
   size_t hits() const { return hits_; }
-  size_t misses() const { return memo_.size(); }
+  size_t misses() const { return memo_.size() + pairs_.size(); }
 
  private:
+  using Key = std::array<uint32_t, hw::kDescWords + 1>;
+  using PairKey = std::array<uint32_t, 2 * (hw::kDescWords + 1)>;
   struct KeyHash {
-    size_t operator()(const std::array<uint32_t, hw::kDescWords + 1>& k) const;
+    template <size_t N>
+    size_t operator()(const std::array<uint32_t, N>& k) const {
+      return hash_words(k);
+    }
   };
+  static size_t hash_words(std::span<const uint32_t> k);
+  Key key_of(const Desc& d, uint32_t desc_addr) const;
+  const Counters& single(const Desc& d, uint32_t desc_addr);
   hw::Config cfg_;
   DramTiming dram_;
-  std::unordered_map<std::array<uint32_t, hw::kDescWords + 1>, Counters, KeyHash> memo_;
+  std::unordered_map<Key, Counters, KeyHash> memo_;
+  std::unordered_map<PairKey, Counters, KeyHash> pairs_;
   size_t hits_ = 0;
 };
-
-// Kept for callers that sum layers: programs have no fixed cost beyond their layers.
-inline void add_program(const hw::Config&, const DramTiming&, Counters&) {}
 
 // Ideal cycles of a layer on the PE array / vector unit: MACs / (Rows*Cols).
 double ideal_cycles(const Desc& d, const hw::Config& cfg);

@@ -96,7 +96,7 @@ namespace nasa::hw {
   X(StallInput, 6, "cycles compute waited for input data")              \
   X(StallWeight, 7, "cycles compute waited for weights/params")         \
   X(StallOutput, 8, "cycles compute waited for the output path")        \
-  X(StallDesc, 9, "cycles spent fetching and decoding descriptors")
+  X(StallDesc, 9, "cycles waiting for a descriptor (fetch, decode; no layer running)")
 
 // Descriptor: 16 little-endian 32-bit words (64 bytes). Row: name, word, lsb, width.
 #define NASA_DESC_FIELDS(X) \
