@@ -296,6 +296,15 @@ TEST_P(CosimErrors, BadQuantRecord) {
   Program p = program({conv3(), fc()});
   p.image[p.descs[1].prm_addr + 6] = 0;
   expect_error(p, Err::BadQuant, 1, "second layer record 0");
+  // In the last channel tile of a middle layer: all its loads are issued, so the next descriptor
+  // is being fetched or decoded ahead when the run aborts; it must leave no trace.
+  for (const Desc& mid : {shape(Op::Conv, 6, 6, 8, 2 * cfg_.cols + 3, 3), dw3()}) {
+    Program q = program({conv3(), mid, maxpool()});
+    const Desc& d = q.descs[1];
+    q.image[d.prm_addr + uint64_t{d.cout - 1u} * hw::kParamBytes + 6] = 0;
+    expect_error(q, Err::BadQuant, 1, fmt::format("{} last record, descriptor 2 prefetched",
+                                                  op_name(mid.op)));
+  }
 }
 
 TEST_P(CosimErrors, WindowPerTensor) {
