@@ -1,11 +1,14 @@
-// Random layers on every hardware configuration, RTL against the reference model: every byte of
-// memory must match and the cycle model must be within 3% of the RTL on every layer.
-// Knobs: NASA_COSIM_LAYERS (layers per configuration; default 2000 sim, 200 fpga and large),
+// Random layers, and programs of several random layers, on every hardware configuration, RTL
+// against the reference model: every byte of memory must match and the cycle model must be
+// within 3% of the RTL on every one.
+// Knobs: NASA_COSIM_LAYERS (layers per configuration; default 2000 sim, 200 fpga and large;
+// a tenth as many programs),
 // NASA_COSIM_SEED (default 1), NASA_FST_ON_FAIL=1 (waveform of each failing layer).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,18 +24,17 @@ constexpr int kMaxReported = 10;  // failures printed in full before the rest ar
 
 class CosimRandom : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(CosimRandom, LayersMatchReference) {
-  const hw::Config& cfg = config_by_name(GetParam());
-  const uint64_t layers = env_u64("NASA_COSIM_LAYERS", cfg.name == "sim" ? 2000 : 200);
-  const uint64_t seed = env_u64("NASA_COSIM_SEED", 1);
+// Runs programs make(0..count-1) on the RTL and the reference model: every byte of memory must
+// match and the cycle model must be within 3%. `rerun(i)` says how to reproduce item i.
+void run_suite(const hw::Config& cfg, uint64_t count, uint64_t seed, const char* what,
+               const std::function<Program(uint64_t)>& make,
+               const std::function<std::string(uint64_t)>& rerun) {
   Cosim cs(cfg, cycles::default_dram(cfg));
-
   int failures = 0;
   double max_err = 0, sum_err = 0;
   uint64_t measured = 0;
-  for (uint64_t i = 0; i < layers; ++i) {
-    const uint64_t layer_seed = derive_seed(seed, i);
-    const Program p = random_layer(layer_seed, cfg);
+  for (uint64_t i = 0; i < count; ++i) {
+    const Program p = make(i);
     CosimResult r;
     try {
       r = cs.run(p);
@@ -48,9 +50,8 @@ TEST_P(CosimRandom, LayersMatchReference) {
     }
     if (r.ok && !slow_model) continue;
     if (++failures > kMaxReported) continue;
-    std::string msg = fmt::format(
-        "layer {} of seed {} (reproduce: nasa-cosim --config {} --seed {} --only-layer {})\n{}", i,
-        seed, cfg.name, seed, i, format_failure(p, r));
+    std::string msg = fmt::format("{} {} of seed {} (reproduce: {})\n{}", what, i, seed, rerun(i),
+                                  format_failure(p, r));
     if (slow_model) {
       msg += fmt::format("\n  cycle model error {:.2f}% > {:.1f}%", r.cycle_error_pct,
                          kMaxCycleErrorPct);
@@ -66,10 +67,38 @@ TEST_P(CosimRandom, LayersMatchReference) {
     }
     ADD_FAILURE() << msg;
   }
-  EXPECT_EQ(failures, 0) << failures << " of " << layers << " layers failed (seed " << seed << ")";
-  fmt::print("[{}] {} layers, seed {}: {} failing, cycle model error max {:.2f}% mean {:.2f}%\n",
-             cfg.name, layers, seed, failures, max_err,
+  EXPECT_EQ(failures, 0) << failures << " of " << count << " " << what << "s failed (seed "
+                         << seed << ")";
+  fmt::print("[{}] {} {}s, seed {}: {} failing, cycle model error max {:.2f}% mean {:.2f}%\n",
+             cfg.name, count, what, seed, failures, max_err,
              measured ? sum_err / static_cast<double>(measured) : 0.0);
+}
+
+TEST_P(CosimRandom, LayersMatchReference) {
+  const hw::Config& cfg = config_by_name(GetParam());
+  const uint64_t layers = env_u64("NASA_COSIM_LAYERS", cfg.name == "sim" ? 2000 : 200);
+  const uint64_t seed = env_u64("NASA_COSIM_SEED", 1);
+  run_suite(
+      cfg, layers, seed, "layer", [&](uint64_t i) { return random_layer(derive_seed(seed, i), cfg); },
+      [&](uint64_t i) {
+        return fmt::format("nasa-cosim --config {} --seed {} --only-layer {}", cfg.name, seed, i);
+      });
+}
+
+// Programs of 2-5 independent random layers: what happens between layers (the next descriptor
+// fetched and decoded while a layer finishes, a prefetched layer's start and errors).
+TEST_P(CosimRandom, ProgramsMatchReference) {
+  const hw::Config& cfg = config_by_name(GetParam());
+  const uint64_t programs = env_u64("NASA_COSIM_LAYERS", cfg.name == "sim" ? 2000 : 200) / 10;
+  const uint64_t seed = env_u64("NASA_COSIM_SEED", 1) ^ 0x5eed5eedULL;
+  auto layers = [](uint64_t i) { return static_cast<uint32_t>(2 + i % 4); };
+  run_suite(
+      cfg, programs, seed, "program",
+      [&](uint64_t i) { return random_program(derive_seed(seed, i), cfg, layers(i)); },
+      [&](uint64_t i) {
+        return fmt::format("random_program(derive_seed({}, {}), {}, {})", seed, i, cfg.name,
+                           layers(i));
+      });
 }
 
 std::vector<std::string> config_names() {

@@ -167,21 +167,54 @@ Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt
                                      op_name(static_cast<uint8_t>(op)), cfg.name));
 }
 
-Program random_layer(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt) {
-  ProgramBuilder b(cfg, seed);
-  Rng& rng = b.rng();
-  const Desc shape = random_shape(rng, cfg, opt);
-  if (rng.chance(0.5)) b.reserve_descs(1);
+namespace {
+
+// ~5% of layers saturate on purpose.
+Quant random_quant(Rng& rng) {
   const double q = rng.real();
-  const Quant quant = q < 0.025  ? Quant::SaturateHigh
-                      : q < 0.05 ? Quant::SaturateLow
-                                 : Quant::Normal;
-  const Desc d = b.add_layer(shape, quant, rng.chance(0.3));
-  Program p = b.finish(fmt::format("random {} seed {:#x}", op_name(d.op), seed));
+  return q < 0.025 ? Quant::SaturateHigh : q < 0.05 ? Quant::SaturateLow : Quant::Normal;
+}
+
+// Adds one random layer (shape, saturation, junk fields) to `b`; returns it completed.
+Desc add_random_layer(ProgramBuilder& b, const hw::Config& cfg, const RandomLayerOptions& opt) {
+  const Desc shape = random_shape(b.rng(), cfg, opt);
+  const Quant quant = random_quant(b.rng());
+  return b.add_layer(shape, quant, b.rng().chance(0.3));
+}
+
+void check_valid(const Desc& d, const hw::Config& cfg, const Program& p, const char* who) {
   if (const hw::Err e = validate(d, cfg, p.win_base, p.win_limit); e != hw::Err::None) {
-    throw std::logic_error(fmt::format("random_layer: generated an invalid layer (error {}): {}",
+    throw std::logic_error(fmt::format("{}: generated an invalid layer (error {}): {}", who,
                                        static_cast<int>(e), describe(d)));
   }
+}
+
+}  // namespace
+
+Program random_layer(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt) {
+  ProgramBuilder b(cfg, seed);
+  const Desc shape = random_shape(b.rng(), cfg, opt);
+  if (b.rng().chance(0.5)) b.reserve_descs(1);  // (this order keeps every seed's layer)
+  const Quant quant = random_quant(b.rng());
+  const Desc d = b.add_layer(shape, quant, b.rng().chance(0.3));
+  Program p = b.finish(fmt::format("random {} seed {:#x}", op_name(d.op), seed));
+  check_valid(d, cfg, p, "random_layer");
+  return p;
+}
+
+Program random_program(uint64_t seed, const hw::Config& cfg, uint32_t layers,
+                       const RandomLayerOptions& opt) {
+  ProgramBuilder b(cfg, seed);
+  if (b.rng().chance(0.5)) b.reserve_descs(layers);
+  std::vector<Desc> ds;
+  for (uint32_t i = 0; i < layers; ++i) ds.push_back(add_random_layer(b, cfg, opt));
+  std::string ops;
+  for (const Desc& d : ds) {
+    if (!ops.empty()) ops += ',';
+    ops += op_name(d.op);
+  }
+  Program p = b.finish(fmt::format("random program [{}] seed {:#x}", ops, seed));
+  for (const Desc& d : ds) check_valid(d, cfg, p, "random_program");
   return p;
 }
 
