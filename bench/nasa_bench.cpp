@@ -393,16 +393,26 @@ json peers_study(size_t n_cands, size_t n_images, int repeats, int threads) {
     const auto& cfg = nasa::config_by_name(name);
     const auto dram = nasa::cycles::default_dram(cfg);
     uint64_t prog = 0, alone = 0, layers = 0;
+    std::map<std::string, std::pair<double, double>> by_op;  // cycles alone, ideal cycles
     for (const auto& c : cands) {
       const auto p = nasa::compile::compile(q, c, std::span(imgs).subspan(0, 1), cfg);
       prog += nasa::cycles::program(p.descs, p.desc_addr, cfg, dram)[0];
-      nasa::cycles::Counters sum{};
       for (size_t i = 0; i < p.descs.size(); ++i) {
-        nasa::cycles::add_layer(p.descs[i], cfg, dram, sum,
+        nasa::cycles::Counters one{};
+        nasa::cycles::add_layer(p.descs[i], cfg, dram, one,
                                 static_cast<uint32_t>(p.desc_addr + i * nasa::hw::kDescBytes));
+        alone += one[0];
+        auto& e = by_op[nasa::op_name(p.descs[i].op)];
+        e.first += static_cast<double>(one[0]);
+        e.second += nasa::cycles::ideal_cycles(p.descs[i], cfg);
       }
-      alone += sum[0];
       layers += p.descs.size();
+    }
+    json ops = json::array();
+    for (const auto& [op, e] : by_op) {
+      ops.push_back({{"op", op},
+                     {"share_of_cycles", e.first / static_cast<double>(alone)},
+                     {"efficiency", e.second / e.first}});
     }
     programs.push_back({{"config", std::string(name)},
                         {"candidates", cands.size()},
@@ -411,7 +421,8 @@ json peers_study(size_t n_cands, size_t n_images, int repeats, int threads) {
                         {"layers_alone_cycles", alone},
                         {"saved_per_later_layer",
                          static_cast<double>(alone - prog) /
-                             static_cast<double>(layers - cands.size())}});
+                             static_cast<double>(layers - cands.size())},
+                        {"by_op", ops}});
   }
   const double mt = median(t_torch), mf = median(t_fused);
   const double torch_cps = static_cast<double>(n_cands) / mt;
@@ -617,6 +628,15 @@ std::string markdown(const json& r) {
                       e["layers"].get<uint64_t>(), prog, alone,
                       static_cast<double>(prog) / static_cast<double>(alone),
                       e["saved_per_later_layer"].get<double>());
+  }
+  md += "\nWhere those programs' cycles go (layers alone), by op: share of cycles / efficiency "
+        "(ideal cycles / cycles):\n\n| config | op | share | efficiency |\n|---|---|---:|---:|\n";
+  for (const auto& e : p["programs"]) {
+    for (const auto& o : e["by_op"]) {
+      md += fmt::format("| {} | {} | {:.1f}% | {:.3f} |\n", e["config"].get<std::string>(),
+                        o["op"].get<std::string>(), 100 * o["share_of_cycles"].get<double>(),
+                        o["efficiency"].get<double>());
+    }
   }
   md += "\n## 4. Simulation speed\n\n| config | Verilator cycles/s |\n|---|---:|\n";
   for (const auto& e : r["efficiency"]) {

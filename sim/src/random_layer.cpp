@@ -202,9 +202,9 @@ Program random_layer(uint64_t seed, const hw::Config& cfg, const RandomLayerOpti
   return p;
 }
 
-Program random_program(uint64_t seed, const hw::Config& cfg, uint32_t layers,
-                       const RandomLayerOptions& opt) {
+Program random_program(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt) {
   ProgramBuilder b(cfg, seed);
+  const auto layers = static_cast<uint32_t>(b.rng().uniform(2, 5));
   if (b.rng().chance(0.5)) b.reserve_descs(layers);
   std::vector<Desc> ds;
   for (uint32_t i = 0; i < layers; ++i) ds.push_back(add_random_layer(b, cfg, opt));

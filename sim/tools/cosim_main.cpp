@@ -36,6 +36,7 @@ struct Options {
   std::string suite;
   std::optional<uint64_t> only_layer;
   uint64_t max_work = 0;
+  bool programs = false;  // items are random programs of 2-5 layers
 };
 
 struct Worst {
@@ -125,8 +126,9 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
     CosimResult r;
     std::string desc;
     try {
-      const Program p = nasa::sim::random_layer(seed, cfg, lopt);
-      desc = nasa::sim::describe(p.descs.at(0));
+      const Program p = o.programs ? nasa::sim::random_program(seed, cfg, lopt)
+                                   : nasa::sim::random_layer(seed, cfg, lopt);
+      desc = o.programs ? p.name : nasa::sim::describe(p.descs.at(0));
       r = cs.run(p);
     } catch (const std::exception& e) {
       r.ok = false;
@@ -137,9 +139,10 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
       s.mismatched_bytes += r.mismatched_bytes;
       s.timeouts += r.rtl.timeout ? 1 : 0;
       fmt::print(stderr,
-                 "[{}] layer {} (seed {:#x}) FAILED: {}\n  {}\n  rerun: nasa-cosim "
-                 "--config {} --seed {} --only-layer {}\n",
-                 cfg.name, i, seed, desc, r.failure, cfg.name, o.seed, i);
+                 "[{}] {} {} (seed {:#x}) FAILED: {}\n  {}\n  rerun: nasa-cosim "
+                 "--config {}{} --seed {} --only-layer {}\n",
+                 cfg.name, o.programs ? "program" : "layer", i, seed, desc, r.failure, cfg.name,
+                 o.programs ? " --programs" : "", o.seed, i);
     }
     if (r.ref_err == 0 && r.rtl.err_code != 0) ++s.errors;
     if (r.ok && r.rtl_cycles > 0) {
@@ -206,13 +209,13 @@ nlohmann::json to_json(const Summary& s) {
 }
 
 void print_summary(const Summary& s, const Options& o) {
+  const char* item = o.programs ? "programs" : "layers";
   fmt::print(
-      "config {}: {} layers, seed {}, DRAM latency {} cycles, {} bytes/cycle, {} outstanding\n",
-      s.config, s.layers, o.seed, s.dram.latency, s.dram.bytes_per_cycle, s.dram.max_outstanding);
-  fmt::print(
-      "  {} failing layers ({} mismatched bytes, {} timeouts), {} RTL errors on valid "
-      "layers\n",
-      s.mismatched_layers, s.mismatched_bytes, s.timeouts, s.errors);
+      "config {}: {} {}, seed {}, DRAM latency {} cycles, {} bytes/cycle, {} outstanding\n",
+      s.config, s.layers, item, o.seed, s.dram.latency, s.dram.bytes_per_cycle,
+      s.dram.max_outstanding);
+  fmt::print("  {} failing {} ({} mismatched bytes, {} timeouts), {} RTL errors on valid {}\n",
+             s.mismatched_layers, item, s.mismatched_bytes, s.timeouts, s.errors, item);
   fmt::print("  cycle model error: max {:.2f}%, mean {:.2f}%\n", s.max_cycle_error_pct,
              s.mean_cycle_error_pct());
   if (s.has_conv()) {
@@ -229,12 +232,12 @@ void print_summary(const Summary& s, const Options& o) {
              s.sim_cycles_per_s());
   if (s.worst.valid) {
     fmt::print(
-        "  worst layer {} (seed {:#x}, {}): {}\n    rerun: nasa-cosim --config {} --seed {} "
+        "  worst {} {} (seed {:#x}, {}): {}\n    rerun: nasa-cosim --config {}{} --seed {} "
         "--only-layer {}\n",
-        s.worst.index, s.worst.seed,
+        o.programs ? "program" : "layer", s.worst.index, s.worst.seed,
         s.worst.failed ? std::string("FAILED")
                        : fmt::format("cycle error {:.2f}%", s.worst.cycle_error_pct),
-        s.worst.desc, s.config, o.seed, s.worst.index);
+        s.worst.desc, s.config, o.programs ? " --programs" : "", o.seed, s.worst.index);
   }
 }
 
@@ -259,7 +262,8 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"Cosimulate random layers on the Verilated engine against the reference model"};
   app.add_option("--config", o.config, "hardware configuration (fpga, sim, large)");
-  app.add_option("--layers", o.layers, "random layers to run (per configuration with --suite)");
+  app.add_option("--layers", o.layers,
+                 "random layers (or programs) to run (per configuration with --suite)");
   app.add_option("--seed", o.seed, "run seed; layer i uses a seed derived from it and i");
   app.add_flag("--json", o.json, "print one JSON object instead of the readable summary");
   app.add_flag("--table", o.table, "print a summary table (one row per configuration)");
@@ -276,6 +280,9 @@ int main(int argc, char** argv) {
                  "'all': every configuration (LAYERS for sim, LAYERS/4 for the others)")
       ->check(CLI::IsMember({"all"}));
   app.add_option("--only-layer", o.only_layer, "run only layer I of the seed (to reproduce it)");
+  app.add_flag("--programs", o.programs,
+               "run random programs of 2-5 independent layers instead of single layers (no "
+               "efficiency: it is measured on single layers)");
   app.add_option("--max-work", o.max_work,
                  "upper bound on a random layer's estimated cycles (0: per-config default)");
   CLI11_PARSE(app, argc, argv);

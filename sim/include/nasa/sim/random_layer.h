@@ -29,9 +29,8 @@ Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt
 // values in the descriptor fields their op ignores.
 Program random_layer(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt = {});
 
-// A program of `layers` independent random layers (as random_layer, each on fresh tensors), for
-// what runs between layers: the next descriptor's prefetch, the handover from one layer to the next.
-Program random_program(uint64_t seed, const hw::Config& cfg, uint32_t layers,
-                       const RandomLayerOptions& opt = {});
+// A program of 2-5 independent random layers (as random_layer, each on fresh tensors), for what
+// runs between layers: the next descriptor's prefetch, the handover from one layer to the next.
+Program random_program(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt = {});
 
 }  // namespace nasa::sim
