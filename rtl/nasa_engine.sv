@@ -451,6 +451,8 @@ module nasa_engine #(
 
   // ======================= layer registers (set at the end of decode) =======================
   logic r_pe, r_usew, r_bchk, r_add, r_need_all;
+  logic r_wrow;  // Conv/Fc: weights in rows, loaded column by column
+  logic r_dw;    // DwConv (on the PE array: lane r reads Cols channels of its pixel)
   logic [1:0] r_vmode, r_rq, r_act;
   logic [7:0] r_q6, r_s, r_sb;
   logic [15:0] r_m, r_mb, r_kh, r_kw, r_wo, r_hi, r_wi, r_stride, r_cout, r_kk;
@@ -616,12 +618,14 @@ module nasa_engine #(
 
   always_ff @(posedge clk_i) begin
     if (run_start) begin
-      r_pe       <= is_conv || is_fc;
+      r_pe       <= is_conv || is_fc || is_dw;
+      r_wrow     <= is_conv || is_fc;
+      r_dw       <= is_dw;
       r_usew     <= is_conv || is_fc || is_dw;
       r_bchk     <= is_win;
       r_add      <= is_add;
       r_need_all <= is_fc || is_gap;
-      r_vmode    <= is_dw ? 2'd0 : (is_max ? 2'd2 : (is_add ? 2'd3 : 2'd1));
+      r_vmode    <= is_max ? 2'd2 : (is_add ? 2'd3 : 2'd1);
       r_rq       <= (is_conv || is_fc || is_dw) ? RqChan : ((is_max || is_add) ? RqBypass : RqDesc);
       r_act      <= f_act[1:0];
       r_q6       <= f_q6;
@@ -648,7 +652,7 @@ module nasa_engine #(
       r_srowb    <= g_take ? OW'(mul_p) :
                     ((is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b));
       r_nct      <= JW'((32'(f_cout) + 32'(Cols - 1)) >> ColW);
-      r_npt      <= (is_conv || is_fc) ?
+      r_npt      <= (is_conv || is_fc || is_dw) ?
                     PW'(((is_fc ? PW'(1) : PW'(d_hw_out)) + PW'(Rows - 1)) >> RowW) :
                     (is_gap ? PW'(1) : PW'(d_hw_out));
       r_na       <= g_take ? OW'(d_vbytes) : OW'(d_in_bytes);
@@ -767,7 +771,7 @@ module nasa_engine #(
       tl_src = r_prm + (AW'(tl_co0_q) << 3);
       tl_len = 32'(tl_cg_q) << 3;
       tl_tag = {BaseW'(0), 8'd0, tl_h, DstPrm};
-    end else if (r_pe) begin
+    end else if (r_wrow) begin
       tl_src = tl_rsrc_q;
       tl_len = (32'(tl_rest) > 32'(WChunk)) ? 32'(WChunk) : 32'(tl_rest);
       tl_tag = {BaseW'(tl_off_q), tl_colend, tl_row_q[6:0], tl_h, DstWRow};
@@ -842,7 +846,7 @@ module nasa_engine #(
         default: begin
           if (tl_grant) begin
             h_iss_q[tl_h] <= h_iss_q[tl_h] + HJW'(1);
-            if (r_pe) begin
+            if (r_wrow) begin
               if (tl_colend) begin
                 tl_row_q <= '0;
                 if (32'(tl_rest) <= 32'(WChunk)) begin
@@ -918,19 +922,24 @@ module nasa_engine #(
 
   // ======================= buffers =======================
   logic [NumIn*IAW-1:0] in_raddr;
-  logic [NumIn*8-1:0] in_rdata;
+  logic [NumIn*Cols*8-1:0] in_wide;  // Cols bytes from each port's address
+  logic [NumIn*8-1:0] in_rdata;      // the addressed bytes
   nasa_in_buf #(
     .Bytes   (InBufBytes),
     .MemBytes(MemBytes),
-    .NumPorts(NumIn)
+    .NumPorts(NumIn),
+    .Width   (Cols)
   ) u_in_buf (
     .clk_i  (clk_i),
     .we_i   (o_valid && o_dst == DstIn),
     .waddr_i(o_addr[IAW-1:0]),
     .wdata_i(o_data),
     .raddr_i(in_raddr),
-    .rdata_o(in_rdata)
+    .rdata_o(in_wide)
   );
+  always_comb begin
+    for (int q = 0; q < NumIn; q++) in_rdata[q*8 +: 8] = in_wide[q*Cols*8 +: 8];
+  end
 
   logic [WAW-1:0] c_widx_q;
   logic [Cols*8-1:0] w_rdata;
@@ -1076,7 +1085,7 @@ module nasa_engine #(
   // Conv/Fc: the weight column of the next step is in; depthwise: the whole tile
   logic [WAW-1:0] w_col;
   assign w_col = c_widx_q >> $clog2(WChunk);
-  assign w_ok  = !r_usew || (r_pe ? (h_claim_q[c_j_q[0]] && 32'(h_cols_q[c_j_q[0]]) > 32'(w_col)) :
+  assign w_ok  = !r_usew || (r_wrow ? (h_claim_q[c_j_q[0]] && 32'(h_cols_q[c_j_q[0]]) > 32'(w_col)) :
                                     h_full[c_j_q[0]]);
   assign sh_ok = !tile_last || (!shadow_full_q && !(s1_valid_q && s1_last_q));
   assign want  = running && !c_done_q && !init_lanes_q;
@@ -1120,7 +1129,8 @@ module nasa_engine #(
           inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
                             $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
           mask[q] = (l_p[q] < r_p) && inb;
-          a = l_pbase[q] + koff;
+          // DwConv: the Cols channels of the tile at this tap (a Cols-byte read)
+          a = l_pbase[q] + koff + (r_dw ? OW'(c_co0_q) : OW'(0));
           in_raddr[q*IAW +: IAW] = a[IAW-1:0];
           n_act = n_act + (l_p[q] < r_p ? 1 : 0);
         end
@@ -1232,11 +1242,11 @@ module nasa_engine #(
   end
 
   // ======================= stage 1: MAC / vector step =======================
-  logic s1_first_q, s1_pe_q, s1_half_q;
+  logic s1_first_q, s1_pe_q, s1_dw_q, s1_half_q;
   logic [NumIn-1:0] s1_mask_q;
   logic [15:0] s1_macs_q;
   logic [15:0] step_macs;
-  assign step_macs = r_pe ? 16'(n_act) * 16'(c_cg_q) : ((r_vmode == 2'd0) ? 16'(c_cg_q) : 16'd0);
+  assign step_macs = r_pe ? 16'(n_act) * 16'(c_cg_q) : 16'd0;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -1244,6 +1254,7 @@ module nasa_engine #(
       s1_first_q <= 1'b0;
       s1_last_q  <= 1'b0;
       s1_pe_q    <= 1'b0;
+      s1_dw_q    <= 1'b0;
       s1_half_q  <= 1'b0;
       s1_mask_q  <= '0;
       s1_macs_q  <= '0;
@@ -1252,6 +1263,7 @@ module nasa_engine #(
       s1_first_q <= tap0;
       s1_last_q  <= tile_last;
       s1_pe_q    <= r_pe;
+      s1_dw_q    <= r_dw;
       s1_half_q  <= c_j_q[0];
       s1_mask_q  <= mask;
       s1_macs_q  <= step_macs;
@@ -1259,9 +1271,16 @@ module nasa_engine #(
   end
 
   logic [NumIn*8-1:0] x_masked;
+  logic [Rows*Cols*8-1:0] x_pe;  // PE(r,c): lane r's byte (Conv/Fc) or its channel c (DwConv)
   always_comb begin
     for (int q = 0; q < NumIn; q++) begin
       x_masked[q*8 +: 8] = s1_mask_q[q] ? in_rdata[q*8 +: 8] : 8'd0;
+    end
+    for (int r = 0; r < Rows; r++) begin
+      for (int c = 0; c < Cols; c++) begin
+        x_pe[(r*Cols+c)*8 +: 8] = !s1_mask_q[r] ? 8'd0 :
+                                  (s1_dw_q ? in_wide[(r*Cols+c)*8 +: 8] : in_rdata[r*8 +: 8]);
+      end
     end
   end
 
@@ -1277,7 +1296,7 @@ module nasa_engine #(
     .en_i     (s1_valid_q && s1_pe_q),
     .first_i  (s1_first_q),
     .last_i   (s1_last_q),
-    .x_i      (x_masked[Rows*8-1:0]),
+    .x_i      (x_pe),
     .w_i      (w_rdata),
     .rd_row_i (dr_row_q),
     .rd_data_o(pe_row)
@@ -1294,7 +1313,6 @@ module nasa_engine #(
     .last_i (s1_last_q),
     .valid_i(s1_mask_q[Cols-1:0]),
     .x_i    (x_masked[Cols*8-1:0]),
-    .w_i    (w_rdata),
     .m_i    (r_m),
     .s_i    (r_s),
     .mb_i   (r_mb),

@@ -1,5 +1,6 @@
 // Output-stationary PE array: Rows output positions x Cols output channels. Each enabled cycle
-// PE(r,c) accumulates x[r]*w[c] (int8 x int8 -> int32, wrapping). On the last reduction step the
+// PE(r,c) accumulates x[r][c]*w[c] (int8 x int8 -> int32, wrapping): Conv/Fc feed every column
+// of row r the same input byte, depthwise convolutions each channel its own. On the last reduction step the
 // final sums move to a shadow bank, so the next tile accumulates while the shadow is drained one
 // row (output position) at a time.
 module nasa_pe_array #(
@@ -12,7 +13,7 @@ module nasa_pe_array #(
   input  logic                 en_i,
   input  logic                 first_i,   // first reduction step of a tile: restart the sums
   input  logic                 last_i,    // last step: final sums to the shadow bank
-  input  logic [Rows*8-1:0]    x_i,
+  input  logic [Rows*Cols*8-1:0] x_i,  // x[r][c] at (r*Cols + c)*8
   input  logic [Cols*8-1:0]    w_i,
   input  logic [RowW-1:0]      rd_row_i,
   output logic [Cols*32-1:0]   rd_data_o
@@ -24,7 +25,7 @@ module nasa_pe_array #(
     for (genvar c = 0; c < Cols; c++) begin : g_col
       logic signed [15:0] prod;
       logic [31:0] sum;
-      assign prod = $signed(x_i[r*8 +: 8]) * $signed(w_i[c*8 +: 8]);
+      assign prod = $signed(x_i[(r*Cols+c)*8 +: 8]) * $signed(w_i[c*8 +: 8]);
       assign sum  = (first_i ? 32'd0 : acc_q[r][c]) + 32'(prod);
       always_ff @(posedge clk_i or negedge rst_ni) begin
         if (!rst_ni) begin

@@ -1,7 +1,7 @@
 // Vector unit: Lanes per-channel lanes for one output pixel at a time. Each enabled cycle is one
-// tap of the window: depthwise multiply-accumulate, sum (average pool, global average pool), max
-// (max pool; taps outside the image are ignored) or residual add (tap 0: requant(a, M, S),
-// tap 1: + requant(b, Mb, Sb)). On the last tap the lane results move to a shadow register that
+// tap of the window: sum (average pool, global average pool), max (max pool; taps outside the
+// image are ignored) or residual add (tap 0: requant(a, M, S), tap 1: + requant(b, Mb, Sb)).
+// (Depthwise convolutions run on the PE array.) On the last tap the lane results move to a shadow register that
 // the output path drains while the next pixel accumulates.
 module nasa_vec_unit #(
   parameter int unsigned Lanes = 16
@@ -9,19 +9,18 @@ module nasa_vec_unit #(
   input  logic                  clk_i,
   input  logic                  rst_ni,
   input  logic                  en_i,
-  input  logic [1:0]            mode_i,    // 0 depthwise, 1 sum, 2 max, 3 add
+  input  logic [1:0]            mode_i,    // 1 sum, 2 max, 3 add (0 unused)
   input  logic                  first_i,
   input  logic                  last_i,
   input  logic [Lanes-1:0]      valid_i,   // tap inside the image (max pool)
   input  logic [Lanes*8-1:0]    x_i,       // zero where the tap is outside the image
-  input  logic [Lanes*8-1:0]    w_i,
   input  logic [15:0]           m_i,
   input  logic [7:0]            s_i,
   input  logic [15:0]           mb_i,
   input  logic [7:0]            sb_i,
   output logic [Lanes*32-1:0]   res_o
 );
-  localparam logic [1:0] ModeDw = 2'd0, ModeSum = 2'd1, ModeMax = 2'd2, ModeAdd = 2'd3;
+  localparam logic [1:0] ModeSum = 2'd1, ModeMax = 2'd2, ModeAdd = 2'd3;
 
   logic [15:0] am;
   logic [7:0] as;
@@ -31,8 +30,7 @@ module nasa_vec_unit #(
 
   for (genvar l = 0; l < Lanes; l++) begin : g_lane
     logic [31:0] acc_q, res_q, nxt, base;
-    logic signed [7:0] x, w;
-    logic signed [15:0] prod;
+    logic signed [7:0] x;
     // requant(x, M, S) = (x*M + 2^(S-1)) >>> S: |x*M| < 2^23, so for S >= 27 the rounding term
     // alone exceeds it and the result is 0, and below that 27 bits hold the sum exactly (S is
     // in [1, 47], validated at decode, so S < 27 fits the shifters' 5 bits)
@@ -40,8 +38,6 @@ module nasa_vec_unit #(
     logic signed [26:0] rsum, rsh;
     logic signed [31:0] rq;
     assign x    = $signed(x_i[l*8 +: 8]);
-    assign w    = $signed(w_i[l*8 +: 8]);
-    assign prod = x * w;
     assign xm   = x * $signed({1'b0, am});
     assign rsum = 27'(xm) + ((as[4:0] == 5'd0) ? 27'sd0 : (27'sd1 <<< (as[4:0] - 5'd1)));
     assign rsh  = rsum >>> as[4:0];
@@ -49,10 +45,6 @@ module nasa_vec_unit #(
 
     always_comb begin
       unique case (mode_i)
-        ModeDw:  begin
-          base = first_i ? 32'd0 : acc_q;
-          nxt  = base + 32'(prod);
-        end
         ModeSum: begin
           base = first_i ? 32'd0 : acc_q;
           nxt  = base + 32'(x);

@@ -87,7 +87,8 @@ class Dram {
 
 // Per-layer constants (the RTL's r_* registers).
 struct Layer {
-  bool pe = false, usew = false, add = false, need_all = false, vec_dw = false;
+  bool pe = false, usew = false, add = false, need_all = false;
+  bool wrow = false;  // Conv/Fc weights in rows, loaded column by column (DwConv: taps)
   uint64_t cin = 0, cout = 0, kk = 0, kred = 0;
   uint64_t steps = 0;  // reduction steps per tile (r_cin_n * r_kw * r_kh)
   uint64_t cin_n = 0, kw = 0;
@@ -136,9 +137,9 @@ class Engine {
                      op == hw::Op::AvgPool;
     const bool fc = op == hw::Op::Fc, gap = op == hw::Op::Gap, add = op == hw::Op::Add;
     Layer l;
-    l.pe = op == hw::Op::Conv || fc;
-    l.usew = l.pe || op == hw::Op::DwConv;
-    l.vec_dw = op == hw::Op::DwConv;
+    l.wrow = op == hw::Op::Conv || fc;
+    l.pe = l.wrow || op == hw::Op::DwConv;  // DwConv: Rows positions x Cols channels too
+    l.usew = l.pe;
     l.add = add;
     l.need_all = fc || gap;
     l.cin = d.cin;
@@ -285,7 +286,7 @@ void Engine::step() {
   const uint8_t ch = static_cast<uint8_t>(c_j_ & 1);
   auto h_full = [&](int h) { return h_claim_[h] && h_iss_done_[h] && h_iss_[h] == h_done_[h]; };
   const bool w_ok =
-      !L_.usew || (L_.pe ? h_claim_[ch] && h_cols_[ch] > c_step_ / wchunk_ : h_full(ch));
+      !L_.usew || (L_.wrow ? h_claim_[ch] && h_cols_[ch] > c_step_ / wchunk_ : h_full(ch));
   const bool in_ok = running && in_loaded_ >= need(c_pt_, c_step_);
   const bool tile_last = c_step_ + 1 == L_.steps;
   const bool sh_ok = !tile_last || (!shadow_full_ && !(s1_valid_ && s1_last_));
@@ -302,7 +303,7 @@ void Engine::step() {
   Job tl_job{};
   if (tl_phase_ == 1) {
     tl_job = {L_.prm_addr + tl_co0_ * 8, tl_cg_ * 8, kPrm, tl_h, false};
-  } else if (L_.pe) {
+  } else if (L_.wrow) {
     tl_job = {tl_rsrc_, std::min(tl_rest, wchunk_), kWRow, tl_h, tl_colend};
   } else {
     tl_job = {tl_tap_src_, tl_cg_, kWScat, tl_h, false};
@@ -458,7 +459,7 @@ void Engine::step() {
       const uint64_t p0 = c_pt_ * rows;
       n_act = p0 >= L_.p ? 0 : std::min<uint64_t>(rows, L_.p - p0);
     }
-    s1_macs_ = L_.pe ? n_act * c_cg_ : (L_.vec_dw ? c_cg_ : 0);
+    s1_macs_ = L_.pe ? n_act * c_cg_ : 0;
     if (tile_last) {
       sh_n_ = c_cg_;
       sh_rows_ = L_.pe ? n_act : 1;
@@ -544,7 +545,7 @@ void Engine::step() {
     default:
       if (tl_grant) {
         bool tile_done = false;
-        if (L_.pe) {
+        if (L_.wrow) {
           if (tl_colend) {
             tl_row_ = 0;
             if (tl_rest <= wchunk_) {
