@@ -165,8 +165,9 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
     if (now - last_progress > std::chrono::seconds(10)) {
       last_progress = now;
       const double el = std::chrono::duration<double>(now - t0).count();
-      fmt::print(stderr, "[{}] {}/{} layers, {} failing, max cycle error {:.2f}%, {:.0f} s\n",
-                 cfg.name, i + 1, end, s.mismatched_layers, s.max_cycle_error_pct, el);
+      fmt::print(stderr, "[{}] {}/{} {}, {} failing, max cycle error {:.2f}%, {:.0f} s\n",
+                 cfg.name, i + 1, end, o.programs ? "programs" : "layers", s.mismatched_layers,
+                 s.max_cycle_error_pct, el);
     }
   }
   s.sim_cycles = cs.engine().cycle() - c0;
