@@ -242,14 +242,14 @@ void print_summary(const Summary& s, const Options& o) {
   }
 }
 
-void print_table(const std::vector<Summary>& all, std::FILE* out) {
-  fmt::print(out, "{:<7} {:>7} {:>10} {:>12} {:>13} {:>13} {:>12} {:>15} {:>14}\n", "suite",
-             "layers", "mismatches", "max cyc err", "mean cyc err", "min conv eff", "median eff",
+void print_table(const std::vector<Summary>& all, const char* items, std::FILE* out) {
+  fmt::print(out, "{:<7} {:>8} {:>10} {:>12} {:>13} {:>13} {:>12} {:>15} {:>14}\n", "suite",
+             items, "mismatches", "max cyc err", "mean cyc err", "min conv eff", "median eff",
              "min eff >=2048", "sim cycles/s");
   for (const Summary& s : all) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
     auto num = [&](bool ok, double v) { return ok ? fmt::format("{:.3f}", v) : std::string("-"); };
-    fmt::print(out, "{:<7} {:>7} {:>10} {:>11.2f}% {:>12.2f}% {:>13} {:>12} {:>15} {:>14.0f}\n",
+    fmt::print(out, "{:<7} {:>8} {:>10} {:>11.2f}% {:>12.2f}% {:>13} {:>12} {:>15} {:>14.0f}\n",
                s.config, s.layers, s.mismatched_layers, s.max_cycle_error_pct,
                s.mean_cycle_error_pct(), num(s.has_conv(), s.min_conv_efficiency),
                num(s.has_conv(), s.median_conv_efficiency()), num(an > 0, amin),
@@ -313,7 +313,10 @@ int main(int argc, char** argv) {
     } else {
       for (const Summary& s : all) print_summary(s, o);
     }
-    if (o.table) print_table(all, o.json ? stderr : stdout);  // keep stdout pure JSON
+    if (o.table) {
+      print_table(all, o.programs ? "programs" : "layers",
+                  o.json ? stderr : stdout);  // keep stdout pure JSON
+    }
     return failed ? 1 : 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "nasa-cosim: {}\n", e.what());
