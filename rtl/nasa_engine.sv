@@ -450,7 +450,7 @@ module nasa_engine #(
   end
 
   // ======================= layer registers (set at the end of decode) =======================
-  logic r_pe, r_usew, r_bchk, r_add, r_need_all;
+  logic r_pe, r_bchk, r_add, r_need_all;  // r_pe: the layer uses the PE array and weights
   logic r_wrow;  // Conv/Fc: weights in rows, loaded column by column
   logic r_dw;    // DwConv (on the PE array: lane r reads Cols channels of its pixel)
   logic [1:0] r_vmode, r_rq, r_act;
@@ -621,7 +621,6 @@ module nasa_engine #(
       r_pe       <= is_conv || is_fc || is_dw;
       r_wrow     <= is_conv || is_fc;
       r_dw       <= is_dw;
-      r_usew     <= is_conv || is_fc || is_dw;
       r_bchk     <= is_win;
       r_add      <= is_add;
       r_need_all <= is_fc || is_gap;
@@ -763,7 +762,7 @@ module nasa_engine #(
   assign h_full[1] = h_claim_q[1] && h_iss_done_q[1] && (h_iss_q[1] == h_done_q[1]);
 
   always_comb begin
-    tl_valid = running && r_usew && (tl_phase_q != 2'd0);
+    tl_valid = running && r_pe && (tl_phase_q != 2'd0);
     tl_src   = '0;
     tl_len   = '0;
     tl_tag   = '0;
@@ -823,7 +822,7 @@ module nasa_engine #(
       end
       unique case (tl_phase_q)
         2'd0: begin
-          if (running && r_usew && tl_j_q < r_nct && !h_claim_q[tl_h]) begin
+          if (running && r_pe && tl_j_q < r_nct && !h_claim_q[tl_h]) begin
             tl_phase_q          <= 2'd1;
             h_claim_q[tl_h]     <= 1'b1;
             h_iss_done_q[tl_h]  <= 1'b0;
@@ -1085,7 +1084,7 @@ module nasa_engine #(
   // Conv/Fc: the weight column of the next step is in; depthwise: the whole tile
   logic [WAW-1:0] w_col;
   assign w_col = c_widx_q >> $clog2(WChunk);
-  assign w_ok  = !r_usew || (r_wrow ? (h_claim_q[c_j_q[0]] && 32'(h_cols_q[c_j_q[0]]) > 32'(w_col)) :
+  assign w_ok  = !r_pe || (r_wrow ? (h_claim_q[c_j_q[0]] && 32'(h_cols_q[c_j_q[0]]) > 32'(w_col)) :
                                     h_full[c_j_q[0]]);
   assign sh_ok = !tile_last || (!shadow_full_q && !(s1_valid_q && s1_last_q));
   assign want  = running && !c_done_q && !init_lanes_q;
@@ -1152,7 +1151,7 @@ module nasa_engine #(
   logic [RowW:0] sh_rows_q;
   logic [NW-1:0] sh_n_q;
 
-  assign release_half = fire && tile_last && last_pt && r_usew;
+  assign release_half = fire && tile_last && last_pt && r_pe;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -1432,7 +1431,7 @@ module nasa_engine #(
                          o_bank[6:ColW], o_addr[31:IAW], o_addr[31:WAW], unused_a};
 
   logic tl_done;
-  assign tl_done    = !r_usew || (tl_j_q == r_nct);
+  assign tl_done    = !r_pe || (tl_j_q == r_nct);
   assign pf_ok      = !ext_q && il_done_q && tl_done && (li_q + 32'd1 < desc_count);
   assign layer_done = running && c_done_q && !s1_valid_q && !shadow_full_q && writer_idle &&
                       dma_idle && il_done_q && tl_done;

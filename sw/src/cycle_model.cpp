@@ -87,7 +87,7 @@ class Dram {
 
 // Per-layer constants (the RTL's r_* registers).
 struct Layer {
-  bool pe = false, usew = false, add = false, need_all = false;
+  bool pe = false, add = false, need_all = false;  // pe: PE array, weights and records
   bool wrow = false;  // Conv/Fc weights in rows, loaded column by column (DwConv: taps)
   uint64_t cin = 0, cout = 0, kk = 0, kred = 0;
   uint64_t steps = 0;  // reduction steps per tile (r_cin_n * r_kw * r_kh)
@@ -139,7 +139,6 @@ class Engine {
     Layer l;
     l.wrow = op == hw::Op::Conv || fc;
     l.pe = l.wrow || op == hw::Op::DwConv;  // DwConv: Rows positions x Cols channels too
-    l.usew = l.pe;
     l.add = add;
     l.need_all = fc || gap;
     l.cin = d.cin;
@@ -286,7 +285,7 @@ void Engine::step() {
   const uint8_t ch = static_cast<uint8_t>(c_j_ & 1);
   auto h_full = [&](int h) { return h_claim_[h] && h_iss_done_[h] && h_iss_[h] == h_done_[h]; };
   const bool w_ok =
-      !L_.usew || (L_.wrow ? h_claim_[ch] && h_cols_[ch] > c_step_ / wchunk_ : h_full(ch));
+      !L_.pe || (L_.wrow ? h_claim_[ch] && h_cols_[ch] > c_step_ / wchunk_ : h_full(ch));
   const bool in_ok = running && in_loaded_ >= need(c_pt_, c_step_);
   const bool tile_last = c_step_ + 1 == L_.steps;
   const bool sh_ok = !tile_last || (!shadow_full_ && !(s1_valid_ && s1_last_));
@@ -296,7 +295,7 @@ void Engine::step() {
   // loaders
   const bool il_valid = running && !il_done_;
   const uint64_t il_left = (L_.gather ? L_.cin : L_.na) - il_off_;
-  const bool tl_valid = running && L_.usew && tl_phase_ != 0;
+  const bool tl_valid = running && L_.pe && tl_phase_ != 0;
   const uint8_t tl_h = static_cast<uint8_t>(tl_j_ & 1);
   const uint64_t tl_rest = L_.kred - tl_off_;
   const bool tl_colend = tl_row_ + 1 == tl_cg_;
@@ -348,7 +347,7 @@ void Engine::step() {
                         (!rd_req_valid || (rd_req_fire && rq_left_ == burst));
   const bool dma_idle = job_q_.empty() && !rd_req_valid && inf_.empty() && !flush_;
 
-  const bool tl_done = !L_.usew || tl_j_ == L_.nct;
+  const bool tl_done = !L_.pe || tl_j_ == L_.nct;
   const bool layer_done = running && c_done_ && !s1_valid_ && !shadow_full_ && wq_.empty() &&
                           dma_idle && il_done_ && tl_done;
   // prefetch of the next descriptor once the running layer has issued all its loads
@@ -469,8 +468,8 @@ void Engine::step() {
   }
 
   // tile loader: release of the computed half, claim of a free one (registered flags)
-  const bool claim = tl_phase_ == 0 && running && L_.usew && tl_j_ < L_.nct && !h_claim_[tl_h];
-  if (fire && tile_last && last_pt && L_.usew) h_claim_[ch] = false;
+  const bool claim = tl_phase_ == 0 && running && L_.pe && tl_j_ < L_.nct && !h_claim_[tl_h];
+  if (fire && tile_last && last_pt && L_.pe) h_claim_[ch] = false;
   if (claim) {
     tl_phase_ = 1;
     h_claim_[tl_h] = true;
