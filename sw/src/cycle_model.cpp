@@ -164,9 +164,9 @@ class Engine {
     l.na = s.in_bytes;
     l.offb = (l.na + mb - 1) / mb * mb;
     l.in_total = add ? l.offb + l.na : l.na;
-    l.cpad = (uint64_t{d.cin} + mb - 1) / mb * mb;
     if (gathers_input(d, mb)) {
       l.gather = true;
+      l.cpad = gather_slot_bytes(d, mb);
       l.stride = 1;
       l.row_b = uint64_t{s.wo} * l.cpad;
       l.na = l.in_total = hw_out * l.cpad;

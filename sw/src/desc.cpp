@@ -107,8 +107,11 @@ bool gathers_input(const Desc& d, uint32_t mem_bytes) {
     return false;
   }
   const Shape s = shape_of(d);
-  const uint64_t cpad = ceil_div(uint64_t{d.cin}, mem_bytes) * mem_bytes;
-  return uint64_t{s.ho} * s.wo * cpad <= s.in_bytes;
+  return uint64_t{s.ho} * s.wo * gather_slot_bytes(d, mem_bytes) <= s.in_bytes;
+}
+
+uint64_t gather_slot_bytes(const Desc& d, uint32_t mem_bytes) {
+  return ceil_div(uint64_t{d.cin}, mem_bytes) * mem_bytes;
 }
 
 Shape shape_of(const Desc& d) {

@@ -42,6 +42,8 @@ Shape shape_of(const Desc& d);
 // a 1x1 stride-2 Conv or DwConv reads only the pixels it uses, each (cin bytes) into a slot of
 // cin rounded up to `mem_bytes`, when those slots take no more room than the whole input.
 bool gathers_input(const Desc& d, uint32_t mem_bytes);
+// The slot of one gathered pixel: cin rounded up to `mem_bytes`.
+uint64_t gather_slot_bytes(const Desc& d, uint32_t mem_bytes);
 
 // Bytes of the input buffer a layer needs: its input tensor (both inputs of Add, the second at
 // the next port-aligned offset).
