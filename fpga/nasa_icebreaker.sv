@@ -107,7 +107,8 @@ module nasa_icebreaker #(
     .MaxCands  (nasa_pkg::CfgFpgaMaxCands),
     .RqLanes   (nasa_pkg::CfgFpgaRqLanes),
     .AddrBits  (nasa_pkg::CfgFpgaAddrBits),
-    .DmaInflight(nasa_pkg::CfgFpgaDmaInflight)
+    .DmaInflight(nasa_pkg::CfgFpgaDmaInflight),
+    .WTiles    (nasa_pkg::CfgFpgaWTiles)
   ) u_core (
     .clk_i          (clk),
     .rst_ni         (rst_n),
@@ -130,7 +131,8 @@ module nasa_icebreaker #(
     .mem_rsp_rdata_i(c_rsp_rdata),
     .busy_o         (core_busy),
     .done_o         (core_done),
-    .error_o        (core_error)
+    .error_o        (core_error),
+    .layer_end_o    ()
   );
 
   // CSR adapter: the bridge holds a request until it is answered; the core answers reads a

@@ -15,7 +15,8 @@ module nasa_engine #(
   parameter int unsigned BurstMax   = 8,
   parameter int unsigned RqLanes    = Cols,  // requant lanes: a drained row takes Cols/RqLanes cycles at most
   parameter int unsigned AddrBits   = 32,    // address space [0, 2^AddrBits)
-  parameter int unsigned DmaInflight = 16    // DMA read jobs in flight (a power of two)
+  parameter int unsigned DmaInflight = 16,   // DMA read jobs in flight (a power of two)
+  parameter int unsigned WTiles     = 16     // channel tiles the weight ring holds (a power of two)
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -42,6 +43,7 @@ module nasa_engine #(
   output logic                  busy_o,
   output logic                  done_o,
   output logic                  error_o,
+  output logic                  layer_end_o,  // pulse: a layer's last result is written
   // ext mode (batch runs, docs/fusion.md): descriptors come from the scheduler as a template
   // address plus the X/Y/L addresses its PATCH bits substitute
   output logic                  batch_start_o,  // pulse: a batch run started (engine waits in ext mode)
@@ -69,9 +71,18 @@ module nasa_engine #(
   localparam int unsigned ColW  = (Cols > 1) ? $clog2(Cols) : 1;
   localparam int unsigned OffW  = $clog2(MemBytes);
   localparam int unsigned NW    = $clog2(Cols + 1);
-  // DMA tag = {base, bank[7:0], half, dst[2:0]}; base: an input-buffer or weight-row byte
-  // offset, or a depthwise tap (< 49), so as wide as the larger buffer's addresses
-  localparam int unsigned BaseW = (IAW > WAW) ? ((IAW > 6) ? IAW : 6) : ((WAW > 6) ? WAW : 6);
+  // Weight ring (docs/engine.md "Weight ring"): 2*KredMax bytes per lane, holding up to WTiles
+  // channel tiles; each tile's per-channel records sit in one of WTiles record slots (NPW port
+  // words each). Ring pointers are PtrW bits: two more than a slot index, so their differences
+  // (within +-WTiles) keep their sign.
+  localparam int unsigned WDepth = 2 * KredMax;
+  localparam int unsigned WRW   = $clog2(WDepth);
+  localparam int unsigned TRW   = $clog2(WTiles);
+  localparam int unsigned PtrW  = TRW + 2;
+  localparam int unsigned NPW   = (Cols * 8 + MemBytes - 1) / MemBytes;
+  // DMA tag = {base, bank[7:0], flag, dst[2:0]}; base: an input-buffer byte offset, a weight-ring
+  // byte address or a record slot, so as wide as the larger buffer's addresses (and >= 6)
+  localparam int unsigned BaseW = (IAW > WRW) ? ((IAW > 6) ? IAW : 6) : ((WRW > 6) ? WRW : 6);
   localparam int unsigned TagW  = BaseW + 12;
   localparam int unsigned Chunk = BurstMax * MemBytes;  // input chunk per read job
   localparam int unsigned WChunk = Chunk / 2;  // weight column: bytes of each row per job
@@ -120,7 +131,6 @@ module nasa_engine #(
   logic [31:0] err_index_q, layers_done_q;
   logic [NC*16-1:0] cnt_inc;
   state_e state_q;
-  logic run_q;  // a layer runs (the back end); state_q may fetch the next one meanwhile
 
   nasa_csr #(
     .Rows      (Rows),
@@ -222,11 +232,11 @@ module nasa_engine #(
 
   // DMA output routing
   logic [2:0] o_dst;
-  logic o_half;
+  logic o_flag;  // weights: the tile's last job
   logic [7:0] o_bank;
   logic [31:0] o_addr;
   assign o_dst  = o_tag[2:0];
-  assign o_half = o_tag[3];
+  assign o_flag = o_tag[3];
   assign o_bank = o_tag[11:4];
   assign o_addr = 32'(o_tag[TagW-1:12]) + (o_idx << OffW);
 
@@ -348,7 +358,7 @@ module nasa_engine #(
       4'd8: begin mul_a = d_hw_out; mul_b = f_cpad; end   // gathered input bytes
       4'd9: begin mul_a = d_row_b; mul_b = 17'(f_pad); end
       4'd10: begin mul_a = DW'(f_pad); mul_b = 17'(f_cin); end
-      4'd11: begin mul_a = DW'(f_wo); mul_b = f_cpad; end  // gathered row bytes (at run_start)
+      4'd11: begin mul_a = DW'(f_wo); mul_b = f_cpad; end  // gathered row bytes (at ld_start)
       default: ;
     endcase
   end
@@ -449,37 +459,157 @@ module nasa_engine #(
     end
   end
 
-  // ======================= layer registers (set at the end of decode) =======================
+  // The outputs of the two layers started before the one decoding (by layer index parity), and
+  // whether its input, second input, weights or records overlap them (checked over the decode
+  // steps with one comparator, once each size is known): a layer that reads what an unfinished
+  // layer writes starts loading only when that layer is done.
+  logic [AW:0] ot_lo_q [2];
+  logic [AW:0] ot_hi_q [2];
+  logic [1:0] hz_q;  // [0]: overlaps layer fe_li_q - 1, [1]: layer fe_li_q - 2
+  logic [31:0] hc_addr;
+  logic [DW-1:0] hc_len;
+  logic hc_en, hc_old, hc_hit;
+  logic [AW:0] hc_end;  // (a valid layer's ranges end at most at 2^AW)
+  always_comb begin
+    hc_en   = 1'b0;
+    hc_addr = f_in;
+    hc_len  = d_in_bytes;
+    unique case (dec_step_q)
+      4'd2, 4'd3: hc_en = 1'b1;
+      4'd4, 4'd5: begin hc_en = is_add; hc_addr = f_in2; end
+      4'd7, 4'd8: begin hc_en = is_conv || is_fc || is_dw; hc_addr = f_wgt; hc_len = d_wgt_bytes; end
+      4'd9, 4'd10: begin
+        hc_en   = is_conv || is_fc || is_dw;
+        hc_addr = f_prm;
+        hc_len  = DW'(f_cout) << 3;
+      end
+      default: ;
+    endcase
+  end
+  // odd steps compare with the layer two back (its parity is the decoding layer's)
+  assign hc_old = dec_step_q[0];
+  assign hc_end = (AW + 1)'(hc_addr[AW-1:0]) + hc_len[AW:0];
+  assign hc_hit = ((AW + 1)'(hc_addr[AW-1:0]) < ot_hi_q[fe_li_q[0] ^ !hc_old]) &&
+                  (ot_lo_q[fe_li_q[0] ^ !hc_old] < hc_end);
+  always_ff @(posedge clk_i) begin
+    if (state_q == StDecode) begin
+      if (dec_step_q == 4'd0) hz_q <= '0;
+      else if (hc_en && hc_hit) hz_q[hc_old] <= 1'b1;
+    end
+  end
+
+  // ======================= decoded layer constants =======================
+  // What the decoded descriptor sets in the units: the loaders take their part when the layer
+  // starts loading (ld_start), the issue stage and drain the rest through the next-layer bank
+  // (nx_*) when it starts computing (cs_start).
+  logic dv_pe, dv_wrow, dv_dw, dv_bchk, dv_add, dv_need_all;
+  logic [1:0] dv_vmode, dv_rq;
+  logic [15:0] dv_kh, dv_kw, dv_hi, dv_wi, dv_wo, dv_stride;
+  logic [KW-1:0] dv_cin_n, dv_kred;
+  logic [PW-1:0] dv_p, dv_npt;
+  logic [JW-1:0] dv_nct;
+  logic [OW-1:0] dv_cstep, dv_rowk, dv_stepx, dv_stepwrap, dv_srowb;
+  logic [OW-1:0] dv_na, dv_in_total, dv_in_end;
+  logic [WRW-1:0] dv_tsz;
+  assign dv_pe       = is_conv || is_fc || is_dw;
+  assign dv_wrow     = is_conv || is_fc;
+  assign dv_dw       = is_dw;
+  assign dv_bchk     = is_win;
+  assign dv_add      = is_add;
+  assign dv_need_all = is_fc || is_gap;
+  assign dv_vmode    = is_max ? 2'd2 : (is_add ? 2'd3 : 2'd1);
+  assign dv_rq       = (is_conv || is_fc || is_dw) ? RqChan :
+                       ((is_max || is_add) ? RqBypass : RqDesc);
+  assign dv_kh       = is_win ? f_kwin : (is_gap ? f_h : (is_add ? 16'd2 : 16'd1));
+  assign dv_kw       = is_win ? f_kwin : (is_gap ? f_w : 16'd1);
+  assign dv_hi       = g_take ? f_ho : f_h;
+  assign dv_wi       = g_take ? f_wo : f_w;
+  assign dv_wo       = (is_fc || is_gap) ? 16'd1 : f_wo;
+  assign dv_stride   = (is_win && !g_take) ? 16'(f_s) : 16'd1;
+  assign dv_cin_n    = is_conv ? KW'(f_cin) : (is_fc ? KW'(d_kred) : KW'(1));
+  assign dv_kred     = KW'(d_kred);
+  assign dv_cstep    = g_take ? OW'(f_cpad) : OW'(f_cin);
+  // (mul_p: step 11's product, the gathered row bytes, held while decode waits at step 11)
+  assign dv_rowk     = g_take ? OW'(mul_p) : (is_add ? OW'(d_offb) : OW'(d_row_b));
+  assign dv_p        = (is_fc || is_gap) ? PW'(1) : PW'(d_hw_out);
+  assign dv_stepx    = g_take ? OW'(f_cpad) : OW'(f_scin);
+  assign dv_stepwrap = g_take ? OW'(f_cpad) :
+                       ((is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b)) - OW'(d_wrap);
+  assign dv_srowb    = g_take ? OW'(mul_p) :
+                       ((is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b));
+  assign dv_nct      = JW'((32'(f_cout) + 32'(Cols - 1)) >> ColW);
+  assign dv_npt      = (is_conv || is_fc || is_dw) ?
+                       PW'(((is_fc ? PW'(1) : PW'(d_hw_out)) + PW'(Rows - 1)) >> RowW) :
+                       (is_gap ? PW'(1) : PW'(d_hw_out));
+  assign dv_na       = g_take ? OW'(d_vbytes) : OW'(d_in_bytes);
+  assign dv_in_total = g_take ? OW'(d_vbytes) : OW'(d_in_total);
+  // input-buffer bytes the loader writes (whole port words): the layer's extent in the buffer
+  assign dv_in_end   = g_take ? OW'(d_vbytes) : (is_add ? OW'(d_offb) << 1 : OW'(d_offb));
+  assign dv_tsz      = WRW'((32'(is_dw ? 32'(f_kk) : 32'(d_kred)) + 32'(MbM1)) & ~32'(MbM1));
+
+  // ======================= layer registers =======================
+  // r_*: the layer the issue stage computes (slot A); nx_*: the next one, decoded and loading
+  // (slot B), moved to r_* at cs_start.
   logic r_pe, r_bchk, r_add, r_need_all;  // r_pe: the layer uses the PE array and weights
   logic r_wrow;  // Conv/Fc: weights in rows, loaded column by column
   logic r_dw;    // DwConv (on the PE array: lane r reads Cols channels of its pixel)
   logic [1:0] r_vmode, r_rq, r_act;
   logic [7:0] r_q6, r_s, r_sb;
-  logic [15:0] r_m, r_mb, r_kh, r_kw, r_wo, r_hi, r_wi, r_stride, r_cout, r_kk;
+  logic [15:0] r_m, r_mb, r_kh, r_kw, r_wo, r_hi, r_wi, r_stride, r_cout, r_cin;
   logic [KW-1:0] r_cin_n;
   logic [PW-1:0] r_p, r_npt;
   logic [JW-1:0] r_nct;
   logic [OW-1:0] r_cstep, r_rowk, r_stepx, r_stepwrap, r_srowb;
-  logic [OW-1:0] r_na, r_offb, r_in_total;
-  logic [KW-1:0] r_kred;
-  logic [15:0] r_cin;
-  logic [AW-1:0] r_in2, r_out, r_prm;
-  logic r_g;                       // pixel gather
-  logic [OW-1:0] r_cpad;           // its slot bytes
-  logic [AW-1:0] r_gstep, r_grow;  // its source steps: two pixels, two rows
+  logic [OW-1:0] r_offb, r_in_total, r_in_end;
+  logic [AW-1:0] r_out;
+  logic [IAW-1:0] r_ib;       // the layer's place in the input buffer (a ring)
+  logic r_par;                // layer parity: which input-arrival counter is the layer's
+  logic [31:0] r_idx;         // its descriptor index
   // position 0 of the layer: top-left window corner (signed), its input byte and row offsets
   // (window-corner coordinates are CW-bit signed: dimensions are 16-bit, a corner lies in
   // [-3, 2^16 + 8])
   logic [CW-1:0] r_p0_ixy;
   logic [OW-1:0] r_p0_pbase, r_p0_rowbase;
 
+  logic nx_pe, nx_bchk, nx_add, nx_need_all, nx_wrow, nx_dw;
+  logic [1:0] nx_vmode, nx_rq, nx_act;
+  logic [7:0] nx_q6, nx_s, nx_sb;
+  logic [15:0] nx_m, nx_mb, nx_kh, nx_kw, nx_wo, nx_hi, nx_wi, nx_stride, nx_cout, nx_cin;
+  logic [KW-1:0] nx_cin_n;
+  logic [PW-1:0] nx_p, nx_npt;
+  logic [JW-1:0] nx_nct;
+  logic [OW-1:0] nx_cstep, nx_rowk, nx_stepx, nx_stepwrap, nx_srowb;
+  logic [OW-1:0] nx_offb, nx_in_total, nx_in_end;
+  logic [AW-1:0] nx_out;
+  logic [IAW-1:0] nx_ib;
+  logic nx_par;
+  logic [PtrW-1:0] nx_rec0;
+  logic [31:0] nx_idx;
+  logic [CW-1:0] nx_p0_ixy;
+  logic [OW-1:0] nx_p0_pbase, nx_p0_rowbase;
+
   // ======================= sequencer =======================
-  logic [31:0] li_q;            // descriptor index
+  // Three stages work on consecutive layers of a program: the front end (state_q: fetch,
+  // decode) on layer fe_li_q, the loaders on the newest started layer, the issue stage on slot
+  // A (a_v_q) while slot B (b_v_q) holds the next, loading; finished tiles drain meanwhile.
+  // A decoded layer starts loading (ld_start, into B) once the loaders are done with the layer
+  // before, B is free, its input fits the input buffer beside the computing layer's, and it
+  // reads nothing an unfinished layer writes; it starts computing (cs_start) when A is done.
+  // A layer is complete when the writer has written its last row (ly_end). Errors of a later
+  // layer are reported only once every layer before it is complete. Batch runs (ext mode) run
+  // one layer at a time.
+  logic [31:0] fe_li_q;         // descriptor the front end fetches / decodes
+  logic a_v_q, b_v_q;
+  logic [2:0] pend_q;           // layers started (ld_start) and not complete
+  logic ld_par_q;               // parity of the newest started layer
+  logic [IAW-1:0] ld_ib_q;      // its place in the input buffer
+  logic [IAW-1:0] ld_in_end_q;  // and its extent (modulo the buffer)
   logic in_ok, w_ok, sh_ok, want, fire;  // compute issue stage handshake (see below)
-  logic layer_done, quant_err, desc_in_win;
+  logic quant_err, desc_in_win, ly_end, be_idle, a_fin, ld_start, cs_start, dec_ok;
+  logic ld_free, in_room, hz_ok;
   logic [31:0] desc_src;
-  // the descriptor the front end fetches: the next layer's while a layer runs (prefetch)
-  assign desc_src    = ext_q ? xd_tpl_i : desc_addr + ((li_q + 32'(run_q)) << 6);
+  logic [OW-1:0] in_loaded_q [2];  // input bytes arrived, by layer parity
+  assign desc_src    = ext_q ? xd_tpl_i : desc_addr + (fe_li_q << 6);
   assign desc_in_win = in_win(desc_src, DW'(nasa_pkg::DescBytes), win_base_a, win_limit_a);
 
   logic desc_job, desc_arrived;
@@ -489,19 +619,25 @@ module nasa_engine #(
   assign ext_wait_o   = ext_q && (state_q == StFetch) && dma_idle;
   assign desc_arrived = o_valid && o_last && o_dst == DstDesc;
 
-  // Sequencer. state_q is the front end (fetch, decode) and run_q the back end (a layer runs).
-  // In a program (not a batch run) the next layer's descriptor is fetched and decoded while the
-  // current layer finishes, once the current layer has issued all its loads; the decoded layer
-  // starts, or reports its error, only when the current one is done, so a prefetched window or
-  // decode error still comes after every write of the layers before it.
-  logic pf_ok;  // set beside tl_done below
+  assign be_idle  = (pend_q == '0);
+  assign a_fin    = a_v_q && c_done_q && (in_loaded_q[r_par] == r_in_end);
+  assign dec_ok   = (state_q == StDecode) && (dec_step_q == 4'd11) && (dec_err == nasa_pkg::ErrNone);
+  assign in_room  = !a_v_q || ((OW + 1)'(r_in_end) + (OW + 1)'(dv_in_end) <= (OW + 1)'(InBufBytes));
+  assign hz_ok    = (pend_q <= 3'd2) && !(hz_q[0] && pend_q >= 3'd1) && !(hz_q[1] && pend_q >= 3'd2);
+  assign ld_start = dec_ok && !b_v_q && ld_free && (ext_q ? be_idle : (in_room && hz_ok));
+  assign cs_start = b_v_q && (!a_v_q || a_fin);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q       <= StIdle;
-      run_q         <= 1'b0;
       dec_step_q    <= '0;
-      li_q          <= '0;
+      fe_li_q       <= '0;
+      a_v_q         <= 1'b0;
+      b_v_q         <= 1'b0;
+      pend_q        <= '0;
+      ld_par_q      <= 1'b0;
+      ld_ib_q       <= '0;
+      ld_in_end_q   <= '0;
       ext_q         <= 1'b0;
       xq_x          <= '0;
       xq_y          <= '0;
@@ -515,8 +651,13 @@ module nasa_engine #(
       unique case (state_q)
         StIdle: begin
           if (start) begin
-            run_q         <= 1'b0;
-            li_q          <= '0;
+            fe_li_q       <= '0;
+            a_v_q         <= 1'b0;
+            b_v_q         <= 1'b0;
+            pend_q        <= '0;
+            ld_par_q      <= 1'b0;
+            ld_ib_q       <= '0;
+            ld_in_end_q   <= '0;
             layers_done_q <= '0;
             err_q         <= nasa_pkg::ErrNone;
             err_index_q   <= '0;
@@ -544,9 +685,9 @@ module nasa_engine #(
           end else if (ext_q && !xd_valid_i) begin
             state_q <= StFetch;
           end else if (!desc_in_win) begin
-            if (!run_q) begin  // a prefetch waits: the running layer finishes first
+            if (be_idle) begin  // the layers before it complete first
               err_q       <= nasa_pkg::ErrWindow;
-              err_index_q <= li_q;
+              err_index_q <= fe_li_q;
               state_q     <= StAbort;
             end
           end else if (job_ready) begin
@@ -565,19 +706,27 @@ module nasa_engine #(
         StDecode: begin
           if (dec_step_q != 4'd11) begin
             dec_step_q <= dec_step_q + 4'd1;
-          end else if (run_q) begin
-            // decoded ahead: hold until the running layer is done
           end else if (dec_err != nasa_pkg::ErrNone) begin
-            err_q       <= dec_err;
-            err_index_q <= li_q;
-            state_q     <= StAbort;
-          end else begin
-            state_q <= StRun;
-            run_q   <= 1'b1;
+            if (be_idle) begin
+              err_q       <= dec_err;
+              err_index_q <= fe_li_q;
+              state_q     <= StAbort;
+            end
+          end else if (ld_start) begin
+            fe_li_q <= fe_li_q + 1;
+            state_q <= (!ext_q && fe_li_q + 1 != desc_count) ? StFetch : StRun;
           end
         end
         StRun: begin
-          if (pf_ok) state_q <= StFetch;
+          // every descriptor started (programs) or one batch layer runs: wait for completion
+          if (be_idle && dma_idle) begin
+            if (ext_q) begin
+              state_q <= StFetch;
+            end else begin
+              state_q <= StIdle;
+              finish  <= 1'b1;
+            end
+          end
         end
         StAbort: begin
           if (dma_idle) begin
@@ -587,101 +736,162 @@ module nasa_engine #(
         end
         default: state_q <= StIdle;
       endcase
-      // the back end (after the front end: its abort and its end of program win)
-      if (run_q && quant_err) begin
+      // the back end
+      if (ld_start) begin
+        b_v_q       <= 1'b1;
+        ld_par_q    <= !ld_par_q;
+        ld_ib_q     <= ld_ib_q + ld_in_end_q;
+        ld_in_end_q <= IAW'(dv_in_end);
+      end
+      if (cs_start) begin
+        a_v_q <= 1'b1;
+        if (!ld_start) b_v_q <= 1'b0;
+      end else if (a_fin) begin
+        a_v_q <= 1'b0;
+      end
+      pend_q <= pend_q + 3'(ld_start) - 3'(ly_end);
+      if (ly_end) layers_done_q <= layers_done_q + 1;
+      if (quant_err) begin
         err_q       <= nasa_pkg::ErrBadQuant;
-        err_index_q <= li_q;
+        err_index_q <= r_idx;
         state_q     <= StAbort;
-        run_q       <= 1'b0;
-      end else if (run_q && layer_done) begin
-        layers_done_q <= layers_done_q + 1;
-        li_q          <= li_q + 1;
-        run_q         <= 1'b0;
-        if (state_q == StRun) begin  // no prefetch under way
-          if (!ext_q && li_q + 1 == desc_count) begin
-            state_q <= StIdle;
-            finish  <= 1'b1;
-          end else begin
-            state_q <= StFetch;
-          end
-        end
+      end
+      if (quant_err || state_q == StAbort) begin
+        a_v_q <= 1'b0;
+        b_v_q <= 1'b0;
       end
     end
   end
   assign dma_abort = (state_q == StAbort);
-  assign xd_done_o = ext_q && running && !quant_err && layer_done;
+  assign xd_done_o   = ext_q && ly_end;
+  assign layer_end_o = ly_end;
 
-  logic run_start, running;
-  assign run_start = (state_q == StDecode) && (dec_step_q == 4'd11) && !run_q &&
-                     (dec_err == nasa_pkg::ErrNone);
-  assign running   = run_q;
-
+  // the next bank takes the decoded layer at ld_start, the issue stage's bank takes it at cs_start
   always_ff @(posedge clk_i) begin
-    if (run_start) begin
-      r_pe       <= is_conv || is_fc || is_dw;
-      r_wrow     <= is_conv || is_fc;
-      r_dw       <= is_dw;
-      r_bchk     <= is_win;
-      r_add      <= is_add;
-      r_need_all <= is_fc || is_gap;
-      r_vmode    <= is_max ? 2'd2 : (is_add ? 2'd3 : 2'd1);
-      r_rq       <= (is_conv || is_fc || is_dw) ? RqChan : ((is_max || is_add) ? RqBypass : RqDesc);
-      r_act      <= f_act[1:0];
-      r_q6       <= f_q6;
-      r_m        <= f_m;
-      r_s        <= f_sq;
-      r_mb       <= f_mb;
-      r_sb       <= f_sb;
-      r_kh       <= is_win ? f_kwin : (is_gap ? f_h : (is_add ? 16'd2 : 16'd1));
-      r_kw       <= is_win ? f_kwin : (is_gap ? f_w : 16'd1);
-      r_kk       <= f_kk;
-      r_hi       <= g_take ? f_ho : f_h;
-      r_wi       <= g_take ? f_wo : f_w;
-      r_wo       <= (is_fc || is_gap) ? 16'd1 : f_wo;
-      r_stride   <= (is_win && !g_take) ? 16'(f_s) : 16'd1;
-      r_cout     <= f_cout;
-      r_cin      <= f_cin;
-      r_cin_n    <= is_conv ? KW'(f_cin) : (is_fc ? KW'(d_kred) : KW'(1));
-      r_cstep    <= g_take ? OW'(f_cpad) : OW'(f_cin);
-      r_rowk     <= g_take ? OW'(mul_p) : (is_add ? OW'(d_offb) : OW'(d_row_b));
-      r_p        <= (is_fc || is_gap) ? PW'(1) : PW'(d_hw_out);
-      r_stepx    <= g_take ? OW'(f_cpad) : OW'(f_scin);
-      r_stepwrap <= g_take ? OW'(f_cpad) :
-                    ((is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b)) - OW'(d_wrap);
-      r_srowb    <= g_take ? OW'(mul_p) :
-                    ((is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b));
-      r_nct      <= JW'((32'(f_cout) + 32'(Cols - 1)) >> ColW);
-      r_npt      <= (is_conv || is_fc || is_dw) ?
-                    PW'(((is_fc ? PW'(1) : PW'(d_hw_out)) + PW'(Rows - 1)) >> RowW) :
-                    (is_gap ? PW'(1) : PW'(d_hw_out));
-      r_na       <= g_take ? OW'(d_vbytes) : OW'(d_in_bytes);
-      r_offb     <= OW'(d_offb);
-      r_in_total <= g_take ? OW'(d_vbytes) : OW'(d_in_total);
-      r_g        <= g_take;
-      r_cpad     <= OW'(f_cpad);
-      r_gstep    <= AW'(f_scin);
-      r_grow     <= AW'(d_row_b) << 1;
-      r_kred     <= KW'(d_kred);
-      r_in2      <= AW'(f_in2);
-      r_out      <= AW'(f_out);
-      r_prm      <= AW'(f_prm);
-      r_p0_ixy     <= CW'(0) - CW'(f_pad);
-      r_p0_pbase   <= -(OW'(d_padrow) + OW'(d_padcin));
-      r_p0_rowbase <= OW'(0) - OW'(d_padrow);
+    if (ld_start) begin
+      ot_lo_q[fe_li_q[0]] <= (AW + 1)'(f_out[AW-1:0]);
+      ot_hi_q[fe_li_q[0]] <= (AW + 1)'(f_out[AW-1:0]) + (AW + 1)'(d_out_bytes[AW:0]);
+      nx_pe       <= dv_pe;
+      nx_wrow     <= dv_wrow;
+      nx_dw       <= dv_dw;
+      nx_bchk     <= dv_bchk;
+      nx_add      <= dv_add;
+      nx_need_all <= dv_need_all;
+      nx_vmode    <= dv_vmode;
+      nx_rq       <= dv_rq;
+      nx_act      <= f_act[1:0];
+      nx_q6       <= f_q6;
+      nx_m        <= f_m;
+      nx_s        <= f_sq;
+      nx_mb       <= f_mb;
+      nx_sb       <= f_sb;
+      nx_kh       <= dv_kh;
+      nx_kw       <= dv_kw;
+      nx_hi       <= dv_hi;
+      nx_wi       <= dv_wi;
+      nx_wo       <= dv_wo;
+      nx_stride   <= dv_stride;
+      nx_cout     <= f_cout;
+      nx_cin      <= f_cin;
+      nx_cin_n    <= dv_cin_n;
+      nx_cstep    <= dv_cstep;
+      nx_rowk     <= dv_rowk;
+      nx_p        <= dv_p;
+      nx_stepx    <= dv_stepx;
+      nx_stepwrap <= dv_stepwrap;
+      nx_srowb    <= dv_srowb;
+      nx_nct      <= dv_nct;
+      nx_npt      <= dv_npt;
+      nx_offb     <= OW'(d_offb);
+      nx_in_total <= dv_in_total;
+      nx_in_end   <= dv_in_end;
+      nx_out      <= AW'(f_out);
+      nx_ib       <= ld_ib_q + ld_in_end_q;
+      nx_par      <= !ld_par_q;
+      nx_rec0     <= reuse ? pw_rec0_q : rec_wr_q;
+      nx_idx      <= fe_li_q;
+      nx_p0_ixy     <= CW'(0) - CW'(f_pad);
+      nx_p0_pbase   <= -(OW'(d_padrow) + OW'(d_padcin));
+      nx_p0_rowbase <= OW'(0) - OW'(d_padrow);
+    end
+    if (cs_start) begin
+      r_pe       <= nx_pe;
+      r_wrow     <= nx_wrow;
+      r_dw       <= nx_dw;
+      r_bchk     <= nx_bchk;
+      r_add      <= nx_add;
+      r_need_all <= nx_need_all;
+      r_vmode    <= nx_vmode;
+      r_rq       <= nx_rq;
+      r_act      <= nx_act;
+      r_q6       <= nx_q6;
+      r_m        <= nx_m;
+      r_s        <= nx_s;
+      r_mb       <= nx_mb;
+      r_sb       <= nx_sb;
+      r_kh       <= nx_kh;
+      r_kw       <= nx_kw;
+      r_hi       <= nx_hi;
+      r_wi       <= nx_wi;
+      r_wo       <= nx_wo;
+      r_stride   <= nx_stride;
+      r_cout     <= nx_cout;
+      r_cin      <= nx_cin;
+      r_cin_n    <= nx_cin_n;
+      r_cstep    <= nx_cstep;
+      r_rowk     <= nx_rowk;
+      r_p        <= nx_p;
+      r_stepx    <= nx_stepx;
+      r_stepwrap <= nx_stepwrap;
+      r_srowb    <= nx_srowb;
+      r_nct      <= nx_nct;
+      r_npt      <= nx_npt;
+      r_offb     <= nx_offb;
+      r_in_total <= nx_in_total;
+      r_in_end   <= nx_in_end;
+      r_out      <= nx_out;
+      r_ib       <= nx_ib;
+      r_par      <= nx_par;
+      r_idx      <= nx_idx;
+      r_p0_ixy     <= nx_p0_ixy;
+      r_p0_pbase   <= nx_p0_pbase;
+      r_p0_rowbase <= nx_p0_rowbase;
     end
   end
 
   // ======================= input loader =======================
   // Segments of input, each read in Chunk-byte jobs: the whole input (and Add's second input at
-  // r_offb), or with the pixel gather one segment of Cin bytes per used pixel into r_cpad slots.
-  logic il_region_q, il_done_q, il_valid, il_grant;
+  // il_offb_q), or with the pixel gather one segment of Cin bytes per used pixel into il_cpad_q
+  // slots; written at the layer's place ld_ib_q in the input buffer (a ring), its arrivals
+  // counted by layer parity (the tag's flag).
+  logic il_region_q, il_done_q, il_valid, il_grant, stop;
   logic [OW-1:0] il_off_q, il_left;
-  logic [OW-1:0] in_loaded_q;
   logic [AW-1:0] il_src_q, il_rsrc_q;  // segment source; gather: source of the row's pixel 0
-  logic [OW-1:0] il_dst_q;             // segment destination in the input buffer
+  logic [OW-1:0] il_dst_q;             // segment destination in the layer's buffer region
   logic [15:0] il_x_q;                 // gather: output column of the segment
-  assign il_valid = running && !il_done_q;
-  assign il_left  = (r_g ? OW'(r_cin) : r_na) - il_off_q;
+  // the loading layer's constants (taken at ld_start)
+  logic il_g_q, il_add_q;
+  logic [15:0] il_cin_q, il_wo_q;
+  logic [OW-1:0] il_na_q, il_cpad_q, il_offb_q;
+  logic [AW-1:0] il_in2_q, il_gstep_q, il_grow_q;
+  assign stop     = (state_q == StAbort);
+  assign il_valid = !il_done_q && !stop;
+  assign il_left  = (il_g_q ? OW'(il_cin_q) : il_na_q) - il_off_q;
+
+  always_ff @(posedge clk_i) begin
+    if (ld_start) begin
+      il_g_q     <= g_take;
+      il_add_q   <= is_add;
+      il_cin_q   <= f_cin;
+      il_wo_q    <= dv_wo;
+      il_na_q    <= dv_na;
+      il_cpad_q  <= OW'(f_cpad);
+      il_offb_q  <= OW'(d_offb);
+      il_in2_q   <= AW'(f_in2);
+      il_gstep_q <= AW'(f_scin);
+      il_grow_q  <= AW'(d_row_b) << 1;
+    end
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -692,7 +902,7 @@ module nasa_engine #(
       il_rsrc_q   <= '0;
       il_dst_q    <= '0;
       il_x_q      <= '0;
-    end else if (run_start) begin
+    end else if (ld_start) begin
       il_region_q <= 1'b0;
       il_done_q   <= 1'b0;
       il_off_q    <= '0;
@@ -700,23 +910,25 @@ module nasa_engine #(
       il_rsrc_q   <= AW'(f_in);
       il_dst_q    <= '0;
       il_x_q      <= '0;
+    end else if (stop) begin
+      il_done_q <= 1'b1;
     end else if (il_grant) begin
       if (il_left <= OW'(Chunk)) begin
         il_off_q <= '0;
-        if (r_g && il_dst_q + r_cpad < r_na) begin
-          il_dst_q <= il_dst_q + r_cpad;
-          if (il_x_q + 16'd1 == r_wo) begin
+        if (il_g_q && il_dst_q + il_cpad_q < il_na_q) begin
+          il_dst_q <= il_dst_q + il_cpad_q;
+          if (il_x_q + 16'd1 == il_wo_q) begin
             il_x_q    <= '0;
-            il_rsrc_q <= il_rsrc_q + r_grow;
-            il_src_q  <= il_rsrc_q + r_grow;
+            il_rsrc_q <= il_rsrc_q + il_grow_q;
+            il_src_q  <= il_rsrc_q + il_grow_q;
           end else begin
             il_x_q   <= il_x_q + 16'd1;
-            il_src_q <= il_src_q + r_gstep;
+            il_src_q <= il_src_q + il_gstep_q;
           end
-        end else if (r_add && !il_region_q) begin
+        end else if (il_add_q && !il_region_q) begin
           il_region_q <= 1'b1;
-          il_src_q    <= r_in2;
-          il_dst_q    <= r_offb;
+          il_src_q    <= il_in2_q;
+          il_dst_q    <= il_offb_q;
         end else begin
           il_done_q <= 1'b1;
         end
@@ -727,13 +939,24 @@ module nasa_engine #(
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) in_loaded_q <= '0;
-    else if (run_start) in_loaded_q <= '0;
-    else if (o_valid && o_dst == DstIn) in_loaded_q <= in_loaded_q + OW'(MemBytes);
+    if (!rst_ni) begin
+      in_loaded_q[0] <= '0;
+      in_loaded_q[1] <= '0;
+    end else begin
+      if (o_valid && o_dst == DstIn) begin
+        in_loaded_q[o_flag] <= in_loaded_q[o_flag] + OW'(MemBytes);
+      end
+      // (the counter's last layer is complete: all its input arrived, see a_fin)
+      if (ld_start) in_loaded_q[!ld_par_q] <= '0;
+    end
   end
 
   // ======================= tile loader (weights + per-channel params) =======================
-  logic [1:0] tl_phase_q;  // 0: wait for a free half, 1: param job, 2: weight jobs
+  // Channel tiles go into the weight ring one after another, each with a record slot for its
+  // per-channel records: tile bytes are k*k*Cin (Conv/Fc) or k*k (DwConv) per lane, rounded up to
+  // the port width. Records are freed oldest first, and only when the loader needs room and the
+  // compute has moved past them (rec_rd_q != c_rec_q), so the last tiles stay in the ring.
+  logic [1:0] tl_phase_q;  // 0: allocate a tile, 1: param job, 2: weight jobs
   // Conv/Fc weights of a tile load column by column (WChunk bytes of every row, then the next
   // WChunk): the PE array starts on a tile as soon as the columns its next steps read are in.
   logic [JW-1:0] tl_j_q;
@@ -742,47 +965,103 @@ module nasa_engine #(
   logic [KW-1:0] tl_off_q;      // offset of the weight column in a row (< KredMax)
   logic [AW-1:0] tl_row_src_q, tl_rsrc_q, tl_tap_src_q, tl_tapbase_q;
   logic [NW-1:0] tl_cg_q;
-  logic tl_valid, tl_grant, tl_h;
+  logic [WRW-1:0] tl_base_q;    // ring address of the tile being issued
+  logic tl_valid, tl_grant;
   logic [AW-1:0] tl_src;
   logic [31:0] tl_len;
   logic [KW-1:0] tl_rest;
   logic [TagW-1:0] tl_tag;
-  logic [1:0] h_claim_q, h_iss_done_q, h_full;
-  logic [HJW-1:0] h_iss_q [2];
-  logic [HJW-1:0] h_done_q [2];
-  logic [HJW-1:0] h_cols_q [2];  // weight columns complete in each half
   logic tl_colend;
-  logic release_half;
-  logic [JW-1:0] c_j_q;
+  logic [WRW-1:0] tl_waddr;  // ring address of the next weight job (wraps at WDepth)
+  // the ring: tiles [rec_rd_q, rec_wr_q) are live, [rec_rd_q, rec_fill_q) complete; the compute
+  // reads tile c_rec_q; rsp_cols_q counts the complete weight columns of tile rec_fill_q
+  logic [WRW-1:0] rg_head_q;
+  logic [WRW:0] rg_used_q;
+  logic [WRW-1:0] rec_base_q [WTiles];
+  logic [WRW-1:0] rec_size_q [WTiles];
+  logic [PtrW-1:0] rec_rd_q, rec_wr_q, rec_fill_q, c_rec_q, rec_n;
+  logic [HJW-1:0] rsp_cols_q;
+  // the loading layer's constants (taken at ld_start)
+  logic tl_pe_q, tl_wrow_q;
+  logic [JW-1:0] tl_nct_q;
+  logic [AW-1:0] tl_prm_q;
+  logic [15:0] tl_cout_q, tl_cin_q, tl_kk_q;
+  logic [KW-1:0] tl_kred_q;
+  logic [WRW-1:0] tl_tsz_q;  // ring bytes of one tile
+  always_ff @(posedge clk_i) begin
+    if (ld_start) begin
+      tl_wrow_q <= dv_wrow;
+      tl_nct_q  <= dv_nct;
+      tl_prm_q  <= AW'(f_prm);
+      tl_cout_q <= f_cout;
+      tl_cin_q  <= f_cin;
+      tl_kk_q   <= f_kk;
+      tl_kred_q <= dv_kred;
+      tl_tsz_q  <= dv_tsz;
+    end
+  end
+  logic ahead_ok, space_ok, evict_ok;
 
-  assign tl_h    = tl_j_q[0];
-  assign tl_rest = r_kred - tl_off_q;
+  assign tl_rest   = tl_kred_q - tl_off_q;
   assign tl_colend = (9'(tl_row_q) + 9'd1 == 9'(tl_cg_q));
-  assign h_full[0] = h_claim_q[0] && h_iss_done_q[0] && (h_iss_q[0] == h_done_q[0]);
-  assign h_full[1] = h_claim_q[1] && h_iss_done_q[1] && (h_iss_q[1] == h_done_q[1]);
+  assign rec_n     = rec_wr_q - rec_rd_q;
+  // the loader stays at most one tile ahead of the compute (loading further ahead takes the memory
+  // port from the output writes); it evicts only when the ring has no room for the next tile
+  assign ahead_ok  = (rec_wr_q - c_rec_q < PtrW'(2));
+  assign space_ok  = (rec_n != PtrW'(WTiles)) &&
+                     ((WRW + 1)'(rg_used_q) + (WRW + 1)'(tl_tsz_q) <= (WRW + 1)'(WDepth));
+  assign evict_ok  = (rec_n != '0) && (rec_rd_q != c_rec_q);
 
+  assign tl_waddr = tl_base_q + (tl_wrow_q ? WRW'(tl_off_q) : WRW'(tl_row_q));
   always_comb begin
-    tl_valid = running && r_pe && (tl_phase_q != 2'd0);
+    tl_valid = !stop && tl_pe_q && (tl_phase_q != 2'd0);
     tl_src   = '0;
     tl_len   = '0;
     tl_tag   = '0;
     if (tl_phase_q == 2'd1) begin
-      tl_src = r_prm + (AW'(tl_co0_q) << 3);
+      tl_src = tl_prm_q + (AW'(tl_co0_q) << 3);
       tl_len = 32'(tl_cg_q) << 3;
-      tl_tag = {BaseW'(0), 8'd0, tl_h, DstPrm};
-    end else if (r_wrow) begin
+      tl_tag = {BaseW'(TRW'(rec_wr_q - PtrW'(1))), 8'd0, 1'b0, DstPrm};
+    end else if (tl_wrow_q) begin
       tl_src = tl_rsrc_q;
       tl_len = (32'(tl_rest) > 32'(WChunk)) ? 32'(WChunk) : 32'(tl_rest);
-      tl_tag = {BaseW'(tl_off_q), tl_colend, tl_row_q[6:0], tl_h, DstWRow};
+      tl_tag = {BaseW'(tl_waddr), tl_colend, tl_row_q[6:0],
+                tl_colend && 32'(tl_rest) <= 32'(WChunk), DstWRow};
     end else begin
       tl_src = tl_tap_src_q;
       tl_len = 32'(tl_cg_q);
-      tl_tag = {BaseW'(tl_row_q), 8'd0, tl_h, DstWScat};
+      tl_tag = {BaseW'(tl_waddr), 8'd0, 16'(tl_row_q) + 16'd1 == tl_kk_q,
+                DstWScat};
     end
   end
 
   logic [CoW-1:0] cg_full;
-  assign cg_full = CoW'(r_cout) - tl_co0_q;
+  assign cg_full = CoW'(tl_cout_q) - tl_co0_q;
+
+  // weight responses (any layer's: they arrive while the loader works on the next)
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rec_fill_q <= '0;
+      rsp_cols_q <= '0;
+    end else if (start && state_q == StIdle) begin
+      rec_fill_q <= '0;
+      rsp_cols_q <= '0;
+    end else if (o_valid && o_last && (o_dst == DstWRow || o_dst == DstWScat)) begin
+      if (o_flag) begin
+        rec_fill_q <= rec_fill_q + PtrW'(1);
+        rsp_cols_q <= '0;
+      end else if (o_dst == DstWRow && o_bank[7]) begin
+        rsp_cols_q <= rsp_cols_q + HJW'(1);
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (tl_phase_q == 2'd0 && !stop && tl_pe_q && tl_j_q < tl_nct_q && ahead_ok && space_ok) begin
+      rec_base_q[TRW'(rec_wr_q)] <= rg_head_q;
+      rec_size_q[TRW'(rec_wr_q)] <= tl_tsz_q;
+    end
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -796,81 +1075,78 @@ module nasa_engine #(
       tl_tap_src_q <= '0;
       tl_tapbase_q <= '0;
       tl_cg_q      <= '0;
-      h_claim_q    <= '0;
-      h_iss_done_q <= '0;
-      h_iss_q[0]   <= '0;
-      h_iss_q[1]   <= '0;
-      h_done_q[0]  <= '0;
-      h_done_q[1]  <= '0;
-      h_cols_q[0]  <= '0;
-      h_cols_q[1]  <= '0;
-    end else if (run_start) begin
+      tl_base_q    <= '0;
+      rg_head_q    <= '0;
+      rg_used_q    <= '0;
+      rec_rd_q     <= '0;
+      rec_wr_q     <= '0;
+      tl_pe_q      <= 1'b0;
+    end else if (start && state_q == StIdle) begin
+      // a run starts with an empty ring
+      rg_head_q <= '0;
+      rg_used_q <= '0;
+      rec_rd_q  <= '0;
+      rec_wr_q  <= '0;
+    end else if (ld_start) begin
+      tl_pe_q      <= dv_pe && !reuse;
       tl_phase_q   <= '0;
       tl_j_q       <= '0;
       tl_co0_q     <= '0;
       tl_row_src_q <= AW'(f_wgt);
       tl_tapbase_q <= AW'(f_wgt);
-      h_claim_q    <= '0;
-      h_iss_done_q <= '0;
+    end else if (stop) begin
+      tl_pe_q    <= 1'b0;  // the loader idles
+      tl_phase_q <= '0;
     end else begin
-      if (release_half) h_claim_q[c_j_q[0]] <= 1'b0;
-      if (o_valid && o_last && (o_dst == DstWRow || o_dst == DstWScat || o_dst == DstPrm)) begin
-        h_done_q[o_half] <= h_done_q[o_half] + HJW'(1);
-      end
-      if (o_valid && o_last && o_dst == DstWRow && o_bank[7]) begin
-        h_cols_q[o_half] <= h_cols_q[o_half] + HJW'(1);
-      end
       unique case (tl_phase_q)
         2'd0: begin
-          if (running && r_pe && tl_j_q < r_nct && !h_claim_q[tl_h]) begin
-            tl_phase_q          <= 2'd1;
-            h_claim_q[tl_h]     <= 1'b1;
-            h_iss_done_q[tl_h]  <= 1'b0;
-            h_iss_q[tl_h]       <= '0;
-            h_done_q[tl_h]      <= '0;
-            h_cols_q[tl_h]      <= '0;
-            tl_rsrc_q           <= tl_row_src_q;
-            tl_cg_q             <= (cg_full > CoW'(Cols)) ? NW'(Cols) : NW'(cg_full);
-            tl_row_q            <= '0;
-            tl_off_q            <= '0;
-            tl_tap_src_q        <= tl_tapbase_q;
+          if (!stop && tl_pe_q && tl_j_q < tl_nct_q && ahead_ok) begin
+            if (space_ok) begin
+              tl_phase_q   <= 2'd1;
+              tl_base_q    <= rg_head_q;
+              rg_head_q    <= rg_head_q + tl_tsz_q;
+              rg_used_q    <= rg_used_q + (WRW + 1)'(tl_tsz_q);
+              rec_wr_q     <= rec_wr_q + PtrW'(1);
+              tl_rsrc_q    <= tl_row_src_q;
+              tl_cg_q      <= (cg_full > CoW'(Cols)) ? NW'(Cols) : NW'(cg_full);
+              tl_row_q     <= '0;
+              tl_off_q     <= '0;
+              tl_tap_src_q <= tl_tapbase_q;
+            end else if (evict_ok) begin
+              rg_used_q <= rg_used_q - (WRW + 1)'(rec_size_q[TRW'(rec_rd_q)]);
+              rec_rd_q  <= rec_rd_q + PtrW'(1);
+            end
           end
         end
         2'd1: begin
-          if (tl_grant) begin
-            h_iss_q[tl_h] <= h_iss_q[tl_h] + HJW'(1);
-            tl_phase_q    <= 2'd2;
-          end
+          if (tl_grant) tl_phase_q <= 2'd2;
         end
         default: begin
           if (tl_grant) begin
-            h_iss_q[tl_h] <= h_iss_q[tl_h] + HJW'(1);
-            if (r_wrow) begin
+            if (tl_wrow_q) begin
               if (tl_colend) begin
                 tl_row_q <= '0;
                 if (32'(tl_rest) <= 32'(WChunk)) begin
-                  tl_phase_q         <= 2'd0;
-                  h_iss_done_q[tl_h] <= 1'b1;
-                  tl_j_q             <= tl_j_q + JW'(1);
-                  tl_co0_q           <= tl_co0_q + CoW'(Cols);
-                  tl_row_src_q       <= tl_row_src_q + (AW'(r_kred) << ColW);
+                  tl_phase_q   <= 2'd0;
+                  tl_j_q       <= tl_j_q + JW'(1);
+                  tl_co0_q     <= tl_co0_q + CoW'(Cols);
+                  tl_row_src_q <= tl_row_src_q + (AW'(tl_kred_q) << ColW);
                 end else begin
                   tl_off_q  <= tl_off_q + KW'(WChunk);
                   tl_rsrc_q <= tl_row_src_q + AW'(tl_off_q) + AW'(WChunk);
                 end
               end else begin
                 tl_row_q  <= tl_row_q + 8'd1;
-                tl_rsrc_q <= tl_rsrc_q + AW'(r_kred);
+                tl_rsrc_q <= tl_rsrc_q + AW'(tl_kred_q);
               end
             end else begin
-              tl_tap_src_q <= tl_tap_src_q + AW'(r_cin);
+              tl_tap_src_q <= tl_tap_src_q + AW'(tl_cin_q);
               tl_row_q     <= tl_row_q + 8'd1;
-              if (16'(tl_row_q) + 16'd1 == r_kk) begin
-                tl_phase_q         <= 2'd0;
-                h_iss_done_q[tl_h] <= 1'b1;
-                tl_j_q             <= tl_j_q + JW'(1);
-                tl_co0_q           <= tl_co0_q + CoW'(Cols);
-                tl_tapbase_q       <= tl_tapbase_q + AW'(Cols);
+              if (16'(tl_row_q) + 16'd1 == tl_kk_q) begin
+                tl_phase_q   <= 2'd0;
+                tl_j_q       <= tl_j_q + JW'(1);
+                tl_co0_q     <= tl_co0_q + CoW'(Cols);
+                tl_tapbase_q <= tl_tapbase_q + AW'(Cols);
               end
             end
           end
@@ -879,12 +1155,45 @@ module nasa_engine #(
     end
   end
 
+  // Weights kept on chip: a layer with the previous layer's weights and records (same addresses,
+  // Cout and reduction: the mini-batch pattern, one image after another) computes from that
+  // layer's tiles while all of them are still in the ring (its first is not evicted), and loads
+  // none. (The layer before it writes nothing it reads: docs/engine.md, memory layout.)
+  // pw_v_q: the previous layer used weights, and its first tile is still in the ring (cleared
+  // when that tile is evicted; tiles leave in order, so the rest are then in too)
+  logic pw_v_q, pw_wrow_q, reuse, pw_evict;
+  logic [AW-1:0] pw_wgt_q, pw_prm_q;
+  logic [15:0] pw_cout_q;
+  logic [KW-1:0] pw_kred_q;
+  logic [PtrW-1:0] pw_rec0_q;
+  assign reuse    = pw_v_q && dv_pe && dv_wrow == pw_wrow_q && AW'(f_wgt) == pw_wgt_q &&
+                    AW'(f_prm) == pw_prm_q && f_cout == pw_cout_q && dv_kred == pw_kred_q;
+  assign pw_evict = tl_phase_q == 2'd0 && !stop && tl_pe_q && tl_j_q < tl_nct_q && ahead_ok &&
+                    !space_ok && evict_ok && rec_rd_q == pw_rec0_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      pw_v_q <= 1'b0;
+    end else if (start && state_q == StIdle) begin
+      pw_v_q <= 1'b0;
+    end else if (pw_evict) begin
+      pw_v_q <= 1'b0;  // (no ld_start now: the loader is busy)
+    end else if (ld_start) begin
+      pw_v_q    <= dv_pe && !ext_q;  // (batch runs: a layer at a time, no reuse)
+      pw_wrow_q <= dv_wrow;
+      pw_wgt_q  <= AW'(f_wgt);
+      pw_prm_q  <= AW'(f_prm);
+      pw_cout_q <= f_cout;
+      pw_kred_q <= dv_kred;
+      pw_rec0_q <= reuse ? pw_rec0_q : rec_wr_q;
+    end
+  end
+
   // ======================= job arbiter =======================
   // Loads the compute is waiting for go first: the weights of its channel tile before input
   // when both are missing, but input before the weights of a later tile (the tile loader runs
-  // ahead into the idle half); otherwise input chunks and weight jobs alternate.
+  // a tile ahead); otherwise input chunks and weight jobs alternate.
   logic rr_q, prefer_tl, prefer_il;
-  assign prefer_tl = want && !w_ok && (tl_j_q == c_j_q);
+  assign prefer_tl = want && !w_ok && (rec_wr_q - PtrW'(1) == c_rec_q);
   assign prefer_il = want && !in_ok && !prefer_tl;
   always_comb begin
     il_grant  = 1'b0;
@@ -902,7 +1211,7 @@ module nasa_engine #(
       job_valid = 1'b1;
       job_src   = il_src_q + AW'(il_off_q);
       job_len   = (il_left > OW'(Chunk)) ? 32'(Chunk) : 32'(il_left);
-      job_tag   = {BaseW'(il_dst_q + il_off_q), 8'd0, 1'b0, DstIn};
+      job_tag   = {BaseW'(IAW'(ld_ib_q + IAW'(il_dst_q + il_off_q))), 8'd0, ld_par_q, DstIn};
       il_grant  = job_ready;
     end else if (tl_valid) begin
       job_valid = 1'b1;
@@ -945,31 +1254,33 @@ module nasa_engine #(
   nasa_wbuf #(
     .Cols    (Cols),
     .MemBytes(MemBytes),
-    .KredMax (KredMax)
+    .Depth   (WDepth)
   ) u_wbuf (
     .clk_i    (clk_i),
     .we_i     (o_valid && (o_dst == DstWRow || o_dst == DstWScat)),
-    .whalf_i  (o_half),
     .scatter_i(o_dst == DstWScat),
     .wbank_i  (o_bank[ColW-1:0]),
-    .waddr_i  (o_addr[WAW-1:0]),
+    .waddr_i  (o_addr[WRW-1:0]),
     .wdata_i  (o_data),
-    .rhalf_i  (c_j_q[0]),
-    .raddr_i  (c_widx_q),
+    .raddr_i  (rec_base_q[TRW'(c_rec_q)] + WRW'(c_widx_q)),
     .rdata_o  (w_rdata)
   );
 
-  // per-channel parameter records of each half: Cols x {rsv, S, M, bias}
-  logic [Cols*64-1:0] prm0_q, prm1_q, prm_cur;
+  // per-channel parameter records, Cols x {rsv, S, M, bias} per record slot in NPW port words;
+  // prm_cur_q holds the records of the tile the compute reads (c_rec_q), read one cycle ahead
+  logic [MemBytes*8-1:0] prm_mem_q [WTiles * NPW];
+  logic [NPW*MemBytes*8-1:0] prm_rd_q;
+  logic [Cols*64-1:0] prm_cur;
+  logic [PtrW-1:0] c_rec_d;
   always_ff @(posedge clk_i) begin
-    for (int b = 0; b < Cols * 8; b++) begin
-      if (o_valid && o_dst == DstPrm && (32'(b) >> OffW) == o_idx) begin
-        if (o_half) prm1_q[b*8 +: 8] <= o_data[(b % MemBytes)*8 +: 8];
-        else prm0_q[b*8 +: 8] <= o_data[(b % MemBytes)*8 +: 8];
-      end
+    if (o_valid && o_dst == DstPrm) begin
+      prm_mem_q[32'(o_tag[12 +: TRW]) * NPW + 32'(o_idx)] <= o_data;
+    end
+    for (int w = 0; w < NPW; w++) begin
+      prm_rd_q[w*MemBytes*8 +: MemBytes*8] <= prm_mem_q[32'(TRW'(c_rec_d)) * NPW + w];
     end
   end
-  assign prm_cur = c_j_q[0] ? prm1_q : prm0_q;
+  assign prm_cur = prm_rd_q[Cols*64-1:0];
 
   // ======================= compute issue stage =======================
   // one output position per PE row (lane 0 is the pixel of the vector unit): column ox, top-left
@@ -989,6 +1300,7 @@ module nasa_engine #(
   logic [OW-1:0] n_rowbase [Rows];
   logic [AW-1:0] n_out [Rows];
   logic [PW-1:0] n_p [Rows];
+  logic [JW-1:0] c_j_q;
   logic [CoW-1:0] c_co0_q;
   logic [PW-1:0] c_pt_q;
   logic [KW-1:0] c_ci_q;
@@ -1008,7 +1320,7 @@ module nasa_engine #(
   logic init_lanes_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) init_lanes_q <= 1'b0;
-    else init_lanes_q <= run_start;
+    else init_lanes_q <= cs_start;
   end
   assign c_reset_pos = last_pt || init_lanes_q;
 
@@ -1066,7 +1378,8 @@ module nasa_engine #(
   logic shadow_full_q, s1_valid_q, s1_last_q;
   logic [OW-1:0] rowbase_last;
   assign rowbase_last = r_pe ? l_rowbase[Rows-1] : l_rowbase[0];
-  assign koff = c_kyoff_q + c_kxoff_q + OW'(c_ci_q);
+  // (the lanes' input-buffer offsets are the layer's; its place r_ib is added here once)
+  assign koff = c_kyoff_q + c_kxoff_q + OW'(c_ci_q) + OW'(r_ib);
 
   always_comb begin : p_need
     logic [OW-1:0] n;
@@ -1080,14 +1393,18 @@ module nasa_engine #(
     need = n;
   end
 
-  assign in_ok = (in_loaded_q >= need);
+  assign in_ok = (in_loaded_q[r_par] >= need);
   // Conv/Fc: the weight column of the next step is in; depthwise: the whole tile
   logic [WAW-1:0] w_col;
-  assign w_col = c_widx_q >> $clog2(WChunk);
-  assign w_ok  = !r_pe || (r_wrow ? (h_claim_q[c_j_q[0]] && 32'(h_cols_q[c_j_q[0]]) > 32'(w_col)) :
-                                    h_full[c_j_q[0]]);
+  logic [PtrW-1:0] c_fd;
+  logic c_complete;
+  assign w_col      = c_widx_q >> $clog2(WChunk);
+  assign c_fd       = rec_fill_q - c_rec_q;
+  assign c_complete = (c_fd != '0) && !c_fd[PtrW-1];  // tile c_rec_q is older than rec_fill_q
+  assign w_ok       = !r_pe || c_complete ||
+                      (r_wrow && c_rec_q == rec_fill_q && 32'(rsp_cols_q) > 32'(w_col));
   assign sh_ok = !tile_last || (!shadow_full_q && !(s1_valid_q && s1_last_q));
-  assign want  = running && !c_done_q && !init_lanes_q;
+  assign want  = a_v_q && !c_done_q && !init_lanes_q;
 
   // a channel tile's per-channel records are checked before its first step
   logic first_step, tap0;
@@ -1103,8 +1420,11 @@ module nasa_engine #(
       s_bad[l] = (NW'(l) < c_cg_q) && (sv == 8'd0 || sv > 8'(nasa_pkg::MaxShift));
     end
   end
-  assign quant_err = want && w_ok && (r_rq == RqChan) && first_step && (s_bad != '0);
-  assign fire      = want && w_ok && in_ok && sh_ok && !quant_err;
+  // a bad record stops the run once every layer before this one is complete
+  logic bad_rec;
+  assign bad_rec   = (r_rq == RqChan) && first_step && (s_bad != '0);
+  assign quant_err = want && w_ok && bad_rec && (layers_done_q == r_idx);
+  assign fire      = want && w_ok && in_ok && sh_ok && !bad_rec;
 
   // per-lane input addresses and masks (offsets of valid taps lie inside the buffer, so only the
   // low IAW bits of an offset are used)
@@ -1150,8 +1470,22 @@ module nasa_engine #(
   logic [AW-1:0] sh_addr_q [Rows];
   logic [RowW:0] sh_rows_q;
   logic [NW-1:0] sh_n_q;
+  logic sh_lend_q, sh_pe_q;  // the layer's last tile; PE array or vector unit results
+  logic [1:0] sh_rq_q, sh_act_q;
+  logic [7:0] sh_q6_q, sh_s_q;
+  logic [15:0] sh_m_q;
 
-  assign release_half = fire && tile_last && last_pt && r_pe;
+  // the compute's tile: the layer's first at its start, the next one after each channel tile
+  always_comb begin
+    c_rec_d = c_rec_q;
+    if (cs_start) c_rec_d = nx_rec0;
+    else if (fire && tile_last && last_pt && r_pe) c_rec_d = c_rec_q + PtrW'(1);
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) c_rec_q <= '0;
+    else if (start && state_q == StIdle) c_rec_q <= '0;
+    else c_rec_q <= c_rec_d;
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -1168,10 +1502,17 @@ module nasa_engine #(
       c_done_q   <= 1'b1;
       sh_rows_q  <= '0;
       sh_n_q     <= '0;
-    end else if (run_start) begin
+      sh_lend_q  <= 1'b0;
+      sh_pe_q    <= 1'b0;
+      sh_rq_q    <= '0;
+      sh_act_q   <= '0;
+      sh_q6_q    <= '0;
+      sh_m_q     <= '0;
+      sh_s_q     <= '0;
+    end else if (cs_start) begin
       c_j_q     <= '0;
       c_co0_q   <= '0;
-      c_cg_q    <= (f_cout > 16'(Cols)) ? NW'(Cols) : NW'(f_cout);
+      c_cg_q    <= (nx_cout > 16'(Cols)) ? NW'(Cols) : NW'(nx_cout);
       c_pt_q    <= '0;
       c_ci_q    <= '0;
       c_kx_q    <= '0;
@@ -1206,6 +1547,14 @@ module nasa_engine #(
         c_kyoff_q <= '0;
         sh_n_q    <= c_cg_q;
         sh_rows_q <= r_pe ? (RowW + 1)'(n_act) : (RowW + 1)'(1);
+        // the drain's view of the layer, so the next layer may start before this tile drains
+        sh_lend_q <= last_pt && last_ct;
+        sh_pe_q   <= r_pe;
+        sh_rq_q   <= r_rq;
+        sh_act_q  <= r_act;
+        sh_q6_q   <= r_q6;
+        sh_m_q    <= r_m;
+        sh_s_q    <= r_s;
         if (last_pt) begin
           c_pt_q <= '0;
           if (last_ct) begin
@@ -1241,7 +1590,10 @@ module nasa_engine #(
   end
 
   // ======================= stage 1: MAC / vector step =======================
-  logic s1_first_q, s1_pe_q, s1_dw_q, s1_half_q;
+  logic s1_first_q, s1_pe_q, s1_dw_q;
+  logic [1:0] s1_vmode_q;
+  logic [15:0] s1_m_q, s1_mb_q;
+  logic [7:0] s1_s_q, s1_sb_q;
   logic [NumIn-1:0] s1_mask_q;
   logic [15:0] s1_macs_q;
   logic [15:0] step_macs;
@@ -1254,7 +1606,11 @@ module nasa_engine #(
       s1_last_q  <= 1'b0;
       s1_pe_q    <= 1'b0;
       s1_dw_q    <= 1'b0;
-      s1_half_q  <= 1'b0;
+      s1_vmode_q <= '0;
+      s1_m_q     <= '0;
+      s1_s_q     <= '0;
+      s1_mb_q    <= '0;
+      s1_sb_q    <= '0;
       s1_mask_q  <= '0;
       s1_macs_q  <= '0;
     end else begin
@@ -1263,7 +1619,11 @@ module nasa_engine #(
       s1_last_q  <= tile_last;
       s1_pe_q    <= r_pe;
       s1_dw_q    <= r_dw;
-      s1_half_q  <= c_j_q[0];
+      s1_vmode_q <= r_vmode;
+      s1_m_q     <= r_m;
+      s1_s_q     <= r_s;
+      s1_mb_q    <= r_mb;
+      s1_sb_q    <= r_sb;
       s1_mask_q  <= mask;
       s1_macs_q  <= step_macs;
     end
@@ -1307,15 +1667,15 @@ module nasa_engine #(
     .clk_i  (clk_i),
     .rst_ni (rst_ni),
     .en_i   (s1_valid_q && !s1_pe_q),
-    .mode_i (r_vmode),
+    .mode_i (s1_vmode_q),
     .first_i(s1_first_q),
     .last_i (s1_last_q),
     .valid_i(s1_mask_q[Cols-1:0]),
     .x_i    (x_masked[Cols*8-1:0]),
-    .m_i    (r_m),
-    .s_i    (r_s),
-    .mb_i   (r_mb),
-    .sb_i   (r_sb),
+    .m_i    (s1_m_q),
+    .s_i    (s1_s_q),
+    .mb_i   (s1_mb_q),
+    .sb_i   (s1_sb_q),
     .res_o  (vec_res)
   );
 
@@ -1340,7 +1700,7 @@ module nasa_engine #(
       shadow_full_q <= 1'b0;
       dr_row_q      <= '0;
       rq_ph_q       <= '0;
-    end else if (!running) begin
+    end else if (stop) begin
       shadow_full_q <= 1'b0;
       dr_row_q      <= '0;
       rq_ph_q       <= '0;
@@ -1359,11 +1719,11 @@ module nasa_engine #(
     end
   end
   always_ff @(posedge clk_i) begin
-    if (s1_valid_q && s1_last_q) prm_sh_q <= s1_half_q ? prm1_q : prm0_q;
+    if (fire && tile_last) prm_sh_q <= prm_cur;
   end
 
-  assign row_valid = shadow_full_q && running && rq_ph_last;
-  assign row_vals  = r_pe ? pe_row : vec_res;
+  assign row_valid = shadow_full_q && !stop && rq_ph_last;
+  assign row_vals  = sh_pe_q ? pe_row : vec_res;
 
   logic [RqLanes*8-1:0] rq_y;
   for (genvar j = 0; j < RqLanes; j++) begin : g_rq
@@ -1379,13 +1739,13 @@ module nasa_engine #(
     logic unused_rec;
     assign unused_rec = ^rec[63:56];  // reserved byte of the record
     nasa_requant u_rq (
-      .bypass_i(r_rq == RqBypass),
+      .bypass_i(sh_rq_q == RqBypass),
       .val_i   (val),
-      .bias_i  ((r_rq == RqChan) ? rec[31:0] : 32'd0),
-      .m_i     ((r_rq == RqChan) ? rec[47:32] : r_m),
-      .s_i     ((r_rq == RqChan) ? rec[55:48] : r_s),
-      .act_i   (r_act),
-      .q6_i    (r_q6),
+      .bias_i  ((sh_rq_q == RqChan) ? rec[31:0] : 32'd0),
+      .m_i     ((sh_rq_q == RqChan) ? rec[47:32] : sh_m_q),
+      .s_i     ((sh_rq_q == RqChan) ? rec[55:48] : sh_s_q),
+      .act_i   (sh_act_q),
+      .q6_i    (sh_q6_q),
       .y_o     (rq_y[j*8 +: 8])
     );
   end
@@ -1402,7 +1762,9 @@ module nasa_engine #(
     end
   end
 
-  logic writer_idle;
+  // the last row of a layer's last tile: the writer reports when it is written (ly_end)
+  logic row_lend;
+  assign row_lend = sh_lend_q && ((RowW + 1)'(dr_row_q) + 1'b1 == sh_rows_q);
   nasa_out_writer #(
     .Cols    (Cols),
     .MemBytes(MemBytes),
@@ -1416,7 +1778,8 @@ module nasa_engine #(
     .row_addr_i (sh_addr_q[dr_row_q]),
     .row_n_i    (sh_n_q),
     .row_data_i (row_data),
-    .idle_o     (writer_idle),
+    .row_last_i (row_lend),
+    .last_o     (ly_end),
     .wr_valid_o (wr_valid),
     .wr_ready_i (wr_ready),
     .wr_addr_o  (wr_addr),
@@ -1427,14 +1790,11 @@ module nasa_engine #(
   // Bits the datapath never needs: the unused descriptor words, tag/address bits beyond the
   // buffers, and the lane fields the watermark does not read.
   logic unused_misc;
-  assign unused_misc = ^{desc_q[511:312],
+  assign unused_misc = ^{desc_q[511:312], 64'(hc_addr) >> AW, hc_len[DW-1:AW+1],
                          o_bank[6:ColW], o_addr[31:IAW], o_addr[31:WAW], unused_a};
 
-  logic tl_done;
-  assign tl_done    = !r_pe || (tl_j_q == r_nct);
-  assign pf_ok      = !ext_q && il_done_q && tl_done && (li_q + 32'd1 < desc_count);
-  assign layer_done = running && c_done_q && !s1_valid_q && !shadow_full_q && writer_idle &&
-                      dma_idle && il_done_q && tl_done;
+  // the loaders are done with the newest started layer: every one of its loads is issued
+  assign ld_free = il_done_q && (!tl_pe_q || (tl_j_q == tl_nct_q));
 
   // ======================= performance counters =======================
   always_comb begin
@@ -1449,6 +1809,6 @@ module nasa_engine #(
     cnt_inc[nasa_pkg::CntStallInput*16 +: 16]  = 16'(want && w_ok && !in_ok);
     cnt_inc[nasa_pkg::CntStallOutput*16 +: 16] = 16'(want && w_ok && in_ok && !sh_ok);
     cnt_inc[nasa_pkg::CntStallDesc*16 +: 16]   =
-        16'(!run_q && (state_q == StFetch || state_q == StFetchWait || state_q == StDecode));
+        16'(!a_v_q && (state_q == StFetch || state_q == StFetchWait || state_q == StDecode));
   end
 endmodule

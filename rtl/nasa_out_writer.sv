@@ -1,5 +1,7 @@
 // Output writer: queues rows of up to Cols int8 results (one output pixel's channels of a tile)
 // and turns each into one or two strobed bus-word writes (a row may straddle a word boundary).
+// A row marked last (a layer's last) pulses last_o when its final write is accepted: the memory
+// port takes a write in the cycle it accepts it, so the layer's results are then in memory.
 module nasa_out_writer #(
   parameter int unsigned Cols     = 16,
   parameter int unsigned MemBytes = 32,
@@ -15,7 +17,8 @@ module nasa_out_writer #(
   input  logic [AddrBits-1:0]   row_addr_i,
   input  logic [NW-1:0]         row_n_i,       // bytes in the row, 1..Cols
   input  logic [Cols*8-1:0]     row_data_i,
-  output logic                  idle_o,
+  input  logic                  row_last_i,
+  output logic                  last_o,
   output logic                  wr_valid_o,
   input  logic                  wr_ready_i,
   output logic [AddrBits-1:0]   wr_addr_o,
@@ -24,7 +27,7 @@ module nasa_out_writer #(
 );
   localparam int unsigned OffW = $clog2(MemBytes);
   localparam int unsigned AW   = AddrBits;
-  localparam int unsigned RowW = AW + NW + Cols * 8;
+  localparam int unsigned RowW = 1 + AW + NW + Cols * 8;
 
   logic q_valid, q_pop;
   logic [RowW-1:0] q_data;
@@ -34,7 +37,7 @@ module nasa_out_writer #(
     .flush_i    (flush_i),
     .in_valid_i (row_valid_i),
     .in_ready_o (row_ready_o),
-    .in_data_i  ({row_data_i, row_n_i, row_addr_i}),
+    .in_data_i  ({row_last_i, row_data_i, row_n_i, row_addr_i}),
     .out_valid_o(q_valid),
     .out_ready_i(q_pop),
     .out_data_o (q_data),
@@ -52,6 +55,7 @@ module nasa_out_writer #(
   assign addr  = q_data[AW-1:0];
   assign n     = q_data[AW +: NW];
   assign data  = q_data[AW + NW +: Cols * 8];
+  assign last_o = q_pop && q_data[RowW-1];
   assign off   = addr[OffW-1:0];
   assign wide  = (2 * MemBytes * 8)'(data) << {off, 3'b000};
   assign strb2 = (((2 * MemBytes)'(1) << n) - 1'b1) << off;
@@ -81,5 +85,4 @@ module nasa_out_writer #(
     end
   end
 
-  assign idle_o = !q_valid;
 endmodule

@@ -256,6 +256,7 @@ package nasa_pkg;
   localparam int unsigned CfgFpgaRqLanes     = 1;
   localparam int unsigned CfgFpgaAddrBits    = 17;
   localparam int unsigned CfgFpgaDmaInflight = 8;
+  localparam int unsigned CfgFpgaWTiles      = 2;
 
   // Configuration `sim` (top-level parameters of nasa_top).
   localparam int unsigned CfgSimRows        = 16;
@@ -271,6 +272,7 @@ package nasa_pkg;
   localparam int unsigned CfgSimRqLanes     = 16;
   localparam int unsigned CfgSimAddrBits    = 32;
   localparam int unsigned CfgSimDmaInflight = 16;
+  localparam int unsigned CfgSimWTiles      = 16;
 
   // Configuration `large` (top-level parameters of nasa_top).
   localparam int unsigned CfgLargeRows        = 32;
@@ -286,6 +288,7 @@ package nasa_pkg;
   localparam int unsigned CfgLargeRqLanes     = 32;
   localparam int unsigned CfgLargeAddrBits    = 32;
   localparam int unsigned CfgLargeDmaInflight = 16;
+  localparam int unsigned CfgLargeWTiles      = 16;
 
 endpackage
 // verilator lint_on UNUSEDPARAM

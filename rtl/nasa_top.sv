@@ -16,7 +16,8 @@ module nasa_top #(
   parameter int unsigned MaxCands   = nasa_pkg::MaxCands,
   parameter int unsigned RqLanes    = Cols,  // requant lanes (a power of two dividing Cols)
   parameter int unsigned AddrBits   = 32,    // address space [0, 2^AddrBits)
-  parameter int unsigned DmaInflight = 16    // DMA read jobs in flight (a power of two)
+  parameter int unsigned DmaInflight = 16,   // DMA read jobs in flight (a power of two)
+  parameter int unsigned WTiles     = 16     // channel tiles the weight ring holds (power of two)
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -42,7 +43,8 @@ module nasa_top #(
   // status
   output logic                  busy_o,
   output logic                  done_o,
-  output logic                  error_o
+  output logic                  error_o,
+  output logic                  layer_end_o   // pulse: a layer of a program or batch completed
 );
   localparam int unsigned OpTabN = MaxLayers * MaxChoices;
   localparam int unsigned OTW    = $clog2(OpTabN);
@@ -69,7 +71,8 @@ module nasa_top #(
     .BurstMax  (BurstMax),
     .RqLanes   (RqLanes),
     .AddrBits  (AddrBits),
-    .DmaInflight(DmaInflight)
+    .DmaInflight(DmaInflight),
+    .WTiles    (WTiles)
   ) u_engine (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
@@ -93,6 +96,7 @@ module nasa_top #(
     .busy_o         (busy_o),
     .done_o         (done_o),
     .error_o        (error_o),
+    .layer_end_o    (layer_end_o),
     .batch_start_o  (batch_start),
     .xd_valid_i     (xd_valid),
     .xd_ready_o     (xd_ready),

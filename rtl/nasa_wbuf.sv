@@ -1,27 +1,26 @@
-// Weight buffer: two halves (double buffering: the DMA fills one while the PE array or vector
-// unit reads the other) of Cols banks, one bank per output-channel lane. A row write fills one
-// bank word (conv/fc rows of k*k*Cin bytes); a scatter write puts byte l of the data into byte
-// position `byte_i` of bank l (depthwise taps, one byte per channel). Read: every bank of one
-// half at the same byte address, one-cycle latency.
+// Weight buffer: a ring of Depth bytes in each of Cols banks, one bank per output-channel lane.
+// The tile loader places channel tiles one after another in the ring (docs/engine.md "Weight
+// ring"), so the DMA fills the next tiles while the PE array reads the current one. A row write
+// fills one bank word (conv/fc rows of k*k*Cin bytes); a scatter write puts byte l of the data
+// into byte position `waddr_i` of bank l (depthwise taps, one byte per channel). Read: every
+// bank at the same byte address, one-cycle latency.
 module nasa_wbuf #(
   parameter int unsigned Cols     = 16,
   parameter int unsigned MemBytes = 32,
-  parameter int unsigned KredMax  = 8192,
-  localparam int unsigned AW      = $clog2(KredMax),
+  parameter int unsigned Depth    = 16384,  // bytes per bank: a power of two, >= MemBytes
+  localparam int unsigned AW      = $clog2(Depth),
   localparam int unsigned BankW   = (Cols > 1) ? $clog2(Cols) : 1
 ) (
   input  logic                  clk_i,
   input  logic                  we_i,
-  input  logic                  whalf_i,
   input  logic                  scatter_i,
   input  logic [BankW-1:0]      wbank_i,
   input  logic [AW-1:0]         waddr_i,   // byte address (row writes: MemBytes aligned)
   input  logic [MemBytes*8-1:0] wdata_i,
-  input  logic                  rhalf_i,
   input  logic [AW-1:0]         raddr_i,
   output logic [Cols*8-1:0]     rdata_o
 );
-  localparam int unsigned Words = KredMax / MemBytes;
+  localparam int unsigned Words = Depth / MemBytes;
   localparam int unsigned OffW  = (MemBytes > 1) ? $clog2(MemBytes) : 1;
   localparam int unsigned WW    = (Words > 1) ? $clog2(Words) : 1;
 
@@ -32,7 +31,7 @@ module nasa_wbuf #(
   assign wbyte = (MemBytes > 1) ? waddr_i[OffW-1:0] : '0;
 
   for (genvar b = 0; b < Cols; b++) begin : g_bank
-    logic [MemBytes*8-1:0] mem_q [2*Words];
+    logic [MemBytes*8-1:0] mem_q [Words];
     logic [MemBytes*8-1:0] word_q, wd;
     logic [MemBytes-1:0] strb;
     logic [OffW-1:0] sel_q;
@@ -51,9 +50,9 @@ module nasa_wbuf #(
 
     always_ff @(posedge clk_i) begin
       for (int i = 0; i < MemBytes; i++) begin
-        if (wen && strb[i]) mem_q[{whalf_i, wword}][i*8 +: 8] <= wd[i*8 +: 8];
+        if (wen && strb[i]) mem_q[wword][i*8 +: 8] <= wd[i*8 +: 8];
       end
-      word_q <= mem_q[{rhalf_i, rword}];
+      word_q <= mem_q[rword];
       sel_q  <= (MemBytes > 1) ? raddr_i[OffW-1:0] : '0;
     end
     assign rdata_o[b*8 +: 8] = word_q[{sel_q, 3'b000} +: 8];

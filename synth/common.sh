@@ -3,11 +3,11 @@
 NASA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NASA_SPEC=$NASA_ROOT/sw/include/nasa/hw_spec.h
 
-# Prints one line "name rows cols mem_bytes ... rq_lanes addr_bits dma_inflight" per configuration.
+# Prints one line "name rows cols mem_bytes ... addr_bits dma_inflight wtiles" per configuration.
 nasa_configs() {
   local n=' *([0-9]+) *'
   sed -n '/#define NASA_CONFIGS(X)/,/[^\\]$/p' "$NASA_SPEC" |
-    sed -nE "s/.*X\( *([A-Za-z_][A-Za-z0-9_]*) *((,$n){13})\).*/\1\2/p" | tr -s ', ' '  '
+    sed -nE "s/.*X\( *([A-Za-z_][A-Za-z0-9_]*) *((,$n){14})\).*/\1\2/p" | tr -s ', ' '  '
 }
 
 # Sets CFG_ROWS ... CFG_BURST_MAX and NASA_PARAM_NAMES/NASA_PARAM_VALUES for configuration $1.
@@ -20,13 +20,13 @@ nasa_config() {
   fi
   read -r _ CFG_ROWS CFG_COLS CFG_MEM_BYTES CFG_IN_BUF_BYTES CFG_KRED_MAX CFG_BURST_MAX \
     CFG_NODE_CAP CFG_MAX_LAYERS CFG_MAX_CHOICES CFG_MAX_CANDS CFG_RQ_LANES CFG_ADDR_BITS \
-    CFG_DMA_INFLIGHT <<<"$row"
+    CFG_DMA_INFLIGHT CFG_WTILES <<<"$row"
   NASA_PARAM_NAMES=(Rows Cols MemBytes InBufBytes KredMax BurstMax NodeCap MaxLayers MaxChoices
-                    MaxCands RqLanes AddrBits DmaInflight)
+                    MaxCands RqLanes AddrBits DmaInflight WTiles)
   NASA_PARAM_VALUES=("$CFG_ROWS" "$CFG_COLS" "$CFG_MEM_BYTES" "$CFG_IN_BUF_BYTES"
                      "$CFG_KRED_MAX" "$CFG_BURST_MAX" "$CFG_NODE_CAP" "$CFG_MAX_LAYERS"
                      "$CFG_MAX_CHOICES" "$CFG_MAX_CANDS" "$CFG_RQ_LANES" "$CFG_ADDR_BITS"
-                     "$CFG_DMA_INFLIGHT")
+                     "$CFG_DMA_INFLIGHT" "$CFG_WTILES")
 }
 
 # Prints the RTL sources relative to the repository root: rtl/nasa_pkg.sv, then any other

@@ -252,17 +252,43 @@ CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
     expect(hw::Counter::Macs, r.macs, "reference");
     expect(hw::Counter::DramRdBytes, r.rtl.dram_bytes_read, "DRAM model");
     expect(hw::Counter::DramWrBytes, r.rtl.dram_bytes_written, "DRAM model");
-    r.model_cycles = model_cycles(p, cfg_, dram_);
+    std::vector<Desc> descs;
+    for (uint32_t i = 0; i < p.desc_count; ++i) descs.push_back(desc_at(p, i));
+    r.model_cycles = cycles::program(descs, p.desc_addr, cfg_, dram_,
+                                     &r.model_layer_ends)[static_cast<int>(hw::Counter::Cycles)];
+    // every layer completes in the cycle the model says
+    if (r.rtl.layer_ends != r.model_layer_ends) {
+      std::string got, want;
+      for (uint64_t e : r.rtl.layer_ends) got += fmt::format(" {}", e);
+      for (uint64_t e : r.model_layer_ends) want += fmt::format(" {}", e);
+      fail(fmt::format("layer completion cycles: RTL{}, cycle model{}", got, want));
+    }
+    const double pes = double{1} * cfg_.rows * cfg_.cols;
     if (r.rtl_cycles == 0) {
       fail("counter Cycles is 0 after a successful run");
     } else {
       const double diff =
           std::abs(static_cast<double>(r.rtl_cycles) - static_cast<double>(r.model_cycles));
       r.cycle_error_pct = 100.0 * diff / static_cast<double>(r.rtl_cycles);
-      if (p.desc_count == 1) {
-        r.efficiency = static_cast<double>(r.macs) / (double{1} * cfg_.rows * cfg_.cols) /
-                       static_cast<double>(r.rtl_cycles);
-        r.conv_qualifies = conv_qualifies(desc_at(p, 0), cfg_);
+      if (p.desc_count == 1 || p.stream == p.desc_count) {
+        const Desc d0 = desc_at(p, 0);
+        r.conv_qualifies = conv_qualifies(d0, cfg_);
+        const double ideal = static_cast<double>(r.macs / p.desc_count) / pes;
+        // a layer alone: the cycle model's replay of it (exact, checked on every single layer)
+        r.standalone_efficiency =
+            ideal / static_cast<double>(
+                        cycles::program(std::span<const Desc>(&d0, 1), p.desc_addr, cfg_,
+                                        dram_)[static_cast<int>(hw::Counter::Cycles)]);
+        r.efficiency = r.standalone_efficiency;
+        if (p.desc_count == 1) {
+          r.efficiency = ideal / static_cast<double>(r.rtl_cycles);
+        } else if (r.rtl.layer_ends.size() == p.desc_count) {
+          // the steady state: the middle image, between the completions of the one before it
+          // and of itself (it loads while that one computes; the next loads while it computes)
+          const size_t k = p.desc_count / 2;
+          r.stream_interval = r.rtl.layer_ends[k] - r.rtl.layer_ends[k - 1];
+          r.efficiency = ideal / static_cast<double>(r.stream_interval);
+        }
       }
     }
   }

@@ -190,6 +190,16 @@ void ProgramBuilder::reserve_descs(uint32_t count) {
 
 void ProgramBuilder::add_raw(const Desc& d) { descs_.push_back(d); }
 
+Desc ProgramBuilder::add_instance(Desc d) {
+  const Shape s = shape_of(d);
+  d.in_addr = tensor(s.in_bytes);
+  if (is(d, hw::Op::Add)) d.in2_addr = tensor(s.in_bytes);
+  d.out_addr = alloc(s.out_bytes);
+  ref::execute(d, calib_);
+  descs_.push_back(d);
+  return d;
+}
+
 Desc ProgramBuilder::add_layer(Desc d, Quant quant, bool junk) {
   Desc probe = d;  // M/S are picked below
   probe.s = probe.sb = 1;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
 #include <stdexcept>
 
 #include "nasa/sim/cosim.h"
@@ -192,13 +193,147 @@ void check_valid(const Desc& d, const hw::Config& cfg, const Program& p, const c
 }  // namespace
 
 Program random_layer(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt) {
+  return random_stream(seed, cfg, 1, opt);
+}
+
+Program random_stream(uint64_t seed, const hw::Config& cfg, uint32_t images,
+                      const RandomLayerOptions& opt) {
+  if (images == 0) throw std::invalid_argument("random_stream: a stream needs at least one image");
   ProgramBuilder b(cfg, seed);
   const Desc shape = random_shape(b.rng(), cfg, opt);
-  if (b.rng().chance(0.5)) b.reserve_descs(1);  // (this order keeps every seed's layer)
+  if (b.rng().chance(0.5)) b.reserve_descs(images);  // (this order keeps every seed's layer)
   const Quant quant = random_quant(b.rng());
   const Desc d = b.add_layer(shape, quant, b.rng().chance(0.3));
-  Program p = b.finish(fmt::format("random {} seed {:#x}", op_name(d.op), seed));
-  check_valid(d, cfg, p, "random_layer");
+  for (uint32_t i = 1; i < images; ++i) b.add_instance(d);
+  Program p = b.finish(images == 1 ? fmt::format("random {} seed {:#x}", op_name(d.op), seed)
+                                   : fmt::format("random {} x{} images seed {:#x}",
+                                                 op_name(d.op), images, seed));
+  p.stream = images;
+  for (const Desc& x : p.descs) check_valid(x, cfg, p, "random_stream");
+  return p;
+}
+
+namespace {
+
+// A random valid layer reading an h x w x c tensor (Conv, DwConv, pools, Gap, Fc or Add with a
+// fresh second input), or nothing when none of the tries fits the configuration.
+std::optional<Desc> random_shape_after(Rng& rng, const hw::Config& cfg, uint16_t h, uint16_t w,
+                                       uint16_t c, const RandomLayerOptions& opt) {
+  const uint64_t budget = opt.max_work_cycles ? opt.max_work_cycles : default_budget(cfg);
+  constexpr std::array<hw::Op, 7> kOps = {hw::Op::Conv,    hw::Op::DwConv,  hw::Op::Fc,
+                                          hw::Op::MaxPool, hw::Op::AvgPool, hw::Op::Add,
+                                          hw::Op::Gap};
+  constexpr std::array<uint32_t, 7> kOpWeights = {40, 25, 5, 8, 7, 10, 5};
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    Desc d;
+    d.op = static_cast<uint8_t>(kOps[weighted(rng, kOpWeights)]);
+    d.h = h;
+    d.w = w;
+    d.cin = d.cout = c;
+    d.k = 3;
+    d.stride = rng.chance(0.3) ? 2 : 1;
+    switch (static_cast<hw::Op>(d.op)) {
+      case hw::Op::Conv:
+        d.k = std::array<uint8_t, 4>{1, 3, 5, 7}[weighted(rng, std::array<uint32_t, 4>{50, 35, 10, 5})];
+        d.cout = channels(rng);
+        break;
+      case hw::Op::DwConv:
+        d.k = std::array<uint8_t, 3>{3, 5, 7}[rng.uniform(0, 2)];
+        break;
+      case hw::Op::Fc:
+        d.k = 1;
+        d.stride = 1;
+        d.cout = channels(rng);
+        break;
+      case hw::Op::Add:
+      case hw::Op::Gap:
+        d.k = 1;
+        d.stride = 1;
+        break;
+      default:
+        break;
+    }
+    d.act = static_cast<uint8_t>(weighted(rng, std::array<uint32_t, 3>{30, 50, 20}));
+    if (d.act == static_cast<uint8_t>(hw::Act::Relu6)) {
+      d.q6 = static_cast<uint8_t>(rng.uniform(1, 127));
+    }
+    Desc probe = d;
+    probe.s = probe.sb = 1;
+    if (validate(probe, cfg, 0, 0xFFFFFFFFu) != hw::Err::None) continue;
+    if (work_cycles(d, cfg) > budget) continue;
+    return d;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Program random_chain(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt) {
+  ProgramBuilder b(cfg, seed);
+  const auto layers = static_cast<uint32_t>(b.rng().uniform(2, 6));
+  if (b.rng().chance(0.5)) b.reserve_descs(layers);
+  std::vector<Desc> ds;
+  std::string kinds;
+  for (uint32_t i = 0; i < layers; ++i) {
+    std::optional<Desc> next;
+    char kind = 'i';  // independent
+    if (!ds.empty()) {
+      const Desc& prev = ds.back();
+      const Shape ps = shape_of(prev);
+      const double r = b.rng().real();
+      if (r < 0.25) {
+        // the next image of a mini-batch: the same layer on a fresh input (weights on chip)
+        ds.push_back(b.add_instance(prev));
+        kinds += 'r';
+        continue;
+      }
+      if (r < 0.4 && ds.size() >= 2) {
+        // a residual add of the previous output and an older one of the same shape (which may
+        // still be draining: the two layers before a layer are checked)
+        for (size_t j = ds.size() - 1; j-- > 0;) {
+          const Shape os = shape_of(ds[j]);
+          if (os.ho != ps.ho || os.wo != ps.wo || ds[j].cout != prev.cout) continue;
+          Desc add = layer_shape(hw::Op::Add, ps.ho, ps.wo, prev.cout, prev.cout);
+          add.act = static_cast<uint8_t>(b.rng().uniform(0, 1));
+          add.in_addr = prev.out_addr;
+          add.in2_addr = ds[j].out_addr;
+          Desc probe = add;
+          probe.s = probe.sb = 1;
+          if (validate(probe, cfg, 0, 0xFFFFFFFFu) != hw::Err::None) break;
+          next = add;
+          kind = 'a';
+          break;
+        }
+      }
+      if (!next && r < 0.8) {
+        next = random_shape_after(b.rng(), cfg, ps.ho, ps.wo, prev.cout, opt);
+        if (next) {
+          next->in_addr = prev.out_addr;  // reads what the layer before writes
+          kind = 'd';
+          // sometimes its output overwrites the previous layer's input, which that layer has
+          // finished reading (but the layer before it may still be draining)
+          const Shape ns = shape_of(*next);
+          const bool free_slot = ns.out_bytes <= ps.in_bytes &&
+                                 (prev.in_addr + uint64_t{ns.out_bytes} <= prev.out_addr ||
+                                  uint64_t{prev.out_addr} + ps.out_bytes <= prev.in_addr);
+          if (free_slot && b.rng().chance(0.3)) {
+            next->out_addr = prev.in_addr;
+            kind = 'w';
+          }
+        }
+      }
+    }
+    if (!next) next = random_shape(b.rng(), cfg, opt);
+    ds.push_back(b.add_layer(*next, random_quant(b.rng()), b.rng().chance(0.3)));
+    kinds += kind;
+  }
+  std::string ops;
+  for (const Desc& d : ds) {
+    if (!ops.empty()) ops += ',';
+    ops += op_name(d.op);
+  }
+  Program p = b.finish(fmt::format("random chain [{}] ({}) seed {:#x}", ops, kinds, seed));
+  for (const Desc& d : ds) check_valid(d, cfg, p, "random_chain");
   return p;
 }
 

@@ -128,6 +128,11 @@ class VerilatedEngine final : public EngineSim {
     }
     const bool rsp_ready = top_->mem_rsp_ready_o && top_->rst_ni;
     check_held(req_valid, req);
+    // layer completions of a run, by busy cycle (the cycle model's clock: cycle 0 is the first)
+    if (recording_) {
+      if (top_->layer_end_o) layer_ends_.push_back(busy_cycles_);
+      if (top_->busy_o) ++busy_cycles_;
+    }
 
     top_->clk_i = 1;
     top_->eval();
@@ -198,6 +203,9 @@ class VerilatedEngine final : public EngineSim {
     csr_write(static_cast<uint32_t>(hw::Csr::Ctrl), ctrl);
     const uint64_t start = cycle_;
     run_start_ = start;
+    layer_ends_.clear();
+    busy_cycles_ = 0;
+    recording_ = true;
     RunStatus st;
     while (!(top_->done_o || top_->error_o)) {
       if (cycle_ - start >= max_cycles) {
@@ -211,6 +219,8 @@ class VerilatedEngine final : public EngineSim {
     }
     st.cycles = cycle_ - start;
     st.done = !st.timeout;
+    recording_ = false;
+    st.layer_ends = layer_ends_;
     // Let in-flight traffic finish so nothing leaks into the next run; writes issued here are
     // still applied to memory, so the caller's comparison sees them.
     const uint64_t drain_limit = cycle_ + 64 + 4 * uint64_t{dram_.timing().latency} +
@@ -304,6 +314,9 @@ class VerilatedEngine final : public EngineSim {
   std::vector<uint8_t> held_wdata_;
   bool held_valid_ = false;
   uint64_t protocol_errors_ = 0, run_start_ = 0;
+  bool recording_ = false;
+  uint64_t busy_cycles_ = 0;
+  std::vector<uint64_t> layer_ends_;
   std::string first_protocol_error_;
 };
 

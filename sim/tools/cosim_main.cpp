@@ -36,7 +36,16 @@ struct Options {
   std::string suite;
   std::optional<uint64_t> only_layer;
   uint64_t max_work = 0;
-  bool programs = false;  // items are random programs of 2-5 layers
+  bool programs = false;  // items are random programs of 2-5 independent layers
+  bool chains = false;    // items are random programs of 2-6 dependent layers
+  uint32_t stream = 3;    // single random layers run as mini-batch streams of this many images
+  const char* item() const { return programs ? "program" : chains ? "chain" : "layer"; }
+  const char* items() const { return programs ? "programs" : chains ? "chains" : "layers"; }
+  std::string rerun_flags() const {
+    std::string f = programs ? " --programs" : chains ? " --chains" : "";
+    if (!programs && !chains && stream != 3) f += fmt::format(" --stream {}", stream);
+    return f;
+  }
 };
 
 struct Worst {
@@ -55,9 +64,11 @@ struct Summary {
   uint64_t cycle_samples = 0;
   double min_conv_efficiency = std::numeric_limits<double>::infinity();
   uint64_t conv_layers_qualifying = 0;
-  // (ideal cycles, efficiency) of every qualifying layer: the fixed cost of a standalone layer
-  // (descriptor fetch, first loads, last drain: about 150-250 cycles) dominates small layers.
+  // (ideal cycles, efficiency) of every qualifying layer (in a stream: its steady state); and
+  // its efficiency alone, where the fixed cost of a standalone layer (descriptor fetch, first
+  // loads, last drain: about 150-250 cycles) dominates small layers.
   std::vector<std::pair<double, double>> conv_eff;
+  std::vector<double> conv_eff_alone;
   static constexpr double kAmortized = 2048;  // ideal cycles from which that cost is amortized
   double median_conv_efficiency() const {
     std::vector<double> e;
@@ -79,6 +90,13 @@ struct Summary {
   uint64_t sim_cycles = 0;
   double wall_s = 0;
   Worst worst;
+
+  std::pair<double, double> standalone_min_median() const {
+    std::vector<double> e = conv_eff_alone;
+    if (e.empty()) return {0, 0};
+    std::sort(e.begin(), e.end());
+    return {e.front(), e[e.size() / 2]};
+  }
 
   double mean_cycle_error_pct() const {
     return cycle_samples ? sum_cycle_error_pct / static_cast<double>(cycle_samples) : 0.0;
@@ -127,8 +145,9 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
     std::string desc;
     try {
       const Program p = o.programs ? nasa::sim::random_program(seed, cfg, lopt)
-                                   : nasa::sim::random_layer(seed, cfg, lopt);
-      desc = o.programs ? p.name : nasa::sim::describe(p.descs.at(0));
+                        : o.chains ? nasa::sim::random_chain(seed, cfg, lopt)
+                                   : nasa::sim::random_stream(seed, cfg, o.stream, lopt);
+      desc = (o.programs || o.chains) ? p.name : nasa::sim::describe(p.descs.at(0));
       r = cs.run(p);
     } catch (const std::exception& e) {
       r.ok = false;
@@ -141,8 +160,8 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
       fmt::print(stderr,
                  "[{}] {} {} (seed {:#x}) FAILED: {}\n  {}\n  rerun: nasa-cosim "
                  "--config {}{} --seed {} --only-layer {}\n",
-                 cfg.name, o.programs ? "program" : "layer", i, seed, desc, r.failure, cfg.name,
-                 o.programs ? " --programs" : "", o.seed, i);
+                 cfg.name, o.item(), i, seed, desc, r.failure, cfg.name, o.rerun_flags(), o.seed,
+                 i);
     }
     if (r.ref_err == 0 && r.rtl.err_code != 0) ++s.errors;
     if (r.ok && r.rtl_cycles > 0) {
@@ -152,8 +171,10 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
       if (r.conv_qualifies) {
         ++s.conv_layers_qualifying;
         s.min_conv_efficiency = std::min(s.min_conv_efficiency, r.efficiency);
-        s.conv_eff.emplace_back(static_cast<double>(r.macs) / (double{1} * cfg.rows * cfg.cols),
+        s.conv_eff.emplace_back(static_cast<double>(r.macs) / (double{1} * cfg.rows * cfg.cols) /
+                                    static_cast<double>(std::max<uint32_t>(1, o.stream)),
                                 r.efficiency);
+        s.conv_eff_alone.push_back(r.standalone_efficiency);
       }
     }
     // Worst layer: the first failure, else the largest cycle-model error.
@@ -166,8 +187,7 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
       last_progress = now;
       const double el = std::chrono::duration<double>(now - t0).count();
       fmt::print(stderr, "[{}] {}/{} {}, {} failing, max cycle error {:.2f}%, {:.0f} s\n",
-                 cfg.name, i + 1, end, o.programs ? "programs" : "layers", s.mismatched_layers,
-                 s.max_cycle_error_pct, el);
+                 cfg.name, i + 1, end, o.items(), s.mismatched_layers, s.max_cycle_error_pct, el);
     }
   }
   s.sim_cycles = cs.engine().cycle() - c0;
@@ -176,7 +196,7 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
   return s;
 }
 
-nlohmann::json to_json(const Summary& s) {
+nlohmann::json to_json(const Summary& s, const Options& o) {
   nlohmann::json j;
   j["config"] = s.config;
   j["layers"] = s.layers;
@@ -186,14 +206,18 @@ nlohmann::json to_json(const Summary& s) {
   j["timeouts"] = s.timeouts;
   j["max_cycle_error_pct"] = s.max_cycle_error_pct;
   j["mean_cycle_error_pct"] = s.mean_cycle_error_pct();
+  j["stream_images"] = o.programs || o.chains ? 1 : o.stream;
   j["min_conv_efficiency"] =
       s.has_conv() ? nlohmann::json(s.min_conv_efficiency) : nlohmann::json(nullptr);
   j["conv_layers_qualifying"] = s.conv_layers_qualifying;
   if (s.has_conv()) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
+    const auto [smin, smed] = s.standalone_min_median();
     j["median_conv_efficiency"] = s.median_conv_efficiency();
     j["min_conv_efficiency_ideal_ge_2048"] = an ? nlohmann::json(amin) : nlohmann::json(nullptr);
     j["conv_layers_ideal_ge_2048"] = an;
+    j["min_conv_efficiency_standalone"] = smin;
+    j["median_conv_efficiency_standalone"] = smed;
   }
   j["sim_cycles"] = s.sim_cycles;
   j["sim_cycles_per_s"] = s.sim_cycles_per_s();
@@ -210,22 +234,26 @@ nlohmann::json to_json(const Summary& s) {
 }
 
 void print_summary(const Summary& s, const Options& o) {
-  const char* item = o.programs ? "programs" : "layers";
+  const char* item = o.items();
   fmt::print(
-      "config {}: {} {}, seed {}, DRAM latency {} cycles, {} bytes/cycle, {} outstanding\n",
-      s.config, s.layers, item, o.seed, s.dram.latency, s.dram.bytes_per_cycle,
-      s.dram.max_outstanding);
+      "config {}: {} {}{}, seed {}, DRAM latency {} cycles, {} bytes/cycle, {} outstanding\n",
+      s.config, s.layers, item,
+      o.programs || o.chains || o.stream == 1 ? ""
+                                              : fmt::format(" (each a stream of {} images)", o.stream),
+      o.seed, s.dram.latency, s.dram.bytes_per_cycle, s.dram.max_outstanding);
   fmt::print("  {} failing {} ({} mismatched bytes, {} timeouts), {} RTL errors on valid {}\n",
              s.mismatched_layers, item, s.mismatched_bytes, s.timeouts, s.errors, item);
   fmt::print("  cycle model error: max {:.2f}%, mean {:.2f}%\n", s.max_cycle_error_pct,
              s.mean_cycle_error_pct());
   if (s.has_conv()) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
+    const auto [smin, smed] = s.standalone_min_median();
     fmt::print(
-        "  conv efficiency over {} qualifying conv layers: min {:.3f}, median {:.3f}; "
+        "  conv efficiency over {} qualifying conv layers{}: min {:.3f}, median {:.3f}; "
         "min {:.3f} over the {} with >= {:.0f} ideal cycles\n",
-        s.conv_layers_qualifying, s.min_conv_efficiency, s.median_conv_efficiency(), amin, an,
-        Summary::kAmortized);
+        s.conv_layers_qualifying, o.stream > 1 ? " (steady state of the stream)" : "",
+        s.min_conv_efficiency, s.median_conv_efficiency(), amin, an, Summary::kAmortized);
+    fmt::print("  the same layers alone (cycle model): min {:.3f}, median {:.3f}\n", smin, smed);
   } else {
     fmt::print("  no qualifying conv layers (efficiency not measured)\n");
   }
@@ -235,25 +263,27 @@ void print_summary(const Summary& s, const Options& o) {
     fmt::print(
         "  worst {} {} (seed {:#x}, {}): {}\n    rerun: nasa-cosim --config {}{} --seed {} "
         "--only-layer {}\n",
-        o.programs ? "program" : "layer", s.worst.index, s.worst.seed,
+        o.item(), s.worst.index, s.worst.seed,
         s.worst.failed ? std::string("FAILED")
                        : fmt::format("cycle error {:.2f}%", s.worst.cycle_error_pct),
-        s.worst.desc, s.config, o.programs ? " --programs" : "", o.seed, s.worst.index);
+        s.worst.desc, s.config, o.rerun_flags(), o.seed, s.worst.index);
   }
 }
 
 void print_table(const std::vector<Summary>& all, const char* items, std::FILE* out) {
-  fmt::print(out, "{:<7} {:>8} {:>10} {:>12} {:>13} {:>13} {:>12} {:>15} {:>14}\n", "suite",
-             items, "mismatches", "max cyc err", "mean cyc err", "min conv eff", "median eff",
-             "min eff >=2048", "sim cycles/s");
+  fmt::print(out, "{:<7} {:>8} {:>10} {:>12} {:>13} {:>13} {:>12} {:>15} {:>14} {:>14}\n",
+             "suite", items, "mismatches", "max cyc err", "mean cyc err", "min conv eff",
+             "median eff", "min eff >=2048", "min eff alone", "sim cycles/s");
   for (const Summary& s : all) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
+    const auto [smin, smed] = s.standalone_min_median();
     auto num = [&](bool ok, double v) { return ok ? fmt::format("{:.3f}", v) : std::string("-"); };
-    fmt::print(out, "{:<7} {:>8} {:>10} {:>11.2f}% {:>12.2f}% {:>13} {:>12} {:>15} {:>14.0f}\n",
+    fmt::print(out,
+               "{:<7} {:>8} {:>10} {:>11.2f}% {:>12.2f}% {:>13} {:>12} {:>15} {:>14} {:>14.0f}\n",
                s.config, s.layers, s.mismatched_layers, s.max_cycle_error_pct,
                s.mean_cycle_error_pct(), num(s.has_conv(), s.min_conv_efficiency),
                num(s.has_conv(), s.median_conv_efficiency()), num(an > 0, amin),
-               s.sim_cycles_per_s());
+               num(s.has_conv(), smin), s.sim_cycles_per_s());
   }
 }
 
@@ -284,6 +314,15 @@ int main(int argc, char** argv) {
   app.add_flag("--programs", o.programs,
                "run random programs of 2-5 independent layers instead of single layers (no "
                "efficiency: it is measured on single layers)");
+  app.add_flag("--chains", o.chains,
+               "run random programs of 2-6 layers that depend on each other (one reads the "
+               "previous one's output or reuses its weights)")
+      ->excludes("--programs");
+  app.add_option("--stream", o.stream,
+                 "images per random layer: each runs as a mini-batch stream of this many images "
+                 "(same weights, fresh inputs) and its efficiency is the middle image's steady "
+                 "state; 1: single layers (default 3)")
+      ->check(CLI::Range(1u, 64u));
   app.add_option("--max-work", o.max_work,
                  "upper bound on a random layer's estimated cycles (0: per-config default)");
   CLI11_PARSE(app, argc, argv);
@@ -302,11 +341,11 @@ int main(int argc, char** argv) {
     for (const Summary& s : all) failed |= s.failed();
     if (o.json) {
       if (all.size() == 1) {
-        fmt::print("{}\n", to_json(all.front()).dump(2));
+        fmt::print("{}\n", to_json(all.front(), o).dump(2));
       } else {
         nlohmann::json j;
         j["suites"] = nlohmann::json::array();
-        for (const Summary& s : all) j["suites"].push_back(to_json(s));
+        for (const Summary& s : all) j["suites"].push_back(to_json(s, o));
         j["failed"] = failed;
         fmt::print("{}\n", j.dump(2));
       }
@@ -314,7 +353,7 @@ int main(int argc, char** argv) {
       for (const Summary& s : all) print_summary(s, o);
     }
     if (o.table) {
-      print_table(all, o.programs ? "programs" : "layers",
+      print_table(all, o.items(),
                   o.json ? stderr : stdout);  // keep stdout pure JSON
     }
     return failed ? 1 : 0;

@@ -21,25 +21,25 @@ namespace {
 constexpr uint32_t kJobDepth = 4, kWriterDepth = 4, kDecodeSteps = 12;
 
 enum Dst : uint8_t { kDesc, kIn, kWRow, kWScat, kPrm };
-enum State : uint8_t { kIdle, kFetch, kFetchWait, kDecode, kRun };
+enum State : uint8_t { kIdle, kFetch, kFetchWait, kDecode, kRun };  // RTL state_q
 
 struct Job {
   uint64_t src;
   uint64_t len;
   Dst dst;
-  uint8_t half;
   bool colend;  // last row of a weight column
+  bool flag;    // RTL tag flag: weights: the tile's last job; input: the layer's parity
 };
 struct Inflight {
   uint32_t off;
   uint64_t nb, no;
   Dst dst;
-  uint8_t half;
-  bool colend;
+  bool colend, flag;
 };
 struct Row {
   uint64_t addr;
   uint32_t n;
+  bool lend;  // a layer's last row
 };
 
 // The sim/ DRAM model (sim/src/dram.cpp): in-order reads, first beat `latency` cycles after
@@ -85,22 +85,49 @@ class Dram {
   std::deque<uint64_t> writes_;
 };
 
-// Per-layer constants (the RTL's r_* registers).
+// Per-layer constants (the RTL's r_* / nx_* registers and the loaders' copies).
 struct Layer {
   bool pe = false, add = false, need_all = false;  // pe: PE array, weights and records
   bool wrow = false;  // Conv/Fc weights in rows, loaded column by column (DwConv: taps)
   uint64_t cin = 0, cout = 0, kk = 0, kred = 0;
+  uint64_t tsz = 0;    // weight-ring bytes of one tile (RTL r_tsz)
   uint64_t steps = 0;  // reduction steps per tile (r_cin_n * r_kw * r_kh)
   uint64_t cin_n = 0, kw = 0;
   uint64_t p = 0, wo = 0, stride = 1, pad = 0, kh = 0, row_b = 0;
   uint64_t nct = 0, npt = 0, na = 0, offb = 0, in_total = 0;
+  uint64_t in_end = 0;  // input-buffer bytes the loader writes (whole port words)
   uint64_t in_addr = 0, in2_addr = 0, out_addr = 0, wgt_addr = 0, prm_addr = 0;
   // pixel gather (1x1 stride-2 Conv/DwConv, RTL r_g): the loader reads only the pixels the layer
   // uses, one job per pixel of `cin` bytes, into `cpad`-byte slots (cin rounded up to the port);
   // the layer then runs as a stride-1 layer over that compact ho x wo x cpad input
   bool gather = false;
   uint64_t cpad = 0, gstep = 0, grow = 0;
+  // set when the layer starts loading: its input-arrival counter, first weight tile
+  int par = 0;
+  uint64_t rec0 = 0;
 };
+
+// The byte ranges a layer reads (input, second input, weights, records) and writes.
+struct Ranges {
+  std::array<std::pair<uint64_t, uint64_t>, 4> rd{};  // [lo, hi); empty when lo == hi
+  uint64_t out_lo = 0, out_hi = 0;
+};
+
+Ranges ranges_of(const Desc& d) {
+  const Shape s = shape_of(d);
+  Ranges r;
+  r.rd[0] = {d.in_addr, uint64_t{d.in_addr} + s.in_bytes};
+  if (d.op == static_cast<uint8_t>(hw::Op::Add)) {
+    r.rd[1] = {d.in2_addr, uint64_t{d.in2_addr} + s.in_bytes};
+  }
+  if (s.wgt_bytes) {
+    r.rd[2] = {d.wgt_addr, uint64_t{d.wgt_addr} + s.wgt_bytes};
+    r.rd[3] = {d.prm_addr, uint64_t{d.prm_addr} + s.prm_bytes};
+  }
+  r.out_lo = d.out_addr;
+  r.out_hi = uint64_t{d.out_addr} + s.out_bytes;
+  return r;
+}
 
 class Engine {
  public:
@@ -109,7 +136,9 @@ class Engine {
         mb_(cfg.mem_bytes),
         chunk_(uint64_t{cfg.burst_max} * cfg.mem_bytes),
         wchunk_(chunk_ / 2),
-        dram_(dram, cfg.mem_bytes) {
+        wdepth_(2 * uint64_t{cfg.kred_max}),
+        dram_(dram, cfg.mem_bytes),
+        rec_size_(cfg.wtiles) {
     if (dram.bytes_per_cycle == 0 || dram.bytes_per_cycle > cfg.mem_bytes || dram.latency == 0) {
       throw std::invalid_argument(
           "cycle model: DRAM bandwidth must be in [1, port width] and "
@@ -117,14 +146,13 @@ class Engine {
     }
   }
 
-  Counters run(std::span<const Desc> descs, uint32_t desc_addr) {
+  Counters run(std::span<const Desc> descs, uint32_t desc_addr, std::vector<uint64_t>* ends) {
     descs_ = descs;
     desc_addr_ = desc_addr;
+    ends_ = ends;
     c_ = {};
     if (descs.empty()) return c_;
     state_ = kFetch;
-    run_ = false;
-    li_ = 0;
     while (state_ != kIdle) step();
     return c_;
   }
@@ -146,6 +174,7 @@ class Engine {
     const uint64_t k = (op == hw::Op::MaxPool || op == hw::Op::AvgPool) ? 3 : d.k;
     l.kk = uint64_t{d.k} * d.k;
     l.kred = fc ? uint64_t{d.h} * d.w * d.cin : l.kk * d.cin;
+    l.tsz = ((op == hw::Op::DwConv ? l.kk : l.kred) + mb - 1) / mb * mb;
     const uint64_t cin_n = op == hw::Op::Conv ? d.cin : (fc ? l.kred : 1);
     const uint64_t kh = win ? k : (gap ? d.h : (add ? 2 : 1));
     const uint64_t kw = win ? k : (gap ? d.w : 1);
@@ -164,12 +193,13 @@ class Engine {
     l.na = s.in_bytes;
     l.offb = (l.na + mb - 1) / mb * mb;
     l.in_total = add ? l.offb + l.na : l.na;
+    l.in_end = add ? 2 * l.offb : l.offb;
     if (gathers_input(d, mb)) {
       l.gather = true;
       l.cpad = gather_slot_bytes(d, mb);
       l.stride = 1;
       l.row_b = uint64_t{s.wo} * l.cpad;
-      l.na = l.in_total = hw_out * l.cpad;
+      l.na = l.in_total = l.in_end = hw_out * l.cpad;
       l.gstep = 2 * uint64_t{d.cin};
       l.grow = 2 * uint64_t{d.w} * d.cin;
     }
@@ -185,8 +215,8 @@ class Engine {
 
   uint64_t nb_of(uint64_t src, uint64_t len) const { return (src % mb_ + len + mb_ - 1) / mb_; }
 
-  // input bytes step `step` of tile `tile` needs (RTL `need`): the rows up to the kernel row
-  // ky the step reads, for the last position of the tile
+  // input bytes step `step` of tile `tile` of the computing layer needs (RTL `need`): the rows
+  // up to the kernel row ky the step reads, for the last position of the tile
   uint64_t need(uint64_t tile, uint64_t step) const {
     if (L_.need_all) return L_.in_total;
     if (L_.add) return L_.offb + tile * L_.cin + L_.cin;
@@ -198,21 +228,38 @@ class Engine {
     return std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(n, 0)), L_.in_total);
   }
 
+  // RTL hz_q: the decoding layer reads what layer fe_li_ - 1 (back = 1) or - 2 writes
+  bool hazard(const Desc& d, int back) const {
+    const Ranges& r = ranges_[(fe_li_ + 2 - back) % 2];
+    const Ranges n = ranges_of(d);
+    for (const auto& [lo, hi] : n.rd) {
+      if (lo < hi && lo < r.out_hi && r.out_lo < hi) return true;
+    }
+    return false;
+  }
+
   void step();
 
   const hw::Config& cfg_;
   const uint64_t mb_, chunk_, wchunk_;  // input chunk, weight column (RTL Chunk, WChunk)
+  const uint64_t wdepth_;               // weight-ring bytes per lane (RTL WDepth)
   Dram dram_;
   std::span<const Desc> descs_;
   uint32_t desc_addr_ = 0;
+  std::vector<uint64_t>* ends_ = nullptr;  // the cycle each layer completes in, when asked
   Counters c_{};
   uint64_t cyc_ = 0;
 
-  // sequencer
-  State state_ = kIdle;  // the front end (fetch, decode); run_: a layer runs (the back end)
-  bool run_ = false;
-  uint32_t li_ = 0, dec_step_ = 0;
-  Layer L_;
+  // sequencer: the front end on descriptor fe_li_, slot A (the computing layer, L_) and slot B
+  // (the next one, loading, NX_)
+  State state_ = kIdle;
+  uint32_t fe_li_ = 0, dec_step_ = 0;
+  bool a_v_ = false, b_v_ = false;
+  Layer L_, NX_;
+  uint64_t pend_ = 0;  // layers started and not complete
+  int ld_par_ = 0;
+  std::array<Ranges, 2> ranges_{};  // by layer index parity (RTL ot_lo_q / ot_hi_q)
+  std::array<uint64_t, 2> in_loaded_{};
   bool init_lanes_ = false;
   // DMA
   std::deque<Job> job_q_;
@@ -223,51 +270,57 @@ class Engine {
   // output writer
   std::deque<Row> wq_;
   bool second_ = false;
-  // input loader
+  // input loader (IL_: the loading layer's constants)
+  Layer IL_;
   bool il_region_ = false, il_done_ = true;
-  uint64_t il_off_ = 0, in_loaded_ = 0;
+  uint64_t il_off_ = 0;
   uint64_t il_src_ = 0, il_rsrc_ = 0, il_dst_ = 0, il_x_ = 0;  // current segment (RTL il_*_q)
-  // tile loader
+  // tile loader (TL_: the loading layer's constants)
+  Layer TL_;
   uint32_t tl_phase_ = 0;
   uint64_t tl_j_ = 0, tl_co0_ = 0, tl_row_ = 0, tl_off_ = 0, tl_row_src_ = 0, tl_rsrc_ = 0,
            tl_tap_src_ = 0, tl_tapbase_ = 0, tl_cg_ = 0;
-  bool h_claim_[2] = {}, h_iss_done_[2] = {};
-  uint64_t h_iss_[2] = {}, h_done_[2] = {}, h_cols_[2] = {};
+  // weight ring: tiles [rec_rd_, rec_wr_) live, [rec_rd_, rec_fill_) complete (counts, not
+  // wrapped: the RTL's pointers only differ by at most WTiles); the compute reads tile c_rec_
+  uint64_t rg_used_ = 0, rec_rd_ = 0, rec_wr_ = 0, rec_fill_ = 0, rsp_cols_ = 0, c_rec_ = 0;
+  std::vector<uint64_t> rec_size_;  // by slot (rec % WTiles)
+  // the previous layer's weights, for reuse (RTL pw_*_q)
+  bool pw_v_ = false, pw_wrow_ = false;
+  uint64_t pw_wgt_ = 0, pw_prm_ = 0, pw_cout_ = 0, pw_kred_ = 0, pw_rec0_ = 0;
   bool rr_ = false;
   // issue stage
   uint64_t c_j_ = 0, c_co0_ = 0, c_cg_ = 0, c_pt_ = 0, c_step_ = 0;
   bool c_done_ = true;
-  // stage 1 and drain
+  // stage 1 and drain (the shadow keeps what the drain needs of the tile's layer)
   bool s1_valid_ = false, s1_last_ = false, s1_pe_ = false;
   uint64_t s1_macs_ = 0;
-  bool shadow_full_ = false;
+  bool shadow_full_ = false, sh_lend_ = false, sh_pe_ = false;
   uint64_t dr_row_ = 0, sh_rows_ = 0, sh_n_ = 0, sh_tile_ = 0, sh_co0_ = 0, rq_ph_ = 0;
+  uint64_t sh_out_ = 0, sh_cout_ = 0;
 };
 
 void Engine::step() {
   const uint64_t rows = cfg_.rows, cols = cfg_.cols;
-  const bool running = run_;
 
   // ---------------- DMA response side ----------------
   const bool rsp_ready = !inf_.empty() && !flush_;
   const bool rsp_fire = rsp_ready && dram_.rsp_valid(cyc_);
-  bool o_valid = false, o_last = false, o_colend = false;
+  bool o_valid = false, o_last = false, o_colend = false, o_flag = false;
   Dst o_dst = kDesc;
-  uint8_t o_half = 0;
   bool inf_pop = false;
   if (flush_) {
     const Inflight& h = inf_.front();
     o_valid = o_last = true;
     o_dst = h.dst;
-    o_half = h.half;
     o_colend = h.colend;
+    o_flag = h.flag;
     inf_pop = true;
   } else if (rsp_fire) {
     const Inflight& h = inf_.front();
     const bool aligned = h.off == 0, last_beat = beat_ == h.nb - 1;
     o_dst = h.dst;
-    o_half = h.half;
     o_colend = h.colend;
+    o_flag = h.flag;
     if (aligned) {
       o_valid = true;
       o_last = last_beat;
@@ -279,46 +332,44 @@ void Engine::step() {
   }
 
   // ---------------- engine combinational ----------------
-  const Desc* d = li_ < descs_.size() ? &descs_[li_] : nullptr;
+  const Desc* d = fe_li_ < descs_.size() ? &descs_[fe_li_] : nullptr;
   const bool desc_job = state_ == kFetch;
-  const bool want = running && !c_done_ && !init_lanes_;
-  const uint8_t ch = static_cast<uint8_t>(c_j_ & 1);
-  auto h_full = [&](int h) { return h_claim_[h] && h_iss_done_[h] && h_iss_[h] == h_done_[h]; };
-  const bool w_ok =
-      !L_.pe || (L_.wrow ? h_claim_[ch] && h_cols_[ch] > c_step_ / wchunk_ : h_full(ch));
-  const bool in_ok = running && in_loaded_ >= need(c_pt_, c_step_);
+  const bool want = a_v_ && !c_done_ && !init_lanes_;
+  const bool c_complete = c_rec_ < rec_fill_;
+  const bool w_ok = !L_.pe || c_complete ||
+                    (L_.wrow && c_rec_ == rec_fill_ && rsp_cols_ > c_step_ / wchunk_);
+  const bool in_ok = want && in_loaded_[L_.par] >= need(c_pt_, c_step_);  // (used with want)
   const bool tile_last = c_step_ + 1 == L_.steps;
   const bool sh_ok = !tile_last || (!shadow_full_ && !(s1_valid_ && s1_last_));
   const bool fire = want && w_ok && in_ok && sh_ok;
   const bool last_pt = c_pt_ + 1 == L_.npt, last_ct = c_j_ + 1 == L_.nct;
 
   // loaders
-  const bool il_valid = running && !il_done_;
-  const uint64_t il_left = (L_.gather ? L_.cin : L_.na) - il_off_;
-  const bool tl_valid = running && L_.pe && tl_phase_ != 0;
-  const uint8_t tl_h = static_cast<uint8_t>(tl_j_ & 1);
-  const uint64_t tl_rest = L_.kred - tl_off_;
+  const bool il_valid = !il_done_;
+  const uint64_t il_left = (IL_.gather ? IL_.cin : IL_.na) - il_off_;
+  const bool tl_valid = TL_.pe && tl_phase_ != 0;
+  const uint64_t tl_rest = TL_.kred - tl_off_;
   const bool tl_colend = tl_row_ + 1 == tl_cg_;
   Job tl_job{};
   if (tl_phase_ == 1) {
-    tl_job = {L_.prm_addr + tl_co0_ * 8, tl_cg_ * 8, kPrm, tl_h, false};
-  } else if (L_.wrow) {
-    tl_job = {tl_rsrc_, std::min(tl_rest, wchunk_), kWRow, tl_h, tl_colend};
+    tl_job = {TL_.prm_addr + tl_co0_ * 8, tl_cg_ * 8, kPrm, false, false};
+  } else if (TL_.wrow) {
+    tl_job = {tl_rsrc_, std::min(tl_rest, wchunk_), kWRow, tl_colend,
+              tl_colend && tl_rest <= wchunk_};
   } else {
-    tl_job = {tl_tap_src_, tl_cg_, kWScat, tl_h, false};
+    tl_job = {tl_tap_src_, tl_cg_, kWScat, false, tl_row_ + 1 == TL_.kk};
   }
   const bool job_ready = job_q_.size() < kJobDepth;
   // the compute's missing loads first: its tile's weights, else input before a later tile's
-  const bool prefer_tl = want && !w_ok && tl_j_ == c_j_, prefer_il = want && !in_ok && !prefer_tl;
+  const bool prefer_tl = want && !w_ok && rec_wr_ - 1 == c_rec_,
+             prefer_il = want && !in_ok && !prefer_tl;
   bool il_grant = false, tl_grant = false, job_push = false;
   Job job{};
   if (desc_job) {
-    // the next layer's descriptor while one runs (prefetch)
-    job = {desc_addr_ + uint64_t{li_ + (run_ ? 1 : 0)} * hw::kDescBytes, hw::kDescBytes, kDesc, 0,
-           false};
+    job = {desc_addr_ + uint64_t{fe_li_} * hw::kDescBytes, hw::kDescBytes, kDesc, false, false};
     job_push = job_ready;
   } else if (il_valid && (!tl_valid || (!prefer_tl && (prefer_il || !rr_)))) {
-    job = {il_src_ + il_off_, std::min(il_left, chunk_), kIn, 0, false};
+    job = {il_src_ + il_off_, std::min(il_left, chunk_), kIn, false, ld_par_ != 0};
     il_grant = job_push = job_ready;
   } else if (tl_valid) {
     job = tl_job;
@@ -328,7 +379,7 @@ void Engine::step() {
   // drain (RqLanes requant lanes: a row of sh_n_ results takes ceil(sh_n_ / RqLanes) phases)
   // and writer
   const bool rq_ph_last = (rq_ph_ + 1) * cfg_.rq_lanes >= sh_n_;
-  const bool row_valid = shadow_full_ && running && rq_ph_last;
+  const bool row_valid = shadow_full_ && rq_ph_last;
   const bool row_ready = wq_.size() < kWriterDepth;
   const bool row_fire = row_valid && row_ready;
   const bool wr_valid = !wq_.empty();
@@ -346,12 +397,25 @@ void Engine::step() {
   const bool take_job = !job_q_.empty() && inf_.size() < cfg_.dma_inflight &&
                         (!rd_req_valid || (rd_req_fire && rq_left_ == burst));
   const bool dma_idle = job_q_.empty() && !rd_req_valid && inf_.empty() && !flush_;
+  // the writer pops a row when its last word is accepted; a layer's last row completes it
+  const bool wr_pop = wr_fire && (second_ || !two_part);
+  const bool ly_end = wr_pop && wq_.front().lend;
 
-  const bool tl_done = !L_.pe || tl_j_ == L_.nct;
-  const bool layer_done = running && c_done_ && !s1_valid_ && !shadow_full_ && wq_.empty() &&
-                          dma_idle && il_done_ && tl_done;
-  // prefetch of the next descriptor once the running layer has issued all its loads
-  const bool pf_ok = il_done_ && tl_done && li_ + 1 < descs_.size();
+  // sequencer (RTL ld_start, cs_start)
+  const bool be_idle = pend_ == 0;
+  const bool a_fin = a_v_ && c_done_ && in_loaded_[L_.par] == L_.in_end;
+  const bool dec_ok = state_ == kDecode && dec_step_ + 1 == kDecodeSteps;
+  const bool ld_free = il_done_ && (!TL_.pe || tl_j_ == TL_.nct);
+  bool ld_start = false;
+  Layer N;
+  if (dec_ok && !b_v_ && ld_free) {
+    N = layer_of(*d, cfg_.mem_bytes, cfg_.rows, cfg_.cols);
+    const bool in_room = !a_v_ || L_.in_end + N.in_end <= cfg_.in_buf_bytes;
+    const bool hz_ok = pend_ <= 2 && !(pend_ >= 1 && hazard(*d, 1)) &&
+                       !(pend_ >= 2 && hazard(*d, 2));
+    ld_start = in_room && hz_ok;
+  }
+  const bool cs_start = b_v_ && (!a_v_ || a_fin);
 
   // ---------------- counters ----------------
   count(hw::Counter::Cycles, 1);
@@ -369,7 +433,7 @@ void Engine::step() {
   if (want && !w_ok) count(hw::Counter::StallWeight, 1);
   if (want && w_ok && !in_ok) count(hw::Counter::StallInput, 1);
   if (want && w_ok && in_ok && !sh_ok) count(hw::Counter::StallOutput, 1);
-  if (!run_ && (state_ == kFetch || state_ == kFetchWait || state_ == kDecode)) {
+  if (!a_v_ && (state_ == kFetch || state_ == kFetchWait || state_ == kDecode)) {
     count(hw::Counter::StallDesc, 1);
   }
 
@@ -400,7 +464,7 @@ void Engine::step() {
     const Job& j = job_q_.front();
     rq_left_ = nb_of(j.src, j.len);
     inf_.push_back({static_cast<uint32_t>(j.src % mb_), rq_left_, (j.len + mb_ - 1) / mb_, j.dst,
-                    j.half, j.colend});
+                    j.colend, j.flag});
     job_q_.pop_front();
   } else if (rd_req_fire) {
     rq_left_ -= burst;
@@ -417,28 +481,31 @@ void Engine::step() {
   if (wr_fire) {
     if (second_) {
       second_ = false;
-      wq_.pop_front();
     } else if (two_part) {
       second_ = true;
-    } else {
-      wq_.pop_front();
+    }
+  }
+  if (wr_pop) wq_.pop_front();
+
+  // destinations
+  if (o_valid && o_dst == kIn) in_loaded_[o_flag ? 1 : 0] += mb_;
+  if (ld_start) in_loaded_[ld_par_ ^ 1] = 0;
+  if (o_valid && o_last && (o_dst == kWRow || o_dst == kWScat)) {
+    if (o_flag) {
+      ++rec_fill_;
+      rsp_cols_ = 0;
+    } else if (o_dst == kWRow && o_colend) {
+      ++rsp_cols_;
     }
   }
 
-  // destinations
-  const bool run_start = state_ == kDecode && dec_step_ + 1 == kDecodeSteps && !run_;
-  if (o_valid && o_dst == kIn && !run_start) in_loaded_ += mb_;
-  if (o_valid && o_last && (o_dst == kWRow || o_dst == kWScat || o_dst == kPrm)) {
-    ++h_done_[o_half];
-  }
-  if (o_valid && o_last && o_dst == kWRow && o_colend) ++h_cols_[o_half];
-
   // drain (uses the shadow written at the previous tile's last step)
-  if (shadow_full_ && running && !rq_ph_last) ++rq_ph_;
+  if (shadow_full_ && !rq_ph_last) ++rq_ph_;
   if (row_fire) {
     rq_ph_ = 0;
-    const uint64_t p = L_.pe ? sh_tile_ * rows + dr_row_ : sh_tile_;
-    wq_.push_back({L_.out_addr + p * L_.cout + sh_co0_, static_cast<uint32_t>(sh_n_)});
+    const uint64_t p = sh_pe_ ? sh_tile_ * rows + dr_row_ : sh_tile_;
+    wq_.push_back({sh_out_ + p * sh_cout_ + sh_co0_, static_cast<uint32_t>(sh_n_),
+                   sh_lend_ && dr_row_ + 1 == sh_rows_});
     if (dr_row_ + 1 == sh_rows_) {
       shadow_full_ = false;
       dr_row_ = 0;
@@ -464,28 +531,48 @@ void Engine::step() {
       sh_rows_ = L_.pe ? n_act : 1;
       sh_tile_ = c_pt_;
       sh_co0_ = c_co0_;
+      sh_lend_ = last_pt && last_ct;
+      sh_pe_ = L_.pe;
+      sh_out_ = L_.out_addr;
+      sh_cout_ = L_.cout;
     }
   }
 
-  // tile loader: release of the computed half, claim of a free one (registered flags)
-  const bool claim = tl_phase_ == 0 && running && L_.pe && tl_j_ < L_.nct && !h_claim_[tl_h];
-  if (fire && tile_last && last_pt && L_.pe) h_claim_[ch] = false;
+  // tile loader: a tile into the weight ring, or the oldest tile out when there is no room
+  const uint64_t rec_n = rec_wr_ - rec_rd_;
+  const bool space_ok = rec_n != cfg_.wtiles && rg_used_ + TL_.tsz <= wdepth_;
+  const bool evict_ok = rec_n != 0 && rec_rd_ != c_rec_;
+  // (at most one tile ahead of the compute; evictions only for room)
+  const bool alloc_go =
+      tl_phase_ == 0 && TL_.pe && tl_j_ < TL_.nct && !ld_start && rec_wr_ - c_rec_ < 2;
+  const bool claim = alloc_go && space_ok;
+  if (cs_start) {
+    c_rec_ = NX_.rec0;
+  } else if (fire && tile_last && last_pt && L_.pe) {
+    ++c_rec_;
+  }
+  if (alloc_go && !space_ok && evict_ok) {
+    rg_used_ -= rec_size_[rec_rd_ % cfg_.wtiles];
+    ++rec_rd_;
+  }
   if (claim) {
     tl_phase_ = 1;
-    h_claim_[tl_h] = true;
-    h_iss_done_[tl_h] = false;
-    h_iss_[tl_h] = 0;
-    h_done_[tl_h] = 0;
-    h_cols_[tl_h] = 0;
+    rec_size_[rec_wr_ % cfg_.wtiles] = TL_.tsz;
+    rg_used_ += TL_.tsz;
+    ++rec_wr_;
     tl_rsrc_ = tl_row_src_;
-    tl_cg_ = std::min<uint64_t>(cols, L_.cout - tl_co0_);
+    tl_cg_ = std::min<uint64_t>(cols, TL_.cout - tl_co0_);
     tl_row_ = 0;
     tl_off_ = 0;
     tl_tap_src_ = tl_tapbase_;
   }
 
   // issue stage counters
-  if (fire) {
+  if (cs_start) {
+    c_j_ = c_co0_ = c_pt_ = c_step_ = 0;
+    c_cg_ = std::min<uint64_t>(cols, NX_.cout);
+    c_done_ = false;
+  } else if (fire) {
     if (!tile_last) {
       ++c_step_;
     } else {
@@ -509,20 +596,20 @@ void Engine::step() {
   if (il_grant) {
     if (il_left <= chunk_) {
       il_off_ = 0;
-      if (L_.gather && il_dst_ + L_.cpad < L_.na) {
-        il_dst_ += L_.cpad;
-        if (il_x_ + 1 == L_.wo) {
+      if (IL_.gather && il_dst_ + IL_.cpad < IL_.na) {
+        il_dst_ += IL_.cpad;
+        if (il_x_ + 1 == IL_.wo) {
           il_x_ = 0;
-          il_rsrc_ += L_.grow;
+          il_rsrc_ += IL_.grow;
           il_src_ = il_rsrc_;
         } else {
           ++il_x_;
-          il_src_ += L_.gstep;
+          il_src_ += IL_.gstep;
         }
-      } else if (L_.add && !il_region_) {
+      } else if (IL_.add && !il_region_) {
         il_region_ = true;
-        il_src_ = L_.in2_addr;
-        il_dst_ = L_.offb;
+        il_src_ = IL_.in2_addr;
+        il_dst_ = IL_.offb;
       } else {
         il_done_ = true;
       }
@@ -534,7 +621,6 @@ void Engine::step() {
     rr_ = true;
   else if (tl_grant)
     rr_ = false;
-  if (tl_grant) ++h_iss_[tl_h];
   switch (claim ? 0u : tl_phase_) {
     case 0:
       break;
@@ -544,29 +630,28 @@ void Engine::step() {
     default:
       if (tl_grant) {
         bool tile_done = false;
-        if (L_.wrow) {
+        if (TL_.wrow) {
           if (tl_colend) {
             tl_row_ = 0;
             if (tl_rest <= wchunk_) {
               tile_done = true;
-              tl_row_src_ += L_.kred * cols;
+              tl_row_src_ += TL_.kred * cols;
             } else {
               tl_off_ += wchunk_;
               tl_rsrc_ = tl_row_src_ + tl_off_;
             }
           } else {
             ++tl_row_;
-            tl_rsrc_ += L_.kred;
+            tl_rsrc_ += TL_.kred;
           }
         } else {
-          tl_tap_src_ += L_.cin;
+          tl_tap_src_ += TL_.cin;
           ++tl_row_;
-          tile_done = tl_row_ == L_.kk;
+          tile_done = tl_row_ == TL_.kk;
           if (tile_done) tl_tapbase_ += cols;
         }
         if (tile_done) {
           tl_phase_ = 0;
-          h_iss_done_[tl_h] = true;
           ++tl_j_;
           tl_co0_ += cols;
         }
@@ -574,9 +659,38 @@ void Engine::step() {
       break;
   }
 
+  // the loaders take a starting layer (RTL ld_start: after their grants, which it excludes)
+  if (ld_start) {
+    // (RTL pw_v_q: cleared when the tile pw_rec0_ is evicted)
+    const bool reuse = pw_v_ && N.pe && N.wrow == pw_wrow_ && d->wgt_addr == pw_wgt_ &&
+                       d->prm_addr == pw_prm_ && d->cout == pw_cout_ && N.kred == pw_kred_ &&
+                       pw_rec0_ >= rec_rd_;
+    N.par = ld_par_ ^ 1;
+    N.rec0 = reuse ? pw_rec0_ : rec_wr_;
+    IL_ = TL_ = N;
+    TL_.pe = N.pe && !reuse;  // reused weights: nothing to load
+    pw_v_ = N.pe;
+    pw_wrow_ = N.wrow;
+    pw_wgt_ = d->wgt_addr;
+    pw_prm_ = d->prm_addr;
+    pw_cout_ = d->cout;
+    pw_kred_ = N.kred;
+    pw_rec0_ = N.rec0;
+    il_region_ = false;
+    il_done_ = false;
+    il_off_ = 0;
+    il_src_ = il_rsrc_ = N.in_addr;
+    il_dst_ = il_x_ = 0;
+    tl_phase_ = 0;
+    tl_j_ = 0;
+    tl_co0_ = 0;
+    tl_row_src_ = N.wgt_addr;
+    tl_tapbase_ = N.wgt_addr;
+    ranges_[fe_li_ % 2] = ranges_of(*d);
+  }
+
   // sequencer
-  init_lanes_ = run_start;
-  const State front = state_;
+  init_lanes_ = cs_start;
   switch (state_) {
     case kFetch:
       if (job_ready) state_ = kFetchWait;
@@ -590,48 +704,41 @@ void Engine::step() {
     case kDecode:
       if (dec_step_ + 1 < kDecodeSteps) {
         ++dec_step_;
-      } else if (run_start) {  // else decoded ahead: held until the running layer is done
-        state_ = kRun;
-        run_ = true;
-        L_ = layer_of(*d, cfg_.mem_bytes, cfg_.rows, cfg_.cols);
-        il_region_ = false;
-        il_done_ = false;
-        il_off_ = 0;
-        il_src_ = il_rsrc_ = L_.in_addr;
-        il_dst_ = il_x_ = 0;
-        in_loaded_ = 0;
-        tl_phase_ = 0;
-        tl_j_ = 0;
-        tl_co0_ = 0;
-        tl_row_src_ = L_.wgt_addr;
-        tl_tapbase_ = L_.wgt_addr;
-        h_claim_[0] = h_claim_[1] = false;
-        h_iss_done_[0] = h_iss_done_[1] = false;
-        c_j_ = c_co0_ = c_pt_ = c_step_ = 0;
-        c_cg_ = std::min<uint64_t>(cols, L_.cout);
-        c_done_ = false;
+      } else if (ld_start) {
+        ++fe_li_;
+        state_ = fe_li_ != descs_.size() ? kFetch : kRun;
       }
       break;
     case kRun:
-      if (pf_ok) state_ = kFetch;
+      if (be_idle && dma_idle) state_ = kIdle;
       break;
     default:
       break;
   }
-  if (layer_done) {  // the back end
-    ++li_;
-    run_ = false;
-    if (front == kRun) state_ = li_ == descs_.size() ? kIdle : kFetch;
+  if (ld_start) {
+    b_v_ = true;
+    ld_par_ ^= 1;
+    NX_ = N;
   }
+  if (cs_start) {
+    a_v_ = true;
+    if (!ld_start) b_v_ = false;
+    L_ = NX_;  // (ld_start and cs_start never coincide: one needs B empty, the other full)
+  } else if (a_fin) {
+    a_v_ = false;
+  }
+  pend_ = pend_ + (ld_start ? 1 : 0) - (ly_end ? 1 : 0);
+  if (ly_end && ends_ != nullptr) ends_->push_back(cyc_);
   ++cyc_;
 }
 
 }  // namespace
 
 Counters program(std::span<const Desc> descs, uint32_t desc_addr, const hw::Config& cfg,
-                 const DramTiming& dram) {
+                 const DramTiming& dram, std::vector<uint64_t>* layer_ends) {
   Engine e(cfg, dram);
-  return e.run(descs, desc_addr);
+  if (layer_ends != nullptr) layer_ends->clear();
+  return e.run(descs, desc_addr, layer_ends);
 }
 
 void add_layer(const Desc& d, const hw::Config& cfg, const DramTiming& dram, Counters& c,
@@ -682,32 +789,26 @@ void LayerMemo::add_layer(const Desc& d, Counters& c, uint32_t desc_addr) {
   for (size_t i = 0; i < c.size(); ++i) c[i] += l[i];
 }
 
-// A program's time telescopes over pairs of consecutive layers: layer i+1 starts from a clean
-// engine when layer i is done, and only its descriptor fetch overlaps layer i, so program(A, B)
-// - program(A) is what B adds after A, whatever came before A.
+// Layers stream through the engine (a layer loads while the one before computes, its tiles
+// compute while that one drains, and it waits when it reads what an unfinished layer writes),
+// so a layer's time depends on its neighbours' and the memo keeps whole programs. The hazard
+// checks compare absolute address ranges, so the key holds the descriptors as they are; only the
+// descriptor block's place counts modulo the port width.
 void LayerMemo::add_program(std::span<const Desc> descs, uint32_t desc_addr, Counters& c) {
-  for (size_t i = 0; i < descs.size(); ++i) {
-    const auto at = static_cast<uint32_t>(desc_addr + i * hw::kDescBytes);
-    if (i == 0) {
-      add_layer(descs[0], c, at);
-      continue;
-    }
-    const auto prev_at = static_cast<uint32_t>(at - hw::kDescBytes);
-    const auto ka = key_of(descs[i - 1], prev_at), kb = key_of(descs[i], at);
-    std::array<uint32_t, 2 * (hw::kDescWords + 1)> key{};
-    std::copy(ka.begin(), ka.end(), key.begin());
-    std::copy(kb.begin(), kb.end(), key.begin() + ka.size());
-    auto it = pairs_.find(key);
-    if (it == pairs_.end()) {
-      Counters delta = program(descs.subspan(i - 1, 2), prev_at, cfg_, dram_);
-      const Counters& a = single(descs[i - 1], prev_at);
-      for (size_t j = 0; j < delta.size(); ++j) delta[j] -= a[j];  // modulo 2^64, exact sums
-      it = pairs_.emplace(key, delta).first;
-    } else {
-      ++hits_;
-    }
-    for (size_t j = 0; j < c.size(); ++j) c[j] += it->second[j];
+  std::vector<uint32_t> key;
+  key.reserve(descs.size() * hw::kDescWords + 1);
+  for (const Desc& d : descs) {
+    const auto words = encode(d);
+    key.insert(key.end(), words.begin(), words.end());
   }
+  key.push_back(desc_addr % cfg_.mem_bytes);
+  auto it = programs_.find(key);
+  if (it == programs_.end()) {
+    it = programs_.emplace(std::move(key), program(descs, desc_addr, cfg_, dram_)).first;
+  } else {
+    ++hits_;
+  }
+  for (size_t j = 0; j < c.size(); ++j) c[j] += it->second[j];
 }
 
 }  // namespace nasa::cycles

@@ -184,7 +184,8 @@ std::string generate() {
         .add(p + "MaxCands", c.max_cands)
         .add(p + "RqLanes", c.rq_lanes)
         .add(p + "AddrBits", c.addr_bits)
-        .add(p + "DmaInflight", c.dma_inflight);
+        .add(p + "DmaInflight", c.dma_inflight)
+        .add(p + "WTiles", c.wtiles);
     cfg.emit(out);
   }
   out += "endpackage\n// verilator lint_on UNUSEDPARAM\n";

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 #include <unordered_map>
+#include <vector>
 
 #include "nasa/desc.h"
 #include "nasa/hw_spec.h"
@@ -25,37 +26,36 @@ DramTiming default_dram(const hw::Config& cfg);
 
 using Counters = std::array<uint64_t, hw::kNumCounters>;
 
-// Counters of a program of valid descriptors placed at desc_addr (64 bytes each), run from idle.
+// Counters of a program of valid descriptors placed at desc_addr (64 bytes each), run from idle;
+// with layer_ends, also the cycle (from 0, the run's first) in which each layer completed: its
+// last result was written (the RTL's layer_end_o).
 Counters program(std::span<const Desc> descs, uint32_t desc_addr, const hw::Config& cfg,
-                 const DramTiming& dram);
+                 const DramTiming& dram, std::vector<uint64_t>* layer_ends = nullptr);
 
 // Counters of a one-layer program with its descriptor at desc_addr, added to `c`.
 void add_layer(const Desc& d, const hw::Config& cfg, const DramTiming& dram, Counters& c,
                uint32_t desc_addr = 0);
-// add_layer and program with a memo: a layer's counters depend only on its descriptor and where
-// it sits (and, in a program, on the layer before it), and the engine uses every address only
-// modulo its port width, so the memo is keyed by the descriptors with their addresses reduced
-// modulo cfg.mem_bytes. Programs and batch runs issue the same few layer shapes over and over
-// (per image, per mini-batch), so the engine is replayed once per distinct layer or pair of
-// layers. Exact (tb/unit_cycle_memo.cpp).
+// add_layer and program with a memo. A one-layer program's counters depend only on its descriptor
+// and where it sits, and the engine uses every address only modulo its port width, so single
+// layers are keyed by their descriptors with addresses reduced modulo cfg.mem_bytes: batch runs
+// issue the same few layer shapes over and over (per image, per mini-batch), and the engine is
+// replayed once per distinct layer. In a program layers overlap (docs/engine.md "Layer
+// streaming"), so programs are memoized whole. Exact (tb/unit_cycle_memo.cpp).
 class LayerMemo {
  public:
   LayerMemo(const hw::Config& cfg, const DramTiming& dram) : cfg_(cfg), dram_(dram) {}
-  // What a one-layer program adds (the layers of a batch run: no descriptor prefetch there).
+  // What a one-layer program adds (the layers of a batch run, which run one at a time).
   void add_layer(const Desc& d, Counters& c, uint32_t desc_addr);
-  // What the program `descs` at `desc_addr` adds: cycles::program exactly, from replays of its
-  // first layer and of pairs of consecutive layers (the next descriptor is fetched during a
-  // layer, so a layer's time depends on the one before it).
+  // What the program `descs` at `desc_addr` adds: cycles::program exactly.
   void add_program(std::span<const Desc> descs, uint32_t desc_addr, Counters& c);
   size_t hits() const { return hits_; }
-  size_t misses() const { return memo_.size() + pairs_.size(); }
+  size_t misses() const { return memo_.size() + programs_.size(); }
 
  private:
   using Key = std::array<uint32_t, hw::kDescWords + 1>;
-  using PairKey = std::array<uint32_t, 2 * (hw::kDescWords + 1)>;
   struct KeyHash {
-    template <size_t N>
-    size_t operator()(const std::array<uint32_t, N>& k) const {
+    template <class K>
+    size_t operator()(const K& k) const {
       return hash_words(k);
     }
   };
@@ -65,7 +65,7 @@ class LayerMemo {
   hw::Config cfg_;
   DramTiming dram_;
   std::unordered_map<Key, Counters, KeyHash> memo_;
-  std::unordered_map<PairKey, Counters, KeyHash> pairs_;
+  std::unordered_map<std::vector<uint32_t>, Counters, KeyHash> programs_;
   size_t hits_ = 0;
 };
 

@@ -146,11 +146,14 @@ namespace nasa::hw {
 // AddrBits (the address space is [0, 2^AddrBits): WinBase/WinLimit are clamped to it; 17 on the
 // 128 KB board) and DmaInflight (read jobs the DMA keeps in flight, a power of two: enough to
 // cover the memory's latency; on fpga 8 jobs of 8 beats cover the DRAM model's 32 cycles, and the
-// board's SPRAM answers in one). CSR HwMem reports MemBytes, BurstMax and AddrBits.
+// board's SPRAM answers in one) and WTiles (channel tiles the weight ring holds at once, a power
+// of two >= 2: its bytes are 2 * KredMax per lane whatever the count; a layer whose tiles all fit
+// keeps them on chip for a next layer with the same weights; 2 is plain double buffering).
+// CSR HwMem reports MemBytes, BurstMax and AddrBits.
 #define NASA_CONFIGS(X)                                                   \
-  X(fpga, 4, 4, 4, 2048, 256, 8, 256, 8, 8, 256, 1, 17, 8)                \
-  X(sim, 16, 16, 32, 131072, 8192, 8, 1024, 16, 16, 1024, 16, 32, 16)     \
-  X(large, 32, 32, 64, 131072, 8192, 8, 1024, 16, 16, 1024, 32, 32, 16)
+  X(fpga, 4, 4, 4, 2048, 256, 8, 256, 8, 8, 256, 1, 17, 8, 2)             \
+  X(sim, 16, 16, 32, 131072, 8192, 8, 1024, 16, 16, 1024, 16, 32, 16, 16) \
+  X(large, 32, 32, 64, 131072, 8192, 8, 1024, 16, 16, 1024, 32, 32, 16, 16)
 
 // ---- C++ views of the tables. ----
 
@@ -207,7 +210,7 @@ struct Config {
   std::string_view name;
   uint32_t rows, cols, mem_bytes, in_buf_bytes, kred_max, burst_max;
   uint32_t node_cap, max_layers, max_choices, max_cands;  // batch mode
-  uint32_t rq_lanes, addr_bits, dma_inflight;
+  uint32_t rq_lanes, addr_bits, dma_inflight, wtiles;
   // The identification CSRs HwShape, HwMem and HwBatch (HwInBuf, HwKredMax: the fields).
   constexpr uint32_t hw_shape() const { return rows | cols << 16; }
   constexpr uint32_t hw_mem() const { return mem_bytes | burst_max << 16 | addr_bits << 24; }
@@ -219,8 +222,8 @@ struct Config {
   }
   constexpr uint32_t hw_batch() const { return node_cap | max_layers << 16 | max_choices << 24; }
 };
-#define NASA_CONFIG_ROW(n, r, c, m, ib, kr, bm, nc, ml, mc, mk, rq, ab, di) \
-  Config{#n, r, c, m, ib, kr, bm, nc, ml, mc, mk, rq, ab, di},
+#define NASA_CONFIG_ROW(n, r, c, m, ib, kr, bm, nc, ml, mc, mk, rq, ab, di, wt) \
+  Config{#n, r, c, m, ib, kr, bm, nc, ml, mc, mk, rq, ab, di, wt},
 inline constexpr std::array kConfigs = {NASA_CONFIGS(NASA_CONFIG_ROW)};
 #undef NASA_CONFIG_ROW
 namespace detail {
@@ -230,7 +233,8 @@ constexpr bool configs_within_maxima() {
         c.max_cands > kMaxCands || c.node_cap < 2 || c.max_layers == 0 || c.max_choices == 0 ||
         c.max_cands == 0 || c.rq_lanes == 0 || c.cols % c.rq_lanes != 0 ||
         (c.rq_lanes & (c.rq_lanes - 1)) != 0 || c.addr_bits < 16 || c.addr_bits > 32 ||
-        c.dma_inflight < 2 || (c.dma_inflight & (c.dma_inflight - 1)) != 0) {
+        c.dma_inflight < 2 || (c.dma_inflight & (c.dma_inflight - 1)) != 0 || c.wtiles < 2 ||
+        (c.wtiles & (c.wtiles - 1)) != 0) {
       return false;
     }
   }
@@ -240,6 +244,6 @@ constexpr bool configs_within_maxima() {
 static_assert(detail::configs_within_maxima(),
               "a configuration's batch capacities exceed kNodeCap/kMaxLayers/kMaxChoices/kMaxCands, "
               "or RqLanes is not a power of two dividing Cols, or AddrBits is not in [16, 32], or "
-              "DmaInflight is not a power of two >= 2");
+              "DmaInflight or WTiles is not a power of two >= 2");
 
 }  // namespace nasa::hw

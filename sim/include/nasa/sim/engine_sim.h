@@ -30,6 +30,9 @@ struct RunStatus {
   // them held stable until accepted), and what the first one was.
   uint64_t protocol_errors = 0;
   std::string first_protocol_error;
+  // The busy cycle (0: the run's first) in which each completed layer wrote its last result
+  // (nasa_top's layer_end_o), in order.
+  std::vector<uint64_t> layer_ends;
 };
 
 using ProgressFn = std::function<void(uint64_t cycles, uint32_t descriptors)>;

@@ -43,6 +43,10 @@ struct Program {
   std::vector<uint8_t> image;  // the whole memory, address 0 = image[0]
   uint32_t desc_addr = 0, desc_count = 0, win_base = 0, win_limit = 0;
   std::vector<Desc> descs;  // the descriptors at desc_addr, in order
+  // A mini-batch stream: the program is `stream` instances of one layer (the same weights and
+  // records, each image its own input and output), as the scheduler issues a node's layer for
+  // the images of a mini-batch; the steady-state time of a layer is measured on its middle one.
+  uint32_t stream = 1;
 };
 
 // Replaces descriptor `index` of `p`, in `p.descs` and in the image.
@@ -82,8 +86,13 @@ class ProgramBuilder {
   // weights and per-channel records, the output (unless out_addr is set), and picks M/S (and
   // Mb/Sb). With `junk`, fields the op ignores get random values. Returns the completed layer.
   Desc add_layer(Desc d, Quant quant = Quant::Normal, bool junk = false);
+  // Another instance of the completed layer `d` (its weights, records and requant) on a fresh
+  // random input (and second input for Add), writing a fresh output. Returns it.
+  Desc add_instance(Desc d);
   // Adds a descriptor exactly as given (for error cases); nothing is allocated or executed.
   void add_raw(const Desc& d);
+  // What memory holds once the layers added so far have run (the reference's view).
+  std::span<const uint8_t> calibrated() const { return calib_; }
 
   std::span<uint8_t> image() { return image_; }  // initial memory, for hand edits
 

@@ -29,8 +29,19 @@ Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt
 // values in the descriptor fields their op ignores.
 Program random_layer(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt = {});
 
+// random_layer's layer run for `images` images of a mini-batch: the same weights and records,
+// each image a fresh input and output (Program::stream). images = 1 is random_layer.
+Program random_stream(uint64_t seed, const hw::Config& cfg, uint32_t images,
+                      const RandomLayerOptions& opt = {});
+
 // A program of 2-5 independent random layers (as random_layer, each on fresh tensors), for what
 // runs between layers: the next descriptor's prefetch, the handover from one layer to the next.
 Program random_program(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt = {});
+
+// A program of 2-6 random layers that depend on each other: a layer reads the previous one's
+// output ('d' in the name), sometimes writing over that layer's input ('w'), or adds it to an
+// older layer's output ('a', a residual), or is the previous layer again on a fresh input ('r':
+// its weights stay on chip), or is independent ('i').
+Program random_chain(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt = {});
 
 }  // namespace nasa::sim
