@@ -477,7 +477,11 @@ module nasa_engine #(
     unique case (dec_step_q)
       4'd2, 4'd3: hc_en = 1'b1;
       4'd4, 4'd5: begin hc_en = is_add; hc_addr = f_in2; end
-      4'd7, 4'd8: begin hc_en = is_conv || is_fc || is_dw; hc_addr = f_wgt; hc_len = d_wgt_bytes; end
+      4'd7, 4'd8: begin
+        hc_en   = is_conv || is_fc || is_dw;
+        hc_addr = f_wgt;
+        hc_len  = d_wgt_bytes;
+      end
       4'd9, 4'd10: begin
         hc_en   = is_conv || is_fc || is_dw;
         hc_addr = f_prm;
@@ -548,45 +552,32 @@ module nasa_engine #(
   assign dv_tsz      = WRW'((32'(is_dw ? 32'(f_kk) : 32'(d_kred)) + 32'(MbM1)) & ~32'(MbM1));
 
   // ======================= layer registers =======================
-  // r_*: the layer the issue stage computes (slot A); nx_*: the next one, decoded and loading
-  // (slot B), moved to r_* at cs_start.
-  logic r_pe, r_bchk, r_add, r_need_all;  // r_pe: the layer uses the PE array and weights
-  logic r_wrow;  // Conv/Fc: weights in rows, loaded column by column
-  logic r_dw;    // DwConv (on the PE array: lane r reads Cols channels of its pixel)
-  logic [1:0] r_vmode, r_rq, r_act;
-  logic [7:0] r_q6, r_s, r_sb;
-  logic [15:0] r_m, r_mb, r_kh, r_kw, r_wo, r_hi, r_wi, r_stride, r_cout, r_cin;
-  logic [KW-1:0] r_cin_n;
-  logic [PW-1:0] r_p, r_npt;
-  logic [JW-1:0] r_nct;
-  logic [OW-1:0] r_cstep, r_rowk, r_stepx, r_stepwrap, r_srowb;
-  logic [OW-1:0] r_offb, r_in_total, r_in_end;
-  logic [AW-1:0] r_out;
-  logic [IAW-1:0] r_ib;       // the layer's place in the input buffer (a ring)
-  logic r_par;                // layer parity: which input-arrival counter is the layer's
-  logic [31:0] r_idx;         // its descriptor index
-  // position 0 of the layer: top-left window corner (signed), its input byte and row offsets
-  // (window-corner coordinates are CW-bit signed: dimensions are 16-bit, a corner lies in
-  // [-3, 2^16 + 8])
-  logic [CW-1:0] r_p0_ixy;
-  logic [OW-1:0] r_p0_pbase, r_p0_rowbase;
-
-  logic nx_pe, nx_bchk, nx_add, nx_need_all, nx_wrow, nx_dw;
-  logic [1:0] nx_vmode, nx_rq, nx_act;
-  logic [7:0] nx_q6, nx_s, nx_sb;
-  logic [15:0] nx_m, nx_mb, nx_kh, nx_kw, nx_wo, nx_hi, nx_wi, nx_stride, nx_cout, nx_cin;
-  logic [KW-1:0] nx_cin_n;
-  logic [PW-1:0] nx_p, nx_npt;
-  logic [JW-1:0] nx_nct;
-  logic [OW-1:0] nx_cstep, nx_rowk, nx_stepx, nx_stepwrap, nx_srowb;
-  logic [OW-1:0] nx_offb, nx_in_total, nx_in_end;
-  logic [AW-1:0] nx_out;
-  logic [IAW-1:0] nx_ib;
-  logic nx_par;
-  logic [PtrW-1:0] nx_rec0;
-  logic [31:0] nx_idx;
-  logic [CW-1:0] nx_p0_ixy;
-  logic [OW-1:0] nx_p0_pbase, nx_p0_rowbase;
+  // r_q: the layer the issue stage computes (slot A); nx_q: the next one, decoded and loading
+  // (slot B), moved to r_q at cs_start. Position 0's window corner is CW-bit signed (dimensions
+  // are 16-bit, a corner lies in [-3, 2^16 + 8]).
+  typedef struct packed {
+    logic pe;         // the layer uses the PE array, weights and records
+    logic wrow;       // Conv/Fc: weights in rows, loaded column by column
+    logic dw;         // DwConv (on the PE array: lane r reads Cols channels of its pixel)
+    logic bchk;       // sliding window: taps outside the image read zero
+    logic add, need_all;
+    logic [1:0] vmode, rq, act;
+    logic [7:0] q6, s, sb;
+    logic [15:0] m, mb, kh, kw, wo, hi, wi, stride, cout, cin;
+    logic [KW-1:0] cin_n;
+    logic [PW-1:0] p, npt;
+    logic [JW-1:0] nct;
+    logic [OW-1:0] cstep, rowk, stepx, stepwrap, srowb;
+    logic [OW-1:0] offb, in_total, in_end;
+    logic [AW-1:0] out;
+    logic [IAW-1:0] ib;   // the layer's place in the input buffer (a ring)
+    logic par;            // layer parity: which input-arrival counter is the layer's
+    logic [31:0] idx;     // its descriptor index
+    logic [CW-1:0] p0_ixy;             // position 0: top-left window corner (signed),
+    logic [OW-1:0] p0_pbase, p0_rowbase;  // its input byte and row offsets
+  } layer_t;
+  layer_t r_q, nx_q;
+  logic [PtrW-1:0] nx_rec0;  // the next layer's first weight tile
 
   // ======================= sequencer =======================
   // Three stages work on consecutive layers of a program: the front end (state_q: fetch,
@@ -620,10 +611,13 @@ module nasa_engine #(
   assign desc_arrived = o_valid && o_last && o_dst == DstDesc;
 
   assign be_idle  = (pend_q == '0);
-  assign a_fin    = a_v_q && c_done_q && (in_loaded_q[r_par] == r_in_end);
-  assign dec_ok   = (state_q == StDecode) && (dec_step_q == 4'd11) && (dec_err == nasa_pkg::ErrNone);
-  assign in_room  = !a_v_q || ((OW + 1)'(r_in_end) + (OW + 1)'(dv_in_end) <= (OW + 1)'(InBufBytes));
-  assign hz_ok    = (pend_q <= 3'd2) && !(hz_q[0] && pend_q >= 3'd1) && !(hz_q[1] && pend_q >= 3'd2);
+  assign a_fin    = a_v_q && c_done_q && (in_loaded_q[r_q.par] == r_q.in_end);
+  assign dec_ok   = (state_q == StDecode) && (dec_step_q == 4'd11) &&
+                    (dec_err == nasa_pkg::ErrNone);
+  assign in_room  = !a_v_q ||
+                    ((OW + 1)'(r_q.in_end) + (OW + 1)'(dv_in_end) <= (OW + 1)'(InBufBytes));
+  assign hz_ok    = (pend_q <= 3'd2) && !(hz_q[0] && pend_q >= 3'd1) &&
+                    !(hz_q[1] && pend_q >= 3'd2);
   assign ld_start = dec_ok && !b_v_q && ld_free && (ext_q ? be_idle : (in_room && hz_ok));
   assign cs_start = b_v_q && (!a_v_q || a_fin);
 
@@ -753,7 +747,7 @@ module nasa_engine #(
       if (ly_end) layers_done_q <= layers_done_q + 1;
       if (quant_err) begin
         err_q       <= nasa_pkg::ErrBadQuant;
-        err_index_q <= r_idx;
+        err_index_q <= r_q.idx;
         state_q     <= StAbort;
       end
       if (quant_err || state_q == StAbort) begin
@@ -771,92 +765,50 @@ module nasa_engine #(
     if (ld_start) begin
       ot_lo_q[fe_li_q[0]] <= (AW + 1)'(f_out[AW-1:0]);
       ot_hi_q[fe_li_q[0]] <= (AW + 1)'(f_out[AW-1:0]) + (AW + 1)'(d_out_bytes[AW:0]);
-      nx_pe       <= dv_pe;
-      nx_wrow     <= dv_wrow;
-      nx_dw       <= dv_dw;
-      nx_bchk     <= dv_bchk;
-      nx_add      <= dv_add;
-      nx_need_all <= dv_need_all;
-      nx_vmode    <= dv_vmode;
-      nx_rq       <= dv_rq;
-      nx_act      <= f_act[1:0];
-      nx_q6       <= f_q6;
-      nx_m        <= f_m;
-      nx_s        <= f_sq;
-      nx_mb       <= f_mb;
-      nx_sb       <= f_sb;
-      nx_kh       <= dv_kh;
-      nx_kw       <= dv_kw;
-      nx_hi       <= dv_hi;
-      nx_wi       <= dv_wi;
-      nx_wo       <= dv_wo;
-      nx_stride   <= dv_stride;
-      nx_cout     <= f_cout;
-      nx_cin      <= f_cin;
-      nx_cin_n    <= dv_cin_n;
-      nx_cstep    <= dv_cstep;
-      nx_rowk     <= dv_rowk;
-      nx_p        <= dv_p;
-      nx_stepx    <= dv_stepx;
-      nx_stepwrap <= dv_stepwrap;
-      nx_srowb    <= dv_srowb;
-      nx_nct      <= dv_nct;
-      nx_npt      <= dv_npt;
-      nx_offb     <= OW'(d_offb);
-      nx_in_total <= dv_in_total;
-      nx_in_end   <= dv_in_end;
-      nx_out      <= AW'(f_out);
-      nx_ib       <= ld_ib_q + ld_in_end_q;
-      nx_par      <= !ld_par_q;
-      nx_rec0     <= reuse ? pw_rec0_q : rec_wr_q;
-      nx_idx      <= fe_li_q;
-      nx_p0_ixy     <= CW'(0) - CW'(f_pad);
-      nx_p0_pbase   <= -(OW'(d_padrow) + OW'(d_padcin));
-      nx_p0_rowbase <= OW'(0) - OW'(d_padrow);
+      nx_q.pe         <= dv_pe;
+      nx_q.wrow       <= dv_wrow;
+      nx_q.dw         <= dv_dw;
+      nx_q.bchk       <= dv_bchk;
+      nx_q.add        <= dv_add;
+      nx_q.need_all   <= dv_need_all;
+      nx_q.vmode      <= dv_vmode;
+      nx_q.rq         <= dv_rq;
+      nx_q.act        <= f_act[1:0];
+      nx_q.q6         <= f_q6;
+      nx_q.m          <= f_m;
+      nx_q.s          <= f_sq;
+      nx_q.mb         <= f_mb;
+      nx_q.sb         <= f_sb;
+      nx_q.kh         <= dv_kh;
+      nx_q.kw         <= dv_kw;
+      nx_q.hi         <= dv_hi;
+      nx_q.wi         <= dv_wi;
+      nx_q.wo         <= dv_wo;
+      nx_q.stride     <= dv_stride;
+      nx_q.cout       <= f_cout;
+      nx_q.cin        <= f_cin;
+      nx_q.cin_n      <= dv_cin_n;
+      nx_q.cstep      <= dv_cstep;
+      nx_q.rowk       <= dv_rowk;
+      nx_q.p          <= dv_p;
+      nx_q.stepx      <= dv_stepx;
+      nx_q.stepwrap   <= dv_stepwrap;
+      nx_q.srowb      <= dv_srowb;
+      nx_q.nct        <= dv_nct;
+      nx_q.npt        <= dv_npt;
+      nx_q.offb       <= OW'(d_offb);
+      nx_q.in_total   <= dv_in_total;
+      nx_q.in_end     <= dv_in_end;
+      nx_q.out        <= AW'(f_out);
+      nx_q.ib         <= ld_ib_q + ld_in_end_q;
+      nx_q.par        <= !ld_par_q;
+      nx_q.idx        <= fe_li_q;
+      nx_q.p0_ixy     <= CW'(0) - CW'(f_pad);
+      nx_q.p0_pbase   <= -(OW'(d_padrow) + OW'(d_padcin));
+      nx_q.p0_rowbase <= OW'(0) - OW'(d_padrow);
+      nx_rec0         <= reuse ? pw_rec0_q : rec_wr_q;
     end
-    if (cs_start) begin
-      r_pe       <= nx_pe;
-      r_wrow     <= nx_wrow;
-      r_dw       <= nx_dw;
-      r_bchk     <= nx_bchk;
-      r_add      <= nx_add;
-      r_need_all <= nx_need_all;
-      r_vmode    <= nx_vmode;
-      r_rq       <= nx_rq;
-      r_act      <= nx_act;
-      r_q6       <= nx_q6;
-      r_m        <= nx_m;
-      r_s        <= nx_s;
-      r_mb       <= nx_mb;
-      r_sb       <= nx_sb;
-      r_kh       <= nx_kh;
-      r_kw       <= nx_kw;
-      r_hi       <= nx_hi;
-      r_wi       <= nx_wi;
-      r_wo       <= nx_wo;
-      r_stride   <= nx_stride;
-      r_cout     <= nx_cout;
-      r_cin      <= nx_cin;
-      r_cin_n    <= nx_cin_n;
-      r_cstep    <= nx_cstep;
-      r_rowk     <= nx_rowk;
-      r_p        <= nx_p;
-      r_stepx    <= nx_stepx;
-      r_stepwrap <= nx_stepwrap;
-      r_srowb    <= nx_srowb;
-      r_nct      <= nx_nct;
-      r_npt      <= nx_npt;
-      r_offb     <= nx_offb;
-      r_in_total <= nx_in_total;
-      r_in_end   <= nx_in_end;
-      r_out      <= nx_out;
-      r_ib       <= nx_ib;
-      r_par      <= nx_par;
-      r_idx      <= nx_idx;
-      r_p0_ixy     <= nx_p0_ixy;
-      r_p0_pbase   <= nx_p0_pbase;
-      r_p0_rowbase <= nx_p0_rowbase;
-    end
+    if (cs_start) r_q <= nx_q;
   end
 
   // ======================= input loader =======================
@@ -1310,12 +1262,12 @@ module nasa_engine #(
   logic c_done_q, c_reset_pos;
 
   logic last_ci, last_kx, last_ky, tile_last, last_pt, last_ct;
-  assign last_ci   = (c_ci_q == r_cin_n - KW'(1));
-  assign last_kx   = (c_kx_q == r_kw - 16'd1);
-  assign last_ky   = (c_ky_q == r_kh - 16'd1);
+  assign last_ci   = (c_ci_q == r_q.cin_n - KW'(1));
+  assign last_kx   = (c_kx_q == r_q.kw - 16'd1);
+  assign last_ky   = (c_ky_q == r_q.kh - 16'd1);
   assign tile_last = last_ci && last_kx && last_ky;
-  assign last_pt   = (c_pt_q == r_npt - PW'(1));
-  assign last_ct   = (c_j_q == r_nct - JW'(1));
+  assign last_pt   = (c_pt_q == r_q.npt - PW'(1));
+  assign last_ct   = (c_j_q == r_q.nct - JW'(1));
   // lanes of the first tile are built from position 0 in the cycle after decode
   logic init_lanes_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -1332,35 +1284,35 @@ module nasa_engine #(
     logic [OW-1:0] t_pbase, t_rowbase;
     logic [AW-1:0] t_out;
     logic [PW-1:0] t_p;
-    t_ox      = r_pe ? l_ox[Rows-1] : l_ox[0];
-    t_iy0     = r_pe ? l_iy0[Rows-1] : l_iy0[0];
-    t_ix0     = r_pe ? l_ix0[Rows-1] : l_ix0[0];
-    t_pbase   = r_pe ? l_pbase[Rows-1] : l_pbase[0];
-    t_rowbase = r_pe ? l_rowbase[Rows-1] : l_rowbase[0];
-    t_out     = r_pe ? l_out[Rows-1] : l_out[0];
-    t_p       = r_pe ? l_p[Rows-1] : l_p[0];
+    t_ox      = r_q.pe ? l_ox[Rows-1] : l_ox[0];
+    t_iy0     = r_q.pe ? l_iy0[Rows-1] : l_iy0[0];
+    t_ix0     = r_q.pe ? l_ix0[Rows-1] : l_ix0[0];
+    t_pbase   = r_q.pe ? l_pbase[Rows-1] : l_pbase[0];
+    t_rowbase = r_q.pe ? l_rowbase[Rows-1] : l_rowbase[0];
+    t_out     = r_q.pe ? l_out[Rows-1] : l_out[0];
+    t_p       = r_q.pe ? l_p[Rows-1] : l_p[0];
     for (int r = 0; r < Rows; r++) begin
       if (r == 0 && c_reset_pos) begin
         t_ox      = '0;
-        t_iy0     = r_p0_ixy;
-        t_ix0     = r_p0_ixy;
-        t_pbase   = r_p0_pbase;
-        t_rowbase = r_p0_rowbase;
+        t_iy0     = r_q.p0_ixy;
+        t_ix0     = r_q.p0_ixy;
+        t_pbase   = r_q.p0_pbase;
+        t_rowbase = r_q.p0_rowbase;
         t_out     = '0;
         t_p       = '0;
-      end else if (t_ox == r_wo - 16'd1) begin
+      end else if (t_ox == r_q.wo - 16'd1) begin
         t_ox      = '0;
-        t_iy0     = t_iy0 + CW'(r_stride);
-        t_ix0     = r_p0_ixy;
-        t_pbase   = t_pbase + r_stepwrap;
-        t_rowbase = t_rowbase + r_srowb;
-        t_out     = t_out + AW'(r_cout);
+        t_iy0     = t_iy0 + CW'(r_q.stride);
+        t_ix0     = r_q.p0_ixy;
+        t_pbase   = t_pbase + r_q.stepwrap;
+        t_rowbase = t_rowbase + r_q.srowb;
+        t_out     = t_out + AW'(r_q.cout);
         t_p       = t_p + PW'(1);
       end else begin
         t_ox    = t_ox + 16'd1;
-        t_ix0   = t_ix0 + CW'(r_stride);
-        t_pbase = t_pbase + r_stepx;
-        t_out   = t_out + AW'(r_cout);
+        t_ix0   = t_ix0 + CW'(r_q.stride);
+        t_pbase = t_pbase + r_q.stepx;
+        t_out   = t_out + AW'(r_q.cout);
         t_p     = t_p + PW'(1);
       end
       n_ox[r]      = t_ox;
@@ -1377,23 +1329,23 @@ module nasa_engine #(
   logic [OW-1:0] koff, need;
   logic shadow_full_q, s1_valid_q, s1_last_q;
   logic [OW-1:0] rowbase_last;
-  assign rowbase_last = r_pe ? l_rowbase[Rows-1] : l_rowbase[0];
-  // (the lanes' input-buffer offsets are the layer's; its place r_ib is added here once)
-  assign koff = c_kyoff_q + c_kxoff_q + OW'(c_ci_q) + OW'(r_ib);
+  assign rowbase_last = r_q.pe ? l_rowbase[Rows-1] : l_rowbase[0];
+  // (the lanes' input-buffer offsets are the layer's; its place r_q.ib is added here once)
+  assign koff = c_kyoff_q + c_kxoff_q + OW'(c_ci_q) + OW'(r_q.ib);
 
   always_comb begin : p_need
     logic [OW-1:0] n;
     // rows up to the one the current kernel row ky reads (its offset is c_kyoff_q = ky*row_b)
     // (none while the row is above the image: padding)
-    n = rowbase_last + c_kyoff_q + r_rowk;
+    n = rowbase_last + c_kyoff_q + r_q.rowk;
     if ($signed(n) < 0) n = '0;
-    if ($signed(n) > $signed(r_in_total)) n = r_in_total;
-    if (r_need_all) n = r_in_total;
-    else if (r_add) n = r_offb + l_pbase[0] + OW'(r_cin);
+    if ($signed(n) > $signed(r_q.in_total)) n = r_q.in_total;
+    if (r_q.need_all) n = r_q.in_total;
+    else if (r_q.add) n = r_q.offb + l_pbase[0] + OW'(r_q.cin);
     need = n;
   end
 
-  assign in_ok = (in_loaded_q[r_par] >= need);
+  assign in_ok = (in_loaded_q[r_q.par] >= need);
   // Conv/Fc: the weight column of the next step is in; depthwise: the whole tile
   logic [WAW-1:0] w_col;
   logic [PtrW-1:0] c_fd;
@@ -1401,8 +1353,8 @@ module nasa_engine #(
   assign w_col      = c_widx_q >> $clog2(WChunk);
   assign c_fd       = rec_fill_q - c_rec_q;
   assign c_complete = (c_fd != '0) && !c_fd[PtrW-1];  // tile c_rec_q is older than rec_fill_q
-  assign w_ok       = !r_pe || c_complete ||
-                      (r_wrow && c_rec_q == rec_fill_q && 32'(rsp_cols_q) > 32'(w_col));
+  assign w_ok       = !r_q.pe || c_complete ||
+                      (r_q.wrow && c_rec_q == rec_fill_q && 32'(rsp_cols_q) > 32'(w_col));
   assign sh_ok = !tile_last || (!shadow_full_q && !(s1_valid_q && s1_last_q));
   assign want  = a_v_q && !c_done_q && !init_lanes_q;
 
@@ -1422,8 +1374,8 @@ module nasa_engine #(
   end
   // a bad record stops the run once every layer before this one is complete
   logic bad_rec;
-  assign bad_rec   = (r_rq == RqChan) && first_step && (s_bad != '0);
-  assign quant_err = want && w_ok && bad_rec && (layers_done_q == r_idx);
+  assign bad_rec   = (r_q.rq == RqChan) && first_step && (s_bad != '0);
+  assign quant_err = want && w_ok && bad_rec && (layers_done_q == r_q.idx);
   assign fire      = want && w_ok && in_ok && sh_ok && !bad_rec;
 
   // per-lane input addresses and masks (offsets of valid taps lie inside the buffer, so only the
@@ -1441,23 +1393,23 @@ module nasa_engine #(
       mask[q] = 1'b0;
       in_raddr[q*IAW +: IAW] = '0;
       a = '0;
-      if (r_pe) begin
+      if (r_q.pe) begin
         if (q < Rows) begin
           iy  = l_iy0[q] + CW'(c_ky_q);
           ix  = l_ix0[q] + CW'(c_kx_q);
-          inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
-                            $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
-          mask[q] = (l_p[q] < r_p) && inb;
+          inb = !r_q.bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_q.hi)) &&
+                            $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_q.wi)));
+          mask[q] = (l_p[q] < r_q.p) && inb;
           // DwConv: the Cols channels of the tile at this tap (a Cols-byte read)
-          a = l_pbase[q] + koff + (r_dw ? OW'(c_co0_q) : OW'(0));
+          a = l_pbase[q] + koff + (r_q.dw ? OW'(c_co0_q) : OW'(0));
           in_raddr[q*IAW +: IAW] = a[IAW-1:0];
-          n_act = n_act + (l_p[q] < r_p ? 1 : 0);
+          n_act = n_act + (l_p[q] < r_q.p ? 1 : 0);
         end
       end else if (q < Cols) begin
         iy  = l_iy0[0] + CW'(c_ky_q);
         ix  = l_ix0[0] + CW'(c_kx_q);
-        inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
-                          $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
+        inb = !r_q.bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_q.hi)) &&
+                          $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_q.wi)));
         mask[q] = (q < c_cg_q) && inb;
         a = l_pbase[0] + koff + OW'(c_co0_q) + OW'(q);
         in_raddr[q*IAW +: IAW] = a[IAW-1:0];
@@ -1479,7 +1431,7 @@ module nasa_engine #(
   always_comb begin
     c_rec_d = c_rec_q;
     if (cs_start) c_rec_d = nx_rec0;
-    else if (fire && tile_last && last_pt && r_pe) c_rec_d = c_rec_q + PtrW'(1);
+    else if (fire && tile_last && last_pt && r_q.pe) c_rec_d = c_rec_q + PtrW'(1);
   end
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) c_rec_q <= '0;
@@ -1512,7 +1464,7 @@ module nasa_engine #(
     end else if (cs_start) begin
       c_j_q     <= '0;
       c_co0_q   <= '0;
-      c_cg_q    <= (nx_cout > 16'(Cols)) ? NW'(Cols) : NW'(nx_cout);
+      c_cg_q    <= (nx_q.cout > 16'(Cols)) ? NW'(Cols) : NW'(nx_q.cout);
       c_pt_q    <= '0;
       c_ci_q    <= '0;
       c_kx_q    <= '0;
@@ -1530,12 +1482,12 @@ module nasa_engine #(
           c_ci_q <= '0;
           if (!last_kx) begin
             c_kx_q    <= c_kx_q + 16'd1;
-            c_kxoff_q <= c_kxoff_q + r_cstep;
+            c_kxoff_q <= c_kxoff_q + r_q.cstep;
           end else begin
             c_kx_q    <= '0;
             c_kxoff_q <= '0;
             c_ky_q    <= c_ky_q + 16'd1;
-            c_kyoff_q <= c_kyoff_q + r_rowk;
+            c_kyoff_q <= c_kyoff_q + r_q.rowk;
           end
         end
       end else begin
@@ -1546,15 +1498,15 @@ module nasa_engine #(
         c_kxoff_q <= '0;
         c_kyoff_q <= '0;
         sh_n_q    <= c_cg_q;
-        sh_rows_q <= r_pe ? (RowW + 1)'(n_act) : (RowW + 1)'(1);
+        sh_rows_q <= r_q.pe ? (RowW + 1)'(n_act) : (RowW + 1)'(1);
         // the drain's view of the layer, so the next layer may start before this tile drains
         sh_lend_q <= last_pt && last_ct;
-        sh_pe_q   <= r_pe;
-        sh_rq_q   <= r_rq;
-        sh_act_q  <= r_act;
-        sh_q6_q   <= r_q6;
-        sh_m_q    <= r_m;
-        sh_s_q    <= r_s;
+        sh_pe_q   <= r_q.pe;
+        sh_rq_q   <= r_q.rq;
+        sh_act_q  <= r_q.act;
+        sh_q6_q   <= r_q.q6;
+        sh_m_q    <= r_q.m;
+        sh_s_q    <= r_q.s;
         if (last_pt) begin
           c_pt_q <= '0;
           if (last_ct) begin
@@ -1562,8 +1514,8 @@ module nasa_engine #(
           end else begin
             c_j_q   <= c_j_q + JW'(1);
             c_co0_q <= c_co0_q + CoW'(Cols);
-            c_cg_q  <= (32'(r_cout) - 32'(c_co0_q) - 32'(Cols) > 32'(Cols)) ? NW'(Cols) :
-                       NW'(32'(r_cout) - 32'(c_co0_q) - 32'(Cols));
+            c_cg_q  <= (32'(r_q.cout) - 32'(c_co0_q) - 32'(Cols) > 32'(Cols)) ? NW'(Cols) :
+                       NW'(32'(r_q.cout) - 32'(c_co0_q) - 32'(Cols));
           end
         end else begin
           c_pt_q <= c_pt_q + PW'(1);
@@ -1585,7 +1537,7 @@ module nasa_engine #(
         l_out[r]     <= n_out[r];
         l_p[r]       <= n_p[r];
       end
-      if (fire && tile_last) sh_addr_q[r] <= r_out + l_out[r] + AW'(c_co0_q);
+      if (fire && tile_last) sh_addr_q[r] <= r_q.out + l_out[r] + AW'(c_co0_q);
     end
   end
 
@@ -1597,7 +1549,7 @@ module nasa_engine #(
   logic [NumIn-1:0] s1_mask_q;
   logic [15:0] s1_macs_q;
   logic [15:0] step_macs;
-  assign step_macs = r_pe ? 16'(n_act) * 16'(c_cg_q) : 16'd0;
+  assign step_macs = r_q.pe ? 16'(n_act) * 16'(c_cg_q) : 16'd0;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -1617,13 +1569,13 @@ module nasa_engine #(
       s1_valid_q <= fire;
       s1_first_q <= tap0;
       s1_last_q  <= tile_last;
-      s1_pe_q    <= r_pe;
-      s1_dw_q    <= r_dw;
-      s1_vmode_q <= r_vmode;
-      s1_m_q     <= r_m;
-      s1_s_q     <= r_s;
-      s1_mb_q    <= r_mb;
-      s1_sb_q    <= r_sb;
+      s1_pe_q    <= r_q.pe;
+      s1_dw_q    <= r_q.dw;
+      s1_vmode_q <= r_q.vmode;
+      s1_m_q     <= r_q.m;
+      s1_s_q     <= r_q.s;
+      s1_mb_q    <= r_q.mb;
+      s1_sb_q    <= r_q.sb;
       s1_mask_q  <= mask;
       s1_macs_q  <= step_macs;
     end

@@ -283,11 +283,13 @@ CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
         if (p.desc_count == 1) {
           r.efficiency = ideal / static_cast<double>(r.rtl_cycles);
         } else if (r.rtl.layer_ends.size() == p.desc_count) {
-          // the steady state: the middle image, between the completions of the one before it
-          // and of itself (it loads while that one computes; the next loads while it computes)
-          const size_t k = p.desc_count / 2;
-          r.stream_interval = r.rtl.layer_ends[k] - r.rtl.layer_ends[k - 1];
-          r.efficiency = ideal / static_cast<double>(r.stream_interval);
+          // the steady state: the mean interval between the completions of images 1 .. n-2,
+          // each of which loads while the one before computes and computes while the next loads
+          // (the last image's drain has the port to itself; with 2 images, image 1 it is)
+          const size_t last = std::max<size_t>(1, p.desc_count - 2);
+          r.stream_interval = static_cast<double>(r.rtl.layer_ends[last] - r.rtl.layer_ends[0]) /
+                              static_cast<double>(last);
+          r.efficiency = ideal / r.stream_interval;
         }
       }
     }

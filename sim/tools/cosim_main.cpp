@@ -38,12 +38,12 @@ struct Options {
   uint64_t max_work = 0;
   bool programs = false;  // items are random programs of 2-5 independent layers
   bool chains = false;    // items are random programs of 2-6 dependent layers
-  uint32_t stream = 3;    // single random layers run as mini-batch streams of this many images
+  uint32_t stream = 8;    // single random layers run as mini-batch streams of this many images
   const char* item() const { return programs ? "program" : chains ? "chain" : "layer"; }
   const char* items() const { return programs ? "programs" : chains ? "chains" : "layers"; }
   std::string rerun_flags() const {
     std::string f = programs ? " --programs" : chains ? " --chains" : "";
-    if (!programs && !chains && stream != 3) f += fmt::format(" --stream {}", stream);
+    if (!programs && !chains && stream != 8) f += fmt::format(" --stream {}", stream);
     return f;
   }
 };
@@ -320,8 +320,9 @@ int main(int argc, char** argv) {
       ->excludes("--programs");
   app.add_option("--stream", o.stream,
                  "images per random layer: each runs as a mini-batch stream of this many images "
-                 "(same weights, fresh inputs) and its efficiency is the middle image's steady "
-                 "state; 1: single layers (default 3)")
+                 "(same weights, fresh inputs); its efficiency is the steady state, the mean "
+                 "interval between the completions of images 1 .. N-2; 1: single layers "
+                 "(default 8)")
       ->check(CLI::Range(1u, 64u));
   app.add_option("--max-work", o.max_work,
                  "upper bound on a random layer's estimated cycles (0: per-config default)");

@@ -35,12 +35,12 @@ struct CosimResult {
   double cycle_error_pct = 0;  // |rtl - model| / rtl * 100
   uint64_t macs = 0;
   // Of a single layer or a stream (Program::stream): (MACs of one image / (Rows*Cols)) / RTL
-  // cycles of one image. Single layer: its whole run; stream: its middle image's interval, from
-  // the previous image's completion to its own (stream_interval), the steady state of a layer in
+  // cycles of one image. Single layer: its whole run; stream of n images: the mean interval
+  // between the completions of images 1 .. n-2 (stream_interval), the steady state of a layer in
   // a mini-batch. standalone_efficiency: the layer alone (cycle model).
   double efficiency = 0;
   double standalone_efficiency = 0;
-  uint64_t stream_interval = 0;
+  double stream_interval = 0;
   bool conv_qualifies = false;         // counts towards min_conv_efficiency
   std::vector<uint64_t> rtl_counters;  // all counters, indexed by hw::Counter
   std::vector<uint64_t> model_layer_ends;  // the cycle model's RunStatus::layer_ends
