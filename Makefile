@@ -113,6 +113,7 @@ run:
 sim: build
 	$(COSIM) --suite all --seed $(SEED) --layers $(LAYERS) --table
 	$(COSIM) --suite all --programs --seed $(SEED) --layers $$(( $(LAYERS) / 10 > 0 ? $(LAYERS) / 10 : 1 )) --table
+	$(COSIM) --suite all --chains --seed $(SEED) --layers $$(( $(LAYERS) / 10 > 0 ? $(LAYERS) / 10 : 1 )) --table
 
 lint: need-deps
 	synth/lint.sh

@@ -2,7 +2,8 @@
 // of many images on every configuration, the memo's counters equal cycles::program of the whole
 // program, counter by counter, and a program seen before is not replayed again; layers streaming
 // through the engine (each loading while the one before computes) make the program faster than
-// the sum of its layers run alone (cycles::add_layer), with the same work.
+// the sum of its layers run alone (cycles::add_layer), with the same work and fewer DRAM reads
+// (the images of a layer share its weights on chip).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -59,12 +60,16 @@ void check_programs(const nasa::spec::Supernet& net, const nasa::hw::Config& cfg
     const auto desc = static_cast<size_t>(nasa::hw::Counter::StallDesc);
     EXPECT_LT(whole[cyc], summed[cyc]) << what;
     EXPECT_LT(whole[desc], summed[desc]) << what;
-    // the same work (stalls may shift: the prefetch shares the port with the layer's writes)
+    // the same work (stalls may shift: loads of one layer share the port with another's writes)
     for (auto id : {nasa::hw::Counter::PeBusy, nasa::hw::Counter::VecBusy, nasa::hw::Counter::Macs,
-                    nasa::hw::Counter::DramRdBytes, nasa::hw::Counter::DramWrBytes}) {
+                    nasa::hw::Counter::DramWrBytes}) {
       const auto k = static_cast<size_t>(id);
       EXPECT_EQ(whole[k], summed[k]) << what << " counter " << k;
     }
+    // compiled layer-major, each layer runs for every image in a row: from the second image on it
+    // computes from the weights left on chip, and reads only its input
+    const auto rd = static_cast<size_t>(nasa::hw::Counter::DramRdBytes);
+    EXPECT_LT(whole[rd], summed[rd]) << what;
   }
 }
 

@@ -340,15 +340,17 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
           mem.place(convs[k], fmt::format("layers.{}.choices.{}.conv{}", i, cand[i], k)));
     }
   }
-  // activations: one buffer per tensor of one image
+  // activations: one buffer per tensor of one image; each image's layers in `per_image`
   const auto shapes = spec::layer_shapes(net);
   const auto hi = head_input(net);
+  std::vector<std::vector<Desc>> per_image(images.size());
   for (size_t n = 0; n < images.size(); ++n) {
+    std::vector<Desc>& descs = per_image[n];
     const uint32_t x_in = img_base + static_cast<uint32_t>(n) * img_stride;
     const auto so = spec::stem_output(net);
     uint32_t x =
         mem.alloc(static_cast<uint64_t>(so.h) * so.w * so.cin, fmt::format("image {} stem", n));
-    p.descs.push_back(conv_desc(q.stem, stem, net.in_h, net.in_w, x_in, x));
+    descs.push_back(conv_desc(q.stem, stem, net.in_h, net.in_w, x_in, x));
     for (size_t i = 0; i < net.layers.size(); ++i) {
       const auto& s = shapes[i];
       const QOp& op = q.ops[i][static_cast<size_t>(cand[i])];
@@ -361,7 +363,7 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
         const int nh = (ch + qc.stride - 1) / qc.stride, nw = (cw + qc.stride - 1) / qc.stride;
         const uint32_t out = mem.alloc(static_cast<uint64_t>(nh) * nw * qc.cout,
                                        fmt::format("image {} layer {} conv {}", n, i, c));
-        p.descs.push_back(conv_desc(qc, chosen[i][c], ch, cw, cur, out));
+        descs.push_back(conv_desc(qc, chosen[i][c], ch, cw, cur, out));
         cur = out;
         ch = nh;
         cw = nw;
@@ -369,21 +371,29 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
       if (op.residual) {
         const uint32_t out = mem.alloc(static_cast<uint64_t>(oh) * ow * s.cout,
                                        fmt::format("image {} layer {} residual", n, i));
-        p.descs.push_back(add_desc(op, oh, ow, s.cout, cur, x, out));
+        descs.push_back(add_desc(op, oh, ow, s.cout, cur, x, out));
         cur = out;
       }
       x = cur;
     }
     const uint32_t hc = mem.alloc(static_cast<uint64_t>(hi.h) * hi.w * net.head.channels,
                                   fmt::format("image {} head", n));
-    p.descs.push_back(conv_desc(q.head_conv, head, hi.h, hi.w, x, hc));
+    descs.push_back(conv_desc(q.head_conv, head, hi.h, hi.w, x, hc));
     const uint32_t g =
         mem.alloc(static_cast<uint64_t>(net.head.channels), fmt::format("image {} gap", n));
-    p.descs.push_back(gap_desc(q, hi.h, hi.w, hc, g));
+    descs.push_back(gap_desc(q, hi.h, hi.w, hc, g));
     const uint32_t lo =
         mem.alloc(static_cast<uint64_t>(net.classes), fmt::format("image {} logits", n));
-    p.descs.push_back(conv_desc(q.fc, fc, 1, 1, g, lo));
+    descs.push_back(conv_desc(q.fc, fc, 1, 1, g, lo));
     p.logits_addr.push_back(lo);
+  }
+  // Layer-major: each layer for every image, then the next layer. Consecutive descriptors are
+  // then the same layer on independent images, which the engine overlaps and which share the
+  // weights it keeps on chip; an image's next layer comes `images` descriptors later (the engine
+  // has at most three layers unfinished, and waits when a layer reads what one of the last two
+  // writes).
+  for (size_t j = 0; !per_image.empty() && j < per_image.front().size(); ++j) {
+    for (const auto& descs : per_image) p.descs.push_back(descs[j]);
   }
   p.desc_addr = mem.alloc(uint64_t{hw::kDescBytes} * p.descs.size(), "descriptors");
   for (size_t i = 0; i < p.descs.size(); ++i) {
