@@ -162,7 +162,7 @@ RtlRun run_rtl(const std::vector<uint32_t>& rom, uint64_t seed, uint64_t max_cyc
     top->eval();
   };
   top->rst_ni = 0;
-  top->run_i = 0;
+  top->restart_i = 0;
   top->clk_i = 0;
   top->eval();
   edge();
@@ -171,8 +171,7 @@ RtlRun run_rtl(const std::vector<uint32_t>& rom, uint64_t seed, uint64_t max_cyc
   RtlRun r;
   uint64_t n = 0, busy_until = 0;
   bool in_access = false;
-  // cycle 0 is the first SDec: the cycle after run_i is seen in SBoot
-  top->run_i = 1;
+  // cycle 0 is the first SDec: the cycle after SBoot
   rom_q = romv[top->rom_addr_o & 4095];
   top->rom_data_i = rom_q;
   top->eval();

@@ -35,6 +35,11 @@ void Iss::reset() {
 
 uint32_t Iss::rom_word(uint32_t addr) const { return rom_[(addr >> 2) & (rom_.size() - 1)]; }
 
+// The RTL's PC is the ROM's word index: an address wraps inside the ROM, its low bits drop.
+uint32_t Iss::in_rom(uint32_t addr) const {
+  return kRomBase | (addr & static_cast<uint32_t>(rom_.size() * 4 - 1) & ~3u);
+}
+
 bool Iss::run_until(uint64_t until) {
   while (!trapped_ && cyc_ < until) step();
   return !trapped_;
@@ -76,13 +81,13 @@ bool Iss::step() {
       wr(pc_ + imm_u);
       break;
     case 0x6F:  // jal
-      wr(pc_ + 4);
+      wr(in_rom(pc_ + 4));
       next = pc_ + imm_j;
       break;
     case 0x67:  // jalr
       if (f3 != 0) return trap();
-      wr(pc_ + 4);
-      next = (a + imm_i) & ~1u;
+      wr(in_rom(pc_ + 4));
+      next = a + imm_i;
       break;
     case 0x63: {  // branches
       bool take = false;
@@ -179,7 +184,7 @@ bool Iss::step() {
             break;
           default: wr(b == 0 ? a : a % b); break;
         }
-        cycles = f3 >= 4 ? kDivCycles : kMulCycles;
+        cycles = f3 >= 4 ? kDivCycles : f3 == 0 ? kMulCycles : kMulhCycles;
         break;
       }
       if (f7 != 0 && !(f7 == 0x20 && (f3 == 0 || f3 == 5))) return trap();
@@ -201,7 +206,7 @@ bool Iss::step() {
     default:
       return trap();
   }
-  pc_ = next;
+  pc_ = in_rom(next);
   cyc_ += cycles;
   ++retired_;
   return true;

@@ -42,10 +42,12 @@ class Iss {
   uint64_t retired() const { return retired_; }
 
   // Cycle timing of rtl/nasa_mcu_cpu.sv (cycles from an instruction's decode to the next's).
-  static constexpr uint64_t kAluCycles = 2, kMulCycles = 9, kDivCycles = 35, kRomLoadCycles = 3;
+  static constexpr uint64_t kAluCycles = 2, kMulCycles = 8, kMulhCycles = 36,
+                            kDivCycles = 37, kRomLoadCycles = 3;
 
  private:
   uint32_t rom_word(uint32_t addr) const;
+  uint32_t in_rom(uint32_t addr) const;
   std::vector<uint32_t> rom_;
   Bus& bus_;
   uint32_t x_[32] = {};
