@@ -12,10 +12,12 @@ LAYERS     ?= 2000
 # Debian 12 packages everything here needs; `make deps` installs the missing ones.
 DEB_PACKAGES := build-essential cmake make ccache pkg-config verilator yosys nextpnr-ice40 \
   fpga-icestorm libgtest-dev libgmock-dev libfmt-dev libspdlog-dev nlohmann-json3-dev \
-  libcli11-dev zlib1g-dev libssl-dev dataset-fashion-mnist libtorch-dev
+  libcli11-dev zlib1g-dev libssl-dev dataset-fashion-mnist libtorch-dev \
+  gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
 
 # Cheap presence check (no dpkg, no apt): when all of these exist, `deps` is not even run.
-NEED_TOOLS := cmake make c++ ccache pkg-config verilator yosys nextpnr-ice40 icepack
+NEED_TOOLS := cmake make c++ ccache pkg-config verilator yosys nextpnr-ice40 icepack \
+  riscv64-unknown-elf-gcc
 NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include/fmt/core.h \
   /usr/include/spdlog/spdlog.h /usr/include/nlohmann/json.hpp /usr/include/CLI/CLI.hpp \
   /usr/include/zlib.h /usr/include/openssl/sha.h \
@@ -24,7 +26,7 @@ NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include
 
 COSIM := $(BUILD)/bin/nasa-cosim
 
-.PHONY: help deps need-deps configure build test sim run bench lint synth fpga prog fpga-area gen clean
+.PHONY: help deps need-deps configure build firmware test sim run bench lint synth fpga prog fpga-area gen clean
 
 help:
 	@echo "make deps    install missing Debian packages (apt-get; no-op when all are present)"
@@ -34,7 +36,7 @@ help:
 	@echo "make bench   benchmarks: fusion on FBNet/Proxyless spaces, RTL efficiency, peers; BENCHMARKS.md"
 	@echo "make sim     build and run the cosim suite: SEED=$(SEED) LAYERS=$(LAYERS)"
 	@echo "make lint    verilator --lint-only -Wall of rtl/ for every configuration"
-	@echo "make synth   yosys: synth_ice40 (fpga) and generic synthesis (sim); build/synth/"
+	@echo "make synth   yosys: synth_ice40 (fpga, up5k) and generic synthesis (sim); build/synth/"
 	@echo "make fpga    iCEBreaker bitstream: yosys + nextpnr-ice40 + icepack, build/fpga/report.json"
 	@echo "make prog    flash the iCEBreaker (iceprog)"
 	@echo "make fpga-area  LUT/FF/carry/EBR/DSP per module of the FPGA design: build/fpga/area.md"
@@ -83,7 +85,7 @@ bench: build
 # iCEBreaker bitstream (fpga/build.sh): build/fpga/nasa_icebreaker.bin and report.json; fails when
 # the design does not fit the UP5K or misses its clock. `make prog` flashes it (iceprog, a board
 # on USB; never run in CI).
-fpga: need-deps
+fpga: firmware
 	bash fpga/build.sh
 
 prog: fpga
@@ -91,7 +93,7 @@ prog: fpga
 
 # Where the FPGA design's logic goes: LUT/FF/carry/EBR/DSP per module instance (fpga/area.sh ->
 # build/fpga/area.md, area.json; about 4 min).
-fpga-area: need-deps
+fpga-area: firmware
 	bash fpga/area.sh
 
 # NASA_MAKE_TEST=1: a test that finds a tool missing fails instead of skipping.
@@ -115,10 +117,14 @@ sim: build
 	$(COSIM) --suite all --programs --seed $(SEED) --layers $$(( $(LAYERS) / 10 > 0 ? $(LAYERS) / 10 : 1 )) --table
 	$(COSIM) --suite all --chains --seed $(SEED) --layers $$(( $(LAYERS) / 10 > 0 ? $(LAYERS) / 10 : 1 )) --table
 
-lint: need-deps
+# The controller's firmware (fpga/fw/): its ROM image is part of the up5k core and board RTL.
+firmware: configure
+	cmake --build $(BUILD) -j$(JOBS) --target nasa_fw
+
+lint: firmware
 	synth/lint.sh
 
-synth: need-deps
+synth: firmware
 	NASA_SYNTH_OUT=$(abspath $(BUILD))/synth synth/synth.sh
 
 # Builds only the generator, in its own build tree without the RTL, so it works even while the

@@ -1,11 +1,15 @@
-// iCEBreaker (iCE40 UP5K) board top: the core in its `fpga` configuration, 128 KB of SPRAM main
-// memory, and the UART link of docs/uart.md (8N1, ClksPerBit core clocks a bit: 24 MHz / 1 Mbaud
-// = 24) bridged to memory and CSRs. The core clock is the PLL's (fpga/nasa_pll.sv: 24 MHz from
-// the 12 MHz oscillator); reset is held until the PLL locks. The memory serves the core's port (read bursts, byte-masked single
-// writes) and the bridge's byte port, one request at a time. LEDs: green = idle, red = an error
-// (a rejected frame, or a run that ended with an error code) until the next run starts.
+// iCEBreaker (iCE40 UP5K) board top: the core in its `up5k` configuration (nasa_mcu: the RV32IM
+// controller, its firmware RomFile, the dot-product unit), 128 KB of SPRAM main memory, and the
+// UART link of docs/uart.md (8N1, ClksPerBit core clocks a bit: 24 MHz / 1 Mbaud = 24) bridged to
+// memory and CSRs. The core clock is the PLL's (fpga/nasa_pll.sv: 24 MHz from the 12 MHz
+// oscillator); reset is held until the PLL locks. The memory serves the core's port (single-beat
+// reads, byte-masked writes) and the bridge's byte port, one request at a time: a request is
+// taken in the cycle it is presented when the memory is free (the core first; the bridge's
+// requests wait in a register first), a read's data come the cycle after. LEDs: green = idle, red = an error (a rejected frame, or a run that ended
+// with an error code) until the next run starts.
 module nasa_icebreaker #(
-  parameter int unsigned ClksPerBit = 24
+  parameter int unsigned ClksPerBit = 24,
+  parameter              RomFile    = "nasa_fw.hex"
 ) (
   input  logic clk_i,      // 12 MHz oscillator (pin 35, the PLL's pad)
   input  logic uart_rx_i,  // from the host (FTDI)
@@ -14,7 +18,7 @@ module nasa_icebreaker #(
   output logic led_green_no
 );
   localparam int unsigned MemBytesTotal = 131072;
-  localparam int unsigned PortBytes = nasa_pkg::CfgFpgaMemBytes;  // 4: one SPRAM word
+  localparam int unsigned PortBytes = nasa_pkg::CfgUp5kMemBytes;  // 4: one SPRAM word
 
   // core clock, and the power-on reset: low until the PLL has locked and 15 cycles more
   logic clk, pll_locked;
@@ -34,6 +38,22 @@ module nasa_icebreaker #(
   // ---- UART and frame bridge
   logic rx_valid, tx_valid, tx_ready, link_error;
   logic [7:0] rx_data, tx_data;
+  // the bridge's response bytes wait in a register before the transmitter (no path from the
+  // bridge's response logic into the transmitter's load)
+  logic tq_valid_q, tq_ready;
+  logic [7:0] tq_data_q;
+  always_ff @(posedge clk or negedge rst_n) begin
+    if (!rst_n) begin
+      tq_valid_q <= 1'b0;
+      tq_data_q  <= '0;
+    end else if (!tq_valid_q) begin
+      tq_valid_q <= tx_valid;
+      tq_data_q  <= tx_data;
+    end else if (tq_ready) begin
+      tq_valid_q <= 1'b0;
+    end
+  end
+  assign tx_ready = !tq_valid_q;
   nasa_uart_rx #(.ClksPerBit(ClksPerBit)) u_rx (
     .clk_i  (clk),
     .rst_ni (rst_n),
@@ -44,9 +64,9 @@ module nasa_icebreaker #(
   nasa_uart_tx #(.ClksPerBit(ClksPerBit)) u_tx (
     .clk_i  (clk),
     .rst_ni (rst_n),
-    .valid_i(tx_valid),
-    .ready_o(tx_ready),
-    .data_i (tx_data),
+    .valid_i(tq_valid_q),
+    .ready_o(tq_ready),
+    .data_i (tq_data_q),
     .tx_o   (uart_tx_o)
   );
 
@@ -94,21 +114,22 @@ module nasa_icebreaker #(
   logic [PortBytes-1:0] c_req_wstrb;
   logic core_busy, core_done, core_error;
   logic c_csr_valid;
-  nasa_top #(
-    .Rows      (nasa_pkg::CfgFpgaRows),
-    .Cols      (nasa_pkg::CfgFpgaCols),
+  nasa_mcu #(
+    .RomFile   (RomFile),
+    .Rows      (nasa_pkg::CfgUp5kRows),
+    .Cols      (nasa_pkg::CfgUp5kCols),
     .MemBytes  (PortBytes),
-    .InBufBytes(nasa_pkg::CfgFpgaInBufBytes),
-    .KredMax   (nasa_pkg::CfgFpgaKredMax),
-    .BurstMax  (nasa_pkg::CfgFpgaBurstMax),
-    .NodeCap   (nasa_pkg::CfgFpgaNodeCap),
-    .MaxLayers (nasa_pkg::CfgFpgaMaxLayers),
-    .MaxChoices(nasa_pkg::CfgFpgaMaxChoices),
-    .MaxCands  (nasa_pkg::CfgFpgaMaxCands),
-    .RqLanes   (nasa_pkg::CfgFpgaRqLanes),
-    .AddrBits  (nasa_pkg::CfgFpgaAddrBits),
-    .DmaInflight(nasa_pkg::CfgFpgaDmaInflight),
-    .WTiles    (nasa_pkg::CfgFpgaWTiles)
+    .InBufBytes(nasa_pkg::CfgUp5kInBufBytes),
+    .KredMax   (nasa_pkg::CfgUp5kKredMax),
+    .BurstMax  (nasa_pkg::CfgUp5kBurstMax),
+    .NodeCap   (nasa_pkg::CfgUp5kNodeCap),
+    .MaxLayers (nasa_pkg::CfgUp5kMaxLayers),
+    .MaxChoices(nasa_pkg::CfgUp5kMaxChoices),
+    .MaxCands  (nasa_pkg::CfgUp5kMaxCands),
+    .RqLanes   (nasa_pkg::CfgUp5kRqLanes),
+    .AddrBits  (nasa_pkg::CfgUp5kAddrBits),
+    .DmaInflight(nasa_pkg::CfgUp5kDmaInflight),
+    .WTiles    (nasa_pkg::CfgUp5kWTiles)
   ) u_core (
     .clk_i          (clk),
     .rst_ni         (rst_n),
@@ -163,43 +184,46 @@ module nasa_icebreaker #(
   end
 
   // ---- memory controller: one request at a time, the core first
-  typedef enum logic [1:0] {MIdle, MBeat, MByte} mstate_e;
+  typedef enum logic [1:0] {MIdle, MWord, MByte} mstate_e;
   mstate_e ms_q;
-  logic [14:0] waddr_q;  // next word of a burst
-  logic [7:0] left_q;    // beats after the current one
   logic [1:0] lane_q;    // byte lane of a bridge read
-  logic [31:0] beat_q;   // a read beat held while the core is not ready
-  logic beat_have_q;
   logic ram_en, ram_we;
   logic [14:0] ram_addr;
   logic [31:0] ram_wdata, ram_rdata;
   logic [3:0] ram_wstrb;
 
+  // the bridge's requests wait in a register (no combinational path from the bridge through
+  // the arbiter back into it: the link is slow, the clock is not)
+  logic bq_valid_q, bq_we_q;
+  logic [16:0] bq_addr_q;
+  logic [7:0] bq_wdata_q;
   logic take_core, take_bridge;
-  assign take_core   = (ms_q == MIdle) && c_req_valid;
-  assign take_bridge = (ms_q == MIdle) && !c_req_valid && b_mreq_valid;
+  assign take_core    = (ms_q == MIdle) && c_req_valid;
+  assign take_bridge  = (ms_q == MIdle) && !c_req_valid && bq_valid_q;
   assign c_req_ready  = take_core;
-  assign b_mreq_ready = take_bridge;
+  assign b_mreq_ready = !bq_valid_q;
+  always_ff @(posedge clk or negedge rst_n) begin
+    if (!rst_n) begin
+      bq_valid_q <= 1'b0;
+      bq_we_q    <= 1'b0;
+      bq_addr_q  <= '0;
+      bq_wdata_q <= '0;
+    end else if (!bq_valid_q) begin
+      bq_valid_q <= b_mreq_valid;
+      bq_we_q    <= b_mreq_we;
+      bq_addr_q  <= b_mreq_addr[16:0];
+      bq_wdata_q <= b_mreq_wdata;
+    end else if (take_bridge) begin
+      bq_valid_q <= 1'b0;
+    end
+  end
 
   always_comb begin
-    ram_en    = 1'b0;
-    ram_we    = 1'b0;
-    ram_addr  = waddr_q;
-    ram_wdata = c_req_wdata;
-    ram_wstrb = c_req_wstrb;
-    if (take_core) begin
-      ram_en   = 1'b1;
-      ram_we   = c_req_we;
-      ram_addr = c_req_addr[16:2];
-    end else if (take_bridge) begin
-      ram_en    = 1'b1;
-      ram_we    = b_mreq_we;
-      ram_addr  = b_mreq_addr[16:2];
-      ram_wdata = {4{b_mreq_wdata}};
-      ram_wstrb = 4'b0001 << b_mreq_addr[1:0];
-    end else if ((ms_q == MBeat) && c_rsp_ready && (left_q != 8'd0)) begin
-      ram_en = 1'b1;  // read the next beat while this one is taken
-    end
+    ram_en    = take_core || take_bridge;
+    ram_we    = take_core ? c_req_we : bq_we_q;
+    ram_addr  = take_core ? c_req_addr[16:2] : bq_addr_q[16:2];
+    ram_wdata = take_core ? c_req_wdata : {4{bq_wdata_q}};
+    ram_wstrb = take_core ? c_req_wstrb : (4'b0001 << bq_addr_q[1:0]);
   end
   nasa_spram u_mem (
     .clk_i  (clk),
@@ -211,49 +235,27 @@ module nasa_icebreaker #(
     .rdata_o(ram_rdata)
   );
 
-  // a burst: in MBeat the current beat is on the RAM output (or held in beat_q)
-  assign c_rsp_valid = (ms_q == MBeat);
-  assign c_rsp_rdata = beat_have_q ? beat_q : ram_rdata;
+  // a read's word is on the RAM output the cycle after it was taken (the core takes it then:
+  // its response is always ready)
+  assign c_rsp_valid  = (ms_q == MWord);
+  assign c_rsp_rdata  = ram_rdata;
   assign b_mrsp_valid = (ms_q == MByte);
   assign b_mrsp_data  = ram_rdata[8*lane_q +: 8];
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
-      ms_q        <= MIdle;
-      waddr_q     <= '0;
-      left_q      <= '0;
-      lane_q      <= '0;
-      beat_q      <= '0;
-      beat_have_q <= 1'b0;
+      ms_q   <= MIdle;
+      lane_q <= '0;
     end else begin
       unique case (ms_q)
         MIdle: begin
           if (take_core && !c_req_we) begin
-            waddr_q     <= c_req_addr[16:2] + 15'd1;
-            left_q      <= c_req_len;
-            beat_have_q <= 1'b0;
-            ms_q        <= MBeat;
-          end else if (take_bridge && !b_mreq_we) begin
-            lane_q <= b_mreq_addr[1:0];
+            ms_q <= MWord;
+          end else if (take_bridge && !bq_we_q) begin
+            lane_q <= bq_addr_q[1:0];
             ms_q   <= MByte;
           end
         end
-        MBeat: begin
-          if (c_rsp_ready) begin
-            beat_have_q <= 1'b0;
-            if (left_q == 8'd0) begin
-              ms_q <= MIdle;
-            end else begin
-              // the next word is being read: presented next cycle
-              left_q  <= left_q - 8'd1;
-              waddr_q <= waddr_q + 15'd1;
-            end
-          end else if (!beat_have_q) begin
-            beat_q      <= ram_rdata;  // hold the beat: the RAM output may change
-            beat_have_q <= 1'b1;
-          end
-        end
-        MByte: ms_q <= MIdle;
         default: ms_q <= MIdle;
       endcase
     end
@@ -279,5 +281,5 @@ module nasa_icebreaker #(
   // core's aligned requests.
   logic unused_addr;
   assign unused_addr = ^{b_mreq_addr[31:17], b_csr_addr[31:12], c_req_addr[31:17],
-                         c_req_addr[1:0]};
+                         c_req_addr[1:0], c_req_len, c_rsp_ready};  // (single beats, always taken)
 endmodule

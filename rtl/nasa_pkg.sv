@@ -66,7 +66,9 @@ package nasa_pkg;
     // a candidate picks a choice >= its layer's K (ERR_INDEX: candidate)
     ErrBadChoice = 8'd13,
     // the fused graph needs more nodes than NodeCap (ERR_INDEX: candidate)
-    ErrNodeOverflow = 8'd14
+    ErrNodeOverflow = 8'd14,
+    // the fpga configuration's controller stopped at an illegal instruction
+    ErrFault = 8'd15
   } err_e;
 
   // CSR byte addresses.
@@ -257,6 +259,7 @@ package nasa_pkg;
   localparam int unsigned CfgFpgaAddrBits    = 17;
   localparam int unsigned CfgFpgaDmaInflight = 8;
   localparam int unsigned CfgFpgaWTiles      = 2;
+  localparam int unsigned CfgFpgaMcu         = 0;
 
   // Configuration `sim` (top-level parameters of nasa_top).
   localparam int unsigned CfgSimRows        = 16;
@@ -273,6 +276,7 @@ package nasa_pkg;
   localparam int unsigned CfgSimAddrBits    = 32;
   localparam int unsigned CfgSimDmaInflight = 16;
   localparam int unsigned CfgSimWTiles      = 16;
+  localparam int unsigned CfgSimMcu         = 0;
 
   // Configuration `large` (top-level parameters of nasa_top).
   localparam int unsigned CfgLargeRows        = 32;
@@ -289,6 +293,24 @@ package nasa_pkg;
   localparam int unsigned CfgLargeAddrBits    = 32;
   localparam int unsigned CfgLargeDmaInflight = 16;
   localparam int unsigned CfgLargeWTiles      = 16;
+  localparam int unsigned CfgLargeMcu         = 0;
+
+  // Configuration `up5k` (top-level parameters of nasa_top).
+  localparam int unsigned CfgUp5kRows        = 1;
+  localparam int unsigned CfgUp5kCols        = 1;
+  localparam int unsigned CfgUp5kMemBytes    = 4;
+  localparam int unsigned CfgUp5kInBufBytes  = 2048;
+  localparam int unsigned CfgUp5kKredMax     = 256;
+  localparam int unsigned CfgUp5kBurstMax    = 1;
+  localparam int unsigned CfgUp5kNodeCap     = 256;
+  localparam int unsigned CfgUp5kMaxLayers   = 8;
+  localparam int unsigned CfgUp5kMaxChoices  = 8;
+  localparam int unsigned CfgUp5kMaxCands    = 256;
+  localparam int unsigned CfgUp5kRqLanes     = 1;
+  localparam int unsigned CfgUp5kAddrBits    = 17;
+  localparam int unsigned CfgUp5kDmaInflight = 2;
+  localparam int unsigned CfgUp5kWTiles      = 2;
+  localparam int unsigned CfgUp5kMcu         = 1;
 
 endpackage
 // verilator lint_on UNUSEDPARAM

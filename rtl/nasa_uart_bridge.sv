@@ -43,7 +43,7 @@ module nasa_uart_bridge #(
   localparam int unsigned QW = $clog2(GapCycles + 1);
 
   typedef enum logic [3:0] {
-    BHunt, BHeader, BBody, BLoad, BWrite, BCsr, BResp, BDrain
+    BHunt, BHeader, BBody, BCheck, BLoad, BWrite, BCsr, BResp, BDrain
   } bstate_e;
 
   // CRC-16/CCITT-FALSE, one byte
@@ -91,14 +91,20 @@ module nasa_uart_bridge #(
   assign csr_cmd = (cmd_q == 8'd3) || (cmd_q == 8'd4);
   assign len_ok  = csr_cmd ? (len_q == 16'd4) : ((len_q != 16'd0) && (len_q <= 16'd256));
 
-  logic [10:0] payload_len;
+  logic [10:0] payload_len, crc_at_q;  // crc_at_q: the frame offset of the CRC's low byte
   assign payload_len = (cmd_q == 8'd1) ? len_q[10:0] : (cmd_q == 8'd3) ? 11'd4 : 11'd0;
+  always_ff @(posedge clk_i) crc_at_q <= 11'd8 + payload_len;  // (the header is complete
+                                                                 // bytes before it is used)
+  logic crc_ok_q;  // the frame's CRC matched (BCheck decides on it the next cycle)
 
   logic repeat_write;
   assign repeat_write = last_valid_q && (last_seq_q == seq_q) && (last_cmd_q == cmd_q) &&
                         (last_addr_q == addr_q);
-  logic addr_ok;
+  // addr + len <= MemBytes, registered (the header is complete at least two bytes before the
+  // CRC that checks it; no compare chain in front of the response logic)
+  logic addr_ok, addr_ok_q;
   assign addr_ok = ({32'd0, addr_q} + {48'd0, len_q}) <= 64'(MemBytes);
+  always_ff @(posedge clk_i) addr_ok_q <= addr_ok;
 
   // response bytes: sync, status, seq, len (2), payload, crc (2)
   logic [7:0] tx_byte;
@@ -107,7 +113,14 @@ module nasa_uart_bridge #(
   assign pay_idx  = tx_idx_q - 9'd5;
   assign csr_byte = pay_idx[1:0];
   logic in_payload;
-  assign in_payload = (tx_idx_q >= 9'd5) && (tx_idx_q < 9'd5 + rsp_len_q[8:0]);
+  // the response's CRC offsets, registered (rsp_len_q is set when the response starts, at least
+  // five bytes before they are compared)
+  logic [8:0] crc_lo_at_q, crc_hi_at_q;
+  always_ff @(posedge clk_i) begin
+    crc_lo_at_q <= 9'd5 + rsp_len_q[8:0];
+    crc_hi_at_q <= 9'd6 + rsp_len_q[8:0];
+  end
+  assign in_payload = (tx_idx_q >= 9'd5) && (tx_idx_q < crc_lo_at_q);
   always_comb begin
     tx_byte = '0;
     unique case (tx_idx_q)
@@ -119,7 +132,7 @@ module nasa_uart_bridge #(
       default: begin
         if (in_payload) begin
           tx_byte = (cmd_q == 8'd4) ? csr_val_q[8*csr_byte +: 8] : rd_q;
-        end else if (tx_idx_q == 9'd5 + rsp_len_q[8:0]) begin
+        end else if (tx_idx_q == crc_lo_at_q) begin
           tx_byte = tx_crc_q[7:0];
         end else begin
           tx_byte = tx_crc_q[15:8];
@@ -182,6 +195,7 @@ module nasa_uart_bridge #(
       csr_val_q    <= '0;
       crc_q        <= 16'hFFFF;
       rx_crc_q     <= '0;
+      crc_ok_q     <= 1'b0;
       status_q     <= '0;
       ptr_q        <= '0;
       last_valid_q <= 1'b0;
@@ -243,41 +257,45 @@ module nasa_uart_bridge #(
           end else begin
             if (rx_valid_i) begin
               cnt_q <= cnt_q + 9'd1;
-              if (11'(cnt_q) < 11'd8 + payload_len) begin
+              if (11'(cnt_q) < crc_at_q) begin
                 crc_q <= crc_step(crc_q, rx_data_i);
                 if (cmd_q == 8'd3) csr_val_q[8*(cnt_q[1:0]) +: 8] <= rx_data_i;
-              end else if (11'(cnt_q) == 11'd8 + payload_len) begin
+              end else if (11'(cnt_q) == crc_at_q) begin
                 rx_crc_q <= rx_data_i;
               end else begin
-                // the CRC's high byte: the frame is complete
-                if ({rx_data_i, rx_crc_q} != crc_q) begin
-                  error_o <= 1'b1;
-                  `NASA_RESPOND(3'd1, 16'd0)  // BAD_CRC
-                end else if (!csr_cmd && !addr_ok) begin
-                  error_o <= 1'b1;
-                  `NASA_RESPOND(3'd4, 16'd0)  // BAD_ADDR
-                end else if (cmd_q == 8'd1) begin
-                  if (repeat_write) begin
-                    `NASA_RESPOND(3'd0, 16'd0)
-                  end else begin
-                    ptr_q <= '0;
-                    st_q  <= BLoad;
-                  end
-                end else if (cmd_q == 8'd2) begin
-                  `NASA_RESPOND(3'd0, len_q)
-                end else if ((cmd_q == 8'd3) && repeat_write) begin
-                  `NASA_RESPOND(3'd0, 16'd0)
-                end else if ((cmd_q == 8'd4) && repeat_write) begin
-                  csr_val_q <= last_rdata_q;
-                  `NASA_RESPOND(3'd0, 16'd4)
-                end else begin
-                  st_q <= BCsr;
-                end
+                // the CRC's high byte: the frame is complete; checked in the next cycle
+                crc_ok_q <= ({rx_data_i, rx_crc_q} == crc_q);
+                st_q     <= BCheck;
               end
             end else if (quiet) begin
               error_o <= 1'b1;
               `NASA_RESPOND(3'd5, 16'd0)  // TIMEOUT
             end
+          end
+        end
+        BCheck: begin  // the frame is complete: reject it, or carry it out
+          if (!crc_ok_q) begin
+            error_o <= 1'b1;
+            `NASA_RESPOND(3'd1, 16'd0)  // BAD_CRC
+          end else if (!csr_cmd && !addr_ok_q) begin
+            error_o <= 1'b1;
+            `NASA_RESPOND(3'd4, 16'd0)  // BAD_ADDR
+          end else if (cmd_q == 8'd1) begin
+            if (repeat_write) begin
+              `NASA_RESPOND(3'd0, 16'd0)
+            end else begin
+              ptr_q <= '0;
+              st_q  <= BLoad;
+            end
+          end else if (cmd_q == 8'd2) begin
+            `NASA_RESPOND(3'd0, len_q)
+          end else if ((cmd_q == 8'd3) && repeat_write) begin
+            `NASA_RESPOND(3'd0, 16'd0)
+          end else if ((cmd_q == 8'd4) && repeat_write) begin
+            csr_val_q <= last_rdata_q;
+            `NASA_RESPOND(3'd0, 16'd4)
+          end else begin
+            st_q <= BCsr;
           end
         end
         BLoad: st_q <= BWrite;  // buf_rd_q <= buf[ptr_q]
@@ -319,11 +337,11 @@ module nasa_uart_bridge #(
           end
           if (tx_fire) begin
             tx_idx_q <= tx_idx_q + 9'd1;
-            if ((tx_idx_q >= 9'd1) && (tx_idx_q < 9'd5 + rsp_len_q[8:0])) begin
+            if ((tx_idx_q >= 9'd1) && (tx_idx_q < crc_lo_at_q)) begin
               tx_crc_q <= crc_step(tx_crc_q, tx_byte);
             end
             if (in_payload) rd_have_q <= 1'b0;
-            if (tx_idx_q == 9'd6 + rsp_len_q[8:0]) begin
+            if (tx_idx_q == crc_hi_at_q) begin
               // done: after an error wait for a quiet line (a timeout has just seen one)
               st_q <= ((status_q == 3'd0) || (status_q == 3'd5)) ? BHunt : BDrain;
             end

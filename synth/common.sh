@@ -3,14 +3,16 @@
 NASA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NASA_SPEC=$NASA_ROOT/sw/include/nasa/hw_spec.h
 
-# Prints one line "name rows cols mem_bytes ... addr_bits dma_inflight wtiles" per configuration.
+# Prints one line "name rows cols mem_bytes ... dma_inflight wtiles mcu" per configuration.
 nasa_configs() {
   local n=' *([0-9]+) *'
   sed -n '/#define NASA_CONFIGS(X)/,/[^\\]$/p' "$NASA_SPEC" |
-    sed -nE "s/.*X\( *([A-Za-z_][A-Za-z0-9_]*) *((,$n){14})\).*/\1\2/p" | tr -s ', ' '  '
+    sed -nE "s/.*X\( *([A-Za-z_][A-Za-z0-9_]*) *((,$n){15})\).*/\1\2/p" | tr -s ', ' '  '
 }
 
-# Sets CFG_ROWS ... CFG_BURST_MAX and NASA_PARAM_NAMES/NASA_PARAM_VALUES for configuration $1.
+# Sets CFG_ROWS ... CFG_MCU, NASA_PARAM_NAMES/NASA_PARAM_VALUES and NASA_TOP (the core's top
+# module: nasa_mcu for the configurations with a controller, Mcu = 1, else nasa_top) for
+# configuration $1.
 nasa_config() {
   local row
   row=$(nasa_configs | awk -v c="$1" '$1 == c')
@@ -20,13 +22,26 @@ nasa_config() {
   fi
   read -r _ CFG_ROWS CFG_COLS CFG_MEM_BYTES CFG_IN_BUF_BYTES CFG_KRED_MAX CFG_BURST_MAX \
     CFG_NODE_CAP CFG_MAX_LAYERS CFG_MAX_CHOICES CFG_MAX_CANDS CFG_RQ_LANES CFG_ADDR_BITS \
-    CFG_DMA_INFLIGHT CFG_WTILES <<<"$row"
+    CFG_DMA_INFLIGHT CFG_WTILES CFG_MCU <<<"$row"
   NASA_PARAM_NAMES=(Rows Cols MemBytes InBufBytes KredMax BurstMax NodeCap MaxLayers MaxChoices
                     MaxCands RqLanes AddrBits DmaInflight WTiles)
   NASA_PARAM_VALUES=("$CFG_ROWS" "$CFG_COLS" "$CFG_MEM_BYTES" "$CFG_IN_BUF_BYTES"
                      "$CFG_KRED_MAX" "$CFG_BURST_MAX" "$CFG_NODE_CAP" "$CFG_MAX_LAYERS"
                      "$CFG_MAX_CHOICES" "$CFG_MAX_CANDS" "$CFG_RQ_LANES" "$CFG_ADDR_BITS"
                      "$CFG_DMA_INFLIGHT" "$CFG_WTILES")
+  if [[ $CFG_MCU == 1 ]]; then NASA_TOP=nasa_mcu; else NASA_TOP=nasa_top; fi
+}
+
+# Prints the firmware ROM image of the controller (fpga/fw/, built by CMake: target nasa_fw) for
+# $readmemh: $NASA_FW_HEX, else build/fpga/fw/nasa_fw.hex. Fails with a hint when it is missing.
+nasa_fw_hex() {
+  local hex=${NASA_FW_HEX:-$NASA_ROOT/build/fpga/fw/nasa_fw.hex}
+  if [[ ! -f $hex ]]; then
+    echo "error: the controller's firmware image $hex is missing: build it with" \
+         "'cmake --build build --target nasa_fw' (make lint/synth/fpga do)" >&2
+    return 1
+  fi
+  echo "$hex"
 }
 
 # Prints the RTL sources relative to the repository root: rtl/nasa_pkg.sv, then any other
@@ -49,10 +64,12 @@ nasa_board_files() {
 # Yosys synth_ice40 of the board top (run from the repository root): $1 the log file, $2 more
 # synth_ice40 options, $3 commands to run after it.
 nasa_board_synth() {
-  local files
+  local files hex
   mapfile -t files < <(nasa_board_files)
-  echo "yosys synth_ice40 -top nasa_icebreaker $2 (${#files[@]} files) -> $1"
-  yosys -q -l "$1" -p "read_verilog -sv ${files[*]}; synth_ice40 -top nasa_icebreaker -dsp $2; $3" &&
+  hex=$(nasa_fw_hex) || return 1
+  echo "yosys synth_ice40 -top nasa_icebreaker $2 (${#files[@]} files, firmware $hex) -> $1"
+  yosys -q -l "$1" -p "read_verilog -defer -sv ${files[*]}; \
+    chparam -set RomFile \"$hex\" nasa_icebreaker; synth_ice40 -top nasa_icebreaker -dsp $2; $3" &&
     yosys_serious_warnings "$1"
 }
 

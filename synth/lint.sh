@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Lints rtl/ with Verilator -Wall, top nasa_top, once per hardware configuration (its
-# parameters passed with -G), then every module nasa_top does not contain (the UART link's, used
-# by the board top) as its own top with default parameters. Any warning fails. Waivers go in
-# rtl/lint.vlt only.
+# Lints rtl/ with Verilator -Wall, top nasa_top (nasa_mcu for a configuration with a controller),
+# once per hardware configuration (its parameters passed with -G), then every module those tops
+# do not contain (the UART link's, used by the board top) as its own top with default
+# parameters, then the board top. Any warning fails. Waivers go in rtl/lint.vlt only.
 # Usage: synth/lint.sh [config...]   (default: every configuration in hw_spec.h)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -28,9 +28,13 @@ for cfg in "${configs[@]}"; do
   for i in "${!NASA_PARAM_NAMES[@]}"; do
     gparams+=("-G${NASA_PARAM_NAMES[$i]}=${NASA_PARAM_VALUES[$i]}")
   done
-  if verilator --lint-only -Wall --top-module nasa_top "${gparams[@]}" \
+  if [[ $CFG_MCU == 1 ]]; then
+    hex=$(nasa_fw_hex) || { status=1; continue; }
+    gparams+=("-GRomFile=\"$hex\"")
+  fi
+  if verilator --lint-only -Wall --top-module "$NASA_TOP" "${gparams[@]}" \
       rtl/lint.vlt "${files[@]}" >"$log" 2>&1 && ! grep -q '%Warning' "$log"; then
-    echo "lint $cfg: clean (${#files[@]} files, ${gparams[*]})"
+    echo "lint $cfg: clean ($NASA_TOP, ${#files[@]} files, ${gparams[*]})"
   else
     echo "lint $cfg: FAILED"
     cat "$log"
@@ -38,7 +42,7 @@ for cfg in "${configs[@]}"; do
   fi
 done
 # Modules outside nasa_top's hierarchy: linted on their own.
-for top in nasa_uart_bridge nasa_uart_rx nasa_uart_tx nasa_mcu_cpu; do
+for top in nasa_uart_bridge nasa_uart_rx nasa_uart_tx nasa_mcu_cpu nasa_mcu_dot; do
   [[ -f rtl/$top.sv ]] || continue
   if verilator --lint-only -Wall --top-module "$top" rtl/lint.vlt "${files[@]}" >"$log" 2>&1 &&
       ! grep -q '%Warning' "$log"; then
@@ -52,7 +56,9 @@ done
 # The board top (fpga/), with the core in its fpga configuration.
 if [[ -f fpga/nasa_icebreaker.sv ]]; then
   mapfile -t board < <(nasa_board_files)
-  if verilator --lint-only -Wall --top-module nasa_icebreaker rtl/lint.vlt "${board[@]}" \
+  hex=$(nasa_fw_hex) || exit 1
+  if verilator --lint-only -Wall --top-module nasa_icebreaker "-GRomFile=\"$hex\"" \
+      rtl/lint.vlt "${board[@]}" \
       >"$log" 2>&1 && ! grep -q '%Warning' "$log"; then
     echo "lint nasa_icebreaker: clean"
   else

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Synthesises nasa_top with Yosys for hardware configurations: `fpga` with synth_ice40
+# Synthesises the core (nasa_top, or nasa_mcu for a configuration with a controller) with Yosys
+# for hardware configurations: `fpga` and the controller's (`up5k`) with synth_ice40
 # (synth/ice40.ys), any other with the generic flow (synth/generic.ys). Prints a resource summary
 # and writes it to $NASA_SYNTH_OUT/<config>.json (default build/synth/), beside the full log.
-# Usage: synth/synth.sh [config...]   (default: fpga sim)
+# Usage: synth/synth.sh [config...]   (default: fpga sim up5k)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 require_tool yosys
@@ -16,7 +17,7 @@ out=${NASA_SYNTH_OUT:-$NASA_ROOT/build/synth}
 mkdir -p "$out"
 mapfile -t files < <(nasa_rtl_files)
 configs=("$@")
-[[ ${#configs[@]} -gt 0 ]] || configs=(fpga sim)
+[[ ${#configs[@]} -gt 0 ]] || configs=(fpga sim up5k)
 
 # Count of cells of one type (regex on the cell name) in a `stat` report; 0 when absent.
 cells() { awk -v re="^($2)\$" '$1 ~ re && $2 ~ /^[0-9]+$/ { n += $2 } END { print n + 0 }' "$1"; }
@@ -30,13 +31,18 @@ for cfg in "${configs[@]}"; do
   for i in "${!NASA_PARAM_NAMES[@]}"; do
     chparam+=" -set ${NASA_PARAM_NAMES[$i]} ${NASA_PARAM_VALUES[$i]}"
   done
-  if [[ $cfg == fpga ]]; then flow=ice40; else flow=generic; fi
+  if [[ $CFG_MCU == 1 ]]; then
+    hex=$(nasa_fw_hex) || { status=1; continue; }
+    chparam+=" -set RomFile \"$hex\""
+  fi
+  if [[ $cfg == fpga || $CFG_MCU == 1 ]]; then flow=ice40; else flow=generic; fi
   log=$out/$cfg.log
   stat_txt=$out/$cfg.stat.txt
   rm -f "$stat_txt" "$out/$cfg.json"
   start=$SECONDS
-  echo "synth $cfg: yosys $flow flow (${chparam#chparam }), log in $log"
-  cmds="read_verilog -sv ${files[*]}; $chparam nasa_top; script synth/$flow.ys"
+  echo "synth $cfg: yosys $flow flow, top $NASA_TOP (${chparam#chparam }), log in $log"
+  cmds="read_verilog -defer -sv ${files[*]}; $chparam $NASA_TOP; hierarchy -top $NASA_TOP"
+  cmds+="; script synth/$flow.ys"
   cmds+="; tee -q -o $stat_txt stat"
   if ! yosys -q -l "$log" -p "$cmds" >/dev/null 2>&1; then
     echo "synth $cfg: FAILED (yosys error), see $log:"

@@ -1,5 +1,5 @@
 // The iCEBreaker board top (fpga/nasa_icebreaker.sv: UART, bridge, SPRAM memory, the core in its
-// `fpga` configuration) simulated by Verilator behind a pseudo-terminal: the host side is the
+// `up5k` configuration: the controller running the firmware) simulated by Verilator behind a pseudo-terminal: the host side is the
 // real UartDevice (termios, frames, retries), the board side turns the bytes into the 8N1
 // waveform on uart_rx_i and decodes uart_tx_o at 24 core clocks per bit (1 Mbaud at the 24 MHz
 // core clock; the PLL is a pass-through in simulation), as the FTDI chip would. A
@@ -155,7 +155,7 @@ TEST(BoardIcebreaker, FusedBatchOverTheUartEqualsTheReference) {
   }
   const auto q = compile::quantize(net, w, calib);
   const auto cands = fusion::random_candidates(net, 5, 2);
-  const auto& cfg = config_by_name("fpga");
+  const auto& cfg = config_by_name("up5k");
   runtime::Runtime ref(q, cfg,
                        [](const hw::Config& c, uint64_t m) { return device::make_ref_device(c, m); },
                        "ref");

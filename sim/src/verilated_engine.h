@@ -101,6 +101,13 @@ class VerilatedEngine final : public EngineSim {
     top_->rst_ni = 1;
     dram_.reset();
     tick();
+    // a controller (Mcu) writes its identification CSRs when its firmware boots: wait for it
+    if (cfg_.mcu) {
+      for (int i = 0; i < 100000 && csr_read(static_cast<uint32_t>(hw::Csr::Magic)) != hw::kMagic;
+           ++i) {
+        tick();
+      }
+    }
   }
 
   void tick() override {

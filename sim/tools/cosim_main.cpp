@@ -332,11 +332,18 @@ int main(int argc, char** argv) {
     std::vector<Summary> all;
     if (o.suite == "all") {
       for (const auto& cfg : nasa::hw::kConfigs) {
+        if (cfg.mcu) continue;  // (the controller's cosim: tb/cosim_firmware.cpp)
         const uint64_t n = cfg.name == "sim" ? o.layers : std::max<uint64_t>(1, o.layers / 4);
         all.push_back(run_suite(cfg, n, o));
       }
     } else {
-      all.push_back(run_suite(nasa::config_by_name(o.config), o.layers, o));
+      const auto& cfg = nasa::config_by_name(o.config);
+      if (cfg.mcu) {
+        throw std::invalid_argument(fmt::format(
+            "configuration '{}' has the controller core (Mcu = 1), not the engine: its RTL cosim "
+            "is build/bin/cosim_firmware", cfg.name));
+      }
+      all.push_back(run_suite(cfg, o.layers, o));
     }
     bool failed = false;
     for (const Summary& s : all) failed |= s.failed();

@@ -3,6 +3,8 @@
 // below names the RTL register it mirrors; keep the two in step (the cosim checks the counters).
 #include "nasa/cycle_model.h"
 
+#include "nasa/dram_bus.h"
+
 #include <algorithm>
 #include <deque>
 #include <stdexcept>
@@ -10,7 +12,11 @@
 
 namespace nasa::cycles {
 
-DramTiming default_dram(const hw::Config& cfg) { return DramTiming{32, cfg.mem_bytes, 16}; }
+// DDR-like memory behind the engine; the controller's (Mcu) is the board's SPRAM: a word the
+// cycle after the request, one request at a time.
+DramTiming default_dram(const hw::Config& cfg) {
+  return cfg.mcu ? DramTiming{1, cfg.mem_bytes, 1} : DramTiming{32, cfg.mem_bytes, 16};
+}
 
 double ideal_cycles(const Desc& d, const hw::Config& cfg) {
   return static_cast<double>(shape_of(d).macs) / (double{1} * cfg.rows * cfg.cols);
@@ -40,49 +46,6 @@ struct Row {
   uint64_t addr;
   uint32_t n;
   bool lend;  // a layer's last row
-};
-
-// The sim/ DRAM model (sim/src/dram.cpp): in-order reads, first beat `latency` cycles after
-// acceptance, beats and writes share the bus at bytes_per_cycle.
-class Dram {
- public:
-  Dram(const DramTiming& t, uint32_t port) : t_(t), port_(port) {}
-  bool req_ready() const { return reads_ + writes_.size() < t_.max_outstanding; }
-  bool rsp_valid(uint64_t cyc) const { return !beats_.empty() && beats_.front().avail <= cyc; }
-  // end of cycle `cyc`
-  void clock(uint64_t cyc, bool take_rsp, bool read, uint32_t beats, bool write) {
-    const uint64_t bpc = t_.bytes_per_cycle;
-    if (take_rsp) {
-      if (beats_.front().last) --reads_;
-      beats_.pop_front();
-    }
-    if (read) {
-      uint64_t slot = std::max((cyc + t_.latency) * bpc, bus_free_);
-      for (uint32_t j = 0; j < beats; ++j) {
-        beats_.push_back({(slot + bpc - 1) / bpc, j + 1 == beats});
-        slot += port_;
-      }
-      bus_free_ = slot;
-      ++reads_;
-    } else if (write) {
-      const uint64_t start = std::max(cyc * bpc, bus_free_);
-      bus_free_ = start + port_;
-      writes_.push_back((bus_free_ + bpc - 1) / bpc);
-    }
-    while (!writes_.empty() && writes_.front() <= cyc + 1) writes_.pop_front();
-  }
-
- private:
-  struct Beat {
-    uint64_t avail;
-    bool last;
-  };
-  DramTiming t_;
-  uint64_t port_;
-  uint64_t bus_free_ = 0;
-  uint32_t reads_ = 0;
-  std::deque<Beat> beats_;
-  std::deque<uint64_t> writes_;
 };
 
 // Per-layer constants (the RTL's r_* / nx_* registers and the loaders' copies).
@@ -243,7 +206,7 @@ class Engine {
   const hw::Config& cfg_;
   const uint64_t mb_, chunk_, wchunk_;  // input chunk, weight column (RTL Chunk, WChunk)
   const uint64_t wdepth_;               // weight-ring bytes per lane (RTL WDepth)
-  Dram dram_;
+  DramBus dram_;
   std::span<const Desc> descs_;
   uint32_t desc_addr_ = 0;
   std::vector<uint64_t>* ends_ = nullptr;  // the cycle each layer completes in, when asked

@@ -88,6 +88,7 @@ bool Iss::step() {
       if (f3 != 0) return trap();
       wr(in_rom(pc_ + 4));
       next = a + imm_i;
+      cycles = kRedirectCycles;  // SFetch: the target
       break;
     case 0x63: {  // branches
       bool take = false;
@@ -101,6 +102,7 @@ bool Iss::step() {
         default: return trap();
       }
       if (take) next = pc_ + imm_b;
+      cycles = kRedirectCycles;  // SBr, taken or not
       break;
     }
     case 0x03:    // loads
@@ -141,6 +143,7 @@ bool Iss::step() {
     }
     case 0x13: {  // register-immediate
       const uint32_t sh = imm_i & 31;
+      if (f3 == 1 || f3 == 5) cycles = kShiftCycles + sh;  // SMd: one bit a cycle
       switch (f3) {
         case 0: wr(a + imm_i); break;
         case 1:
@@ -161,7 +164,7 @@ bool Iss::step() {
       break;
     }
     case 0x33: {  // register-register
-      if (f7 == 0x01) {  // M: SMd
+      if (f7 == 0x01) {  // Zmmul: SMd (div/rem are illegal)
         const auto sa = static_cast<int64_t>(static_cast<int32_t>(a));
         const auto sb = static_cast<int64_t>(static_cast<int32_t>(b));
         switch (f3) {
@@ -169,26 +172,14 @@ bool Iss::step() {
           case 1: wr(static_cast<uint32_t>(static_cast<uint64_t>(sa * sb) >> 32)); break;
           case 2: wr(static_cast<uint32_t>(static_cast<uint64_t>(sa * static_cast<int64_t>(b)) >> 32)); break;
           case 3: wr(static_cast<uint32_t>((uint64_t{a} * b) >> 32)); break;
-          case 4:
-            wr(b == 0 ? 0xFFFFFFFFu
-                      : (a == 0x80000000u && b == 0xFFFFFFFFu)
-                          ? 0x80000000u
-                          : static_cast<uint32_t>(static_cast<int32_t>(a) / static_cast<int32_t>(b)));
-            break;
-          case 5: wr(b == 0 ? 0xFFFFFFFFu : a / b); break;
-          case 6:
-            wr(b == 0 ? a
-                      : (a == 0x80000000u && b == 0xFFFFFFFFu)
-                          ? 0
-                          : static_cast<uint32_t>(static_cast<int32_t>(a) % static_cast<int32_t>(b)));
-            break;
-          default: wr(b == 0 ? a : a % b); break;
+          default: return trap();
         }
-        cycles = f3 >= 4 ? kDivCycles : f3 == 0 ? kMulCycles : kMulhCycles;
+        cycles = f3 == 0 ? kMulCycles : kMulhCycles;
         break;
       }
       if (f7 != 0 && !(f7 == 0x20 && (f3 == 0 || f3 == 5))) return trap();
       const uint32_t sh = b & 31;
+      if (f3 == 1 || f3 == 5) cycles = kShiftCycles + sh;
       switch (f3) {
         case 0: wr(f7 ? a - b : a + b); break;
         case 1: wr(a << sh); break;

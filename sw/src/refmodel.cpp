@@ -386,7 +386,7 @@ void check_in_memory(size_t mem_size, const Desc& d, const char* what, uint32_t 
 // Limits loose enough that only structural faults (not capacity) are reported by validate().
 constexpr hw::Config kUnbounded{
     "unbounded", 1, 1, 1, 0xFFFFFFFFu, 0xFFFFFFFFu, 1, hw::kNodeCap, hw::kMaxLayers, hw::kMaxChoices,
-    hw::kMaxCands, 1, 32, 16, 2};
+    hw::kMaxCands, 1, 32, 16, 2, 0};
 
 }  // namespace
 

@@ -185,7 +185,8 @@ std::string generate() {
         .add(p + "RqLanes", c.rq_lanes)
         .add(p + "AddrBits", c.addr_bits)
         .add(p + "DmaInflight", c.dma_inflight)
-        .add(p + "WTiles", c.wtiles);
+        .add(p + "WTiles", c.wtiles)
+        .add(p + "Mcu", c.mcu);
     cfg.emit(out);
   }
   out += "endpackage\n// verilator lint_on UNUSEDPARAM\n";
@@ -197,6 +198,76 @@ std::vector<std::string> split_lines(const std::string& s) {
   std::istringstream in(s);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+std::string upper_snake(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (std::isupper(c) && i > 0 && !std::isupper(static_cast<unsigned char>(s[i - 1]))) {
+      out += '_';
+    }
+    out += static_cast<char>(std::toupper(c));
+  }
+  return out;
+}
+
+// The same interface as C macros, with one configuration's row: the firmware of the `fpga`
+// configuration's controller (fpga/fw/) includes it, generated into the build tree.
+std::string generate_c(const nasa::hw::Config& c) {
+  namespace hw = nasa::hw;
+  std::string out = fmt::format(
+      "/* GENERATED FILE - DO NOT EDIT. nasa-gen-pkg --c-header {} (sw/tools/gen_pkg.cpp) from\n"
+      " * sw/include/nasa/hw_spec.h, the one definition of the hardware/software interface. */\n"
+      "#ifndef NASA_HW_H\n#define NASA_HW_H\n\n",
+      c.name);
+  auto rows = [&](std::string_view prefix, const std::vector<Row>& rs) {
+    for (const Row& r : rs) {
+      out += fmt::format("#define NASA_{}_{} {}u /* {} */\n", prefix, upper_snake(r.name),
+                         r.value, r.doc);
+    }
+    out += "\n";
+  };
+  rows("OP", kOps);
+  rows("ACT", kActs);
+  rows("ERR", kErrors);
+  rows("CSR", kCsrs);
+  rows("CNT", kCounters);
+  rows("TBL", kTables);
+  for (const Row& r : kPatchBits) {
+    out += fmt::format("#define NASA_PATCH_{} {}u /* {} */\n", upper_snake(r.name), 1u << r.value,
+                       r.doc);
+  }
+  out += "\n";
+  for (const hw::DescField& f : kFields) {
+    const std::string n = upper_snake(f.name);
+    out += fmt::format("#define NASA_DESC_{}_WORD {}u\n#define NASA_DESC_{}_LSB {}u\n"
+                       "#define NASA_DESC_{}_WIDTH {}u\n",
+                       n, f.word, n, f.lsb, n, f.width);
+  }
+  out += fmt::format(
+      "\n#define NASA_NUM_COUNTERS {}u\n#define NASA_DESC_BYTES {}u\n#define NASA_PARAM_BYTES {}u\n"
+      "#define NASA_MAX_SHIFT {}u\n#define NASA_MAGIC 0x{:08X}u\n#define NASA_NO_NODE 0x{:04X}u\n"
+      "#define NASA_CTRL_START {}u\n#define NASA_CTRL_CLEAR {}u\n#define NASA_CTRL_BATCH {}u\n"
+      "#define NASA_STATUS_BUSY {}u\n#define NASA_STATUS_DONE {}u\n#define NASA_STATUS_ERROR {}u\n\n",
+      hw::kNumCounters, hw::kDescBytes, hw::kParamBytes, hw::kMaxShift, hw::kMagic, hw::kNoNode,
+      hw::kCtrlStart, hw::kCtrlClear, hw::kCtrlBatch, hw::kStatusBusy, hw::kStatusDone,
+      hw::kStatusError);
+  const std::pair<const char*, uint32_t> cfg[] = {
+      {"ROWS", c.rows},           {"COLS", c.cols},
+      {"MEM_BYTES", c.mem_bytes}, {"IN_BUF_BYTES", c.in_buf_bytes},
+      {"KRED_MAX", c.kred_max},   {"BURST_MAX", c.burst_max},
+      {"NODE_CAP", c.node_cap},   {"MAX_LAYERS", c.max_layers},
+      {"MAX_CHOICES", c.max_choices}, {"MAX_CANDS", c.max_cands},
+      {"RQ_LANES", c.rq_lanes},   {"ADDR_BITS", c.addr_bits},
+      {"DMA_INFLIGHT", c.dma_inflight}, {"WTILES", c.wtiles}, {"MCU", c.mcu}};
+  out += fmt::format("/* Configuration `{}`. */\n", c.name);
+  for (const auto& [n, v] : cfg) out += fmt::format("#define NASA_CFG_{} {}u\n", n, v);
+  out += fmt::format("#define NASA_CFG_HW_SHAPE 0x{:08X}u\n#define NASA_CFG_HW_MEM 0x{:08X}u\n"
+                     "#define NASA_CFG_HW_BATCH 0x{:08X}u\n",
+                     c.hw_shape(), c.hw_mem(), c.hw_batch());
+  out += "\n#endif\n";
+  return out;
 }
 
 // Returns 0 when `path` holds exactly what generate() produces; otherwise prints the differing
@@ -235,13 +306,26 @@ int check(const std::string& path, const std::string& expected) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Prints the SystemVerilog package nasa_pkg generated from nasa/hw_spec.h"};
-  std::string check_path, out_path;
+  std::string check_path, out_path, c_config;
   app.add_option("--check", check_path, "exit 1 with a diff if FILE differs from the output")
       ->option_text("FILE");
+  app.add_option("--c-header", c_config,
+                 "print the interface as C macros with configuration CONFIG's row instead")
+      ->option_text("CONFIG");
   app.add_option("-o,--output", out_path, "write to FILE instead of stdout")->option_text("FILE");
   CLI11_PARSE(app, argc, argv);
   try {
-    const std::string pkg = generate();
+    std::string pkg;
+    if (c_config.empty()) {
+      pkg = generate();
+    } else {
+      const nasa::hw::Config* cfg = nullptr;
+      for (const auto& c : nasa::hw::kConfigs) {
+        if (c.name == c_config) cfg = &c;
+      }
+      if (cfg == nullptr) throw std::invalid_argument("--c-header: no configuration " + c_config);
+      pkg = generate_c(*cfg);
+    }
     if (!check_path.empty()) return check(check_path, pkg);
     if (out_path.empty()) {
       fmt::print("{}", pkg);

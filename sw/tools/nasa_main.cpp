@@ -605,7 +605,7 @@ int main(int argc, char** argv) {
                    "ref (reference model), rtl (Verilator) or uart (the board, --port)");
   eval->add_option("--port", g_uart_port, "serial port of the uart backend");
   auto* eval_config = eval->add_option(
-      "--config", ev.config, "hardware configuration (default sim; fpga with --backend uart)");
+      "--config", ev.config, "hardware configuration (default sim; up5k with --backend uart)");
   eval->add_option("--data", ev.data, "IDX images file (default: Fashion-MNIST test set)");
   eval->add_option("--labels", ev.labels, "IDX labels file for --data");
   eval->add_flag("--json", ev.json, "print one JSON object");
@@ -725,15 +725,15 @@ int main(int argc, char** argv) {
   search->add_option("--backend", so.backend, "ref (default), rtl or uart (--port)");
   search->add_option("--port", g_uart_port, "serial port of the uart backend");
   auto* search_config = search->add_option(
-      "--config", so.config, "hardware configuration (default sim; fpga with --backend uart)");
+      "--config", so.config, "hardware configuration (default sim; up5k with --backend uart)");
   search->add_option("--seed", so.cfg.seed, "seed of the search (default 1)");
   search->add_flag("--force", so.force, "overwrite an earlier result in --out");
   search->add_flag("--json", so.json, "print one JSON summary object");
 
   CLI11_PARSE(app, argc, argv);
-  // the board runs the `fpga` configuration (the uart device checks what it reports)
-  if (ev.backend == "uart" && eval_config->count() == 0) ev.config = "fpga";
-  if (so.backend == "uart" && search_config->count() == 0) so.config = "fpga";
+  // the board runs the `up5k` configuration (the uart device checks what it reports)
+  if (ev.backend == "uart" && eval_config->count() == 0) ev.config = "up5k";
+  if (so.backend == "uart" && search_config->count() == 0) so.config = "up5k";
   try {
     if (eval->parsed()) return cmd_eval(ev);
     if (search->parsed()) return cmd_search(so);

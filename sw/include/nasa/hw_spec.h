@@ -42,7 +42,8 @@ namespace nasa::hw {
   X(EmptyBatch, 11, "batch run with CAND_COUNT or IMG_COUNT zero")                          \
   X(BadBatchCfg, 12, "batch setup out of range (NUM_LAYERS, a layer's K, MINI_BATCH, ...)") \
   X(BadChoice, 13, "a candidate picks a choice >= its layer's K (ERR_INDEX: candidate)")    \
-  X(NodeOverflow, 14, "the fused graph needs more nodes than NodeCap (ERR_INDEX: candidate)")
+  X(NodeOverflow, 14, "the fused graph needs more nodes than NodeCap (ERR_INDEX: candidate)") \
+  X(Fault, 15, "the fpga configuration's controller stopped at an illegal instruction")
 
 #define NASA_CSRS(X)                                                                       \
   X(Ctrl, 0x000, "W: bit0 start, bit1 clear done/error, bit2 start a batch run")           \
@@ -148,12 +149,17 @@ namespace nasa::hw {
 // cover the memory's latency; on fpga 8 jobs of 8 beats cover the DRAM model's 32 cycles, and the
 // board's SPRAM answers in one) and WTiles (channel tiles the weight ring holds at once, a power
 // of two >= 2: its bytes are 2 * KredMax per lane whatever the count; a layer whose tiles all fit
-// keeps them on chip for a next layer with the same weights; 2 is plain double buffering).
+// keeps them on chip for a next layer with the same weights; 2 is plain double buffering) and Mcu
+// (1: the configuration's core is the RV32IM controller running the firmware of fpga/fw/ with
+// its one-MAC dot-product unit, top module nasa_mcu, docs/fpga.md: Rows = Cols = 1, single-beat
+// port; 0: the engine and the batch units, top module nasa_top). up5k is the iCEBreaker board's
+// core: the engine at 4x4 (fpga) takes 27,800 LUTs, five times the UP5K's 5,280 logic cells.
 // CSR HwMem reports MemBytes, BurstMax and AddrBits.
-#define NASA_CONFIGS(X)                                                   \
-  X(fpga, 4, 4, 4, 2048, 256, 8, 256, 8, 8, 256, 1, 17, 8, 2)             \
-  X(sim, 16, 16, 32, 131072, 8192, 8, 1024, 16, 16, 1024, 16, 32, 16, 16) \
-  X(large, 32, 32, 64, 131072, 8192, 8, 1024, 16, 16, 1024, 32, 32, 16, 16)
+#define NASA_CONFIGS(X)                                                      \
+  X(fpga, 4, 4, 4, 2048, 256, 8, 256, 8, 8, 256, 1, 17, 8, 2, 0)             \
+  X(sim, 16, 16, 32, 131072, 8192, 8, 1024, 16, 16, 1024, 16, 32, 16, 16, 0) \
+  X(large, 32, 32, 64, 131072, 8192, 8, 1024, 16, 16, 1024, 32, 32, 16, 16, 0) \
+  X(up5k, 1, 1, 4, 2048, 256, 1, 256, 8, 8, 256, 1, 17, 2, 2, 1)
 
 // ---- C++ views of the tables. ----
 
@@ -211,6 +217,7 @@ struct Config {
   uint32_t rows, cols, mem_bytes, in_buf_bytes, kred_max, burst_max;
   uint32_t node_cap, max_layers, max_choices, max_cands;  // batch mode
   uint32_t rq_lanes, addr_bits, dma_inflight, wtiles;
+  uint32_t mcu;  // 1: the core is the firmware-driven controller (nasa_mcu)
   // The identification CSRs HwShape, HwMem and HwBatch (HwInBuf, HwKredMax: the fields).
   constexpr uint32_t hw_shape() const { return rows | cols << 16; }
   constexpr uint32_t hw_mem() const { return mem_bytes | burst_max << 16 | addr_bits << 24; }
@@ -222,8 +229,8 @@ struct Config {
   }
   constexpr uint32_t hw_batch() const { return node_cap | max_layers << 16 | max_choices << 24; }
 };
-#define NASA_CONFIG_ROW(n, r, c, m, ib, kr, bm, nc, ml, mc, mk, rq, ab, di, wt) \
-  Config{#n, r, c, m, ib, kr, bm, nc, ml, mc, mk, rq, ab, di, wt},
+#define NASA_CONFIG_ROW(n, r, c, m, ib, kr, bm, nc, ml, mc, mk, rq, ab, di, wt, mcu) \
+  Config{#n, r, c, m, ib, kr, bm, nc, ml, mc, mk, rq, ab, di, wt, mcu},
 inline constexpr std::array kConfigs = {NASA_CONFIGS(NASA_CONFIG_ROW)};
 #undef NASA_CONFIG_ROW
 namespace detail {
@@ -234,7 +241,7 @@ constexpr bool configs_within_maxima() {
         c.max_cands == 0 || c.rq_lanes == 0 || c.cols % c.rq_lanes != 0 ||
         (c.rq_lanes & (c.rq_lanes - 1)) != 0 || c.addr_bits < 16 || c.addr_bits > 32 ||
         c.dma_inflight < 2 || (c.dma_inflight & (c.dma_inflight - 1)) != 0 || c.wtiles < 2 ||
-        (c.wtiles & (c.wtiles - 1)) != 0) {
+        (c.wtiles & (c.wtiles - 1)) != 0 || c.mcu > 1 || (c.mcu == 1 && c.mem_bytes != 4)) {
       return false;
     }
   }
@@ -244,6 +251,7 @@ constexpr bool configs_within_maxima() {
 static_assert(detail::configs_within_maxima(),
               "a configuration's batch capacities exceed kNodeCap/kMaxLayers/kMaxChoices/kMaxCands, "
               "or RqLanes is not a power of two dividing Cols, or AddrBits is not in [16, 32], or "
-              "DmaInflight or WTiles is not a power of two >= 2");
+              "DmaInflight or WTiles is not a power of two >= 2, or Mcu is not 0/1 (1 needs a "
+              "4-byte memory port)");
 
 }  // namespace nasa::hw

@@ -1,4 +1,4 @@
-// Instruction-set simulator of rtl/nasa_mcu_cpu.sv, the RV32IM controller of the `fpga`
+// Instruction-set simulator of rtl/nasa_mcu_cpu.sv, the RV32I + Zmmul controller of the `fpga`
 // configuration: executes the same instructions with the same cycle timing (docs/fpga.md), so
 // the firmware can be tested on the host and its runs timed exactly.
 #pragma once
@@ -42,8 +42,9 @@ class Iss {
   uint64_t retired() const { return retired_; }
 
   // Cycle timing of rtl/nasa_mcu_cpu.sv (cycles from an instruction's decode to the next's).
-  static constexpr uint64_t kAluCycles = 2, kMulCycles = 8, kMulhCycles = 36,
-                            kDivCycles = 37, kRomLoadCycles = 3;
+  // kRedirectCycles: branches (SBr) and jalr (SFetch): the next instruction is fetched late.
+  static constexpr uint64_t kAluCycles = 2, kRedirectCycles = 3, kShiftCycles = 3,
+                            kMulCycles = 8, kMulhCycles = 36, kRomLoadCycles = 4;
 
  private:
   uint32_t rom_word(uint32_t addr) const;

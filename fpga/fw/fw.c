@@ -1,0 +1,616 @@
+/* Firmware of the `fpga` configuration's controller (docs/fpga.md): runs the engine's programs
+ * and batch runs on the RV32IM core, bit for bit as the reference model does (sw/src/desc.cpp
+ * validate(), sw/src/refmodel.cpp execute(), sw/src/batch_model.cpp run()). The host sees the
+ * same CSRs, error codes, tables and counters as on the other configurations. */
+#include <stdint.h>
+
+#include "mmio.h"
+#include "nasa_hw.h"
+
+typedef uint8_t u8;
+typedef int8_t s8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef int32_t s32;
+typedef uint64_t u64;
+typedef int64_t s64;
+
+#define REG(a) (*(volatile u32 *)(a))
+#define M ((u8 *)MCU_MAIN_BASE) /* main memory: M[a] is byte a */
+
+static u32 param(u32 k) { return REG(MCU_PARAM(k)); }
+static void ctrl(u32 k, u32 v) { REG(MCU_CTRL(k)) = v; }
+static u32 csr(u32 addr) { return param(addr / 4u); }
+/* a read-only CSR the host reads from the parameter page */
+static void set_csr(u32 addr, u32 v) { REG(MCU_PARAM(addr / 4u)) = v; }
+
+static u32 le32(u32 a) {
+  return (u32)M[a] | (u32)M[a + 1] << 8 | (u32)M[a + 2] << 16 | (u32)M[a + 3] << 24;
+}
+
+/* ---------------- run state ---------------- */
+static u32 win_base, win_limit, layers_done;
+static u64 macs;
+
+static void set_macs(void) {
+  REG(MCU_PARAM(MCU_P_MACS)) = (u32)macs;
+  REG(MCU_PARAM(MCU_P_MACS + 1)) = (u32)(macs >> 32);
+}
+
+static void layer_completed(u64 layer_macs) {
+  macs += layer_macs;
+  ++layers_done;
+  set_csr(NASA_CSR_LAYERS_DONE, layers_done);
+  set_macs();
+  ctrl(MCU_C_LAYER_END, 1);
+}
+
+/* ---------------- the dot-product unit ---------------- */
+#define DOT(k) REG(MCU_DOT(k))
+#if NASA_CFG_KRED_MAX > MCU_DOT_MAX_N || NASA_CFG_IN_BUF_BYTES > MCU_DOT_MAX_STRIDE
+#error "the dot unit's element count or strides cannot cover this configuration's layers"
+#endif
+
+/* acc + the dot product of `runs` runs of n elements (element i of run j at x + j*xo + i*xi,
+ * w + j*wo + i*wi), in `mode`. A stride past the unit's 12 bits: one run at a time. */
+static u32 dot(u32 mode, u32 x, u32 w, u32 n, u32 runs, u32 xi, u32 xo, u32 wi, u32 wo, u32 acc) {
+  u32 per = runs;
+  if (xo > MCU_DOT_MAX_STRIDE || wo > MCU_DOT_MAX_STRIDE) per = 1;
+  DOT(MCU_D_SHAPE) = n | per << 16 | mode << 24;
+  DOT(MCU_D_XSTR) = xi | (per == 1 ? 0 : xo << 16);
+  DOT(MCU_D_WSTR) = wi | (per == 1 ? 0 : wo << 16);
+  for (u32 j = 0; j < runs; j += per) {
+    DOT(MCU_D_X) = x + j * xo;
+    DOT(MCU_D_W) = w + j * wo;
+    DOT(MCU_D_ACC) = acc;
+    acc = DOT(MCU_D_ACC);
+  }
+  return acc;
+}
+
+/* The clipped window of output coordinate o along one axis: the taps [*t0, *t1) of k, the first
+ * input coordinate *i0. */
+static void clip(u32 o, u32 st, u32 k, u32 size, u32 *t0, u32 *t1, u32 *i0) {
+  const s32 pad = (s32)((k - 1) >> 1), first = (s32)(o * st) - pad;
+  const u32 lo = first < 0 ? (u32)-first : 0;
+  u32 hi = k;
+  if (first + (s32)k > (s32)size) hi = (u32)((s32)size - first);
+  *t0 = lo;
+  *t1 = hi;
+  *i0 = (u32)(first + (s32)lo);
+}
+
+/* ---------------- descriptors ---------------- */
+typedef struct {
+  u32 op, act, k, stride, h, w, cin, cout, in, in2, out, wgt, prm, m, s, q6, mb, sb, patch;
+} desc_t;
+
+#define FIELD(words, F) \
+  (((words)[NASA_DESC_##F##_WORD] >> NASA_DESC_##F##_LSB) & \
+   ((2u << (NASA_DESC_##F##_WIDTH - 1u)) - 1u))
+
+static void read_desc(u32 at, desc_t *d) {
+  u32 w[16];
+  for (u32 i = 0; i < 16; ++i) w[i] = le32(at + 4 * i);
+  d->op = FIELD(w, OP);
+  d->act = FIELD(w, ACT);
+  d->k = FIELD(w, K);
+  d->stride = FIELD(w, STRIDE);
+  d->h = FIELD(w, H);
+  d->w = FIELD(w, W);
+  d->cin = FIELD(w, CIN);
+  d->cout = FIELD(w, COUT);
+  d->in = FIELD(w, IN_ADDR);
+  d->in2 = FIELD(w, IN2_ADDR);
+  d->out = FIELD(w, OUT_ADDR);
+  d->wgt = FIELD(w, WGT_ADDR);
+  d->prm = FIELD(w, PRM_ADDR);
+  d->m = FIELD(w, M);
+  d->s = FIELD(w, S);
+  d->q6 = FIELD(w, Q6);
+  d->mb = FIELD(w, MB);
+  d->sb = FIELD(w, SB);
+  d->patch = FIELD(w, PATCH);
+}
+
+typedef struct {
+  u64 in_bytes, out_bytes, macs;
+  u32 ho, wo, kred, wgt_bytes, prm_bytes;
+} shape_t;
+
+static int is_win(u32 op) {
+  return op == NASA_OP_CONV || op == NASA_OP_DW_CONV || op == NASA_OP_MAX_POOL ||
+         op == NASA_OP_AVG_POOL;
+}
+static int has_params(u32 op) {
+  return op == NASA_OP_CONV || op == NASA_OP_DW_CONV || op == NASA_OP_FC;
+}
+
+/* sw/src/desc.cpp shape_of(), for a layer whose sizes passed the Oversize check (32 bits then) */
+static void shape_of(const desc_t *d, shape_t *s) {
+  const u32 stride = d->stride == 2 ? 2 : 1;
+  s->in_bytes = (u64)d->h * d->w * d->cin;
+  if (d->op == NASA_OP_FC || d->op == NASA_OP_GAP) {
+    s->ho = s->wo = 1;
+  } else if (is_win(d->op)) {
+    s->ho = (d->h + stride - 1) >> (stride - 1);
+    s->wo = (d->w + stride - 1) >> (stride - 1);
+  } else {
+    s->ho = d->h;
+    s->wo = d->w;
+  }
+  const u64 pix = (u64)s->ho * s->wo;
+  s->out_bytes = pix * d->cout;
+  s->kred = s->wgt_bytes = 0;
+  s->macs = 0;
+  if (d->op == NASA_OP_CONV) {
+    s->kred = d->k * d->k * d->cin;
+    s->wgt_bytes = d->cout * s->kred;
+    s->macs = pix * d->cout * s->kred;
+  } else if (d->op == NASA_OP_DW_CONV) {
+    s->kred = d->k * d->k;
+    s->wgt_bytes = s->kred * d->cin;
+    s->macs = pix * d->cout * s->kred;
+  } else if (d->op == NASA_OP_FC) {
+    s->kred = (u32)s->in_bytes;
+    s->wgt_bytes = d->cout * s->kred;
+    s->macs = (u64)d->cout * s->kred;
+  }
+  s->prm_bytes = has_params(d->op) ? d->cout * NASA_PARAM_BYTES : 0;
+}
+
+static int shift_ok(u32 s) { return s >= 1 && s <= NASA_MAX_SHIFT; }
+
+static int inside(u32 addr, u64 size) {
+  return addr >= win_base && (u64)addr + size <= (u64)win_limit;
+}
+
+/* sw/src/desc.cpp validate(): the checks in the engine's order */
+static u32 validate(const desc_t *d, shape_t *s) {
+  const u32 op = d->op;
+  if (op == 0 || op > NASA_OP_GAP) return NASA_ERR_BAD_OPCODE;
+  if (d->act > NASA_ACT_RELU6) return NASA_ERR_BAD_ACT;
+  const int conv_like = op == NASA_OP_CONV || op == NASA_OP_DW_CONV;
+  const int pool = op == NASA_OP_MAX_POOL || op == NASA_OP_AVG_POOL;
+  if (is_win(op) && d->stride != 1 && d->stride != 2) return NASA_ERR_BAD_STRIDE;
+  if (conv_like && d->k != 1 && d->k != 3 && d->k != 5 && d->k != 7) return NASA_ERR_BAD_KERNEL;
+  if (pool && d->k != 3) return NASA_ERR_BAD_KERNEL;
+  if (d->h == 0 || d->w == 0 || d->cin == 0 || d->cout == 0) return NASA_ERR_ZERO_DIM;
+  if ((op == NASA_OP_DW_CONV || pool || op == NASA_OP_ADD || op == NASA_OP_GAP) &&
+      d->cout != d->cin) {
+    return NASA_ERR_BAD_CHANNELS;
+  }
+  const u64 in = (u64)d->h * d->w * d->cin;
+  const u64 need =
+      op == NASA_OP_ADD ? ((in + NASA_CFG_MEM_BYTES - 1) & ~(u64)(NASA_CFG_MEM_BYTES - 1)) + in : in;
+  if (need > NASA_CFG_IN_BUF_BYTES) return NASA_ERR_OVERSIZE;
+  if ((op == NASA_OP_CONV && (u64)d->k * d->k * d->cin > NASA_CFG_KRED_MAX) ||
+      (op == NASA_OP_FC && in > NASA_CFG_KRED_MAX)) {
+    return NASA_ERR_OVERSIZE;
+  }
+  if ((op == NASA_OP_AVG_POOL || op == NASA_OP_GAP || op == NASA_OP_ADD) && !shift_ok(d->s)) {
+    return NASA_ERR_BAD_QUANT;
+  }
+  if (op == NASA_OP_ADD && !shift_ok(d->sb)) return NASA_ERR_BAD_QUANT;
+  if (d->act == NASA_ACT_RELU6 && d->q6 > 127) return NASA_ERR_BAD_QUANT;
+  shape_of(d, s);
+  if (!inside(d->in, s->in_bytes)) return NASA_ERR_WINDOW;
+  if (op == NASA_OP_ADD && !inside(d->in2, s->in_bytes)) return NASA_ERR_WINDOW;
+  if (s->wgt_bytes != 0 && !inside(d->wgt, s->wgt_bytes)) return NASA_ERR_WINDOW;
+  if (s->prm_bytes != 0 && !inside(d->prm, s->prm_bytes)) return NASA_ERR_WINDOW;
+  if (!inside(d->out, s->out_bytes)) return NASA_ERR_WINDOW;
+  return NASA_ERR_NONE;
+}
+
+/* A per-channel record with S outside [1, 47] (the engine finds it at that tile; the reference
+ * checks them all before the layer runs, which the engine's cosim allows). */
+static int bad_record(const desc_t *d) {
+  if (!has_params(d->op)) return 0;
+  for (u32 c = 0; c < d->cout; ++c) {
+    if (!shift_ok(M[d->prm + c * NASA_PARAM_BYTES + 6])) return 1;
+  }
+  return 0;
+}
+
+/* ---------------- numerics (docs/engine.md) ---------------- */
+static s32 lo_clamp, hi_clamp;
+
+static void set_clamp(const desc_t *d) {
+  lo_clamp = d->act == NASA_ACT_NONE ? -128 : 0;
+  hi_clamp = d->act == NASA_ACT_RELU6 ? (s32)d->q6 : 127;
+}
+
+static s32 requant(s32 acc, u32 m, u32 s) {
+  return (s32)(((s64)acc * (s64)m + ((s64)1 << (s - 1))) >> s);
+}
+
+static u8 clamp8(s64 v) {
+  if (v < lo_clamp) v = lo_clamp;
+  if (v > hi_clamp) v = hi_clamp;
+  return (u8)v;
+}
+
+/* requant of an int32 sum (the product fits: |acc * M| < 2^47) */
+static u8 finish(u32 acc, u32 m, u32 s) {
+  return clamp8(((s64)(s32)acc * (s64)m + ((s64)1 << (s - 1))) >> s);
+}
+
+/* ---------------- ops ---------------- */
+/* conv, dwconv, fc: per output, the in-image taps row by row on the dot unit (a kernel row is
+ * one run: contiguous in HWC for conv, a channel's column for dwconv), then requant. */
+static void conv(const desc_t *d, const shape_t *s) {
+  const u32 k = d->k, st = d->stride == 2 ? 2 : 1, cin = d->cin, dw = d->op == NASA_OP_DW_CONV;
+  const u32 xi = dw ? cin : 1, xo = d->w * cin, wi = dw ? cin : 1, wo = k * cin;
+  for (u32 co = 0; co < d->cout; ++co) {
+    const u32 r = d->prm + co * NASA_PARAM_BYTES;
+    const u32 bias = le32(r), m = M[r + 4] | (u32)M[r + 5] << 8, sh = M[r + 6];
+    const u32 wrow = dw ? d->wgt + co : d->wgt + co * s->kred;
+    const u32 xch = dw ? d->in + co : d->in;
+    for (u32 oy = 0; oy < s->ho; ++oy) {
+      u32 ky0, ky1, iy;
+      clip(oy, st, k, d->h, &ky0, &ky1, &iy);
+      for (u32 ox = 0; ox < s->wo; ++ox) {
+        u32 kx0, kx1, ix;
+        clip(ox, st, k, d->w, &kx0, &kx1, &ix);
+        const u32 taps = kx1 - kx0;
+        const u32 acc =
+            dot(MCU_DOT_MAC, xch + (iy * d->w + ix) * cin, wrow + (ky0 * k + kx0) * cin,
+                dw ? taps : taps * cin, ky1 - ky0, xi, xo, wi, wo, bias);
+        M[d->out + (oy * s->wo + ox) * d->cout + co] = finish(acc, m, sh);
+      }
+    }
+  }
+}
+
+static void fc(const desc_t *d, const shape_t *s) {
+  for (u32 co = 0; co < d->cout; ++co) {
+    const u32 r = d->prm + co * NASA_PARAM_BYTES;
+    const u32 acc = dot(MCU_DOT_MAC, d->in, d->wgt + co * s->kred, s->kred, 1, 1, 0, 1, 0, le32(r));
+    M[d->out + co] = finish(acc, M[r + 4] | (u32)M[r + 5] << 8, M[r + 6]);
+  }
+}
+
+/* 3x3 pools: max over the in-image taps, or their sum (zero padding) requantized */
+static void pool(const desc_t *d, const shape_t *s) {
+  const u32 st = d->stride == 2 ? 2 : 1, c = d->cin;
+  const u32 mode = d->op == NASA_OP_MAX_POOL ? MCU_DOT_MAX : MCU_DOT_SUM;
+  for (u32 oy = 0; oy < s->ho; ++oy) {
+    u32 ky0, ky1, iy;
+    clip(oy, st, 3, d->h, &ky0, &ky1, &iy);
+    for (u32 ox = 0; ox < s->wo; ++ox) {
+      u32 kx0, kx1, ix;
+      clip(ox, st, 3, d->w, &kx0, &kx1, &ix);
+      for (u32 ch = 0; ch < c; ++ch) {
+        const u32 v = dot(mode, d->in + (iy * d->w + ix) * c + ch, 0, kx1 - kx0, ky1 - ky0, c,
+                          d->w * c, 0, 0, mode == MCU_DOT_MAX ? (u32)-128 : 0);
+        M[d->out + (oy * s->wo + ox) * c + ch] =
+            mode == MCU_DOT_MAX ? clamp8((s32)v) : finish(v, d->m, d->s);
+      }
+    }
+  }
+}
+
+static void add(const desc_t *d, const shape_t *s) {
+  for (u32 i = 0; i < (u32)s->in_bytes; ++i) {
+    M[d->out + i] = clamp8((s64)requant((s8)M[d->in + i], d->m, d->s) +
+                           requant((s8)M[d->in2 + i], d->mb, d->sb));
+  }
+}
+
+static void gap(const desc_t *d) {
+  const u32 c = d->cin, pixels = d->h * d->w;
+  for (u32 ch = 0; ch < c; ++ch) {
+    M[d->out + ch] = finish(dot(MCU_DOT_SUM, d->in + ch, 0, pixels, 1, c, 0, 0, 0, 0), d->m, d->s);
+  }
+}
+
+static void execute(const desc_t *d, const shape_t *s) {
+  set_clamp(d);
+  switch (d->op) {
+    case NASA_OP_CONV:
+    case NASA_OP_DW_CONV: conv(d, s); break;
+    case NASA_OP_FC: fc(d, s); break;
+    case NASA_OP_ADD: add(d, s); break;
+    case NASA_OP_GAP: gap(d); break;
+    default: pool(d, s); break;
+  }
+}
+
+/* Validates, checks the records of and runs the descriptor read at `at` (patched in batch runs):
+ * returns its error code. */
+static u32 run_layer(desc_t *d) {
+  shape_t s;
+  const u32 e = validate(d, &s);
+  if (e != NASA_ERR_NONE) return e;
+  if (bad_record(d)) return NASA_ERR_BAD_QUANT;
+  execute(d, &s);
+  layer_completed(s.macs);
+  return NASA_ERR_NONE;
+}
+
+/* ---------------- program runs ---------------- */
+static u32 err_index;
+
+static u32 run_program(void) {
+  const u32 base = csr(NASA_CSR_DESC_ADDR), n = csr(NASA_CSR_DESC_COUNT);
+  if (n == 0) return NASA_ERR_EMPTY_PROGRAM;
+  for (u32 i = 0; i < n; ++i) {
+    err_index = i;
+    const u64 at = (u64)base + (u64)i * NASA_DESC_BYTES;
+    if (at < win_base || at + NASA_DESC_BYTES > win_limit) return NASA_ERR_WINDOW;
+    desc_t d;
+    read_desc((u32)at, &d);
+    const u32 e = run_layer(&d);
+    if (e != NASA_ERR_NONE) return e;
+  }
+  return NASA_ERR_NONE;
+}
+
+/* ---------------- batch runs (docs/fusion.md, sw/src/batch_model.cpp) ---------------- */
+#define NODE_CAP NASA_CFG_NODE_CAP
+#define MAX_LAYERS NASA_CFG_MAX_LAYERS
+static u16 first_child[NODE_CAP], next_sibling[NODE_CAP];
+static u32 node_count;
+
+static u32 node_word(u32 n) { return REG(MCU_NODE(n)); }
+
+/* NODE_COUNT, and how much of Node and Correct the host may read */
+static void set_node_count(u32 n) {
+  ctrl(MCU_C_NODE_COUNT, n);
+  set_csr(NASA_CSR_NODE_COUNT, n);
+}
+
+/* A control access outside the window ends the run with Window (ERR_INDEX 0). */
+static int ctrl_ok(u32 addr) {
+  if (addr < win_base || addr >= win_limit) {
+    err_index = 0;
+    return 0;
+  }
+  return 1;
+}
+
+static u32 bcsr[NASA_CSR_PARENT_COUNT / 4 + 1];
+#define B(name) bcsr[NASA_CSR_##name / 4]
+
+static u32 batch_config(void) {
+  for (u32 a = NASA_CSR_NUM_LAYERS; a <= NASA_CSR_PARENT_COUNT; a += 4) bcsr[a / 4] = csr(a);
+  err_index = 0;
+  if (B(CAND_COUNT) == 0 || B(IMG_COUNT) == 0) return NASA_ERR_EMPTY_BATCH;
+  int bad = B(NUM_LAYERS) == 0 || B(NUM_LAYERS) > MAX_LAYERS || B(MINI_BATCH) == 0 ||
+            B(CAND_COUNT) > NASA_CFG_MAX_CANDS || B(GEN_MODE) > 3 || B(CLASSES) == 0 ||
+            B(CLASSES) > 0xFFFF || B(GEN_PROB) > 0x10000 ||
+            ((B(GEN_MODE) == 2 || B(GEN_MODE) == 3) && B(PARENT_COUNT) == 0);
+  for (u32 i = 0; i < B(NUM_LAYERS) && i < MAX_LAYERS; ++i) {
+    const u32 k = param(MCU_P_LAYERK + i) & 0xFF;
+    bad = bad || k == 0 || k > NASA_CFG_MAX_CHOICES;
+  }
+  return bad ? NASA_ERR_BAD_BATCH_CFG : NASA_ERR_NONE;
+}
+
+static u32 xs_state;
+static u32 xs_next(void) {
+  xs_state ^= xs_state << 13;
+  xs_state ^= xs_state >> 17;
+  xs_state ^= xs_state << 5;
+  return xs_state;
+}
+static u32 xs_sample(u32 k) { return (u32)(((u64)xs_next() * k) >> 32); }
+
+/* a % b for b != 0: the core has no divider (a shift-subtract loop; generate() only) */
+static u32 umod(u32 a, u32 b) {
+  u32 r = 0;
+  for (int i = 31; i >= 0; --i) {
+    const u32 top = r >> 31; /* 2r + bit may pass 2^32: then it is >= b (and wraps back) */
+    r = (r << 1) | ((a >> i) & 1u);
+    if (top || r >= b) r -= b;
+  }
+  return r;
+}
+
+static u32 generate(void) {
+  const u32 L = B(NUM_LAYERS), mode = B(GEN_MODE), stride = B(CAND_STRIDE);
+  const u32 np = mode == 1 ? 0 : B(PARENT_COUNT);
+  /* the model reads every parent before it writes: their window checks come first */
+  for (u32 p = 0; p < np; ++p) {
+    for (u32 i = 0; i < L; ++i) {
+      if (!ctrl_ok(B(PARENT_ADDR) + p * stride + i)) return NASA_ERR_WINDOW;
+    }
+  }
+  xs_state = B(GEN_SEED) == 0 ? 0x9E3779B9u : B(GEN_SEED);
+  for (u32 j = 0; j < B(CAND_COUNT); ++j) {
+    for (u32 i = 0; i < L; ++i) {
+      const u32 k = param(MCU_P_LAYERK + i) & 0xFF;
+      u32 c;
+      if (mode == 1) {
+        c = xs_sample(k);
+      } else if (mode == 2) {
+        const u32 r = xs_next();
+        c = (r >> 16) < B(GEN_PROB) ? xs_sample(k)
+                                    : M[B(PARENT_ADDR) + umod(j, np) * stride + i];
+      } else {
+        const u32 r = xs_next();
+        const u32 p = umod((r >> 31) ? 2 * j + 1 : 2 * j, np);
+        c = M[B(PARENT_ADDR) + p * stride + i];
+      }
+      const u32 a = B(CAND_ADDR) + j * stride + i;
+      if (!ctrl_ok(a)) return NASA_ERR_WINDOW;
+      M[a] = (u8)c;
+    }
+  }
+  return NASA_ERR_NONE;
+}
+
+static u32 fuse(void) {
+  const u32 L = B(NUM_LAYERS);
+  node_count = 1;
+  REG(MCU_NODE(0)) = NASA_NO_NODE | 0xFFu << 16 | 0xFFu << 24;
+  REG(MCU_CORRECT(0)) = 0;
+  first_child[0] = NASA_NO_NODE;
+  next_sibling[0] = NASA_NO_NODE;
+  for (u32 j = 0; j < B(CAND_COUNT); ++j) {
+    u32 cur = 0;
+    for (u32 i = 0; i < L; ++i) {
+      const u32 a = B(CAND_ADDR) + j * B(CAND_STRIDE) + i;
+      if (!ctrl_ok(a)) return NASA_ERR_WINDOW;
+      const u32 ch = M[a];
+      err_index = j;
+      if (ch >= (param(MCU_P_LAYERK + i) & 0xFF)) return NASA_ERR_BAD_CHOICE;
+      u32 found = NASA_NO_NODE, last = NASA_NO_NODE;
+      for (u32 n = first_child[cur]; n != NASA_NO_NODE; n = next_sibling[n]) {
+        last = n;
+        if (node_word(n) >> 24 == ch) {
+          found = n;
+          break;
+        }
+      }
+      if (found == NASA_NO_NODE) {
+        if (node_count == NODE_CAP) return NASA_ERR_NODE_OVERFLOW;
+        found = node_count++;
+        REG(MCU_NODE(found)) = cur | i << 16 | ch << 24;
+        REG(MCU_CORRECT(found)) = 0;
+        first_child[found] = next_sibling[found] = NASA_NO_NODE;
+        if (last == NASA_NO_NODE) first_child[cur] = (u16)found;
+        else next_sibling[last] = (u16)found;
+        set_node_count(node_count);
+      }
+      cur = found;
+    }
+    REG(MCU_LEAF(j)) = cur;
+  }
+  err_index = 0;
+  return NASA_ERR_NONE;
+}
+
+/* Issues template `t` with X, Y, L substituted as its PATCH field says. */
+static u32 issue(u32 t, u32 x, u32 y, u32 l) {
+  err_index = layers_done;
+  const u64 ta = (u64)B(TPL_ADDR) + (u64)t * NASA_DESC_BYTES;
+  /* (the model compares the 32-bit address) */
+  if ((u32)ta + (u64)NASA_DESC_BYTES > win_limit || (u32)ta < win_base) return NASA_ERR_WINDOW;
+  desc_t d;
+  read_desc((u32)ta, &d);
+  if (d.patch & NASA_PATCH_IN_FROM_X) d.in = x;
+  if (d.patch & NASA_PATCH_IN2_FROM_X) d.in2 = x;
+  if (d.patch & NASA_PATCH_OUT_FROM_L) d.out = l;
+  else if (d.patch & NASA_PATCH_OUT_FROM_Y) d.out = y;
+  return run_layer(&d);
+}
+
+static u32 evaluate(u32 n, u32 g, u32 l) {
+  u32 best = 0;
+  s32 best_v = 0;
+  for (u32 k = 0; k < B(CLASSES); ++k) {
+    if (!ctrl_ok(l + k)) return NASA_ERR_WINDOW;
+    const s32 v = (s8)M[l + k];
+    if (k == 0 || v > best_v) {
+      best_v = v;
+      best = k;
+    }
+  }
+  if (!ctrl_ok(B(LABEL_ADDR) + g)) return NASA_ERR_WINDOW;
+  if (best == M[B(LABEL_ADDR) + g]) REG(MCU_CORRECT(n)) = REG(MCU_CORRECT(n)) + 1;
+  return NASA_ERR_NONE;
+}
+
+static u32 out_base[MAX_LAYERS + 1], out_stride[MAX_LAYERS + 1];
+
+/* One node for the images [g0, g0 + nb) of a mini-batch (docs/fusion.md "Scheduler walk"). */
+static u32 visit(u32 n, u32 depth, u32 g0, u32 nb, u32 img_ptr) {
+  const u32 L = B(NUM_LAYERS), nw = node_word(n);
+  u32 e, entry, xb, xs;
+  if (depth == 0) {
+    entry = B(STEM_TPL);
+    xb = img_ptr;
+    xs = B(IMG_STRIDE);
+  } else {
+    entry = param(MCU_P_OPTAB + ((nw >> 16) & 0xFF) * NASA_CFG_MAX_CHOICES + (nw >> 24));
+    xb = out_base[depth - 1];
+    xs = out_stride[depth - 1];
+  }
+  const u32 first = entry & 0xFFFFFF, count = entry >> 24;
+  const u32 aa = param(MCU_P_ARENA_ADDR + depth), as = param(MCU_P_ARENA_STRIDE + depth);
+  out_base[depth] = count == 0 ? xb : aa;
+  out_stride[depth] = count == 0 ? xs : as;
+  const u32 hfirst = B(HEAD_TPL) & 0xFFFFFF, hcount = B(HEAD_TPL) >> 24;
+  for (u32 b = 0; b < nb; ++b) {
+    const u32 g = g0 + b, x = xb + b * xs, y = aa + b * as;
+    const u32 l = B(LOGITS_STRIDE) == 0 ? B(LOGITS_ADDR)
+                                        : B(LOGITS_ADDR) + n * B(LOGITS_STRIDE) + g * B(CLASSES);
+    for (u32 k = 0; k < count; ++k) {
+      if ((e = issue(first + k, x, y, l)) != NASA_ERR_NONE) return e;
+    }
+    if (depth == L) {
+      const u32 hx = count == 0 ? x : y;
+      for (u32 k = 0; k < hcount; ++k) {
+        if ((e = issue(hfirst + k, hx, y, l)) != NASA_ERR_NONE) return e;
+      }
+      if ((e = evaluate(n, g, l)) != NASA_ERR_NONE) return e;
+    }
+  }
+  return NASA_ERR_NONE;
+}
+
+static u32 run_batch(void) {
+  u32 e;
+  ctrl(MCU_C_LEAF_COUNT, 0);
+  set_node_count(0);
+  node_count = 0;
+  if ((e = batch_config()) != NASA_ERR_NONE) return e;
+  if (B(GEN_MODE) != 0 && (e = generate()) != NASA_ERR_NONE) return e;
+  e = fuse();
+  set_node_count(node_count);
+  if (e != NASA_ERR_NONE) return e;
+  ctrl(MCU_C_LEAF_COUNT, B(CAND_COUNT));
+  u32 img_ptr = B(IMG_ADDR);
+  for (u32 g0 = 0; g0 < B(IMG_COUNT); g0 += B(MINI_BATCH)) {
+    const u32 left = B(IMG_COUNT) - g0, nb = left < B(MINI_BATCH) ? left : B(MINI_BATCH);
+    /* depth-first pre-order, children in insertion order, without a stack */
+    u32 n = 0, depth = 0;
+    for (;;) {
+      if ((e = visit(n, depth, g0, nb, img_ptr)) != NASA_ERR_NONE) {
+        ctrl(MCU_C_LEAF_COUNT, 0);
+        return e;
+      }
+      if (depth == 0) img_ptr += nb * B(IMG_STRIDE);
+      if (depth < B(NUM_LAYERS) && first_child[n] != NASA_NO_NODE) {
+        n = first_child[n];
+        ++depth;
+        continue;
+      }
+      while (n != 0 && next_sibling[n] == NASA_NO_NODE) {
+        n = node_word(n) & 0xFFFF;
+        --depth;
+      }
+      if (n == 0) break;
+      n = next_sibling[n];
+    }
+  }
+  return NASA_ERR_NONE;
+}
+
+/* ---------------- boot, a run ---------------- */
+/* Called by the reset entry (crt0.S) before it waits for a run: the identification CSRs, and the
+ * run's CSRs as after a reset. */
+void boot(void) {
+  set_csr(NASA_CSR_HW_SHAPE, NASA_CFG_HW_SHAPE);
+  set_csr(NASA_CSR_HW_MEM, NASA_CFG_HW_MEM);
+  set_csr(NASA_CSR_HW_IN_BUF, NASA_CFG_IN_BUF_BYTES);
+  set_csr(NASA_CSR_HW_KRED_MAX, NASA_CFG_KRED_MAX);
+  set_csr(NASA_CSR_MAGIC, NASA_MAGIC);
+  set_csr(NASA_CSR_HW_BATCH, NASA_CFG_HW_BATCH);
+}
+
+/* Called by the reset entry with the GO register's value once the host starts a run. */
+void run(u32 go) {
+  win_base = csr(NASA_CSR_WIN_BASE);
+  win_limit = csr(NASA_CSR_WIN_LIMIT);
+  layers_done = 0;
+  macs = 0;
+  err_index = 0;
+  set_csr(NASA_CSR_ERR_INDEX, 0);
+  set_csr(NASA_CSR_LAYERS_DONE, 0);
+  set_macs();
+  const u32 e = (go & 2) ? run_batch() : run_program();
+  set_csr(NASA_CSR_ERR_INDEX, e == NASA_ERR_NONE ? 0 : err_index);
+  ctrl(MCU_C_FINISH, e);
+}

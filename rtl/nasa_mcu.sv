@@ -1,0 +1,537 @@
+// The `fpga` configuration's core (docs/fpga.md "The board's core"): the RV32IM controller
+// (nasa_mcu_cpu) runs the firmware (fpga/fw/) that executes programs and batch runs, with the
+// dot-product unit (nasa_mcu_dot) for the multiply-accumulates, behind the same ports as
+// nasa_top: the CSR bus with the same map and semantics (identification CSRs,
+// STATUS/ERR_CODE/ERR_INDEX/LAYERS_DONE, the counters, the batch CSRs and tables), and the memory
+// port (single-beat reads, strobed writes). Memory map of the controller: fpga/fw/mmio.h.
+// Host CSR writes other than CTRL are ignored while a run is busy, as on the engine.
+// The parameter page (one EBR) holds what the host reads and writes slowly: the RW CSRs and
+// batch tables the host writes, and the values the firmware writes for the host to read
+// (identification CSRs, ERR_INDEX, LAYERS_DONE, NODE_COUNT, the Macs counter). Live state
+// (STATUS, ERR_CODE, TBL_ADDR, the Cycles and memory byte counters) is in registers.
+module nasa_mcu #(
+  parameter int unsigned Rows       = 4,
+  parameter int unsigned Cols       = 4,
+  parameter int unsigned MemBytes   = 4,
+  parameter int unsigned InBufBytes = 2048,
+  parameter int unsigned KredMax    = 256,
+  parameter int unsigned BurstMax   = 8,
+  parameter int unsigned NodeCap    = 256,
+  parameter int unsigned MaxLayers  = 8,
+  parameter int unsigned MaxChoices = 8,
+  parameter int unsigned MaxCands   = 256,
+  parameter int unsigned AddrBits   = 17,
+  // (the engine's parameters: configurations pass every column of their row)
+  parameter int unsigned RqLanes    = 1,
+  parameter int unsigned DmaInflight = 8,
+  parameter int unsigned WTiles     = 2,
+  parameter int unsigned RomWords   = 1792,   // the firmware ROM: MCU_ROM_BYTES / 4 (mmio.h)
+  parameter              RomFile    = "nasa_fw.hex"
+) (
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+  // CSR bus
+  input  logic                  csr_valid_i,
+  output logic                  csr_ready_o,
+  input  logic                  csr_we_i,
+  input  logic [11:0]           csr_addr_i,
+  input  logic [31:0]           csr_wdata_i,
+  output logic                  csr_rvalid_o,
+  output logic [31:0]           csr_rdata_o,
+  // memory port
+  output logic                  mem_req_valid_o,
+  input  logic                  mem_req_ready_i,
+  output logic                  mem_req_we_o,
+  output logic [31:0]           mem_req_addr_o,
+  output logic [7:0]            mem_req_len_o,
+  output logic [MemBytes*8-1:0] mem_req_wdata_o,
+  output logic [MemBytes-1:0]   mem_req_wstrb_o,
+  input  logic                  mem_rsp_valid_i,
+  output logic                  mem_rsp_ready_o,
+  input  logic [MemBytes*8-1:0] mem_rsp_rdata_i,
+  // status
+  output logic                  busy_o,
+  output logic                  done_o,
+  output logic                  error_o,
+  output logic                  layer_end_o
+);
+  localparam int unsigned RomAW = $clog2(RomWords);
+  localparam int unsigned RamWords = 512;  // 2 KB (MCU_RAM_BYTES)
+  localparam int unsigned OpTabN = MaxLayers * MaxChoices;
+  // parameter page words (fpga/fw/mmio.h)
+  localparam int unsigned POpTab = 64, PLayerK = 128, PArenaAddr = 136, PArenaStride = 145,
+                          PMacs = 160;
+
+  // ======================= the core and its ROM =======================
+  logic [RomAW-1:0] rom_addr;
+  logic [31:0] rom_data;
+  logic [31:0] rom_q [RomWords];
+  initial $readmemh(RomFile, rom_q);
+  always_ff @(posedge clk_i) rom_data <= rom_q[rom_addr];
+
+  logic bus_req, bus_we, bus_rom, bus_done, trap, restart;
+  logic [31:0] bus_addr, bus_wdata, bus_rdata, trap_pc;
+  logic [3:0] bus_wstrb;
+
+  nasa_mcu_cpu #(
+    .ResetPc (32'h4000_0000),
+    .RomWords(RomWords)
+  ) u_cpu (
+    .clk_i      (clk_i),
+    .rst_ni     (rst_ni),
+    .restart_i  (restart),
+    .rom_addr_o (rom_addr),
+    .rom_data_i (rom_data),
+    .bus_req_o  (bus_req),
+    .bus_we_o   (bus_we),
+    .bus_addr_o (bus_addr),
+    .bus_wdata_o(bus_wdata),
+    .bus_wstrb_o(bus_wstrb),
+    .bus_rom_o  (bus_rom),
+    .bus_done_i (bus_done),
+    .bus_rdata_i(bus_rdata),
+    .trap_o     (trap),
+    .trap_pc_o  (trap_pc),
+    .retire_o   ()
+  );
+  logic unused_cpu;
+  assign unused_cpu = ^{bus_rom, trap_pc, bus_addr[1:0], widx[9], 32'(RqLanes), 32'(DmaInflight),
+                        32'(WTiles), 32'(Rows), 32'(Cols), 32'(BurstMax), 32'(InBufBytes),
+                        32'(KredMax), 32'(MaxLayers * MaxChoices)};
+  // (word accesses; RAM: 512 words; the engine's parameters: the firmware has its own copy of
+  // the configuration, nasa_hw.h)
+
+  // ======================= the core's data bus =======================
+  // regions (bits 31:28): 0 GO, 1 main memory, 2 RAM, 3 registers and tables (page: bits 15:12)
+  logic [3:0] region;
+  logic [3:0] page;
+  logic [9:0] widx;   // MMIO/RAM: word index
+  assign region = bus_addr[31:28];
+  assign page   = bus_addr[15:12];
+  assign widx   = bus_addr[11:2];
+  logic main_acc, int_acc, go_acc, mmio;
+  assign main_acc = bus_req && (region == 4'h1);
+  assign go_acc   = bus_req && (region == 4'h0);
+  assign int_acc  = bus_req && (region != 4'h0) && (region != 4'h1);
+  assign mmio     = int_acc && (region == 4'h3);
+
+  // ---- the dot-product unit: owns the memory port while it runs
+  logic dot_busy, dot_we;
+  logic [31:0] dot_acc;
+  logic dot_req_valid;
+  logic [AddrBits-1:0] dot_req_addr;
+  assign dot_we = mmio && bus_we && (page == 4'h5) && !dot_busy;
+  nasa_mcu_dot #(.AddrBits(AddrBits)) u_dot (
+    .clk_i      (clk_i),
+    .rst_ni     (rst_ni),
+    .we_i       (dot_we),
+    .reg_i      (widx[2:0]),
+    .wdata_i    (bus_wdata),
+    .acc_o      (dot_acc),
+    .busy_o     (dot_busy),
+    .req_valid_o(dot_req_valid),
+    .req_ready_i(mem_req_ready_i),
+    .req_addr_o (dot_req_addr),
+    .rsp_valid_i(mem_rsp_valid_i),
+    .rsp_rdata_i(mem_rsp_rdata_i[31:0])
+  );
+
+  // main memory through the port: a store completes when accepted, a load when its beat arrives
+  logic ld_wait_q, cpu_mem;
+  assign cpu_mem         = main_acc && !dot_busy;
+  assign mem_req_valid_o = dot_busy ? dot_req_valid : (cpu_mem && !ld_wait_q);
+  assign mem_req_we_o    = !dot_busy && bus_we;
+  assign mem_req_addr_o  = dot_busy ? 32'(dot_req_addr) : {4'd0, bus_addr[27:2], 2'b00};
+  assign mem_req_len_o   = 8'd0;
+  assign mem_req_wdata_o = bus_wdata;  // (MemBytes is 4: one word per beat)
+  assign mem_req_wstrb_o = bus_wstrb;
+  assign mem_rsp_ready_o = 1'b1;
+
+  // internal RAM, registers and tables: a write completes in its first cycle, a read in its
+  // second; a core access of the parameter page or a table the host uses this cycle, and of the
+  // dot unit while it runs, waits
+  logic int_rd_q, blocked;
+  logic [31:0] int_rdata;
+  logic go_done;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ld_wait_q <= 1'b0;
+      int_rd_q  <= 1'b0;
+    end else begin
+      if (cpu_mem && !bus_we && !ld_wait_q && mem_req_ready_i) ld_wait_q <= 1'b1;
+      else if (ld_wait_q && mem_rsp_valid_i) ld_wait_q <= 1'b0;
+      int_rd_q <= int_acc && !bus_we && !int_rd_q && !blocked;
+    end
+  end
+  always_comb begin
+    bus_done  = 1'b0;
+    bus_rdata = int_rdata;
+    if (main_acc) begin
+      bus_done  = cpu_mem && (bus_we ? mem_req_ready_i : (ld_wait_q && mem_rsp_valid_i));
+      bus_rdata = mem_rsp_rdata_i[31:0];
+    end else if (go_acc) begin
+      bus_done  = go_done;
+      bus_rdata = {30'd0, go_q};
+    end else if (int_acc) begin
+      bus_done  = bus_we ? !blocked : int_rd_q;
+    end
+  end
+
+  // ======================= RAM =======================
+  logic [31:0] ram_q [RamWords];
+  logic [31:0] ram_rd_q;
+  always_ff @(posedge clk_i) begin
+    for (int b = 0; b < 4; b++) begin
+      if (int_acc && bus_we && region == 4'h2 && bus_wstrb[b]) begin
+        ram_q[widx[8:0]][b*8 +: 8] <= bus_wdata[b*8 +: 8];
+      end
+    end
+    ram_rd_q <= ram_q[widx[8:0]];
+  end
+
+  // ======================= host CSRs, control registers, tables =======================
+  localparam int unsigned NCW = $clog2(NodeCap + 1), LCW = $clog2(MaxCands + 1);
+  logic busy_q, done_q, error_q, run_q;
+  logic [1:0] go_q;
+  logic [7:0] err_code_q;
+  logic [NCW-1:0] node_count_q;
+  logic [LCW-1:0] leaf_count_q;
+  logic [31:0] tbl_addr_q;
+  logic [63:0] cycles_q, wr_bytes_q;
+  logic [61:0] rd_words_q;
+
+  logic hwr, hrd;
+  assign hwr = csr_valid_i && csr_we_i;
+  assign hrd = csr_valid_i && !csr_we_i;
+  assign csr_ready_o = 1'b1;
+
+  logic is_start, is_ctrl, is_tbl_data;
+  logic [7:0] tbl_sel;
+  logic [23:0] tbl_idx;
+  assign is_ctrl     = (csr_addr_i == 12'(nasa_pkg::CsrCtrl));
+  assign is_start    = hwr && is_ctrl && !busy_q &&
+                       (csr_wdata_i[nasa_pkg::CtrlStartBit] || csr_wdata_i[nasa_pkg::CtrlBatchBit]);
+  assign is_tbl_data = csr_valid_i && (csr_addr_i == 12'(nasa_pkg::CsrTblData));
+  assign tbl_sel     = tbl_addr_q[31:24];
+  assign tbl_idx     = tbl_addr_q[23:0];
+
+  // RW CSRs: the host writes them into the parameter page. Decoded from a constant mask of
+  // the 64 words below the counters (a table lookup, no compare chain on the host's address)
+  localparam logic [63:0] RwMask =
+      ((64'd1 << (nasa_pkg::CsrParentCount / 4 + 1)) - (64'd1 << (nasa_pkg::CsrNumLayers / 4))) |
+      (64'd1 << (nasa_pkg::CsrDescAddr / 4)) | (64'd1 << (nasa_pkg::CsrDescCount / 4)) |
+      (64'd1 << (nasa_pkg::CsrWinBase / 4)) | (64'd1 << (nasa_pkg::CsrWinLimit / 4));
+  logic low_csr;  // a word address below the counters
+  assign low_csr = (csr_addr_i[11:8] == 4'd0) && (csr_addr_i[1:0] == 2'd0);
+  logic rw_csr;
+  assign rw_csr = low_csr && RwMask[csr_addr_i[7:2]];
+  // CSRs the host reads from the page: every address below the counters but the live ones
+  // (their words are the RW CSRs' and what the firmware writes; the others stay 0), and Macs
+  logic page_csr;
+  logic [7:0] page_csr_word;
+  always_comb begin
+    page_csr      = 1'b0;
+    page_csr_word = 8'(csr_addr_i[7:2]);
+    unique case (csr_addr_i)
+      12'(nasa_pkg::CsrStatus), 12'(nasa_pkg::CsrErrCode), 12'(nasa_pkg::CsrTblAddr),
+      12'(nasa_pkg::CsrTblData): page_csr = 1'b0;
+      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntMacs): begin
+        page_csr      = 1'b1;
+        page_csr_word = 8'(PMacs);
+      end
+      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntMacs + 4): begin
+        page_csr      = 1'b1;
+        page_csr_word = 8'(PMacs + 1);
+      end
+      default: page_csr = (csr_addr_i[11:8] == 4'd0);  // (below CsrCounterBase, 0x100)
+    endcase
+  end
+  logic [31:0] win_wdata;
+  if (AddrBits < 32) begin : g_clamp
+    assign win_wdata = (csr_wdata_i > 32'(1 << AddrBits)) ? 32'(1 << AddrBits) : csr_wdata_i;
+  end else begin : g_noclamp
+    assign win_wdata = csr_wdata_i;
+  end
+  // TBL_ADDR: the host writes it when idle; a TBL_DATA access advances its index
+  logic tbl_wr, tbl_inc;
+  assign tbl_wr  = hwr && !busy_q && csr_addr_i == 12'(nasa_pkg::CsrTblAddr);
+  assign tbl_inc = is_tbl_data && (hwr ? !busy_q : 1'b1);
+  logic [31:0] tbl_addr_d;
+  always_comb begin
+    tbl_addr_d = tbl_addr_q;
+    if (tbl_wr) tbl_addr_d = csr_wdata_i;
+    else if (tbl_inc) tbl_addr_d = {tbl_sel, tbl_idx + 24'd1};
+  end
+  // the entry at TBL_ADDR, if a writable table's, and its page word: registered from the next
+  // TBL_ADDR (no index compare in front of the page's ports and the core's bus), each case
+  // without a long chain: a written index against the table's size, an advanced one as
+  // idx < size - 1 (or the wrap to 0)
+  function automatic logic [8:0] tbl_size(logic [7:0] sel);
+    unique case (sel)
+      8'(nasa_pkg::TblOpTab):       tbl_size = 9'(OpTabN);
+      8'(nasa_pkg::TblLayerK):      tbl_size = 9'(MaxLayers);
+      8'(nasa_pkg::TblArenaAddr):   tbl_size = 9'(MaxLayers + 1);
+      8'(nasa_pkg::TblArenaStride): tbl_size = 9'(MaxLayers + 1);
+      default:                      tbl_size = 9'd0;
+    endcase
+  endfunction
+  function automatic logic [7:0] tbl_base(logic [7:0] sel);
+    unique case (sel)
+      8'(nasa_pkg::TblOpTab):       tbl_base = 8'(POpTab);
+      8'(nasa_pkg::TblLayerK):      tbl_base = 8'(PLayerK);
+      8'(nasa_pkg::TblArenaAddr):   tbl_base = 8'(PArenaAddr);
+      8'(nasa_pkg::TblArenaStride): tbl_base = 8'(PArenaStride);
+      default:                      tbl_base = 8'd0;
+    endcase
+  endfunction
+  logic tbl_wr_ok, tbl_ok_d;
+  logic [7:0] tbl_word, tbl_word_d;
+  logic [8:0] size_w, size_q;
+  assign size_w = tbl_size(csr_wdata_i[31:24]);
+  assign size_q = tbl_size(tbl_sel);
+  always_comb begin
+    if (tbl_wr) begin
+      tbl_ok_d = (size_w != '0) && (csr_wdata_i[23:9] == '0) && (csr_wdata_i[8:0] < size_w);
+    end else if (tbl_inc) begin
+      tbl_ok_d = (size_q != '0) &&
+                 (((tbl_idx[23:9] == '0) && (tbl_idx[8:0] < size_q - 9'd1)) || (&tbl_idx));
+    end else begin
+      tbl_ok_d = tbl_wr_ok;
+    end
+    tbl_word_d = tbl_base(tbl_addr_d[31:24]) + tbl_addr_d[7:0];
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      tbl_wr_ok <= 1'b0;
+      tbl_word  <= '0;
+    end else begin
+      tbl_wr_ok <= tbl_ok_d;
+      tbl_word  <= tbl_word_d;
+    end
+  end
+
+  // the parameter page: host writes when idle, core writes (the host first); host reads (a
+  // core read the same cycle waits)
+  logic [31:0] pp_q [256];
+  logic [31:0] pp_rd_q;
+  logic pp_we_h, pp_we_c, host_pp_rd;
+  logic [7:0] pp_waddr, pp_raddr;
+  logic [31:0] pp_wdata;
+  always_comb begin
+    pp_we_h  = 1'b0;
+    pp_waddr = csr_addr_i[9:2];
+    pp_wdata = csr_wdata_i;
+    if (hwr && !busy_q && rw_csr) begin
+      pp_we_h = 1'b1;
+      if (csr_addr_i == 12'(nasa_pkg::CsrWinBase) || csr_addr_i == 12'(nasa_pkg::CsrWinLimit)) begin
+        pp_wdata = win_wdata;
+      end
+    end else if (hwr && !busy_q && is_tbl_data && tbl_wr_ok) begin
+      pp_we_h  = 1'b1;
+      pp_waddr = tbl_word;
+      pp_wdata = (tbl_sel == 8'(nasa_pkg::TblLayerK)) ? {24'd0, csr_wdata_i[7:0]} : csr_wdata_i;
+    end
+    pp_we_c = mmio && bus_we && (page == 4'h0) && !pp_we_h;
+    if (pp_we_c) begin
+      pp_waddr = widx[7:0];
+      pp_wdata = bus_wdata;
+    end
+  end
+  assign host_pp_rd = hrd && (page_csr || (is_tbl_data && tbl_wr_ok));
+  assign pp_raddr   = !host_pp_rd ? widx[7:0] : (is_tbl_data ? tbl_word : page_csr_word);
+  always_ff @(posedge clk_i) begin
+    if (pp_we_h || pp_we_c) pp_q[pp_waddr] <= pp_wdata;
+    pp_rd_q <= pp_q[pp_raddr];
+  end
+
+  // result tables: written by the core, read by the core (Node, Correct) and the host
+  logic [31:0] node_q [NodeCap];
+  logic [31:0] corr_q [NodeCap];
+  logic [15:0] leaf_q [MaxCands];
+  logic [31:0] node_rd_q, corr_rd_q;
+  logic [15:0] leaf_rd_q;
+  logic core_wr;
+  assign core_wr = mmio && bus_we;
+  localparam int unsigned NW = $clog2(NodeCap), LW = $clog2(MaxCands);
+  logic host_tbl_rd;
+  assign host_tbl_rd = hrd && is_tbl_data;
+  always_ff @(posedge clk_i) begin
+    if (core_wr && page == 4'h2) node_q[NW'(widx)] <= bus_wdata;
+    if (core_wr && page == 4'h3) leaf_q[LW'(widx)] <= bus_wdata[15:0];
+    if (core_wr && page == 4'h4) corr_q[NW'(widx)] <= bus_wdata;
+    node_rd_q <= node_q[host_tbl_rd ? NW'(tbl_idx) : NW'(widx)];
+    corr_rd_q <= corr_q[host_tbl_rd ? NW'(tbl_idx) : NW'(widx)];
+    leaf_rd_q <= leaf_q[LW'(tbl_idx)];
+  end
+  always_comb begin
+    blocked = 1'b0;
+    if (mmio) begin
+      unique case (page)
+        4'h0: blocked = bus_we ? pp_we_h : host_pp_rd;
+        4'h2, 4'h4: blocked = !bus_we && host_tbl_rd;
+        4'h5: blocked = dot_busy;
+        default: ;
+      endcase
+    end
+  end
+
+  // control registers, GO
+  logic ctrl_wr;
+  logic [3:0] ctrl_k;
+  assign ctrl_wr = core_wr && page == 4'h1;
+  assign ctrl_k  = widx[3:0];
+  assign go_done = (go_q != '0);
+  assign restart = trap;  // a firmware fault: the run ends with Fault, the core starts again
+
+  logic [2:0] wr_count;  // bytes of a store on the memory port
+  assign wr_count = 3'(bus_wstrb[0]) + 3'(bus_wstrb[1]) + 3'(bus_wstrb[2]) + 3'(bus_wstrb[3]);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      busy_q       <= 1'b0;
+      done_q       <= 1'b0;
+      error_q      <= 1'b0;
+      run_q        <= 1'b0;
+      go_q         <= '0;
+      err_code_q   <= '0;
+      node_count_q <= '0;
+      leaf_count_q <= '0;
+      tbl_addr_q   <= '0;
+    end else begin
+      // host
+      if (hwr && is_ctrl && csr_wdata_i[nasa_pkg::CtrlClearBit]) begin
+        done_q     <= 1'b0;
+        error_q    <= 1'b0;
+        err_code_q <= '0;
+      end
+      if (is_start) begin
+        busy_q     <= 1'b1;
+        done_q     <= 1'b0;
+        error_q    <= 1'b0;
+        err_code_q <= '0;
+        go_q       <= csr_wdata_i[nasa_pkg::CtrlBatchBit] ? 2'd2 : 2'd1;
+      end
+      tbl_addr_q <= tbl_addr_d;
+      if (go_acc && go_done) begin
+        go_q  <= '0;
+        run_q <= 1'b1;
+      end
+      // core
+      if (ctrl_wr) begin
+        unique case (ctrl_k)
+          4'd1: begin  // FINISH
+            busy_q     <= 1'b0;
+            done_q     <= 1'b1;
+            error_q    <= (bus_wdata[7:0] != '0);
+            err_code_q <= bus_wdata[7:0];
+            run_q      <= 1'b0;
+          end
+          4'd7: node_count_q <= NCW'(bus_wdata);
+          4'd8: leaf_count_q <= LCW'(bus_wdata);
+          default: ;
+        endcase
+      end
+      if (trap && busy_q) begin
+        busy_q     <= 1'b0;
+        done_q     <= 1'b1;
+        error_q    <= 1'b1;
+        err_code_q <= 8'(nasa_pkg::ErrFault);
+        go_q       <= '0;
+        run_q      <= 1'b0;
+      end
+    end
+  end
+  // the counters (a synchronous clear only: no reset mux in front of the adders). Cycles counts
+  // the cycles after the core's GO read up to its FINISH write (or trap), the byte counters what
+  // moved on the memory port since the start
+  always_ff @(posedge clk_i) begin
+    if (is_start || (go_acc && go_done)) cycles_q <= '0;
+    else if (run_q) cycles_q <= cycles_q + 64'd1;
+    if (is_start) rd_words_q <= '0;
+    else if (busy_q && mem_rsp_valid_i) rd_words_q <= rd_words_q + 62'd1;
+    if (is_start) wr_bytes_q <= '0;
+    else if (busy_q && mem_req_valid_o && mem_req_ready_i && mem_req_we_o) begin
+      wr_bytes_q <= wr_bytes_q + 64'(wr_count);
+    end
+  end
+  assign busy_o      = busy_q;
+  assign done_o      = done_q;
+  assign error_o     = error_q;
+  assign layer_end_o = ctrl_wr && (ctrl_k == 4'd4);  // the LAYER_END write (see the harness)
+
+  // the core's reads of internal memory (valid in their second cycle)
+  logic [3:0] rd_region_q, rd_page_q;
+  always_ff @(posedge clk_i) begin
+    rd_region_q <= region;
+    rd_page_q   <= page;
+  end
+  always_comb begin
+    int_rdata = '0;
+    if (rd_region_q == 4'h2) begin
+      int_rdata = ram_rd_q;
+    end else if (rd_region_q == 4'h3) begin
+      unique case (rd_page_q)
+        4'h0: int_rdata = pp_rd_q;
+        4'h2: int_rdata = node_rd_q;
+        4'h4: int_rdata = corr_rd_q;
+        4'h5: int_rdata = dot_acc;
+        default: ;
+      endcase
+    end
+  end
+
+  // ======================= host reads (data the cycle after the request) =======================
+  typedef enum logic [2:0] {HrReg, HrPage, HrNode, HrCorr, HrLeaf} hr_e;
+  hr_e hr_q, hr_d;
+  logic [31:0] hr_val_q, hr_val;
+  logic idx_in_nodes, idx_in_leaves;
+  assign idx_in_nodes  = (tbl_idx[23:NCW] == '0) && (tbl_idx[NCW-1:0] < node_count_q);
+  assign idx_in_leaves = (tbl_idx[23:LCW] == '0) && (tbl_idx[LCW-1:0] < leaf_count_q);
+  always_comb begin
+    hr_d   = HrReg;
+    hr_val = '0;
+    if (is_tbl_data) begin
+      unique case (tbl_sel)
+        8'(nasa_pkg::TblNode):    hr_d = idx_in_nodes ? HrNode : HrReg;
+        8'(nasa_pkg::TblCorrect): hr_d = idx_in_nodes ? HrCorr : HrReg;
+        8'(nasa_pkg::TblLeaf):    hr_d = idx_in_leaves ? HrLeaf : HrReg;
+        default:                  hr_d = tbl_wr_ok ? HrPage : HrReg;
+      endcase
+    end else if (page_csr) begin
+      hr_d = HrPage;
+    end else begin
+      unique case (csr_addr_i)
+        12'(nasa_pkg::CsrStatus):  hr_val = {29'd0, error_q, done_q, busy_q};
+        12'(nasa_pkg::CsrErrCode): hr_val = {24'd0, err_code_q};
+        12'(nasa_pkg::CsrTblAddr): hr_val = tbl_addr_q;
+        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntCycles):          hr_val = cycles_q[31:0];
+        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntCycles + 4):      hr_val = cycles_q[63:32];
+        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramRdBytes):     hr_val = {rd_words_q[29:0], 2'b00};
+        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramRdBytes + 4): hr_val = rd_words_q[61:30];
+        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramWrBytes):     hr_val = wr_bytes_q[31:0];
+        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramWrBytes + 4): hr_val = wr_bytes_q[63:32];
+        default: hr_val = '0;
+      endcase
+    end
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      csr_rvalid_o <= 1'b0;
+      hr_q         <= HrReg;
+      hr_val_q     <= '0;
+    end else begin
+      csr_rvalid_o <= hrd;
+      hr_q         <= hr_d;
+      hr_val_q     <= hr_val;
+    end
+  end
+  always_comb begin
+    unique case (hr_q)
+      HrPage: csr_rdata_o = pp_rd_q;
+      HrNode: csr_rdata_o = node_rd_q;
+      HrCorr: csr_rdata_o = corr_rd_q;
+      HrLeaf: csr_rdata_o = {16'd0, leaf_rd_q};
+      default: csr_rdata_o = hr_val_q;
+    endcase
+  end
+endmodule

@@ -1,0 +1,77 @@
+// The `fpga` configuration's core on the host: rtl/nasa_mcu.sv's memory map, host CSRs and
+// tables around the ISS (nasa/mcu_iss.h) running the firmware (fpga/fw/), with main memory
+// behind the sim/ DRAM model's timing. Runs are cycle-exact to the RTL, so this is the
+// configuration's cycle model; its results are the firmware's (tests compare them with the
+// reference model).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "nasa/cycle_model.h"
+#include "nasa/dram_bus.h"
+#include "nasa/hw_spec.h"
+#include "nasa/mcu_iss.h"
+
+namespace nasa::mcu {
+
+// The firmware image (words at kRomBase), built from fpga/fw/ with the project.
+std::span<const uint32_t> firmware();
+
+struct RunInfo {
+  bool done = false;  // the firmware wrote FINISH (false: max_cycles passed first)
+  uint64_t cycles = 0;
+  std::vector<uint64_t> layer_ends;  // the run's cycle of each LAYER_END write (from 0)
+};
+
+class System final : Bus {
+ public:
+  // `mem`: main memory (the device's; the firmware reads and writes it in place).
+  System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::DramTiming& dram,
+         std::span<const uint32_t> rom = firmware());
+
+  // Host CSR accesses, as rtl/nasa_mcu.sv answers them (writes other than CTRL ignored while
+  // busy; TBL_DATA advances TBL_ADDR; WIN_* clamped to the address space).
+  void write_csr(uint32_t addr, uint32_t value);
+  uint32_t read_csr(uint32_t addr);
+
+  // After a CTRL write that started a run: the firmware runs it to FINISH (or a trap: Fault).
+  RunInfo run(uint64_t max_cycles);
+  bool busy() const { return busy_; }
+  uint64_t counter(hw::Counter c) const;
+
+ private:
+  uint64_t access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata, uint32_t strb,
+                  uint32_t& rdata) override;
+  void boot();  // the firmware from its reset entry to its GO read
+  uint64_t fetch(uint64_t cyc, uint32_t addr, uint32_t& rdata);
+  uint64_t dot_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wdata, uint32_t& rdata);
+  void dot_run(uint64_t start, uint32_t acc);
+  uint32_t main_word(uint32_t addr) const;
+  void main_write(uint32_t addr, uint32_t data, uint32_t strb);
+  void dram_until(uint64_t cyc);  // idle DRAM clocks up to (not including) cycle `cyc`
+  void finish(uint32_t code);
+
+  hw::Config cfg_;
+  std::span<uint8_t> mem_;
+  cycles::DramTiming timing_;
+  cycles::DramBus dram_;
+  uint64_t dram_cyc_ = 0;
+  Iss iss_;
+  std::vector<uint8_t> ram_;
+  std::vector<uint32_t> page_, node_, corr_, leaf_;
+  // control registers and counters
+  bool busy_ = false, done_ = false, error_ = false;
+  uint32_t go_ = 0, err_code_ = 0, node_count_ = 0, leaf_count_ = 0, tbl_addr_ = 0;
+  uint64_t cycles_ = 0, rd_bytes_ = 0, wr_bytes_ = 0;
+  std::span<const uint32_t> rom_;
+  // the dot-product unit: its registers, and the first cycle it is idle again
+  uint32_t dot_x_ = 0, dot_w_ = 0, dot_shape_ = 0, dot_xstr_ = 0, dot_wstr_ = 0, dot_acc_ = 0;
+  uint64_t dot_idle_ = 0;
+  uint64_t run_origin_ = 0;  // ISS cycle of the run's cycle 0
+  bool finished_ = false;
+  std::vector<uint64_t> layer_ends_;
+};
+
+}  // namespace nasa::mcu

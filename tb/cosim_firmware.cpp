@@ -1,0 +1,244 @@
+// The `up5k` configuration's firmware (fpga/fw/) on the host model of its controller
+// (nasa::mcu::System: the ISS with rtl/nasa_mcu.sv's memory map and timing) against the
+// reference model: random layers, mini-batch streams, programs and chains must leave every byte
+// of memory, the error code, ERR_INDEX, LAYERS_DONE and the MAC count as the reference does,
+// also when descriptors are corrupted.
+// (The RTL runs the same firmware in the other cosim suites.) Knob: NASA_FW_LAYERS (default 300).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nasa/mcu_system.h"
+#include "nasa/refmodel.h"
+#include "nasa/sim/cosim.h"
+#include "nasa/sim/engine_sim.h"
+#include "nasa/sim/random_layer.h"
+
+namespace nasa {
+namespace {
+
+const hw::Config& mcu_config() {
+  for (const auto& c : hw::kConfigs) {
+    if (c.mcu) return c;
+  }
+  throw std::logic_error("no configuration with a controller");
+}
+
+struct Outcome {
+  std::vector<uint8_t> mem;
+  uint32_t err = 0, err_index = 0, layers_done = 0;
+  uint64_t macs = 0, cycles = 0, rd_bytes = 0, wr_bytes = 0;
+  std::vector<uint64_t> layer_ends;
+};
+
+// What the runs covered, printed at the end of each test.
+struct Tally {
+  uint64_t runs = 0, errors = 0, macs = 0, cycles = 0, undefined = 0;
+  void print(const char* what) const {
+    fmt::print("{}: {} runs, {} ended in an error, {} MACs in {} cycles ({:.1f} cycles/MAC){}\n",
+               what, runs, errors, macs, cycles, macs ? double(cycles) / double(macs) : 0.0,
+               undefined ? fmt::format(", {} with a self-overlapping layer (memory not compared)",
+                                       undefined)
+                         : "");
+  }
+};
+
+Outcome run_firmware(const sim::Program& p, const hw::Config& cfg) {
+  Outcome o;
+  o.mem = p.image;
+  mcu::System sys(cfg, o.mem, cycles::default_dram(cfg));
+  auto csr = [&](hw::Csr c, uint32_t v) { sys.write_csr(static_cast<uint32_t>(c), v); };
+  csr(hw::Csr::DescAddr, p.desc_addr);
+  csr(hw::Csr::DescCount, p.desc_count);
+  csr(hw::Csr::WinBase, p.win_base);
+  csr(hw::Csr::WinLimit, p.win_limit);
+  csr(hw::Csr::Ctrl, hw::kCtrlStart);
+  const mcu::RunInfo r = sys.run(uint64_t{1} << 36);
+  EXPECT_TRUE(r.done) << p.name << ": the firmware did not finish";
+  o.err = sys.read_csr(static_cast<uint32_t>(hw::Csr::ErrCode));
+  o.err_index = sys.read_csr(static_cast<uint32_t>(hw::Csr::ErrIndex));
+  o.layers_done = sys.read_csr(static_cast<uint32_t>(hw::Csr::LayersDone));
+  o.macs = sys.counter(hw::Counter::Macs);
+  o.cycles = r.cycles;
+  o.rd_bytes = sys.counter(hw::Counter::DramRdBytes);
+  o.wr_bytes = sys.counter(hw::Counter::DramWrBytes);
+  o.layer_ends = r.layer_ends;
+  EXPECT_EQ(r.layer_ends.size(), o.layers_done) << p.name;
+  EXPECT_EQ(sys.counter(hw::Counter::Cycles), r.cycles) << p.name;
+  return o;
+}
+
+// Whether a layer of p that runs (before the reference's failing one) writes over its own
+// operands: docs/engine.md leaves the result of such a layer undefined (the engine's depends on
+// its tiling), so only the error code, ERR_INDEX and LAYERS_DONE are compared then.
+bool self_overlapping(const sim::Program& p, uint32_t layers) {
+  for (uint32_t i = 0; i < layers && i < p.desc_count; ++i) {
+    const Desc d = read_desc(p.image, p.desc_addr + uint64_t{i} * hw::kDescBytes);
+    const Shape s = shape_of(d);
+    const auto hit = [&](uint64_t a, uint64_t n) {
+      return n != 0 && a < uint64_t{d.out_addr} + s.out_bytes && d.out_addr < a + n;
+    };
+    const bool two = d.op == static_cast<uint8_t>(hw::Op::Add);
+    if (hit(d.in_addr, s.in_bytes) || (two && hit(d.in2_addr, s.in_bytes)) ||
+        hit(d.wgt_addr, s.wgt_bytes) || hit(d.prm_addr, s.prm_bytes)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void compare(const sim::Program& p, const hw::Config& cfg, const std::string& what, Tally& t) {
+  std::vector<uint8_t> ref_mem = p.image;
+  const ref::RunResult ref =
+      ref::run(ref_mem, cfg, p.desc_addr, p.desc_count, p.win_base, p.win_limit);
+  const Outcome fw = run_firmware(p, cfg);
+  t.runs++;
+  t.errors += ref.err != hw::Err::None;
+  t.macs += fw.macs;
+  t.cycles += fw.cycles;
+  EXPECT_EQ(fw.err, static_cast<uint32_t>(ref.err)) << what;
+  if (ref.err != hw::Err::None) { EXPECT_EQ(fw.err_index, ref.err_index) << what; }
+  EXPECT_EQ(fw.layers_done, ref.layers_done) << what;
+  if (ref.err == hw::Err::None) {
+    EXPECT_EQ(fw.macs, ref.counters[static_cast<size_t>(hw::Counter::Macs)]) << what;
+  }
+  if (self_overlapping(p, ref.layers_done)) {
+    t.undefined++;
+    return;
+  }
+  size_t bad = 0, first = 0;
+  for (size_t a = 0; a < ref_mem.size(); ++a) {
+    if (fw.mem[a] != ref_mem[a] && bad++ == 0) first = a;
+  }
+  std::string descs;
+  for (uint32_t i = 0; i < p.desc_count; ++i) {
+    descs += "\n  " + sim::describe(read_desc(p.image, p.desc_addr + uint64_t{i} * hw::kDescBytes));
+  }
+  EXPECT_EQ(bad, 0u) << what << ": " << bad << " bytes differ, first at "
+                     << fmt::format("{:#x}", first) << " (error " << fw.err << " at "
+                     << fw.err_index << ", " << fw.layers_done << " layers done); descriptors:"
+                     << descs;
+}
+
+uint64_t count(uint64_t fallback) { return sim::env_u64("NASA_FW_LAYERS", fallback); }
+
+sim::RandomLayerOptions small() {
+  sim::RandomLayerOptions o;
+  o.max_work_cycles = 6000;
+  return o;
+}
+
+TEST(Firmware, RandomLayersMatchTheReference) {
+  const auto& cfg = mcu_config();
+  Tally t;
+  for (uint64_t i = 0, n = count(300); i < n; ++i) {
+    const sim::Program p = sim::random_stream(sim::derive_seed(1, i), cfg, 1 + i % 2, small());
+    compare(p, cfg, fmt::format("layer {} ({})", i, p.name), t);
+    if (HasFailure()) return;
+  }
+  t.print("layers and streams");
+}
+
+TEST(Firmware, RandomProgramsAndChainsMatchTheReference) {
+  const auto& cfg = mcu_config();
+  Tally t;
+  for (uint64_t i = 0, n = count(300) / 5; i < n; ++i) {
+    const uint64_t seed = sim::derive_seed(2, i);
+    const sim::Program p =
+        i % 2 ? sim::random_chain(seed, cfg, small()) : sim::random_program(seed, cfg, small());
+    compare(p, cfg, fmt::format("program {} ({})", i, p.name), t);
+    if (HasFailure()) return;
+  }
+  t.print("programs and chains");
+}
+
+// Bad descriptors: random programs with 1-3 bits flipped in their descriptors (opcode, shape,
+// kernel, stride, activation, quantization and address fields alike) or a per-channel record's
+// shift. The firmware must stop with the reference's error code at the reference's descriptor,
+// after the same layers, with the same memory (nothing written by the failing layer).
+sim::Program corrupted(uint64_t seed, const hw::Config& cfg) {
+  sim::Program p = sim::random_program(seed, cfg, small());
+  sim::Rng rng(seed ^ 0xBADD);
+  const auto flips = rng.uniform(1, 3);
+  for (uint64_t f = 0; f < flips; ++f) {
+    const auto i = static_cast<uint32_t>(rng.uniform(0, p.desc_count - 1));
+    if (rng.chance(0.15) && uint64_t{p.descs[i].prm_addr} + 6 < p.image.size()) {
+      p.image.at(p.descs[i].prm_addr + 6) = static_cast<uint8_t>(rng.uniform(0, 255));  // a shift
+    } else {
+      const auto byte = p.desc_addr + i * hw::kDescBytes + rng.uniform(0, hw::kDescBytes - 1);
+      p.image.at(byte) ^= static_cast<uint8_t>(1u << rng.uniform(0, 7));
+    }
+  }
+  p.name += " (corrupted)";
+  return p;
+}
+
+TEST(Firmware, CorruptedDescriptorsStopAsTheReferenceDoes) {
+  const auto& cfg = mcu_config();
+  Tally t;
+  for (uint64_t i = 0, n = count(300); i < n; ++i) {
+    const sim::Program p = corrupted(sim::derive_seed(4, i), cfg);
+    compare(p, cfg, fmt::format("program {} ({})", i, p.name), t);
+    if (HasFailure()) return;
+  }
+  t.print("corrupted programs");
+  EXPECT_GT(t.errors, t.runs / 4) << "most corruptions must be caught";
+}
+
+// The Verilated controller (rtl/nasa_mcu.sv with the firmware's ROM) against its host model:
+// the same bytes, error code, ERR_INDEX and LAYERS_DONE, every counter equal (Cycles from the
+// core's GO read to its FINISH write), and the same cycles between layer completions.
+TEST(Firmware, RtlRunsCycleForCycleAsTheModel) {
+  const auto& cfg = mcu_config();
+  const auto dram = cycles::default_dram(cfg);
+  std::unique_ptr<sim::EngineSim> rtl;
+  Tally t;
+  for (uint64_t i = 0, n = std::max<uint64_t>(4, count(300) / 10); i < n; ++i) {
+    const uint64_t seed = sim::derive_seed(3, i);
+    const sim::Program p = i % 4 == 3   ? corrupted(sim::derive_seed(4, i), cfg)
+                           : i % 4 == 2 ? sim::random_program(seed, cfg, small())
+                                        : sim::random_stream(seed, cfg, 1 + i % 2, small());
+    const std::string what = fmt::format("program {} ({})", i, p.name);
+    const Outcome fw = run_firmware(p, cfg);
+    if (!rtl || rtl->memory().size() != p.image.size()) {
+      rtl = sim::EngineSim::create(cfg, p.image.size(), dram);
+    }
+    rtl->load_memory(p.image);
+    const sim::RunStatus st =
+        rtl->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, 16 * fw.cycles + 100000);
+    ASSERT_TRUE(st.done) << what << ": the RTL did not finish";
+    t.runs++;
+    t.errors += fw.err != 0;
+    t.macs += fw.macs;
+    t.cycles += fw.cycles;
+    EXPECT_EQ(st.err_code, fw.err) << what;
+    EXPECT_EQ(st.err_index, fw.err_index) << what;
+    EXPECT_EQ(st.layers_done, fw.layers_done) << what;
+    EXPECT_EQ(rtl->counter(hw::Counter::Cycles), fw.cycles) << what;
+    EXPECT_EQ(rtl->counter(hw::Counter::Macs), fw.macs) << what;
+    EXPECT_EQ(rtl->counter(hw::Counter::DramRdBytes), fw.rd_bytes) << what;
+    EXPECT_EQ(rtl->counter(hw::Counter::DramWrBytes), fw.wr_bytes) << what;
+    EXPECT_EQ(st.dram_bytes_read, fw.rd_bytes) << what << ": bytes the DRAM model served";
+    ASSERT_EQ(st.layer_ends.size(), fw.layer_ends.size()) << what;
+    for (size_t k = 1; k < st.layer_ends.size(); ++k) {
+      EXPECT_EQ(st.layer_ends[k] - st.layer_ends[0], fw.layer_ends[k] - fw.layer_ends[0])
+          << what << ": layer " << k << " completes at another cycle";
+    }
+    const auto mem = rtl->memory();
+    size_t bad = 0, first = 0;
+    for (size_t a = 0; a < fw.mem.size(); ++a) {
+      if (mem[a] != fw.mem[a] && bad++ == 0) first = a;
+    }
+    EXPECT_EQ(bad, 0u) << what << ": first difference at " << fmt::format("{:#x}", first);
+    if (HasFailure()) return;
+  }
+  t.print("RTL runs");
+}
+
+}  // namespace
+}  // namespace nasa
