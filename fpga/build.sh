@@ -13,7 +13,7 @@ require_tool nextpnr-ice40
 require_tool icepack
 cd "$NASA_ROOT"
 TARGET_MHZ=${TARGET_MHZ:-24}
-out=build/fpga
+out=${NASA_FPGA_OUT:-build/fpga}  # (ctest: the build tree's fpga/)
 mkdir -p "$out"
 nasa_board_synth "$out/yosys.log" "-json $out/nasa_icebreaker.json" "tee -o $out/stat.txt stat"
 
