@@ -220,8 +220,10 @@ static void set_clamp(const desc_t *d) {
   hi_clamp = d->act == NASA_ACT_RELU6 ? (s32)d->q6 : 127;
 }
 
-static s32 requant(s32 acc, u32 m, u32 s) {
-  return (s32)(((s64)acc * (s64)m + ((s64)1 << (s - 1))) >> s);
+/* (x * M + 2^(S-1)) >> S of an int8 x in 32 bits: |x * M| < 2^23, so the sum cannot overflow for
+ * S <= 23, and for S >= 24 it lies in (0, 2^S): the result is 0. `round` = 2^(S-1). */
+static s32 requant8(s32 x, u32 m, u32 s, s32 round) {
+  return s >= 24 ? 0 : (x * (s32)m + round) >> s;
 }
 
 static u8 clamp8(s64 v) {
@@ -230,9 +232,39 @@ static u8 clamp8(s64 v) {
   return (u8)v;
 }
 
-/* requant of an int32 sum (the product fits: |acc * M| < 2^47) */
+/* Requant of an int32 sum: clamp((acc * M + 2^(S-1)) >> S) (the product fits: |acc * M| <
+ * 2^47). The core shifts one bit a cycle, so what depends only on M, S and the clamp is set up
+ * once per channel: the rounding term and the clamp bounds scaled by 2^S; an output then costs
+ * one 64-bit product, two compares and one shift of the byte it keeps. */
+typedef struct {
+  s64 round, lo_t, hi_t; /* 2^(S-1), lo * 2^S, (hi + 1) * 2^S */
+  u32 m, s;
+} rq_t;
+
+static void rq_setup(rq_t *q, u32 m, u32 s) {
+  const s64 unit = (s64)1 << s;
+  q->m = m;
+  q->s = s;
+  q->round = unit >> 1;
+  q->lo_t = (s64)lo_clamp * unit;
+  q->hi_t = ((s64)hi_clamp + 1) * unit;
+}
+
+static u8 rq(const rq_t *q, u32 acc) {
+  const s64 p = (s64)(s32)acc * (s64)q->m + q->round;
+  if (p < q->lo_t) return (u8)lo_clamp;
+  if (p >= q->hi_t) return (u8)hi_clamp;
+  /* lo <= p >> S <= hi: its low byte is bits S+7..S of p */
+  const u32 lo = (u32)p, hi = (u32)((u64)p >> 32), s = q->s;
+  if (s >= 32) return (u8)(hi >> (s - 32));
+  if (s <= 24) return (u8)(lo >> s);
+  return (u8)((lo >> s) | (hi << (32 - s)));
+}
+
 static u8 finish(u32 acc, u32 m, u32 s) {
-  return clamp8(((s64)(s32)acc * (s64)m + ((s64)1 << (s - 1))) >> s);
+  rq_t q;
+  rq_setup(&q, m, s);
+  return rq(&q, acc);
 }
 
 /* ---------------- ops ---------------- */
@@ -243,7 +275,9 @@ static void conv(const desc_t *d, const shape_t *s) {
   const u32 xi = dw ? cin : 1, xo = d->w * cin, wi = dw ? cin : 1, wo = k * cin;
   for (u32 co = 0; co < d->cout; ++co) {
     const u32 r = d->prm + co * NASA_PARAM_BYTES;
-    const u32 bias = le32(r), m = M[r + 4] | (u32)M[r + 5] << 8, sh = M[r + 6];
+    const u32 bias = le32(r);
+    rq_t q;
+    rq_setup(&q, M[r + 4] | (u32)M[r + 5] << 8, M[r + 6]);
     const u32 wrow = dw ? d->wgt + co : d->wgt + co * s->kred;
     const u32 xch = dw ? d->in + co : d->in;
     for (u32 oy = 0; oy < s->ho; ++oy) {
@@ -256,7 +290,7 @@ static void conv(const desc_t *d, const shape_t *s) {
         const u32 acc =
             dot(MCU_DOT_MAC, xch + (iy * d->w + ix) * cin, wrow + (ky0 * k + kx0) * cin,
                 dw ? taps : taps * cin, ky1 - ky0, xi, xo, wi, wo, bias);
-        M[d->out + (oy * s->wo + ox) * d->cout + co] = finish(acc, m, sh);
+        M[d->out + (oy * s->wo + ox) * d->cout + co] = rq(&q, acc);
       }
     }
   }
@@ -274,6 +308,8 @@ static void fc(const desc_t *d, const shape_t *s) {
 static void pool(const desc_t *d, const shape_t *s) {
   const u32 st = d->stride == 2 ? 2 : 1, c = d->cin;
   const u32 mode = d->op == NASA_OP_MAX_POOL ? MCU_DOT_MAX : MCU_DOT_SUM;
+  rq_t q;
+  rq_setup(&q, d->m, mode == MCU_DOT_MAX ? 1 : d->s);  /* (max pool: not used) */
   for (u32 oy = 0; oy < s->ho; ++oy) {
     u32 ky0, ky1, iy;
     clip(oy, st, 3, d->h, &ky0, &ky1, &iy);
@@ -284,23 +320,28 @@ static void pool(const desc_t *d, const shape_t *s) {
         const u32 v = dot(mode, d->in + (iy * d->w + ix) * c + ch, 0, kx1 - kx0, ky1 - ky0, c,
                           d->w * c, 0, 0, mode == MCU_DOT_MAX ? (u32)-128 : 0);
         M[d->out + (oy * s->wo + ox) * c + ch] =
-            mode == MCU_DOT_MAX ? clamp8((s32)v) : finish(v, d->m, d->s);
+            mode == MCU_DOT_MAX ? clamp8((s32)v) : rq(&q, v);
       }
     }
   }
 }
 
 static void add(const desc_t *d, const shape_t *s) {
+  const s32 ra = d->s >= 24 ? 0 : (s32)1 << (d->s - 1);
+  const s32 rb = d->sb >= 24 ? 0 : (s32)1 << (d->sb - 1);
   for (u32 i = 0; i < (u32)s->in_bytes; ++i) {
-    M[d->out + i] = clamp8((s64)requant((s8)M[d->in + i], d->m, d->s) +
-                           requant((s8)M[d->in2 + i], d->mb, d->sb));
+    const s32 v = requant8((s8)M[d->in + i], d->m, d->s, ra) +
+                  requant8((s8)M[d->in2 + i], d->mb, d->sb, rb);
+    M[d->out + i] = (u8)(v < lo_clamp ? lo_clamp : v > hi_clamp ? hi_clamp : v);
   }
 }
 
 static void gap(const desc_t *d) {
   const u32 c = d->cin, pixels = d->h * d->w;
+  rq_t q;
+  rq_setup(&q, d->m, d->s);
   for (u32 ch = 0; ch < c; ++ch) {
-    M[d->out + ch] = finish(dot(MCU_DOT_SUM, d->in + ch, 0, pixels, 1, c, 0, 0, 0, 0), d->m, d->s);
+    M[d->out + ch] = rq(&q, dot(MCU_DOT_SUM, d->in + ch, 0, pixels, 1, c, 0, 0, 0, 0));
   }
 }
 
