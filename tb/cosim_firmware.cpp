@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,15 @@ struct Tally {
                          : "");
   }
 };
+
+// How many bytes of two equally long memories differ, and the first that does.
+std::pair<size_t, size_t> differences(std::span<const uint8_t> a, std::span<const uint8_t> b) {
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i] && bad++ == 0) first = i;
+  }
+  return {bad, first};
+}
 
 Outcome run_firmware(const sim::Program& p, const hw::Config& cfg) {
   Outcome o;
@@ -111,10 +122,7 @@ void compare(const sim::Program& p, const hw::Config& cfg, const std::string& wh
     t.undefined++;
     return;
   }
-  size_t bad = 0, first = 0;
-  for (size_t a = 0; a < ref_mem.size(); ++a) {
-    if (fw.mem[a] != ref_mem[a] && bad++ == 0) first = a;
-  }
+  const auto [bad, first] = differences(fw.mem, ref_mem);
   std::string descs;
   for (uint32_t i = 0; i < p.desc_count; ++i) {
     descs += "\n  " + sim::describe(read_desc(p.image, p.desc_addr + uint64_t{i} * hw::kDescBytes));
@@ -230,10 +238,7 @@ TEST(Firmware, RtlRunsCycleForCycleAsTheModel) {
           << what << ": layer " << k << " completes at another cycle";
     }
     const auto mem = rtl->memory();
-    size_t bad = 0, first = 0;
-    for (size_t a = 0; a < fw.mem.size(); ++a) {
-      if (mem[a] != fw.mem[a] && bad++ == 0) first = a;
-    }
+    const auto [bad, first] = differences(mem, fw.mem);
     EXPECT_EQ(bad, 0u) << what << ": first difference at " << fmt::format("{:#x}", first);
     if (HasFailure()) return;
   }

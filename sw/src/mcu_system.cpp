@@ -31,7 +31,6 @@ System::System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::Dram
                std::span<const uint32_t> rom)
     : cfg_(cfg),
       mem_(mem),
-      timing_(dram),
       dram_(dram, cfg.mem_bytes),
       iss_(rom, *this),
       ram_(MCU_RAM_BYTES, 0),
@@ -217,6 +216,14 @@ void System::dram_until(uint64_t cyc) {
   for (; dram_cyc_ < cyc; ++dram_cyc_) dram_.clock(dram_cyc_, false, false, 0, false);
 }
 
+// The first cycle from `cyc` in which the DRAM model takes a request presented from `cyc` on.
+uint64_t System::accept(uint64_t cyc) {
+  dram_until(cyc);
+  uint64_t c = cyc;
+  while (!dram_.req_ready()) dram_.clock(c++, false, false, 0, false);
+  return c;
+}
+
 uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata, uint32_t strb,
                         uint32_t& rdata) {
   const uint32_t region = addr >> 28;
@@ -229,20 +236,13 @@ uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata,
   if (region == 1) {  // main memory through the port (RTL ld_wait_q), once the dot unit is idle
     const uint32_t a = addr & 0x0FFFFFFFu;
     cyc = std::max(cyc, dot_idle_);
-    dram_until(cyc);
-    uint64_t c = cyc;
-    if (!write) {
-      const uint64_t r = fetch(cyc, a, rdata);
-      return r;
-    }
-    while (!dram_.req_ready()) dram_.clock(c++, false, false, 0, false);
-    {
-      main_write(a, wdata, strb);
-      dram_.clock(c, false, false, 0, true);
-      dram_cyc_ = c + 1;
-      wr_bytes_ += static_cast<uint64_t>(std::popcount(strb & 0xFu));
-      return c;
-    }
+    if (!write) return fetch(cyc, a, rdata);
+    const uint64_t c = accept(cyc);  // a store completes when accepted
+    main_write(a, wdata, strb);
+    dram_.clock(c, false, false, 0, true);
+    dram_cyc_ = c + 1;
+    wr_bytes_ += static_cast<uint64_t>(std::popcount(strb & 0xFu));
+    return c;
   }
   const uint32_t widx = (addr >> 2) & 0x3FF;
   if (region == 2) {  // RAM
@@ -295,9 +295,7 @@ uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata,
 // One word read over the port presented in cycle `cyc`: accepted when the DRAM model is ready,
 // data in the cycle returned (RTL: the core's ld_wait_q, the dot unit's DReq/DWait).
 uint64_t System::fetch(uint64_t cyc, uint32_t addr, uint32_t& rdata) {
-  dram_until(cyc);
-  uint64_t c = cyc;
-  while (!dram_.req_ready()) dram_.clock(c++, false, false, 0, false);
+  uint64_t c = accept(cyc);
   rdata = main_word(addr & ~3u);
   dram_.clock(c++, false, true, 1, false);
   while (!dram_.rsp_valid(c)) dram_.clock(c++, false, false, 0, false);

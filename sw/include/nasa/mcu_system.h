@@ -51,11 +51,11 @@ class System final : Bus {
   uint32_t main_word(uint32_t addr) const;
   void main_write(uint32_t addr, uint32_t data, uint32_t strb);
   void dram_until(uint64_t cyc);  // idle DRAM clocks up to (not including) cycle `cyc`
+  uint64_t accept(uint64_t cyc);
   void finish(uint32_t code);
 
   hw::Config cfg_;
   std::span<uint8_t> mem_;
-  cycles::DramTiming timing_;
   cycles::DramBus dram_;
   uint64_t dram_cyc_ = 0;
   Iss iss_;
