@@ -71,6 +71,58 @@ package nasa_pkg;
     ErrFault = 8'd15
   } err_e;
 
+  // Candidate sources (CSR GenMode bits 1:0).
+  typedef enum logic [1:0] {
+    // candidates from memory (CandAddr, CandStride)
+    GenMemory = 2'd0,
+    // cand_gen samples each layer uniformly from GenSeed
+    GenSample = 2'd1,
+    // cand_gen re-samples each layer of a parent with prob. GenProb
+    GenMutate = 2'd2,
+    // cand_gen takes each layer from one of two parents
+    GenCrossover = 2'd3
+  } gen_mode_e;
+
+  // Vector-unit modes.
+  typedef enum logic [1:0] {
+    // sum of the taps (average pool, global pool)
+    VecSum = 2'd1,
+    // max of the taps (max pool)
+    VecMax = 2'd2,
+    // requant(a) + requant(b) (residual add)
+    VecAdd = 2'd3
+  } vec_mode_e;
+
+  // A descriptor: 16 little-endian words; word 0 bit 0 is bit 0.
+  typedef struct packed {
+    logic [31:0] rsvd15_0;
+    logic [31:0] rsvd14_0;
+    logic [31:0] rsvd13_0;
+    logic [31:0] rsvd12_0;
+    logic [31:0] rsvd11_0;
+    logic [23:0] rsvd10_8;
+    logic [7:0] patch;
+    logic [7:0] rsvd9_24;
+    logic [7:0] sb;
+    logic [15:0] mb;
+    logic [7:0] q6;
+    logic [7:0] s;
+    logic [15:0] m;
+    logic [31:0] prm_addr;
+    logic [31:0] wgt_addr;
+    logic [31:0] out_addr;
+    logic [31:0] in2_addr;
+    logic [31:0] in_addr;
+    logic [15:0] cout;
+    logic [15:0] cin;
+    logic [15:0] w;
+    logic [15:0] h;
+    logic [7:0] stride;
+    logic [7:0] k;
+    logic [7:0] act;
+    logic [7:0] op;
+  } desc_t;
+
   // CSR byte addresses.
   // W: bit0 start, bit1 clear done/error, bit2 start a batch run
   localparam int unsigned CsrCtrl         = 'h000;
@@ -204,6 +256,12 @@ package nasa_pkg;
   localparam int unsigned DescPatchWord    = 10;
   localparam int unsigned DescPatchLsb     = 0;
   localparam int unsigned DescPatchWidth   = 8;
+
+  // Engine depths the cycle model mirrors (sw/src/cycle_model.cpp).
+  localparam int unsigned JobDepth    = 4;   // DMA job queue entries in front of the memory port
+  localparam int unsigned WriterDepth = 4;   // drained output rows the output writer queues
+  // cycles of descriptor decode and validation (one check per step)
+  localparam int unsigned DecodeSteps = 12;
 
   // Layout constants.
   localparam int unsigned DescWords  = 16;          // 32-bit little-endian words per descriptor

@@ -24,7 +24,10 @@ double ideal_cycles(const Desc& d, const hw::Config& cfg) {
 
 namespace {
 
-constexpr uint32_t kJobDepth = 4, kWriterDepth = 4, kDecodeSteps = 12;
+// the engine's depths, from the contract (the RTL reads the same values from nasa_pkg)
+using hw::kDecodeSteps;
+using hw::kJobDepth;
+using hw::kWriterDepth;
 
 enum Dst : uint8_t { kDesc, kIn, kWRow, kWScat, kPrm };
 enum State : uint8_t { kIdle, kFetch, kFetchWait, kDecode, kRun };  // RTL state_q

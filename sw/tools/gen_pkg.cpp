@@ -35,6 +35,9 @@ const std::vector<Row> kErrors = {NASA_ERRORS(NASA_GEN_ROW)};
 const std::vector<Row> kCsrs = {NASA_CSRS(NASA_GEN_ROW)};
 const std::vector<Row> kCounters = {NASA_COUNTERS(NASA_GEN_ROW)};
 const std::vector<Row> kPatchBits = {NASA_PATCH_BITS(NASA_GEN_ROW)};
+const std::vector<Row> kGenModes = {NASA_GEN_MODES(NASA_GEN_ROW)};
+const std::vector<Row> kVecModes = {NASA_VEC_MODES(NASA_GEN_ROW)};
+const std::vector<Row> kDepths = {NASA_ENGINE_DEPTHS(NASA_GEN_ROW)};
 #undef NASA_GEN_ROW
 #define NASA_GEN_TABLE(n, v, a, d) Row{#n, static_cast<uint32_t>(v), a " " d},
 const std::vector<Row> kTables = {NASA_TABLES(NASA_GEN_TABLE)};
@@ -50,14 +53,14 @@ std::string upper_camel(std::string_view s) {
   return out;
 }
 
-// A typed 8-bit enum; the doc strings become comments above each value.
+// A typed enum of `bits` bits; the doc strings become comments above each value.
 void emit_enum(std::string& out, std::string_view title, std::string_view type,
-               std::string_view prefix, const std::vector<Row>& rows) {
-  out += fmt::format("  // {}\n  typedef enum logic [7:0] {{\n", title);
+               std::string_view prefix, const std::vector<Row>& rows, uint32_t bits = 8) {
+  out += fmt::format("  // {}\n  typedef enum logic [{}:0] {{\n", title, bits - 1);
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     out += fmt::format("    // {}\n", r.doc);
-    out += fmt::format("    {}{} = 8'd{}{}\n", prefix, r.name, r.value,
+    out += fmt::format("    {}{} = {}'d{}{}\n", prefix, r.name, bits, r.value,
                        i + 1 < rows.size() ? "," : "");
   }
   out += fmt::format("  }} {};\n\n", type);
@@ -107,6 +110,51 @@ class ParamBlock {
   std::vector<Param> rows_;
 };
 
+// "InAddr" -> "in_addr" (upper: "IN_ADDR").
+std::string snake(std::string_view s, bool upper) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (std::isupper(c) && i > 0 && !std::isupper(static_cast<unsigned char>(s[i - 1]))) {
+      out += '_';
+    }
+    out += static_cast<char>(upper ? std::toupper(c) : std::tolower(c));
+  }
+  return out;
+}
+std::string lower_snake(std::string_view s) { return snake(s, false); }
+std::string upper_snake(std::string_view s) { return snake(s, true); }
+
+// The descriptor as one packed struct (word 15's top bit first), so RTL reads fields by name;
+// bits no field covers are `rsvd<word>_<lsb>`.
+void emit_desc_struct(std::string& out) {
+  namespace hw = nasa::hw;
+  out += fmt::format("  // A descriptor: {} little-endian words; word 0 bit 0 is bit 0.\n",
+                     hw::kDescWords);
+  out += "  typedef struct packed {\n";
+  for (int w = static_cast<int>(hw::kDescWords) - 1; w >= 0; --w) {
+    std::vector<hw::DescField> in_word;
+    for (const hw::DescField& f : kFields) {
+      if (f.word == static_cast<uint32_t>(w)) in_word.push_back(f);
+    }
+    std::sort(in_word.begin(), in_word.end(),
+              [](const hw::DescField& a, const hw::DescField& b) { return a.lsb > b.lsb; });
+    uint32_t top = 32;  // one past the highest bit not yet emitted
+    auto gap = [&](uint32_t lsb) {
+      if (top > lsb) {
+        out += fmt::format("    logic [{}:0] rsvd{}_{};\n", top - lsb - 1, w, lsb);
+      }
+    };
+    for (const hw::DescField& f : in_word) {
+      gap(f.lsb + f.width);
+      out += fmt::format("    logic [{}:0] {};\n", f.width - 1, lower_snake(f.name));
+      top = f.lsb;
+    }
+    gap(0);
+  }
+  out += "  } desc_t;\n\n";
+}
+
 std::string generate() {
   namespace hw = nasa::hw;
   std::string out;
@@ -123,6 +171,9 @@ std::string generate() {
   emit_enum(out, "Layer opcodes (descriptor field Op).", "op_e", "Op", kOps);
   emit_enum(out, "Activation clamps (descriptor field Act).", "act_e", "Act", kActs);
   emit_enum(out, "Error codes (CSR ErrCode), checked in this order.", "err_e", "Err", kErrors);
+  emit_enum(out, "Candidate sources (CSR GenMode bits 1:0).", "gen_mode_e", "Gen", kGenModes, 2);
+  emit_enum(out, "Vector-unit modes.", "vec_mode_e", "Vec", kVecModes, 2);
+  emit_desc_struct(out);
 
   ParamBlock csrs("CSR byte addresses.");
   for (const Row& r : kCsrs)
@@ -141,6 +192,10 @@ std::string generate() {
     fields.add(fmt::format("Desc{}Width", f.name), f.width);
   }
   fields.emit(out);
+
+  ParamBlock depths("Engine depths the cycle model mirrors (sw/src/cycle_model.cpp).");
+  for (const Row& r : kDepths) depths.add(std::string(r.name), r.value, r.doc);
+  depths.emit(out);
 
   ParamBlock layout("Layout constants.");
   layout.add("DescWords", hw::kDescWords, "32-bit little-endian words per descriptor")
@@ -200,17 +255,6 @@ std::vector<std::string> split_lines(const std::string& s) {
   return lines;
 }
 
-std::string upper_snake(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (std::isupper(c) && i > 0 && !std::isupper(static_cast<unsigned char>(s[i - 1]))) {
-      out += '_';
-    }
-    out += static_cast<char>(std::toupper(c));
-  }
-  return out;
-}
 
 // The same interface as C macros, with one configuration's row: the firmware of the `fpga`
 // configuration's controller (fpga/fw/) includes it, generated into the build tree.
@@ -234,6 +278,7 @@ std::string generate_c(const nasa::hw::Config& c) {
   rows("CSR", kCsrs);
   rows("CNT", kCounters);
   rows("TBL", kTables);
+  rows("GEN", kGenModes);
   for (const Row& r : kPatchBits) {
     out += fmt::format("#define NASA_PATCH_{} {}u /* {} */\n", upper_snake(r.name), 1u << r.value,
                        r.doc);

@@ -99,6 +99,27 @@ namespace nasa::hw {
   X(StallOutput, 8, "cycles compute waited for the output path")        \
   X(StallDesc, 9, "cycles waiting for a descriptor (fetch, decode; no layer running)")
 
+// Candidate generation (CSR GenMode): where a batch run's candidates come from.
+#define NASA_GEN_MODES(X)                                                       \
+  X(Memory, 0, "candidates from memory (CandAddr, CandStride)")                 \
+  X(Sample, 1, "cand_gen samples each layer uniformly from GenSeed")             \
+  X(Mutate, 2, "cand_gen re-samples each layer of a parent with prob. GenProb") \
+  X(Crossover, 3, "cand_gen takes each layer from one of two parents")
+
+// Vector-unit modes (the engine's pools, residual add and global average pool; the board's dot
+// unit has its own: NASA_MCU_DOT_MODES).
+#define NASA_VEC_MODES(X)                                 \
+  X(Sum, 1, "sum of the taps (average pool, global pool)") \
+  X(Max, 2, "max of the taps (max pool)")                  \
+  X(Add, 3, "requant(a) + requant(b) (residual add)")
+
+// Micro-architecture depths the cycle model mirrors (sw/src/cycle_model.cpp): changing one in
+// the RTL changes the engine's timing, so both read them from here. Row: name, value, meaning.
+#define NASA_ENGINE_DEPTHS(X)                                                          \
+  X(JobDepth, 4, "DMA job queue entries in front of the memory port")                   \
+  X(WriterDepth, 4, "drained output rows the output writer queues")                     \
+  X(DecodeSteps, 12, "cycles of descriptor decode and validation (one check per step)")
+
 // Descriptor: 16 little-endian 32-bit words (64 bytes). Row: name, word, lsb, width.
 #define NASA_DESC_FIELDS(X) \
   X(Op, 0, 0, 8)            \
@@ -169,6 +190,8 @@ enum class Act : uint8_t { NASA_ACTS(NASA_ENUM_ROW) };
 enum class Err : uint8_t { NASA_ERRORS(NASA_ENUM_ROW) };
 enum class Csr : uint32_t { NASA_CSRS(NASA_ENUM_ROW) };
 enum class Counter : uint8_t { NASA_COUNTERS(NASA_ENUM_ROW) };
+enum class GenMode : uint8_t { NASA_GEN_MODES(NASA_ENUM_ROW) };
+enum class VecMode : uint8_t { NASA_VEC_MODES(NASA_ENUM_ROW) };
 #define NASA_TABLE_ROW(n, v, a, d) n = v,
 enum class Table : uint8_t { NASA_TABLES(NASA_TABLE_ROW) };
 #undef NASA_TABLE_ROW
@@ -180,6 +203,10 @@ enum Patch : uint8_t { NASA_PATCH_BITS(NASA_PATCH_ROW) };
 #define NASA_COUNT_ROW(...) +1
 inline constexpr int kNumCounters = 0 NASA_COUNTERS(NASA_COUNT_ROW);
 #undef NASA_COUNT_ROW
+
+#define NASA_DEPTH_ROW(n, v, d) inline constexpr uint32_t k##n = v;
+NASA_ENGINE_DEPTHS(NASA_DEPTH_ROW)
+#undef NASA_DEPTH_ROW
 
 inline constexpr uint32_t kMagic = 0x4E415341u;
 inline constexpr uint32_t kDescWords = 16;
@@ -198,6 +225,22 @@ inline constexpr uint32_t kMaxLayers = 16;   // choice layers
 inline constexpr uint32_t kMaxChoices = 16;  // choices per layer
 inline constexpr uint32_t kMaxCands = 1024;  // candidates per batch (leaf table)
 inline constexpr uint32_t kNoNode = 0xFFFF;  // "no node" in node table links
+// A template reference (CSRs StemTpl/HeadTpl, table OpTab): the first template's index in bits
+// 23:0, the number of templates in bits 31:24.
+inline constexpr uint32_t kTplFirstBits = 24;
+constexpr uint32_t tpl_word(uint32_t first, uint32_t count) { return first | count << kTplFirstBits; }
+constexpr uint32_t tpl_first(uint32_t word) { return word & ((1u << kTplFirstBits) - 1); }
+constexpr uint32_t tpl_count(uint32_t word) { return word >> kTplFirstBits; }
+// A node-table entry (table Node): parent node | layer << 16 | choice << 24; the root's is
+// node_word(kNoNode, 0xFF, 0xFF).
+constexpr uint32_t node_word(uint32_t parent, uint32_t layer, uint32_t choice) {
+  return parent | layer << 16 | choice << 24;
+}
+constexpr uint32_t node_parent(uint32_t word) { return word & 0xFFFF; }
+constexpr uint32_t node_layer(uint32_t word) { return (word >> 16) & 0xFF; }
+constexpr uint32_t node_choice(uint32_t word) { return word >> 24; }
+// CSR TblAddr: table id in bits 31:24, entry index in bits 23:0 (the same split as tpl_word).
+constexpr uint32_t tbl_addr(uint32_t table, uint32_t index) { return tpl_word(index, table); }
 inline constexpr uint32_t kStatusBusy = 1u << 0;
 inline constexpr uint32_t kStatusDone = 1u << 1;
 inline constexpr uint32_t kStatusError = 1u << 2;
