@@ -40,7 +40,7 @@ help:
 	@echo "make fpga    iCEBreaker bitstream: yosys + nextpnr-ice40 + icepack, build/fpga/report.json"
 	@echo "make prog    flash the iCEBreaker (iceprog)"
 	@echo "make fpga-area  LUT/FF/carry/EBR/DSP per module of the FPGA design: build/fpga/area.md"
-	@echo "make gen     regenerate rtl/nasa_pkg.sv from sw/include/nasa/hw_spec.h"
+	@echo "make gen     regenerate rtl/nasa_pkg.sv and the configuration views from hw_spec.h"
 	@echo "make clean   remove $(BUILD)/"
 
 # Installs only what is missing, quietly; apt-get update runs only when something is missing.
@@ -131,10 +131,10 @@ synth: firmware
 # RTL does not verilate against a stale package.
 gen: need-deps
 	@if [ ! -f $(BUILD)/gen/CMakeCache.txt ]; then \
-	  cmake -S . -B $(BUILD)/gen -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DNASA_BUILD_RTL=OFF >/dev/null; \
+	  cmake -S sw -B $(BUILD)/gen -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null; \
 	fi
 	cmake --build $(BUILD)/gen -j$(JOBS) --target nasa-gen-pkg
-	$(BUILD)/gen/bin/nasa-gen-pkg -o rtl/nasa_pkg.sv
+	$(BUILD)/gen/bin/nasa-gen-pkg --write-tree .
 
 clean:
 	rm -rf $(BUILD)

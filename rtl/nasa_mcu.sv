@@ -25,7 +25,7 @@ module nasa_mcu #(
   parameter int unsigned RqLanes    = 1,
   parameter int unsigned DmaInflight = 8,
   parameter int unsigned WTiles     = 2,
-  parameter int unsigned RomWords   = 1792,   // the firmware ROM: MCU_ROM_BYTES / 4 (mmio.h)
+  parameter int unsigned RomWords   = nasa_pkg::McuRomBytes / 4,  // the firmware ROM
   parameter              RomFile    = "nasa_fw.hex"
 ) (
   input  logic                  clk_i,
@@ -56,11 +56,22 @@ module nasa_mcu #(
   output logic                  layer_end_o
 );
   localparam int unsigned RomAW = $clog2(RomWords);
-  localparam int unsigned RamWords = 512;  // 2 KB (MCU_RAM_BYTES)
+  localparam int unsigned RamWords = nasa_pkg::McuRamBytes / 4;
   localparam int unsigned OpTabN = MaxLayers * MaxChoices;
-  // parameter page words (fpga/fw/mmio.h)
-  localparam int unsigned POpTab = 64, PLayerK = 128, PArenaAddr = 136, PArenaStride = 145,
-                          PMacs = 160;
+  // the memory map (hw_spec.h NASA_MCU_MAP): parameter page words, regions (address bits 31:28),
+  // MMIO pages (address bits 15:12), control registers
+  localparam int unsigned POpTab = nasa_pkg::McuPOpTab, PLayerK = nasa_pkg::McuPLayerK,
+                          PArenaAddr = nasa_pkg::McuPArenaAddr,
+                          PArenaStride = nasa_pkg::McuPArenaStride, PMacs = nasa_pkg::McuPMacs;
+  localparam logic [3:0] RgGo = 4'(nasa_pkg::McuRegionGo), RgMain = 4'(nasa_pkg::McuRegionMain),
+                         RgRam = 4'(nasa_pkg::McuRegionRam), RgMmio = 4'(nasa_pkg::McuRegionMmio);
+  localparam logic [3:0] PgParam = 4'(nasa_pkg::McuPageParam), PgCtrl = 4'(nasa_pkg::McuPageCtrl),
+                         PgNode = 4'(nasa_pkg::McuPageNode), PgLeaf = 4'(nasa_pkg::McuPageLeaf),
+                         PgCorrect = 4'(nasa_pkg::McuPageCorrect), PgDot = 4'(nasa_pkg::McuPageDot);
+  localparam logic [3:0] CFinish = 4'(nasa_pkg::McuCFinish),
+                         CLayerEnd = 4'(nasa_pkg::McuCLayerEnd),
+                         CNodeCount = 4'(nasa_pkg::McuCNodeCount),
+                         CLeafCount = 4'(nasa_pkg::McuCLeafCount);
 
   // ======================= the core and its ROM =======================
   logic [RomAW-1:0] rom_addr;
@@ -102,7 +113,7 @@ module nasa_mcu #(
   // the configuration, nasa_hw.h)
 
   // ======================= the core's data bus =======================
-  // regions (bits 31:28): 0 GO, 1 main memory, 2 RAM, 3 registers and tables (page: bits 15:12)
+  // regions (bits 31:28): GO, main memory, RAM, registers and tables (page: bits 15:12)
   logic [3:0] region;
   logic [3:0] page;
   logic [9:0] widx;   // MMIO/RAM: word index
@@ -110,17 +121,17 @@ module nasa_mcu #(
   assign page   = bus_addr[15:12];
   assign widx   = bus_addr[11:2];
   logic main_acc, int_acc, go_acc, mmio;
-  assign main_acc = bus_req && (region == 4'h1);
-  assign go_acc   = bus_req && (region == 4'h0);
-  assign int_acc  = bus_req && (region != 4'h0) && (region != 4'h1);
-  assign mmio     = int_acc && (region == 4'h3);
+  assign main_acc = bus_req && (region == RgMain);
+  assign go_acc   = bus_req && (region == RgGo);
+  assign int_acc  = bus_req && (region != RgGo) && (region != RgMain);
+  assign mmio     = int_acc && (region == RgMmio);
 
   // ---- the dot-product unit: owns the memory port while it runs
   logic dot_busy, dot_we;
   logic [31:0] dot_acc;
   logic dot_req_valid;
   logic [AddrBits-1:0] dot_req_addr;
-  assign dot_we = mmio && bus_we && (page == 4'h5) && !dot_busy;
+  assign dot_we = mmio && bus_we && (page == PgDot) && !dot_busy;
   nasa_mcu_dot #(.AddrBits(AddrBits)) u_dot (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -182,7 +193,7 @@ module nasa_mcu #(
   logic [31:0] ram_rd_q;
   always_ff @(posedge clk_i) begin
     for (int b = 0; b < 4; b++) begin
-      if (int_acc && bus_we && region == 4'h2 && bus_wstrb[b]) begin
+      if (int_acc && bus_we && region == RgRam && bus_wstrb[b]) begin
         ram_q[widx[8:0]][b*8 +: 8] <= bus_wdata[b*8 +: 8];
       end
     end
@@ -331,7 +342,7 @@ module nasa_mcu #(
       pp_waddr = tbl_word;
       pp_wdata = (tbl_sel == 8'(nasa_pkg::TblLayerK)) ? {24'd0, csr_wdata_i[7:0]} : csr_wdata_i;
     end
-    pp_we_c = mmio && bus_we && (page == 4'h0) && !pp_we_h;
+    pp_we_c = mmio && bus_we && (page == PgParam) && !pp_we_h;
     if (pp_we_c) begin
       pp_waddr = widx[7:0];
       pp_wdata = bus_wdata;
@@ -356,9 +367,9 @@ module nasa_mcu #(
   logic host_tbl_rd;
   assign host_tbl_rd = hrd && is_tbl_data;
   always_ff @(posedge clk_i) begin
-    if (core_wr && page == 4'h2) node_q[NW'(widx)] <= bus_wdata;
-    if (core_wr && page == 4'h3) leaf_q[LW'(widx)] <= bus_wdata[15:0];
-    if (core_wr && page == 4'h4) corr_q[NW'(widx)] <= bus_wdata;
+    if (core_wr && page == PgNode) node_q[NW'(widx)] <= bus_wdata;
+    if (core_wr && page == PgLeaf) leaf_q[LW'(widx)] <= bus_wdata[15:0];
+    if (core_wr && page == PgCorrect) corr_q[NW'(widx)] <= bus_wdata;
     node_rd_q <= node_q[host_tbl_rd ? NW'(tbl_idx) : NW'(widx)];
     corr_rd_q <= corr_q[host_tbl_rd ? NW'(tbl_idx) : NW'(widx)];
     leaf_rd_q <= leaf_q[LW'(tbl_idx)];
@@ -367,9 +378,9 @@ module nasa_mcu #(
     blocked = 1'b0;
     if (mmio) begin
       unique case (page)
-        4'h0: blocked = bus_we ? pp_we_h : host_pp_rd;
-        4'h2, 4'h4: blocked = !bus_we && host_tbl_rd;
-        4'h5: blocked = dot_busy;
+        PgParam: blocked = bus_we ? pp_we_h : host_pp_rd;
+        PgNode, PgCorrect: blocked = !bus_we && host_tbl_rd;
+        PgDot: blocked = dot_busy;
         default: ;
       endcase
     end
@@ -378,7 +389,7 @@ module nasa_mcu #(
   // control registers, GO
   logic ctrl_wr;
   logic [3:0] ctrl_k;
-  assign ctrl_wr = core_wr && page == 4'h1;
+  assign ctrl_wr = core_wr && page == PgCtrl;
   assign ctrl_k  = widx[3:0];
   assign go_done = (go_q != '0);
   assign restart = trap;  // a firmware fault: the run ends with Fault, the core starts again
@@ -419,15 +430,15 @@ module nasa_mcu #(
       // core
       if (ctrl_wr) begin
         unique case (ctrl_k)
-          4'd1: begin  // FINISH
+          CFinish: begin
             busy_q     <= 1'b0;
             done_q     <= 1'b1;
             error_q    <= (bus_wdata[7:0] != '0);
             err_code_q <= bus_wdata[7:0];
             run_q      <= 1'b0;
           end
-          4'd7: node_count_q <= NCW'(bus_wdata);
-          4'd8: leaf_count_q <= LCW'(bus_wdata);
+          CNodeCount: node_count_q <= NCW'(bus_wdata);
+          CLeafCount: leaf_count_q <= LCW'(bus_wdata);
           default: ;
         endcase
       end
@@ -457,7 +468,7 @@ module nasa_mcu #(
   assign busy_o      = busy_q;
   assign done_o      = done_q;
   assign error_o     = error_q;
-  assign layer_end_o = ctrl_wr && (ctrl_k == 4'd4);  // the LAYER_END write (see the harness)
+  assign layer_end_o = ctrl_wr && (ctrl_k == CLayerEnd);  // the LAYER_END write (see the harness)
 
   // the core's reads of internal memory (valid in their second cycle)
   logic [3:0] rd_region_q, rd_page_q;
@@ -467,14 +478,14 @@ module nasa_mcu #(
   end
   always_comb begin
     int_rdata = '0;
-    if (rd_region_q == 4'h2) begin
+    if (rd_region_q == RgRam) begin
       int_rdata = ram_rd_q;
-    end else if (rd_region_q == 4'h3) begin
+    end else if (rd_region_q == RgMmio) begin
       unique case (rd_page_q)
-        4'h0: int_rdata = pp_rd_q;
-        4'h2: int_rdata = node_rd_q;
-        4'h4: int_rdata = corr_rd_q;
-        4'h5: int_rdata = dot_acc;
+        PgParam: int_rdata = pp_rd_q;
+        PgNode: int_rdata = node_rd_q;
+        PgCorrect: int_rdata = corr_rd_q;
+        PgDot: int_rdata = dot_acc;
         default: ;
       endcase
     end

@@ -1,6 +1,6 @@
 // RV32I + Zmmul (the M extension's multiplies, no divide) controller of the `fpga` configuration
 // (docs/fpga.md "The board's core"): a multi-cycle core built for area, with fixed, simple timing
-// that the host-side ISS (sw/src/mcu_iss.cpp) replays cycle for cycle. Instructions come from a
+// that the host-side ISS (fpga/model/mcu_iss.cpp) replays cycle for cycle. Instructions come from a
 // ROM port (one-cycle read latency, shared with data loads from the ROM); the register file is a
 // two-read-port RAM written at the end of an instruction. Data go over one request/response bus
 // (any latency; a store completes when it is accepted). Cycles per instruction: ALU, jal,

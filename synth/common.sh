@@ -1,34 +1,25 @@
 # Shared by lint.sh and synth.sh (sourced, not run): repository paths, the hardware
-# configurations parsed from the NASA_CONFIGS table of hw_spec.h, and the RTL file list.
+# configurations (synth/nasa_configs.sh, generated from the NASA_CONFIGS table of hw_spec.h by
+# `make gen`), and the RTL file list.
 NASA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-NASA_SPEC=$NASA_ROOT/sw/include/nasa/hw_spec.h
+# shellcheck source=nasa_configs.sh
+source "$NASA_ROOT/synth/nasa_configs.sh"
 
-# Prints one line "name rows cols mem_bytes ... dma_inflight wtiles mcu" per configuration.
-nasa_configs() {
-  local n=' *([0-9]+) *'
-  sed -n '/#define NASA_CONFIGS(X)/,/[^\\]$/p' "$NASA_SPEC" |
-    sed -nE "s/.*X\( *([A-Za-z_][A-Za-z0-9_]*) *((,$n){15})\).*/\1\2/p" | tr -s ', ' '  '
-}
-
-# Sets CFG_ROWS ... CFG_MCU, NASA_PARAM_NAMES/NASA_PARAM_VALUES and NASA_TOP (the core's top
-# module: nasa_mcu for the configurations with a controller, Mcu = 1, else nasa_top) for
-# configuration $1.
+# Sets CFG_<FIELD> for every column (CFG_ROWS ... CFG_MCU), NASA_PARAM_VALUES (the values of
+# NASA_PARAM_NAMES, the core's RTL parameters) and NASA_TOP (the core's top module: nasa_mcu for
+# the configurations with a controller, Mcu = 1, else nasa_top) for configuration $1.
 nasa_config() {
-  local row
-  row=$(nasa_configs | awk -v c="$1" '$1 == c')
-  if [[ -z $row ]]; then
-    echo "error: unknown configuration '$1' (known: $(nasa_configs | cut -d' ' -f1 | xargs))" >&2
+  local row="NASA_CFG_$1[@]" i
+  if [[ ! " ${NASA_CONFIG_NAMES[*]} " == *" $1 "* ]]; then
+    echo "error: unknown configuration '$1' (known: ${NASA_CONFIG_NAMES[*]})" >&2
     return 1
   fi
-  read -r _ CFG_ROWS CFG_COLS CFG_MEM_BYTES CFG_IN_BUF_BYTES CFG_KRED_MAX CFG_BURST_MAX \
-    CFG_NODE_CAP CFG_MAX_LAYERS CFG_MAX_CHOICES CFG_MAX_CANDS CFG_RQ_LANES CFG_ADDR_BITS \
-    CFG_DMA_INFLIGHT CFG_WTILES CFG_MCU <<<"$row"
-  NASA_PARAM_NAMES=(Rows Cols MemBytes InBufBytes KredMax BurstMax NodeCap MaxLayers MaxChoices
-                    MaxCands RqLanes AddrBits DmaInflight WTiles)
-  NASA_PARAM_VALUES=("$CFG_ROWS" "$CFG_COLS" "$CFG_MEM_BYTES" "$CFG_IN_BUF_BYTES"
-                     "$CFG_KRED_MAX" "$CFG_BURST_MAX" "$CFG_NODE_CAP" "$CFG_MAX_LAYERS"
-                     "$CFG_MAX_CHOICES" "$CFG_MAX_CANDS" "$CFG_RQ_LANES" "$CFG_ADDR_BITS"
-                     "$CFG_DMA_INFLIGHT" "$CFG_WTILES")
+  local -a values=("${!row}")
+  NASA_PARAM_VALUES=()
+  for i in "${!NASA_CONFIG_FIELDS[@]}"; do
+    printf -v "CFG_${NASA_CONFIG_FIELDS[$i]}" '%s' "${values[$i]}"
+    if ((i < ${#NASA_PARAM_NAMES[@]})); then NASA_PARAM_VALUES+=("${values[$i]}"); fi
+  done
   if [[ $CFG_MCU == 1 ]]; then NASA_TOP=nasa_mcu; else NASA_TOP=nasa_top; fi
 }
 

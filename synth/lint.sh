@@ -16,7 +16,7 @@ fi
 mapfile -t files < <(nasa_rtl_files)
 configs=("$@")
 if [[ ${#configs[@]} -eq 0 ]]; then
-  mapfile -t configs < <(nasa_configs | cut -d' ' -f1)
+  configs=("${NASA_CONFIG_NAMES[@]}")
 fi
 
 log=$(mktemp)

@@ -1,6 +1,6 @@
 /* Firmware of the `fpga` configuration's controller (docs/fpga.md): runs the engine's programs
- * and batch runs on the RV32IM core, bit for bit as the reference model does (sw/src/desc.cpp
- * validate(), sw/src/refmodel.cpp execute(), sw/src/batch_model.cpp run()). The host sees the
+ * and batch runs on the RV32IM core, bit for bit as the reference model does (sw/base/desc.cpp
+ * validate(), sw/model/refmodel.cpp execute(), sw/model/batch_model.cpp run()). The host sees the
  * same CSRs, error codes, tables and counters as on the other configurations. */
 #include <stdint.h>
 
@@ -126,7 +126,7 @@ static int has_params(u32 op) {
   return op == NASA_OP_CONV || op == NASA_OP_DW_CONV || op == NASA_OP_FC;
 }
 
-/* sw/src/desc.cpp shape_of(), for a layer whose sizes passed the Oversize check (32 bits then) */
+/* sw/base/desc.cpp shape_of(), for a layer whose sizes passed the Oversize check (32 bits then) */
 static void shape_of(const desc_t *d, shape_t *s) {
   const u32 stride = d->stride == 2 ? 2 : 1;
   s->in_bytes = (u64)d->h * d->w * d->cin;
@@ -165,7 +165,7 @@ static int inside(u32 addr, u64 size) {
   return addr >= win_base && (u64)addr + size <= (u64)win_limit;
 }
 
-/* sw/src/desc.cpp validate(): the checks in the engine's order */
+/* sw/base/desc.cpp validate(): the checks in the engine's order */
 static u32 validate(const desc_t *d, shape_t *s) {
   const u32 op = d->op;
   if (op == 0 || op > NASA_OP_GAP) return NASA_ERR_BAD_OPCODE;
@@ -387,7 +387,7 @@ static u32 run_program(void) {
   return NASA_ERR_NONE;
 }
 
-/* ---------------- batch runs (docs/fusion.md, sw/src/batch_model.cpp) ---------------- */
+/* ---------------- batch runs (docs/fusion.md, sw/model/batch_model.cpp) ---------------- */
 #define NODE_CAP NASA_CFG_NODE_CAP
 #define MAX_LAYERS NASA_CFG_MAX_LAYERS
 static u16 first_child[NODE_CAP], next_sibling[NODE_CAP];
@@ -418,9 +418,10 @@ static u32 batch_config(void) {
   err_index = 0;
   if (B(CAND_COUNT) == 0 || B(IMG_COUNT) == 0) return NASA_ERR_EMPTY_BATCH;
   int bad = B(NUM_LAYERS) == 0 || B(NUM_LAYERS) > MAX_LAYERS || B(MINI_BATCH) == 0 ||
-            B(CAND_COUNT) > NASA_CFG_MAX_CANDS || B(GEN_MODE) > 3 || B(CLASSES) == 0 ||
+            B(CAND_COUNT) > NASA_CFG_MAX_CANDS || B(GEN_MODE) > NASA_GEN_CROSSOVER || B(CLASSES) == 0 ||
             B(CLASSES) > 0xFFFF || B(GEN_PROB) > 0x10000 ||
-            ((B(GEN_MODE) == 2 || B(GEN_MODE) == 3) && B(PARENT_COUNT) == 0);
+            ((B(GEN_MODE) == NASA_GEN_MUTATE || B(GEN_MODE) == NASA_GEN_CROSSOVER) &&
+             B(PARENT_COUNT) == 0);
   for (u32 i = 0; i < B(NUM_LAYERS) && i < MAX_LAYERS; ++i) {
     const u32 k = param(MCU_P_LAYERK + i) & 0xFF;
     bad = bad || k == 0 || k > NASA_CFG_MAX_CHOICES;
@@ -450,7 +451,7 @@ static u32 umod(u32 a, u32 b) {
 
 static u32 generate(void) {
   const u32 L = B(NUM_LAYERS), mode = B(GEN_MODE), stride = B(CAND_STRIDE);
-  const u32 np = mode == 1 ? 0 : B(PARENT_COUNT);
+  const u32 np = mode == NASA_GEN_SAMPLE ? 0 : B(PARENT_COUNT);
   /* the model reads every parent before it writes: their window checks come first */
   for (u32 p = 0; p < np; ++p) {
     for (u32 i = 0; i < L; ++i) {
@@ -462,9 +463,9 @@ static u32 generate(void) {
     for (u32 i = 0; i < L; ++i) {
       const u32 k = param(MCU_P_LAYERK + i) & 0xFF;
       u32 c;
-      if (mode == 1) {
+      if (mode == NASA_GEN_SAMPLE) {
         c = xs_sample(k);
-      } else if (mode == 2) {
+      } else if (mode == NASA_GEN_MUTATE) {
         const u32 r = xs_next();
         c = (r >> 16) < B(GEN_PROB) ? xs_sample(k)
                                     : M[B(PARENT_ADDR) + umod(j, np) * stride + i];
@@ -484,7 +485,7 @@ static u32 generate(void) {
 static u32 fuse(void) {
   const u32 L = B(NUM_LAYERS);
   node_count = 1;
-  REG(MCU_NODE(0)) = NASA_NO_NODE | 0xFFu << 16 | 0xFFu << 24;
+  REG(MCU_NODE(0)) = NASA_NODE_WORD(NASA_NO_NODE, 0xFFu, 0xFFu);
   REG(MCU_CORRECT(0)) = 0;
   first_child[0] = NASA_NO_NODE;
   next_sibling[0] = NASA_NO_NODE;
@@ -499,7 +500,7 @@ static u32 fuse(void) {
       u32 found = NASA_NO_NODE, last = NASA_NO_NODE;
       for (u32 n = first_child[cur]; n != NASA_NO_NODE; n = next_sibling[n]) {
         last = n;
-        if (node_word(n) >> 24 == ch) {
+        if (NASA_NODE_CHOICE(node_word(n)) == ch) {
           found = n;
           break;
         }
@@ -507,7 +508,7 @@ static u32 fuse(void) {
       if (found == NASA_NO_NODE) {
         if (node_count == NODE_CAP) return NASA_ERR_NODE_OVERFLOW;
         found = node_count++;
-        REG(MCU_NODE(found)) = cur | i << 16 | ch << 24;
+        REG(MCU_NODE(found)) = NASA_NODE_WORD(cur, i, ch);
         REG(MCU_CORRECT(found)) = 0;
         first_child[found] = next_sibling[found] = NASA_NO_NODE;
         if (last == NASA_NO_NODE) first_child[cur] = (u16)found;
@@ -564,15 +565,15 @@ static u32 visit(u32 n, u32 depth, u32 g0, u32 nb, u32 img_ptr) {
     xb = img_ptr;
     xs = B(IMG_STRIDE);
   } else {
-    entry = param(MCU_P_OPTAB + ((nw >> 16) & 0xFF) * NASA_CFG_MAX_CHOICES + (nw >> 24));
+    entry = param(MCU_P_OPTAB + NASA_NODE_LAYER(nw) * NASA_CFG_MAX_CHOICES + NASA_NODE_CHOICE(nw));
     xb = out_base[depth - 1];
     xs = out_stride[depth - 1];
   }
-  const u32 first = entry & 0xFFFFFF, count = entry >> 24;
+  const u32 first = NASA_TPL_FIRST(entry), count = NASA_TPL_COUNT(entry);
   const u32 aa = param(MCU_P_ARENA_ADDR + depth), as = param(MCU_P_ARENA_STRIDE + depth);
   out_base[depth] = count == 0 ? xb : aa;
   out_stride[depth] = count == 0 ? xs : as;
-  const u32 hfirst = B(HEAD_TPL) & 0xFFFFFF, hcount = B(HEAD_TPL) >> 24;
+  const u32 hfirst = NASA_TPL_FIRST(B(HEAD_TPL)), hcount = NASA_TPL_COUNT(B(HEAD_TPL));
   for (u32 b = 0; b < nb; ++b) {
     const u32 g = g0 + b, x = xb + b * xs, y = aa + b * as;
     const u32 l = B(LOGITS_STRIDE) == 0 ? B(LOGITS_ADDR)
@@ -597,7 +598,7 @@ static u32 run_batch(void) {
   set_node_count(0);
   node_count = 0;
   if ((e = batch_config()) != NASA_ERR_NONE) return e;
-  if (B(GEN_MODE) != 0 && (e = generate()) != NASA_ERR_NONE) return e;
+  if (B(GEN_MODE) != NASA_GEN_MEMORY && (e = generate()) != NASA_ERR_NONE) return e;
   e = fuse();
   set_node_count(node_count);
   if (e != NASA_ERR_NONE) return e;

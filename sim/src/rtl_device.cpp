@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "nasa/backend.h"
 #include "nasa/memory_image.h"
 #include "nasa/sim/engine_sim.h"
 
@@ -83,5 +84,15 @@ std::unique_ptr<device::Device> make_rtl_device(const hw::Config& cfg, uint64_t 
                                                 const cycles::DramTiming& dram) {
   return std::make_unique<RtlDevice>(cfg, memory_bytes, dram);
 }
+
+namespace {
+// Backend "rtl" for every configuration (the programs that link nasa_sim whole see it).
+const device::BackendRegistrar kRtlBackend({"rtl", "the Verilated RTL with the sim/ DRAM model",
+                                            [](const hw::Config&) { return true; },
+                                            [](const hw::Config& c, uint64_t m,
+                                               const device::BackendOptions&) {
+                                              return make_rtl_device(c, m);
+                                            }});
+}  // namespace
 
 }  // namespace nasa::sim

@@ -21,11 +21,10 @@
 #include "nasa/runtime.h"
 #include "nasa/schedule.h"
 #include "nasa/search.h"
-#include "nasa/sim/rtl_device.h"
 #include "nasa/spec.h"
 #include "nasa/supernet_weights.h"
 #include "nasa/svg.h"
-#include "nasa/uart_device.h"
+#include "nasa/backend.h"
 #ifdef NASA_HAVE_TRAIN
 #include "nasa/pipeline.h"
 #include "nasa/train.h"
@@ -220,27 +219,18 @@ struct EvalOptions {
 // --port of the uart backend (a serial device, e.g. /dev/ttyUSB1 for the iCEBreaker).
 std::string g_uart_port;
 
+// A backend by name (nasa/backend.h): ref, uart and, in the tree's build, rtl.
 nasa::runtime::DeviceFactory backend_factory(const std::string& backend) {
-  if (backend == "uart") {
-    if (g_uart_port.empty()) throw std::invalid_argument("--backend uart needs --port PATH");
-    return [port = g_uart_port](const nasa::hw::Config& c, uint64_t m) {
-      return nasa::uart::make_uart_device(port, c, m);
-    };
-  }
-  if (backend == "ref") {
-    return
-        [](const nasa::hw::Config& c, uint64_t m) { return nasa::device::make_ref_device(c, m); };
-  }
-  if (backend == "rtl") {
-    return [](const nasa::hw::Config& c, uint64_t m) { return nasa::sim::make_rtl_device(c, m); };
-  }
-  throw std::invalid_argument(fmt::format("--backend '{}': expected ref, rtl or uart", backend));
+  return nasa::device::backend_factory(backend, {.port = g_uart_port});
 }
 
 uint32_t gen_mode_of(const std::string& m) {
-  if (m == "sample") return 1;
-  if (m == "mutate") return 2;
-  if (m == "crossover") return 3;
+  using nasa::hw::GenMode;
+  for (const auto& [name, mode] : {std::pair{"sample", GenMode::Sample},
+                                   std::pair{"mutate", GenMode::Mutate},
+                                   std::pair{"crossover", GenMode::Crossover}}) {
+    if (m == name) return static_cast<uint32_t>(mode);
+  }
   throw std::invalid_argument(fmt::format("--mode '{}': expected sample, mutate or crossover", m));
 }
 
@@ -261,7 +251,7 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     bo.gen_mode = gen_mode_of(o.gen_mode);
     bo.gen_prob = o.gen_prob;
     if (!o.parents_file.empty()) bo.parents = nasa::fusion::read_arch_file(o.parents_file, net);
-    if (o.generate > 0 && bo.gen_mode != 1 && bo.parents.empty()) {
+    if (o.generate > 0 && nasa::hw::gen_mode_needs_parents(bo.gen_mode) && bo.parents.empty()) {
       throw std::invalid_argument("--mode mutate/crossover needs --parents-file F");
     }
     const auto r = rt.evaluate_fused(batch, o.generate, imgs, labels, bo);

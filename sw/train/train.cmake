@@ -10,6 +10,7 @@ message(STATUS "libtorch ${Torch_VERSION}: building nasa_train")
 
 file(GLOB NASA_TRAIN_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cpp)
 add_library(nasa_train STATIC ${NASA_TRAIN_SOURCES})
+target_include_directories(nasa_train PUBLIC ${CMAKE_CURRENT_LIST_DIR}/include)
 # torch stays out of nasa_core: only this library and what links it see its headers.
 target_link_libraries(nasa_train PUBLIC nasa_core PRIVATE ${TORCH_LIBRARIES})
 nasa_project_target(nasa_train)

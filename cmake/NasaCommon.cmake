@@ -1,0 +1,31 @@
+# What every NASA build shares, the whole tree's and the standalone host library's (`cmake -S sw`):
+# C++20, ccache, the host libraries, and the project's warning flags.
+set(CMAKE_CXX_STANDARD 20)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+set(CMAKE_EXPORT_COMPILE_COMMANDS ON)  # for clang-tidy / clangd
+set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+
+# ccache: CCACHE_BASEDIR makes paths relative, so a fresh clone in another folder (CI) still hits
+# the cache filled by a developer build on the same machine.
+find_program(CCACHE_PROGRAM ccache)
+if(CCACHE_PROGRAM)
+  get_filename_component(_nasa_root ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
+  set(NASA_LAUNCHER env CCACHE_BASEDIR=${_nasa_root} CCACHE_NOHASHDIR=1 ${CCACHE_PROGRAM})
+  set(CMAKE_C_COMPILER_LAUNCHER ${NASA_LAUNCHER})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${NASA_LAUNCHER})
+  message(STATUS "Using ccache: ${CCACHE_PROGRAM}")
+endif()
+
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(nlohmann_json REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(ZLIB REQUIRED)
+find_package(OpenSSL REQUIRED)  # SHA-256 of logits (libcrypto)
+find_package(Threads REQUIRED)
+
+# Warnings as errors on the project's own code only (never on Verilator-generated code).
+function(nasa_project_target target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
+endfunction()

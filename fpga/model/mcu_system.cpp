@@ -1,0 +1,377 @@
+// rtl/nasa_mcu.sv on the host: every register, table and timing rule below names the RTL signal
+// it mirrors; keep the two in step (the fpga cosim compares the counters and every layer's
+// completion cycle).
+#include "nasa/mcu_system.h"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+
+
+namespace nasa::mcu {
+namespace {
+
+using namespace hw::mcu;  // the memory map (hw_spec.h NASA_MCU_MAP)
+constexpr uint32_t kGoLoad = 0x00002503;  // lw a0, 0(zero): crt0.S's wait for a run
+
+bool rw_csr(uint32_t a) {
+  using hw::Csr;
+  if (a % 4 != 0) return false;  // (RTL RwMask: word addresses)
+  return a == static_cast<uint32_t>(Csr::DescAddr) || a == static_cast<uint32_t>(Csr::DescCount) ||
+         a == static_cast<uint32_t>(Csr::WinBase) || a == static_cast<uint32_t>(Csr::WinLimit) ||
+         (a >= static_cast<uint32_t>(Csr::NumLayers) &&
+          a <= static_cast<uint32_t>(Csr::ParentCount));
+}
+
+}  // namespace
+
+System::System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::DramTiming& dram,
+               std::span<const uint32_t> rom)
+    : cfg_(cfg),
+      mem_(mem),
+      dram_(dram, cfg.mem_bytes),
+      iss_(rom, *this),
+      ram_(kRamBytes, 0),
+      page_(kParamWords, 0),
+      node_(cfg.node_cap, 0),
+      corr_(cfg.node_cap, 0),
+      leaf_(cfg.max_cands, 0),
+      rom_(rom) {
+  if (cfg.mem_bytes != 4) {
+    throw std::invalid_argument("the controller's memory port is one 32-bit word wide");
+  }
+  boot();
+}
+
+// The firmware from its reset entry to its wait for a run (RTL: after reset, and after a trap).
+void System::boot() {
+  iss_.reset();
+  for (int i = 0; i < 1000000; ++i) {
+    const uint32_t at = (iss_.pc() - kRomBase) >> 2;
+    if (at < rom_.size() && rom_[at] == kGoLoad) return;
+    if (!iss_.step()) break;
+  }
+  throw std::runtime_error("controller model: the firmware did not reach its wait for a run");
+}
+
+// RTL tbl_wr_ok / tbl_word: the parameter-page word of a writable table entry, or -1
+static int64_t table_word(const hw::Config& cfg, uint32_t tbl_addr) {
+  const uint32_t sel = hw::tbl_table(tbl_addr), idx = hw::tbl_index(tbl_addr);
+  switch (static_cast<hw::Table>(sel)) {
+    case hw::Table::OpTab:
+      return idx < cfg.max_layers * cfg.max_choices ? kPOpTab + idx : -1;
+    case hw::Table::LayerK:
+      return idx < cfg.max_layers ? kPLayerK + idx : -1;
+    case hw::Table::ArenaAddr:
+      return idx <= cfg.max_layers ? kPArenaAddr + idx : -1;
+    case hw::Table::ArenaStride:
+      return idx <= cfg.max_layers ? kPArenaStride + idx : -1;
+    default:
+      return -1;
+  }
+}
+
+void System::write_csr(uint32_t addr, uint32_t value) {
+  if (addr == static_cast<uint32_t>(hw::Csr::Ctrl)) {
+    if (value & hw::kCtrlClear) {
+      done_ = error_ = false;
+      err_code_ = 0;
+    }
+    if (!busy_ && (value & (hw::kCtrlStart | hw::kCtrlBatch))) {
+      busy_ = true;
+      done_ = error_ = false;
+      err_code_ = 0;
+      go_ = (value & hw::kCtrlBatch) ? 2 : 1;
+      cycles_ = rd_bytes_ = wr_bytes_ = 0;
+    }
+    return;
+  }
+  if (busy_) return;
+  if (rw_csr(addr)) {
+    const bool win = addr == static_cast<uint32_t>(hw::Csr::WinBase) ||
+                     addr == static_cast<uint32_t>(hw::Csr::WinLimit);
+    page_[addr / 4] = win ? cfg_.clamp_window(value) : value;
+  } else if (addr == static_cast<uint32_t>(hw::Csr::TblAddr)) {
+    tbl_addr_ = value;
+  } else if (addr == static_cast<uint32_t>(hw::Csr::TblData)) {
+    if (const int64_t w = table_word(cfg_, tbl_addr_); w >= 0) {
+      page_[w] = hw::tbl_table(tbl_addr_) == static_cast<uint32_t>(hw::Table::LayerK) ? value & 0xFF
+                                                                                : value;
+    }
+    tbl_addr_ = hw::tbl_next(tbl_addr_);
+  }
+}
+
+uint32_t System::read_csr(uint32_t addr) {
+  using hw::Csr;
+  if (rw_csr(addr)) return page_[addr / 4];
+  if (addr == static_cast<uint32_t>(Csr::TblData)) {
+    const uint32_t sel = hw::tbl_table(tbl_addr_), idx = hw::tbl_index(tbl_addr_);
+    uint32_t v = 0;
+    switch (static_cast<hw::Table>(sel)) {
+      case hw::Table::Node:
+        v = idx < node_count_ ? node_[idx % node_.size()] : 0;
+        break;
+      case hw::Table::Correct:
+        v = idx < node_count_ ? corr_[idx % corr_.size()] : 0;
+        break;
+      case hw::Table::Leaf:
+        v = idx < leaf_count_ ? leaf_[idx % leaf_.size()] : 0;
+        break;
+      default:
+        if (const int64_t w = table_word(cfg_, tbl_addr_); w >= 0) v = page_[w];
+        break;
+    }
+    tbl_addr_ = hw::tbl_next(tbl_addr_);
+    return v;
+  }
+  const uint32_t base = static_cast<uint32_t>(Csr::CounterBase);
+  if (addr >= base && addr < base + 8 * hw::kNumCounters) {
+    const uint64_t c = counter(static_cast<hw::Counter>((addr - base) / 8));
+    return static_cast<uint32_t>((addr - base) % 8 == 0 ? c : c >> 32);
+  }
+  switch (static_cast<Csr>(addr)) {
+    case Csr::Status:
+      return (busy_ ? hw::kStatusBusy : 0) | (done_ ? hw::kStatusDone : 0) |
+             (error_ ? hw::kStatusError : 0);
+    case Csr::ErrCode:
+      return err_code_;
+    case Csr::TblAddr:
+      return tbl_addr_;
+    default:
+      // the parameter page: what the host and the firmware wrote (RTL page_csr)
+      return addr < base ? page_[(addr / 4) % page_.size()] : 0;
+  }
+}
+
+uint64_t System::counter(hw::Counter c) const {
+  switch (c) {
+    case hw::Counter::Cycles:
+      return cycles_;
+    case hw::Counter::Macs:
+      return page_[kPMacs] | uint64_t{page_[kPMacs + 1]} << 32;
+    case hw::Counter::DramRdBytes:
+      return rd_bytes_;
+    case hw::Counter::DramWrBytes:
+      return wr_bytes_;
+    default:
+      return 0;
+  }
+}
+
+void System::finish(uint32_t code) {
+  busy_ = false;
+  done_ = true;
+  error_ = code != 0;
+  err_code_ = code;
+  go_ = 0;
+  finished_ = true;
+}
+
+RunInfo System::run(uint64_t max_cycles) {
+  RunInfo info;
+  if (!busy_) return info;
+  finished_ = false;
+  run_origin_ = ~uint64_t{0};
+  layer_ends_.clear();
+  // (the core waits at its GO read; the read completes at once and the run's cycles count from
+  // there)
+  while (!finished_ && !iss_.trapped()) {
+    iss_.step();
+    if (run_origin_ != ~uint64_t{0} && iss_.cycle() - run_origin_ > max_cycles) break;
+  }
+  if (!finished_ && iss_.trapped()) {
+    // RTL: the trap cycle ends the run with Fault; the core starts again from its reset entry
+    cycles_ = iss_.cycle() - run_origin_;
+    finish(static_cast<uint32_t>(hw::Err::Fault));
+    dot_idle_ = 0;
+    boot();
+  }
+  info.done = finished_;
+  info.cycles = cycles_;
+  info.layer_ends = layer_ends_;
+  return info;
+}
+
+uint32_t System::main_word(uint32_t addr) const {
+  if (uint64_t{addr} + 4 > mem_.size()) {
+    throw std::out_of_range("controller model: main memory read past the memory image");
+  }
+  return uint32_t{mem_[addr]} | uint32_t{mem_[addr + 1]} << 8 | uint32_t{mem_[addr + 2]} << 16 |
+         uint32_t{mem_[addr + 3]} << 24;
+}
+
+void System::main_write(uint32_t addr, uint32_t data, uint32_t strb) {
+  if (uint64_t{addr} + 4 > mem_.size()) {
+    throw std::out_of_range("controller model: main memory write past the memory image");
+  }
+  for (int i = 0; i < 4; ++i) {
+    if ((strb >> i) & 1) mem_[addr + i] = static_cast<uint8_t>(data >> (8 * i));
+  }
+}
+
+void System::dram_until(uint64_t cyc) {
+  for (; dram_cyc_ < cyc; ++dram_cyc_) dram_.clock(dram_cyc_, false, false, 0, false);
+}
+
+// The first cycle from `cyc` in which the DRAM model takes a request presented from `cyc` on.
+uint64_t System::accept(uint64_t cyc) {
+  dram_until(cyc);
+  uint64_t c = cyc;
+  while (!dram_.req_ready()) dram_.clock(c++, false, false, 0, false);
+  return c;
+}
+
+uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata, uint32_t strb,
+                        uint32_t& rdata) {
+  const uint32_t region = addr >> 28;
+  rdata = 0;
+  if (region == kRegionGo) {  // GO: the run starts when this read completes
+    rdata = go_;
+    run_origin_ = cyc;
+    return cyc;
+  }
+  if (region == kRegionMain) {  // main memory through the port (RTL ld_wait_q), once the dot unit is idle
+    const uint32_t a = addr & 0x0FFFFFFFu;
+    cyc = std::max(cyc, dot_idle_);
+    if (!write) return fetch(cyc, a, rdata);
+    const uint64_t c = accept(cyc);  // a store completes when accepted
+    main_write(a, wdata, strb);
+    dram_.clock(c, false, false, 0, true);
+    dram_cyc_ = c + 1;
+    wr_bytes_ += static_cast<uint64_t>(std::popcount(strb & 0xFu));
+    return c;
+  }
+  const uint32_t widx = (addr >> 2) & 0x3FF;
+  if (region == kRegionRam) {  // RAM
+    uint8_t* w = ram_.data() + 4 * (widx & 0x1FF);
+    if (write) {
+      for (int i = 0; i < 4; ++i) {
+        if ((strb >> i) & 1) w[i] = static_cast<uint8_t>(wdata >> (8 * i));
+      }
+      return cyc;
+    }
+    rdata = uint32_t{w[0]} | uint32_t{w[1]} << 8 | uint32_t{w[2]} << 16 | uint32_t{w[3]} << 24;
+    return cyc + 1;
+  }
+  if (region == kRegionMmio) {  // registers and tables
+    const uint32_t page = (addr >> 12) & 0xF;
+    if (page == kPageDot) return dot_access(cyc, write, widx & 7, wdata, rdata);
+    if (write) {
+      switch (page) {
+        case kPageParam: page_[widx & 0xFF] = wdata; break;
+        case kPageCtrl:
+          switch (widx & 0xF) {
+            case kCFinish:
+              cycles_ = cyc - run_origin_;
+              finish(wdata & 0xFF);
+              break;
+            case kCLayerEnd: layer_ends_.push_back(cyc - run_origin_); break;
+            case kCNodeCount: node_count_ = wdata; break;
+            case kCLeafCount: leaf_count_ = wdata; break;
+            default: break;
+          }
+          break;
+        case kPageNode: node_[widx % node_.size()] = wdata; break;
+        case kPageLeaf: leaf_[widx % leaf_.size()] = wdata & 0xFFFF; break;
+        case kPageCorrect: corr_[widx % corr_.size()] = wdata; break;
+        default: break;
+      }
+      return cyc;
+    }
+    switch (page) {
+      case kPageParam: rdata = page_[widx & 0xFF]; break;
+      case kPageNode: rdata = node_[widx % node_.size()]; break;
+      case kPageCorrect: rdata = corr_[widx % corr_.size()]; break;
+      default: break;
+    }
+    return cyc + 1;
+  }
+  return write ? cyc : cyc + 1;  // nothing there: reads give 0
+}
+
+// One word read over the port presented in cycle `cyc`: accepted when the DRAM model is ready,
+// data in the cycle returned (RTL: the core's ld_wait_q, the dot unit's DReq/DWait).
+uint64_t System::fetch(uint64_t cyc, uint32_t addr, uint32_t& rdata) {
+  uint64_t c = accept(cyc);
+  rdata = main_word(addr & ~3u);
+  dram_.clock(c++, false, true, 1, false);
+  while (!dram_.rsp_valid(c)) dram_.clock(c++, false, false, 0, false);
+  dram_.clock(c, true, false, 0, false);
+  dram_cyc_ = c + 1;
+  rd_bytes_ += cfg_.mem_bytes;
+  return c;
+}
+
+// rtl/nasa_mcu_dot.sv: register accesses wait while the unit runs (a write completes in its
+// first free cycle, a read in the cycle after); the ACC write starts it.
+uint64_t System::dot_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wdata,
+                            uint32_t& rdata) {
+  const uint64_t c = std::max(cyc, dot_idle_);
+  if (!write) {
+    rdata = reg == kDAcc ? dot_acc_ : 0;
+    return c + 1;
+  }
+  switch (reg) {
+    case kDX: dot_x_ = wdata; break;
+    case kDW: dot_w_ = wdata; break;
+    case kDShape: dot_shape_ = wdata; break;
+    case kDXstr: dot_xstr_ = wdata; break;
+    case kDWstr: dot_wstr_ = wdata; break;
+    case kDAcc: dot_run(c, wdata); break;
+    default: break;
+  }
+  return c;
+}
+
+// The unit's run after the ACC write in cycle `start`: each cycle from start + 1 takes an
+// element when both operand words are cached, else fetches the missing one (x first); the
+// result is there, and the unit idle, three cycles after the last element.
+void System::dot_run(uint64_t start, uint32_t acc) {
+  const uint32_t amask = cfg_.addr_bits >= 32 ? ~0u : (1u << cfg_.addr_bits) - 1;
+  const uint32_t n = dot_shape_ & 0xFFF, runs = (dot_shape_ >> 16) & 0xFF,
+                 mode = (dot_shape_ >> 24) & 3;
+  const uint32_t xi = dot_xstr_ & 0xFFF, xo = (dot_xstr_ >> 16) & 0xFFF, wi = dot_wstr_ & 0xFFF,
+                 wo = (dot_wstr_ >> 16) & 0xFFF;
+  uint64_t t = start + 1;
+  uint64_t last = start;  // (zero elements: idle at start + 3)
+  bool xv = false, wv = false;
+  uint32_t xt = 0, wt = 0, xw = 0, ww = 0;
+  uint32_t xrun = dot_x_ & amask, wrun = dot_w_ & amask;
+  for (uint32_t j = 0; j < runs && n != 0; ++j) {
+    uint32_t xa = xrun, wa = wrun;
+    for (uint32_t i = 0; i < n;) {
+      if (!xv || xt != xa >> 2) {
+        t = fetch(t, xa, xw) + 1;
+        xt = xa >> 2;
+        xv = true;
+        continue;
+      }
+      if (mode == kDotMac && (!wv || wt != wa >> 2)) {
+        t = fetch(t, wa, ww) + 1;
+        wt = wa >> 2;
+        wv = true;
+        continue;
+      }
+      const auto x = static_cast<int32_t>(static_cast<int8_t>(xw >> (8 * (xa & 3))));
+      const auto w = static_cast<int32_t>(static_cast<int8_t>(ww >> (8 * (wa & 3))));
+      if (mode == kDotMac) acc += static_cast<uint32_t>(x * w);
+      else if (mode == kDotSum) acc += static_cast<uint32_t>(x);
+      else if (x > static_cast<int32_t>(acc)) acc = static_cast<uint32_t>(x);
+      last = t++;
+      ++i;
+      xa = (xa + xi) & amask;
+      wa = (wa + wi) & amask;
+    }
+    // (the next run starts XO, WO after this one's start; the RTL moves the run registers)
+    xrun = (xrun + xo) & amask;
+    wrun = (wrun + wo) & amask;
+  }
+  // the unit's X and W hold the next run's start afterwards
+  dot_x_ = xrun;
+  dot_w_ = wrun;
+  dot_acc_ = acc;
+  dot_idle_ = (n == 0 || runs == 0 ? start : last) + 3;
+}
+
+}  // namespace nasa::mcu

@@ -1,0 +1,394 @@
+// The one definition of the hardware/software interface: opcodes, activations, error codes,
+// CSR map, counters, descriptor fields, memory records and hardware configurations.
+// rtl/nasa_pkg.sv is generated from this file (build/bin/nasa-gen-pkg); a test checks they agree.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace nasa::hw {
+
+// ---- Tables (X-macros). Each row: name, value, one-line meaning. ----
+
+#define NASA_OPCODES(X)                                                                      \
+  X(Conv, 1, "kxk convolution, stride 1/2, same padding, OHWI weights, per-channel params")  \
+  X(DwConv, 2, "kxk depthwise convolution, HWC weights, per-channel params")                 \
+  X(Fc, 3, "fully connected over the flattened HWC input, OHWI weights, per-channel params") \
+  X(MaxPool, 4, "3x3 max pool, stride 1/2, padding ignored")                                 \
+  X(AvgPool, 5, "3x3 average pool (sum incl. zero padding) then requant (M,S)")              \
+  X(Add, 6, "residual add: requant(a,M,S) + requant(b,Mb,Sb), saturated")                    \
+  X(Gap, 7, "global average pool: per-channel sum then requant (M,S), output 1x1xC")
+
+#define NASA_ACTS(X)                \
+  X(None, 0, "clamp to [-128,127]") \
+  X(Relu, 1, "clamp to [0,127]")    \
+  X(Relu6, 2, "clamp to [0,q6]")
+
+// Checked in this order; the first failing check is reported.
+#define NASA_ERRORS(X)                                                                      \
+  X(None, 0, "no error")                                                                    \
+  X(BadOpcode, 1, "unknown opcode")                                                         \
+  X(BadAct, 2, "unknown activation")                                                        \
+  X(BadStride, 3, "stride not 1 or 2")                                                      \
+  X(BadKernel, 4, "kernel not in {1,3,5,7} (conv, depthwise) or not 3 (pools)")             \
+  X(ZeroDim, 5, "a dimension (H, W, Cin, Cout) is zero")                                    \
+  X(BadChannels, 6, "Cout != Cin for an op that keeps channels")                            \
+  X(Oversize, 7, "input does not fit the input buffer or k*k*Cin exceeds KredMax")          \
+  X(BadQuant, 8, "requant shift S outside [1,47] or ReLU6 q6 > 127")                        \
+  X(Window, 9, "an access range lies outside the programmed memory window")                 \
+  X(EmptyProgram, 10, "DESC_COUNT is zero")                                                 \
+  X(EmptyBatch, 11, "batch run with CAND_COUNT or IMG_COUNT zero")                          \
+  X(BadBatchCfg, 12, "batch setup out of range (NUM_LAYERS, a layer's K, MINI_BATCH, ...)") \
+  X(BadChoice, 13, "a candidate picks a choice >= its layer's K (ERR_INDEX: candidate)")    \
+  X(NodeOverflow, 14, "the fused graph needs more nodes than NodeCap (ERR_INDEX: candidate)") \
+  X(Fault, 15, "the fpga configuration's controller stopped at an illegal instruction")
+
+#define NASA_CSRS(X)                                                                       \
+  X(Ctrl, 0x000, "W: bit0 start, bit1 clear done/error, bit2 start a batch run")           \
+  X(Status, 0x004, "R: bit0 busy, bit1 done, bit2 error")                                  \
+  X(ErrCode, 0x008, "R: error code of the run")                                            \
+  X(ErrIndex, 0x00C, "R: index of the descriptor that failed")                             \
+  X(DescAddr, 0x010, "RW: byte address of descriptor 0")                                   \
+  X(DescCount, 0x014, "RW: number of descriptors to run")                                  \
+  X(WinBase, 0x018, "RW: first byte of the accessible window (at most 2^AddrBits)")         \
+  X(WinLimit, 0x01C, "RW: one past the last byte of the window (at most 2^AddrBits)")       \
+  X(HwShape, 0x020, "R: Rows | Cols << 16")                                                \
+  X(HwMem, 0x024, "R: memory port bytes | burst max << 16 | AddrBits << 24")               \
+  X(HwInBuf, 0x028, "R: input buffer bytes")                                               \
+  X(HwKredMax, 0x02C, "R: max reduction length k*k*Cin of one output channel")             \
+  X(Magic, 0x030, "R: 0x4E415341 'NASA'")                                                  \
+  X(LayersDone, 0x034, "R: descriptors completed in this run")                             \
+  X(NumLayers, 0x040, "RW: batch: choice layers L of the supernet")                        \
+  X(CandAddr, 0x044, "RW: batch: candidate vectors, one byte per layer")                   \
+  X(CandStride, 0x048, "RW: batch: bytes between candidate vectors")                       \
+  X(CandCount, 0x04C, "RW: batch: candidates in the batch")                                \
+  X(TplAddr, 0x050, "RW: batch: byte address of template descriptor 0")                    \
+  X(StemTpl, 0x054, "RW: batch: stem templates, first | count << 24")                      \
+  X(HeadTpl, 0x058, "RW: batch: head templates, first | count << 24")                      \
+  X(ImgAddr, 0x05C, "RW: batch: input image 0 (int8 HWC)")                                 \
+  X(ImgStride, 0x060, "RW: batch: bytes between input images")                             \
+  X(ImgCount, 0x064, "RW: batch: images to evaluate")                                      \
+  X(LabelAddr, 0x068, "RW: batch: labels, one byte per image")                             \
+  X(MiniBatch, 0x06C, "RW: batch: images per mini-batch (arena slots per depth)")          \
+  X(Classes, 0x070, "RW: batch: logits per image")                                         \
+  X(LogitsAddr, 0x074, "RW: batch: where the head's FC writes logits (see LOGITS_STRIDE)") \
+  X(LogitsStride, 0x078,                                                                   \
+    "RW: 0: logits at LOGITS_ADDR; else leaf n, image g at +n*stride+g*Classes")           \
+  X(GenMode, 0x07C, "RW: 0 candidates from memory; 1 sample, 2 mutate, 3 crossover")       \
+  X(GenSeed, 0x080, "RW: cand_gen seed (0 means 0x9E3779B9)")                              \
+  X(GenProb, 0x084, "RW: cand_gen mutation probability, 0..65536 = 0..1")                  \
+  X(ParentAddr, 0x088, "RW: cand_gen parent vectors (CAND_STRIDE apart)")                  \
+  X(ParentCount, 0x08C, "RW: cand_gen parents")                                            \
+  X(NodeCount, 0x090, "R: batch: nodes in the node table after fusion")                    \
+  X(TblAddr, 0x094, "RW: batch table access: table << 24 | index")                         \
+  X(TblData, 0x098, "RW: entry at TBL_ADDR; the index advances after each access")         \
+  X(HwBatch, 0x09C, "R: NodeCap | MaxLayers << 16 | MaxChoices << 24")                     \
+  X(CounterBase, 0x100, "R: 64-bit counters, id i at 0x100 + 8*i (lo) and +4 (hi)")
+
+#define NASA_COUNTERS(X)                                                \
+  X(Cycles, 0, "cycles from start to done")                             \
+  X(PeBusy, 1, "cycles the PE array issued a MAC step")                 \
+  X(VecBusy, 2, "cycles the vector unit issued a tap")                  \
+  X(Macs, 3, "multiply-accumulates executed (conv, fc, depthwise)")     \
+  X(DramRdBytes, 4, "bytes read on the memory port (whole bus words)")  \
+  X(DramWrBytes, 5, "bytes written on the memory port (enabled bytes)") \
+  X(StallInput, 6, "cycles compute waited for input data")              \
+  X(StallWeight, 7, "cycles compute waited for weights/params")         \
+  X(StallOutput, 8, "cycles compute waited for the output path")        \
+  X(StallDesc, 9, "cycles waiting for a descriptor (fetch, decode; no layer running)")
+
+// Candidate generation (CSR GenMode): where a batch run's candidates come from.
+#define NASA_GEN_MODES(X)                                                       \
+  X(Memory, 0, "candidates from memory (CandAddr, CandStride)")                 \
+  X(Sample, 1, "cand_gen samples each layer uniformly from GenSeed")             \
+  X(Mutate, 2, "cand_gen re-samples each layer of a parent with prob. GenProb") \
+  X(Crossover, 3, "cand_gen takes each layer from one of two parents")
+
+// Vector-unit modes (the engine's pools, residual add and global average pool; the board's dot
+// unit has its own: NASA_MCU_DOT_MODES).
+#define NASA_VEC_MODES(X)                                 \
+  X(Sum, 1, "sum of the taps (average pool, global pool)") \
+  X(Max, 2, "max of the taps (max pool)")                  \
+  X(Add, 3, "requant(a) + requant(b) (residual add)")
+
+// Micro-architecture depths the cycle model mirrors (sw/model/cycle_model.cpp): changing one in
+// the RTL changes the engine's timing, so both read them from here. Row: name, value, meaning.
+#define NASA_ENGINE_DEPTHS(X)                                                          \
+  X(JobDepth, 4, "DMA job queue entries in front of the memory port")                   \
+  X(WriterDepth, 4, "drained output rows the output writer queues")                     \
+  X(DecodeSteps, 12, "cycles of descriptor decode and validation (one check per step)")
+
+// Descriptor: 16 little-endian 32-bit words (64 bytes). Row: name, word, lsb, width.
+#define NASA_DESC_FIELDS(X) \
+  X(Op, 0, 0, 8)            \
+  X(Act, 0, 8, 8)           \
+  X(K, 0, 16, 8)            \
+  X(Stride, 0, 24, 8)       \
+  X(H, 1, 0, 16)            \
+  X(W, 1, 16, 16)           \
+  X(Cin, 2, 0, 16)          \
+  X(Cout, 2, 16, 16)        \
+  X(InAddr, 3, 0, 32)       \
+  X(In2Addr, 4, 0, 32)      \
+  X(OutAddr, 5, 0, 32)      \
+  X(WgtAddr, 6, 0, 32)      \
+  X(PrmAddr, 7, 0, 32)      \
+  X(M, 8, 0, 16)            \
+  X(S, 8, 16, 8)            \
+  X(Q6, 8, 24, 8)           \
+  X(Mb, 9, 0, 16)           \
+  X(Sb, 9, 16, 8)           \
+  X(Patch, 10, 0, 8)
+
+// Batch-mode tables behind TBL_ADDR/TBL_DATA. Row: name, id, access, meaning.
+#define NASA_TABLES(X)                                                                       \
+  X(Node, 0, "R", "node n: parent | layer << 16 | choice << 24 (root: 0xFFFF, 0xFF, 0xFF)")  \
+  X(Leaf, 1, "R", "candidate c: its leaf node")                                              \
+  X(Correct, 2, "R", "node n: correct answers counted at leaf n")                            \
+  X(OpTab, 3, "RW", "layer i * MaxChoices + choice: templates, first | count << 24")         \
+  X(LayerK, 4, "RW", "layer i: its choice count K_i")                                        \
+  X(ArenaAddr, 5, "RW", "depth d (0: stem output, d: output of layer d-1): slot of image 0") \
+  X(ArenaStride, 6, "RW", "depth d: bytes between the slots of consecutive images")
+
+// Descriptor PATCH bits (batch mode only): the scheduler overwrites these address fields of a
+// template. X: the node's input for the current image; Y: the node's arena slot; L: logits.
+#define NASA_PATCH_BITS(X)        \
+  X(InFromX, 0, "IN_ADDR <- X")   \
+  X(In2FromX, 1, "IN2_ADDR <- X") \
+  X(OutFromY, 2, "OUT_ADDR <- Y") \
+  X(OutFromL, 3, "OUT_ADDR <- logits address")
+
+// Hardware configurations (parameters of one RTL source). Row: name, Rows, Cols, MemBytes
+// (memory port width), InBufBytes, KredMax, BurstMax (beats per read burst), and the batch-mode
+// capacities NodeCap (node table entries, root included), MaxLayers (choice layers), MaxChoices
+// (choices per layer), MaxCands (candidates per batch). CSR HwBatch reports the capacities.
+// Then RqLanes (requant lanes: a drained row of n results takes ceil(n / RqLanes) cycles),
+// AddrBits (the address space is [0, 2^AddrBits): WinBase/WinLimit are clamped to it; 17 on the
+// 128 KB board) and DmaInflight (read jobs the DMA keeps in flight, a power of two: enough to
+// cover the memory's latency; on fpga 8 jobs of 8 beats cover the DRAM model's 32 cycles, and the
+// board's SPRAM answers in one) and WTiles (channel tiles the weight ring holds at once, a power
+// of two >= 2: its bytes are 2 * KredMax per lane whatever the count; a layer whose tiles all fit
+// keeps them on chip for a next layer with the same weights; 2 is plain double buffering) and Mcu
+// (1: the configuration's core is the RV32IM controller running the firmware of fpga/fw/ with
+// its one-MAC dot-product unit, top module nasa_mcu, docs/fpga.md: Rows = Cols = 1, single-beat
+// port; 0: the engine and the batch units, top module nasa_top). up5k is the iCEBreaker board's
+// core: the engine at 4x4 (fpga) takes 27,800 LUTs, five times the UP5K's 5,280 logic cells.
+// CSR HwMem reports MemBytes, BurstMax and AddrBits.
+#define NASA_CONFIGS(X)                                                      \
+  X(fpga, 4, 4, 4, 2048, 256, 8, 256, 8, 8, 256, 1, 17, 8, 2, 0)             \
+  X(sim, 16, 16, 32, 131072, 8192, 8, 1024, 16, 16, 1024, 16, 32, 16, 16, 0) \
+  X(large, 32, 32, 64, 131072, 8192, 8, 1024, 16, 16, 1024, 32, 32, 16, 16, 0) \
+  X(up5k, 1, 1, 4, 2048, 256, 1, 256, 8, 8, 256, 1, 17, 2, 2, 1)
+
+// The columns of NASA_CONFIGS, in order. Row: Config member, RTL parameter name (every column
+// but Mcu is a parameter of the core's top module, passed as -G<Param>=<value>), RTL parameter.
+#define NASA_CONFIG_FIELDS(X)       \
+  X(rows, Rows, 1)                  \
+  X(cols, Cols, 1)                  \
+  X(mem_bytes, MemBytes, 1)         \
+  X(in_buf_bytes, InBufBytes, 1)    \
+  X(kred_max, KredMax, 1)           \
+  X(burst_max, BurstMax, 1)         \
+  X(node_cap, NodeCap, 1)           \
+  X(max_layers, MaxLayers, 1)       \
+  X(max_choices, MaxChoices, 1)     \
+  X(max_cands, MaxCands, 1)         \
+  X(rq_lanes, RqLanes, 1)           \
+  X(addr_bits, AddrBits, 1)         \
+  X(dma_inflight, DmaInflight, 1)   \
+  X(wtiles, WTiles, 1)              \
+  X(mcu, Mcu, 0)
+
+// The board controller's memory map (configurations with Mcu = 1: rtl/nasa_mcu.sv, the firmware
+// of fpga/fw/ and the board's host model, docs/fpga.md). Row: name, C name (MCU_<name> in the
+// firmware's nasa_hw.h; McuName in nasa_pkg, hw::mcu::kName in C++), value, meaning.
+#define NASA_MCU_MAP(X)                                                                          \
+  X(RegionGo, REGION_GO, 0x0, "address bits 31:28: GO (read: waits for a run; bit 0 program, "   \
+                               "bit 1 batch; the run's Cycles count from here)")                 \
+  X(RegionMain, REGION_MAIN, 0x1, "main memory: byte a at address (REGION_MAIN << 28) + a")      \
+  X(RegionRam, REGION_RAM, 0x2, "the controller's RAM: stack, data")                             \
+  X(RegionMmio, REGION_MMIO, 0x3, "registers and tables (page: address bits 15:12)")             \
+  X(RegionRom, REGION_ROM, 0x4, "the firmware (instructions, read-only data)")                   \
+  X(RamBytes, RAM_BYTES, 2048, "RAM size")                                                        \
+  X(RomBytes, ROM_BYTES, 7168, "ROM size (fpga/fw/link.ld and the RTL's RomWords follow it)")    \
+  X(PageParam, PAGE_PARAM, 0x0, "MMIO page: the parameter page (CSRs, tables, counters)")        \
+  X(PageCtrl, PAGE_CTRL, 0x1, "MMIO page: control registers (write only)")                       \
+  X(PageNode, PAGE_NODE, 0x2, "MMIO page: table Node (written by the core)")                     \
+  X(PageLeaf, PAGE_LEAF, 0x3, "MMIO page: table Leaf")                                           \
+  X(PageCorrect, PAGE_CORRECT, 0x4, "MMIO page: table Correct")                                  \
+  X(PageDot, PAGE_DOT, 0x5, "MMIO page: the dot-product unit's registers")                       \
+  X(ParamWords, PARAM_WORDS, 256, "parameter page words; [0, 64) CSR address 4k")                \
+  X(POpTab, P_OPTAB, 64, "parameter page: table OpTab")                                          \
+  X(PLayerK, P_LAYERK, 128, "parameter page: table LayerK")                                      \
+  X(PArenaAddr, P_ARENA_ADDR, 136, "parameter page: table ArenaAddr")                            \
+  X(PArenaStride, P_ARENA_STRIDE, 145, "parameter page: table ArenaStride")                      \
+  X(PMacs, P_MACS, 160, "parameter page: the Macs counter, low then high word")                  \
+  X(CFinish, C_FINISH, 1, "control: ends the run with error code bits 7:0 (0: none)")            \
+  X(CLayerEnd, C_LAYER_END, 4, "control: a layer completed (pulses layer_end_o)")                \
+  X(CNodeCount, C_NODE_COUNT, 7, "control: entries of Node and Correct the host may read")       \
+  X(CLeafCount, C_LEAF_COUNT, 8, "control: entries of Leaf the host may read")                   \
+  X(DX, D_X, 0, "dot unit: x address (advanced by XO after each run)")                           \
+  X(DW, D_W, 1, "dot unit: w address (advanced by WO)")                                          \
+  X(DShape, D_SHAPE, 2, "dot unit: n (11:0) | runs << 16 | mode << 24")                          \
+  X(DXstr, D_XSTR, 3, "dot unit: XI (11:0) | XO << 16 (12 bits each)")                           \
+  X(DWstr, D_WSTR, 4, "dot unit: WI | WO << 16")                                                 \
+  X(DAcc, D_ACC, 5, "dot unit: write the initial accumulator to start; read the result")        \
+  X(DotMac, DOT_MAC, 0, "dot mode: acc += x * w")                                                \
+  X(DotSum, DOT_SUM, 1, "dot mode: acc += x")                                                    \
+  X(DotMax, DOT_MAX, 2, "dot mode: acc = max(acc, x)")                                           \
+  X(DotMaxN, DOT_MAX_N, 4095, "dot unit: longest run")                                           \
+  X(DotMaxRuns, DOT_MAX_RUNS, 255, "dot unit: most runs per start")                              \
+  X(DotMaxStride, DOT_MAX_STRIDE, 4095, "dot unit: largest stride")
+
+// ---- C++ views of the tables. ----
+
+#define NASA_ENUM_ROW(n, v, d) n = v,
+enum class Op : uint8_t { NASA_OPCODES(NASA_ENUM_ROW) };
+enum class Act : uint8_t { NASA_ACTS(NASA_ENUM_ROW) };
+enum class Err : uint8_t { NASA_ERRORS(NASA_ENUM_ROW) };
+enum class Csr : uint32_t { NASA_CSRS(NASA_ENUM_ROW) };
+enum class Counter : uint8_t { NASA_COUNTERS(NASA_ENUM_ROW) };
+enum class GenMode : uint8_t { NASA_GEN_MODES(NASA_ENUM_ROW) };
+enum class VecMode : uint8_t { NASA_VEC_MODES(NASA_ENUM_ROW) };
+#define NASA_TABLE_ROW(n, v, a, d) n = v,
+enum class Table : uint8_t { NASA_TABLES(NASA_TABLE_ROW) };
+#undef NASA_TABLE_ROW
+#define NASA_PATCH_ROW(n, b, d) n = 1u << b,
+enum Patch : uint8_t { NASA_PATCH_BITS(NASA_PATCH_ROW) };
+#undef NASA_PATCH_ROW
+#undef NASA_ENUM_ROW
+
+#define NASA_COUNT_ROW(...) +1
+inline constexpr int kNumCounters = 0 NASA_COUNTERS(NASA_COUNT_ROW);
+#undef NASA_COUNT_ROW
+
+#define NASA_DEPTH_ROW(n, v, d) inline constexpr uint32_t k##n = v;
+NASA_ENGINE_DEPTHS(NASA_DEPTH_ROW)
+#undef NASA_DEPTH_ROW
+namespace mcu {
+#define NASA_MCU_ROW(n, c, v, d) inline constexpr uint32_t k##n = v;
+NASA_MCU_MAP(NASA_MCU_ROW)
+#undef NASA_MCU_ROW
+// The base address of region r (address bits 31:28) and the MMIO address of word k of page p.
+constexpr uint32_t region_base(uint32_t r) { return r << 28; }
+constexpr uint32_t mmio_addr(uint32_t page, uint32_t k) {
+  return region_base(kRegionMmio) | page << 12 | k << 2;
+}
+}  // namespace mcu
+
+inline constexpr uint32_t kMagic = 0x4E415341u;
+inline constexpr uint32_t kDescWords = 16;
+inline constexpr uint32_t kDescBytes = kDescWords * 4;
+// Per-output-channel parameter record (conv, fc, depthwise): int32 bias at +0, uint16 M at +4,
+// uint8 S at +6, one reserved byte at +7; little endian.
+inline constexpr uint32_t kParamBytes = 8;
+inline constexpr uint32_t kMaxShift = 47;
+inline constexpr uint32_t kCtrlStart = 1u << 0;
+inline constexpr uint32_t kCtrlClear = 1u << 1;
+inline constexpr uint32_t kCtrlBatch = 1u << 2;
+// Batch-mode capacities: the largest of any configuration (Config::node_cap etc. are each one's;
+// these size host-side arrays and are the RTL modules' default parameters).
+inline constexpr uint32_t kNodeCap = 1024;   // node table entries (root included)
+inline constexpr uint32_t kMaxLayers = 16;   // choice layers
+inline constexpr uint32_t kMaxChoices = 16;  // choices per layer
+inline constexpr uint32_t kMaxCands = 1024;  // candidates per batch (leaf table)
+inline constexpr uint32_t kNoNode = 0xFFFF;  // "no node" in node table links
+// CSR GenMode: the last valid mode, and the modes that read parent vectors.
+inline constexpr uint32_t kGenModeLast = static_cast<uint32_t>(GenMode::Crossover);
+constexpr bool gen_mode_needs_parents(uint32_t mode) {
+  return mode == static_cast<uint32_t>(GenMode::Mutate) ||
+         mode == static_cast<uint32_t>(GenMode::Crossover);
+}
+// A template reference (CSRs StemTpl/HeadTpl, table OpTab): the first template's index in bits
+// 23:0, the number of templates in bits 31:24.
+inline constexpr uint32_t kTplFirstBits = 24;
+constexpr uint32_t tpl_word(uint32_t first, uint32_t count) { return first | count << kTplFirstBits; }
+constexpr uint32_t tpl_first(uint32_t word) { return word & ((1u << kTplFirstBits) - 1); }
+constexpr uint32_t tpl_count(uint32_t word) { return word >> kTplFirstBits; }
+// A node-table entry (table Node): parent node | layer << 16 | choice << 24; the root's is
+// node_word(kNoNode, 0xFF, 0xFF).
+constexpr uint32_t node_word(uint32_t parent, uint32_t layer, uint32_t choice) {
+  return parent | layer << 16 | choice << 24;
+}
+constexpr uint32_t node_parent(uint32_t word) { return word & 0xFFFF; }
+constexpr uint32_t node_layer(uint32_t word) { return (word >> 16) & 0xFF; }
+constexpr uint32_t node_choice(uint32_t word) { return word >> 24; }
+// CSR TblAddr: table id in bits 31:24, entry index in bits 23:0 (the same split as tpl_word).
+constexpr uint32_t tbl_addr(uint32_t table, uint32_t index) { return tpl_word(index, table); }
+constexpr uint32_t tbl_table(uint32_t addr) { return tpl_count(addr); }
+constexpr uint32_t tbl_index(uint32_t addr) { return tpl_first(addr); }
+// TblAddr after a TblData access: the next index of the same table (wrapping in 24 bits).
+constexpr uint32_t tbl_next(uint32_t addr) {
+  return tbl_addr(tbl_table(addr), tbl_index(addr + 1));
+}
+inline constexpr uint32_t kStatusBusy = 1u << 0;
+inline constexpr uint32_t kStatusDone = 1u << 1;
+inline constexpr uint32_t kStatusError = 1u << 2;
+
+struct DescField {
+  std::string_view name;
+  uint32_t word, lsb, width;
+};
+namespace field {
+#define NASA_FIELD_ROW(n, w, l, b) inline constexpr DescField n{#n, w, l, b};
+NASA_DESC_FIELDS(NASA_FIELD_ROW)
+#undef NASA_FIELD_ROW
+}  // namespace field
+
+struct Config {
+  std::string_view name;
+  uint32_t rows, cols, mem_bytes, in_buf_bytes, kred_max, burst_max;
+  uint32_t node_cap, max_layers, max_choices, max_cands;  // batch mode
+  uint32_t rq_lanes, addr_bits, dma_inflight, wtiles;
+  uint32_t mcu;  // 1: the core is the firmware-driven controller (nasa_mcu)
+  // The identification CSRs HwShape, HwMem and HwBatch (HwInBuf, HwKredMax: the fields).
+  constexpr uint32_t hw_shape() const { return rows | cols << 16; }
+  constexpr uint32_t hw_mem() const { return mem_bytes | burst_max << 16 | addr_bits << 24; }
+  // The highest window limit the engine accepts: the size of its address space.
+  constexpr uint64_t addr_space() const { return uint64_t{1} << addr_bits; }
+  // A window bound as CSR WinBase/WinLimit hold it (clamped to the address space).
+  constexpr uint32_t clamp_window(uint32_t v) const {
+    return static_cast<uint32_t>(std::min<uint64_t>(v, addr_space()));
+  }
+  constexpr uint32_t hw_batch() const { return node_cap | max_layers << 16 | max_choices << 24; }
+};
+#define NASA_CONFIG_ROW(n, ...) Config{#n, __VA_ARGS__},
+inline constexpr std::array kConfigs = {NASA_CONFIGS(NASA_CONFIG_ROW)};
+#undef NASA_CONFIG_ROW
+
+// The columns as data (generators of the configuration table's other views walk these).
+struct ConfigField {
+  std::string_view member, param;
+  bool rtl;  // a parameter of the core's top module
+  uint32_t Config::*value;
+};
+#define NASA_FIELD_OF_CONFIG(m, p, r) ConfigField{#m, #p, r != 0, &Config::m},
+inline constexpr std::array kConfigFields = {NASA_CONFIG_FIELDS(NASA_FIELD_OF_CONFIG)};
+#undef NASA_FIELD_OF_CONFIG
+static_assert(sizeof(Config) == (sizeof(std::string_view) + kConfigFields.size() * sizeof(uint32_t) +
+                                 alignof(Config) - 1) / alignof(Config) * alignof(Config),
+              "NASA_CONFIG_FIELDS must list every column of Config, in order");
+namespace detail {
+constexpr bool configs_within_maxima() {
+  for (const Config& c : kConfigs) {
+    if (c.node_cap > kNodeCap || c.max_layers > kMaxLayers || c.max_choices > kMaxChoices ||
+        c.max_cands > kMaxCands || c.node_cap < 2 || c.max_layers == 0 || c.max_choices == 0 ||
+        c.max_cands == 0 || c.rq_lanes == 0 || c.cols % c.rq_lanes != 0 ||
+        (c.rq_lanes & (c.rq_lanes - 1)) != 0 || c.addr_bits < 16 || c.addr_bits > 32 ||
+        c.dma_inflight < 2 || (c.dma_inflight & (c.dma_inflight - 1)) != 0 || c.wtiles < 2 ||
+        (c.wtiles & (c.wtiles - 1)) != 0 || c.mcu > 1 || (c.mcu == 1 && c.mem_bytes != 4)) {
+      return false;
+    }
+  }
+  return true;
+}
+}  // namespace detail
+static_assert(detail::configs_within_maxima(),
+              "a configuration's batch capacities exceed kNodeCap/kMaxLayers/kMaxChoices/kMaxCands, "
+              "or RqLanes is not a power of two dividing Cols, or AddrBits is not in [16, 32], or "
+              "DmaInflight or WTiles is not a power of two >= 2, or Mcu is not 0/1 (1 needs a "
+              "4-byte memory port)");
+
+}  // namespace nasa::hw

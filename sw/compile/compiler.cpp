@@ -1,0 +1,592 @@
+#include "nasa/compiler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+#include "nasa/memory_image.h"
+
+namespace nasa::compile {
+namespace {
+
+// Float conv + BN of the weight file, folded: OIHW weights and bias.
+struct FoldedConv {
+  int cout = 0, cin_g = 0, k = 1;
+  std::vector<float> w, b;
+};
+
+FoldedConv fold(const weights::TensorFile& wf, const std::string& prefix) {
+  const auto& wt = wf.at(prefix + ".conv.weight");
+  FoldedConv f;
+  f.cout = static_cast<int>(wt.shape[0]);
+  f.cin_g = static_cast<int>(wt.shape[1]);
+  f.k = static_cast<int>(wt.shape[2]);
+  const auto w = wt.f32();
+  f.w.assign(w.begin(), w.end());
+  quant::BatchNorm bn;
+  for (auto [dst, name] : {std::pair{&bn.gamma, "weight"},
+                           {&bn.beta, "bias"},
+                           {&bn.mean, "running_mean"},
+                           {&bn.var, "running_var"}}) {
+    const auto v = wf.at(fmt::format("{}.bn.{}", prefix, name)).f32();
+    dst->assign(v.begin(), v.end());
+  }
+  quant::fold_bn(f.w, f.b, static_cast<size_t>(f.cout), bn);
+  return f;
+}
+
+// Quantizes a folded conv to engine layout (OHWI; HWC for depthwise) with its records.
+QConv quantize_conv(const FoldedConv& f, bool depthwise, int stride, hw::Act act, float in_scale,
+                    float out_scale) {
+  const quant::QuantWeights qw = quant::quantize_weights(f.w, static_cast<size_t>(f.cout));
+  QConv q;
+  q.op = depthwise ? hw::Op::DwConv : hw::Op::Conv;
+  q.cout = f.cout;
+  q.cin = depthwise ? f.cout : f.cin_g;
+  q.k = f.k;
+  q.stride = stride;
+  q.act = act;
+  const int kk = f.k * f.k;
+  q.w.resize(qw.w.size());
+  for (int o = 0; o < f.cout; ++o) {
+    for (int i = 0; i < f.cin_g; ++i) {
+      for (int t = 0; t < kk; ++t) {
+        const int8_t v = qw.w[(static_cast<size_t>(o) * f.cin_g + i) * kk + t];
+        if (depthwise) {
+          q.w[static_cast<size_t>(t) * f.cout + o] = v;  // HWC
+        } else {
+          q.w[(static_cast<size_t>(o) * kk + t) * f.cin_g + i] = v;  // OHWI
+        }
+      }
+    }
+  }
+  q.prm = quant::conv_params(f.b, qw.scale, in_scale, out_scale);
+  return q;
+}
+
+struct Stats {
+  std::map<std::string, float> max_abs;
+  void observe(std::string_view name, const floatnet::Tensor& t) {
+    float m = 0;
+    for (float v : t.v) m = std::max(m, std::fabs(v));
+    float& cur = max_abs[std::string(name)];
+    cur = std::max(cur, m);
+  }
+  float scale(const std::string& name) const {
+    const auto it = max_abs.find(name);
+    const float m = it == max_abs.end() ? 0.0f : it->second;
+    return std::max(m / 127.0f, quant::kMinActivationScale);
+  }
+};
+
+}  // namespace
+
+QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
+                   std::span<const floatnet::Tensor> images) {
+  if (images.empty()) throw std::invalid_argument("quantize: no calibration images");
+  const size_t L = net.layers.size();
+  size_t rounds = 1;
+  for (const auto& l : net.layers) rounds = std::max(rounds, l.choices.size());
+  Stats st;
+  for (size_t n = 0; n < images.size(); ++n) {
+    for (size_t r = 0; r < rounds; ++r) {
+      spec::Candidate c(L);
+      for (size_t i = 0; i < L; ++i)
+        c[i] = static_cast<int>((r + n + i) % net.layers[i].choices.size());
+      floatnet::forward(
+          net, wf, c, images[n],
+          [&](std::string_view name, const floatnet::Tensor& t) { st.observe(name, t); });
+    }
+  }
+  QSupernet q;
+  q.net = net;
+  const hw::Act act = net.act == "relu" ? hw::Act::Relu : hw::Act::Relu6;
+  // Boundary scales: scale[0] = stem output, scale[i+1] = output of layer i; a layer with a skip
+  // choice ties its input and output scales so the skip needs no op.
+  q.scale.resize(L + 1);
+  q.scale[0] = st.scale("stem");
+  for (size_t i = 0; i < L; ++i) q.scale[i + 1] = st.scale(fmt::format("layers.{}.out", i));
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (size_t i = 0; i < L; ++i) {
+      if (!std::any_of(net.layers[i].choices.begin(), net.layers[i].choices.end(),
+                       [](const spec::OpSpec& o) { return o.kind == spec::OpKind::Skip; })) {
+        continue;
+      }
+      const float m = std::max(q.scale[i], q.scale[i + 1]);
+      if (q.scale[i] != m || q.scale[i + 1] != m) {
+        q.scale[i] = q.scale[i + 1] = m;
+        changed = true;
+      }
+    }
+  }
+  q.stem = quantize_conv(fold(wf, "stem"), false, net.stem.stride, act, q.in_scale, q.scale[0]);
+  const auto shapes = spec::layer_shapes(net);
+  q.ops.resize(L);
+  for (size_t i = 0; i < L; ++i) {
+    for (size_t j = 0; j < net.layers[i].choices.size(); ++j) {
+      const spec::OpSpec& op = net.layers[i].choices[j];
+      const std::string prefix = fmt::format("layers.{}.choices.{}", i, j);
+      QOp qo;
+      const float sin = q.scale[i], sout = q.scale[i + 1];
+      if (op.kind == spec::OpKind::MBConv) {
+        float cur = sin;
+        if (op.expand != 1) {
+          const float se = st.scale(prefix + ".expand");
+          qo.convs.push_back(quantize_conv(fold(wf, prefix + ".expand"), false, 1, act, cur, se));
+          cur = se;
+        }
+        const float sd = st.scale(prefix + ".dw");
+        qo.convs.push_back(
+            quantize_conv(fold(wf, prefix + ".dw"), true, net.layers[i].stride, act, cur, sd));
+        qo.residual = net.layers[i].stride == 1 && shapes[i].cin == shapes[i].cout;
+        const float sp = qo.residual ? st.scale(prefix + ".project") : sout;
+        qo.convs.push_back(
+            quantize_conv(fold(wf, prefix + ".project"), false, 1, hw::Act::None, sd, sp));
+        if (qo.residual) std::tie(qo.add_a, qo.add_b) = quant::add_requant(sp, sin, sout);
+      } else if (op.kind == spec::OpKind::Conv) {
+        qo.convs.push_back(
+            quantize_conv(fold(wf, prefix), false, net.layers[i].stride, act, sin, sout));
+      }
+      q.ops[i].push_back(std::move(qo));
+    }
+  }
+  const float sh = st.scale("head.conv"), sg = st.scale("head.gap");
+  q.head_conv = quantize_conv(fold(wf, "head"), false, 1, act, q.scale[L], sh);
+  const auto last = shapes.empty() ? spec::stem_output(net) : shapes.back();
+  const int hw_out =
+      ((last.h + last.stride - 1) / last.stride) * ((last.w + last.stride - 1) / last.stride);
+  q.gap = quant::gap_requant(sh, sg, hw_out);
+  q.logit_scale = st.scale("logits");
+  FoldedConv fc;
+  fc.cout = net.classes;
+  fc.cin_g = net.head.channels;
+  fc.k = 1;
+  const auto fw = wf.at("head.fc.weight").f32();
+  const auto fb = wf.at("head.fc.bias").f32();
+  fc.w.assign(fw.begin(), fw.end());
+  fc.b.assign(fb.begin(), fb.end());
+  q.fc = quantize_conv(fc, false, 1, hw::Act::None, sg, q.logit_scale);
+  q.fc.op = hw::Op::Fc;
+  return q;
+}
+
+namespace {
+
+// Builds a memory image: 64-byte aligned blocks, each recorded in the memory map.
+class ImageBuilder {
+ public:
+  explicit ImageBuilder(Program& p) : p_(p) {}
+  uint32_t alloc(uint64_t size, std::string what) {
+    p_.regions.push_back({std::move(what), static_cast<uint32_t>(top_), size});
+    const uint64_t a = top_;
+    top_ = (top_ + size + 63) / 64 * 64;
+    if (top_ > 0xFFFFFFFFull) {
+      throw std::runtime_error(
+          fmt::format("compile: the memory image passes 4 GiB at '{}'", p_.regions.back().name));
+    }
+    if (p_.image.size() < top_) p_.image.resize(top_);
+    return static_cast<uint32_t>(a);
+  }
+  struct Placed {
+    uint32_t w = 0, prm = 0;
+  };
+  // weights and per-channel records of one convolution
+  Placed place(const QConv& c, const std::string& name) {
+    Placed pl;
+    pl.w = alloc(c.w.size(), name + " weights");
+    std::copy(c.w.begin(), c.w.end(), p_.image.begin() + pl.w);
+    pl.prm = alloc(c.prm.size() * hw::kParamBytes, name + " params");
+    for (size_t i = 0; i < c.prm.size(); ++i) {
+      write_param(p_.image, pl.prm + i * hw::kParamBytes,
+                  ParamRecord{c.prm[i].bias, c.prm[i].m, c.prm[i].s});
+    }
+    return pl;
+  }
+  // quantized input images, one after another (returns the first; stride in `stride`)
+  uint32_t place_images(const QSupernet& q, std::span<const std::vector<uint8_t>> images,
+                        uint32_t& stride) {
+    const size_t in_bytes = input_bytes(q.net);
+    for (size_t n = 0; n < images.size(); ++n) {
+      if (images[n].size() != in_bytes) {
+        throw std::invalid_argument(fmt::format(
+            "compile: image {} has {} bytes, supernet '{}' takes {}x{}x{} = {}", n,
+            images[n].size(), q.net.name, q.net.in_h, q.net.in_w, q.net.in_c, in_bytes));
+      }
+    }
+    stride = static_cast<uint32_t>((in_bytes + 63) / 64 * 64);
+    const uint32_t base = alloc(uint64_t{stride} * images.size(), "input images");
+    for (size_t n = 0; n < images.size(); ++n) {
+      for (size_t b = 0; b < in_bytes; ++b) {
+        p_.image[base + n * stride + b] =
+            static_cast<uint8_t>(quant::quantize_value(images[n][b] / 255.0f, q.in_scale));
+      }
+    }
+    return base;
+  }
+  static size_t input_bytes(const spec::Supernet& net) {
+    return static_cast<size_t>(net.in_h) * net.in_w * net.in_c;
+  }
+
+ private:
+  Program& p_;
+  uint64_t top_ = 64;
+};
+
+// ReLU6 layers clamp at the code of 6.0, i.e. 6 / out_scale; their output scales are
+// calibrated on ReLU6 outputs (max <= 6), so that code is >= 127 and the clamp is q6 = 127.
+Desc conv_desc(const QConv& c, const ImageBuilder::Placed& pl, int h, int w, uint32_t in,
+               uint32_t out) {
+  Desc d;
+  d.op = static_cast<uint8_t>(c.op);
+  d.act = static_cast<uint8_t>(c.act);
+  d.k = static_cast<uint8_t>(c.k);
+  d.stride = static_cast<uint8_t>(c.stride);
+  d.h = static_cast<uint16_t>(h);
+  d.w = static_cast<uint16_t>(w);
+  d.cin = static_cast<uint16_t>(c.op == hw::Op::DwConv ? c.cout : c.cin);
+  d.cout = static_cast<uint16_t>(c.cout);
+  d.in_addr = in;
+  d.out_addr = out;
+  d.wgt_addr = pl.w;
+  d.prm_addr = pl.prm;
+  if (c.act == hw::Act::Relu6) d.q6 = 127;
+  return d;
+}
+
+Desc add_desc(const QOp& op, int h, int w, int c, uint32_t a, uint32_t b, uint32_t out) {
+  Desc d;
+  d.op = static_cast<uint8_t>(hw::Op::Add);
+  d.k = 1;
+  d.h = static_cast<uint16_t>(h);
+  d.w = static_cast<uint16_t>(w);
+  d.cin = d.cout = static_cast<uint16_t>(c);
+  d.in_addr = a;
+  d.in2_addr = b;
+  d.out_addr = out;
+  d.m = op.add_a.m;
+  d.s = op.add_a.s;
+  d.mb = op.add_b.m;
+  d.sb = op.add_b.s;
+  return d;
+}
+
+Desc gap_desc(const QSupernet& q, int h, int w, uint32_t in, uint32_t out) {
+  Desc d;
+  d.op = static_cast<uint8_t>(hw::Op::Gap);
+  d.k = 1;
+  d.h = static_cast<uint16_t>(h);
+  d.w = static_cast<uint16_t>(w);
+  d.cin = d.cout = static_cast<uint16_t>(q.net.head.channels);
+  d.in_addr = in;
+  d.out_addr = out;
+  d.m = q.gap.m;
+  d.s = q.gap.s;
+  return d;
+}
+
+spec::LayerShape head_input(const spec::Supernet& net) {
+  const auto shapes = spec::layer_shapes(net);
+  auto last = shapes.empty() ? spec::stem_output(net) : shapes.back();
+  last.h = (last.h + last.stride - 1) / last.stride;
+  last.w = (last.w + last.stride - 1) / last.stride;
+  last.cin = last.cout;
+  last.stride = 1;
+  return last;
+}
+
+void check_program(const Program& p, const hw::Config& cfg, const std::string& what) {
+  for (size_t i = 0; i < p.descs.size(); ++i) {
+    const hw::Err e = validate(p.descs[i], cfg, p.win_base, p.win_limit);
+    if (e != hw::Err::None) {
+      throw std::runtime_error(fmt::format(
+          "compile: layer {} ({}) of {} does not run on config '{}': {}{}", i,
+          op_name(p.descs[i].op), what, cfg.name, err_name(e),
+          e == hw::Err::Oversize ? ": " + oversize_detail(p.descs[i], cfg) : std::string()));
+    }
+  }
+  if (p.image.size() > cfg.addr_space()) {
+    throw std::runtime_error(fmt::format(
+        "compile: the memory image of {} needs {} bytes, more than the {}-byte address space of "
+        "config '{}' (AddrBits {})",
+        what, p.image.size(), cfg.addr_space(), cfg.name, cfg.addr_bits));
+  }
+}
+
+}  // namespace
+
+Program compile(const QSupernet& q, const spec::Candidate& cand,
+                std::span<const std::vector<uint8_t>> images, const hw::Config& cfg) {
+  const spec::Supernet& net = q.net;
+  spec::validate_candidate(net, cand);
+  Program p;
+  ImageBuilder mem(p);
+  uint32_t img_stride = 0;
+  const uint32_t img_base = mem.place_images(q, images, img_stride);
+  // weights of the stem, the chosen ops and the head (once, shared by every image)
+  using Placed = ImageBuilder::Placed;
+  const Placed stem = mem.place(q.stem, "stem"), head = mem.place(q.head_conv, "head.conv"),
+               fc = mem.place(q.fc, "head.fc");
+  std::vector<std::vector<Placed>> chosen(net.layers.size());
+  for (size_t i = 0; i < net.layers.size(); ++i) {
+    const auto& convs = q.ops[i][static_cast<size_t>(cand[i])].convs;
+    for (size_t k = 0; k < convs.size(); ++k) {
+      chosen[i].push_back(
+          mem.place(convs[k], fmt::format("layers.{}.choices.{}.conv{}", i, cand[i], k)));
+    }
+  }
+  // activations: one buffer per tensor of one image; each image's layers in `per_image`
+  const auto shapes = spec::layer_shapes(net);
+  const auto hi = head_input(net);
+  std::vector<std::vector<Desc>> per_image(images.size());
+  for (size_t n = 0; n < images.size(); ++n) {
+    std::vector<Desc>& descs = per_image[n];
+    const uint32_t x_in = img_base + static_cast<uint32_t>(n) * img_stride;
+    const auto so = spec::stem_output(net);
+    uint32_t x =
+        mem.alloc(static_cast<uint64_t>(so.h) * so.w * so.cin, fmt::format("image {} stem", n));
+    descs.push_back(conv_desc(q.stem, stem, net.in_h, net.in_w, x_in, x));
+    for (size_t i = 0; i < net.layers.size(); ++i) {
+      const auto& s = shapes[i];
+      const QOp& op = q.ops[i][static_cast<size_t>(cand[i])];
+      const int oh = (s.h + s.stride - 1) / s.stride, ow = (s.w + s.stride - 1) / s.stride;
+      if (op.convs.empty()) continue;  // skip: same tensor, same scale
+      uint32_t cur = x;
+      int ch = s.h, cw = s.w;
+      for (size_t c = 0; c < op.convs.size(); ++c) {
+        const QConv& qc = op.convs[c];
+        const int nh = (ch + qc.stride - 1) / qc.stride, nw = (cw + qc.stride - 1) / qc.stride;
+        const uint32_t out = mem.alloc(static_cast<uint64_t>(nh) * nw * qc.cout,
+                                       fmt::format("image {} layer {} conv {}", n, i, c));
+        descs.push_back(conv_desc(qc, chosen[i][c], ch, cw, cur, out));
+        cur = out;
+        ch = nh;
+        cw = nw;
+      }
+      if (op.residual) {
+        const uint32_t out = mem.alloc(static_cast<uint64_t>(oh) * ow * s.cout,
+                                       fmt::format("image {} layer {} residual", n, i));
+        descs.push_back(add_desc(op, oh, ow, s.cout, cur, x, out));
+        cur = out;
+      }
+      x = cur;
+    }
+    const uint32_t hc = mem.alloc(static_cast<uint64_t>(hi.h) * hi.w * net.head.channels,
+                                  fmt::format("image {} head", n));
+    descs.push_back(conv_desc(q.head_conv, head, hi.h, hi.w, x, hc));
+    const uint32_t g =
+        mem.alloc(static_cast<uint64_t>(net.head.channels), fmt::format("image {} gap", n));
+    descs.push_back(gap_desc(q, hi.h, hi.w, hc, g));
+    const uint32_t lo =
+        mem.alloc(static_cast<uint64_t>(net.classes), fmt::format("image {} logits", n));
+    descs.push_back(conv_desc(q.fc, fc, 1, 1, g, lo));
+    p.logits_addr.push_back(lo);
+  }
+  // Layer-major: each layer for every image, then the next layer. Consecutive descriptors are
+  // then the same layer on independent images, which the engine overlaps and which share the
+  // weights it keeps on chip; an image's next layer comes `images` descriptors later (the engine
+  // has at most three layers unfinished, and waits when a layer reads what one of the last two
+  // writes).
+  for (size_t j = 0; !per_image.empty() && j < per_image.front().size(); ++j) {
+    for (const auto& descs : per_image) p.descs.push_back(descs[j]);
+  }
+  p.desc_addr = mem.alloc(uint64_t{hw::kDescBytes} * p.descs.size(), "descriptors");
+  for (size_t i = 0; i < p.descs.size(); ++i) {
+    write_desc(p.image, p.desc_addr + i * hw::kDescBytes, p.descs[i]);
+  }
+  p.desc_count = static_cast<uint32_t>(p.descs.size());
+  p.win_base = 0;
+  p.win_limit = static_cast<uint32_t>(p.image.size());
+  check_program(p, cfg, "candidate " + spec::format_candidate(cand));
+  return p;
+}
+
+BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> cands,
+                           size_t generate, std::span<const std::vector<uint8_t>> images,
+                           std::span<const uint8_t> labels, const hw::Config& cfg,
+                           const BatchOptions& opt) {
+  const spec::Supernet& net = q.net;
+  const size_t L = net.layers.size();
+  const size_t n_cands = generate ? generate : cands.size();
+  if (n_cands == 0) throw std::invalid_argument("compile_batch: the batch has no candidates");
+  if (images.empty()) throw std::invalid_argument("compile_batch: no images");
+  if (labels.size() != images.size()) {
+    throw std::invalid_argument(
+        fmt::format("compile_batch: {} images but {} labels", images.size(), labels.size()));
+  }
+  if (L == 0 || L > cfg.max_layers) {
+    throw std::invalid_argument(fmt::format(
+        "compile_batch: supernet '{}' has {} choice layers, batch mode on `{}` takes 1..{}",
+        net.name, L, cfg.name, cfg.max_layers));
+  }
+  for (size_t i = 0; i < L; ++i) {
+    if (net.layers[i].choices.size() > cfg.max_choices) {
+      throw std::invalid_argument(fmt::format(
+          "compile_batch: layer {} has {} choices, batch mode on `{}` takes at most {}", i,
+          net.layers[i].choices.size(), cfg.name, cfg.max_choices));
+    }
+  }
+  if (n_cands > cfg.max_cands) {
+    throw std::invalid_argument(
+        fmt::format("compile_batch: {} candidates, batch mode on `{}` takes at most {}", n_cands,
+                    cfg.name, cfg.max_cands));
+  }
+  for (size_t j = 0; j < cands.size(); ++j) {
+    try {
+      spec::validate_candidate(net, cands[j]);
+    } catch (const spec::SpecError& e) {
+      throw std::invalid_argument(fmt::format("compile_batch: candidate {}: {}", j, e.what()));
+    }
+  }
+  BatchProgram bp;
+  Program& p = bp.program;
+  ImageBuilder mem(p);
+  batch::Regs& r = bp.regs;
+  r.num_layers = static_cast<uint32_t>(L);
+  r.classes = static_cast<uint32_t>(net.classes);
+  r.img_count = static_cast<uint32_t>(images.size());
+  r.img_addr = mem.place_images(q, images, r.img_stride);
+  r.label_addr = mem.alloc(labels.size(), "labels");
+  std::copy(labels.begin(), labels.end(), p.image.begin() + r.label_addr);
+  r.cand_stride = static_cast<uint32_t>(L);
+  r.cand_count = static_cast<uint32_t>(n_cands);
+  r.cand_addr = mem.alloc(uint64_t{r.cand_stride} * n_cands, "candidate vectors");
+  for (size_t j = 0; j < cands.size() && !generate; ++j) {
+    for (size_t i = 0; i < L; ++i) {
+      p.image[r.cand_addr + j * L + i] = static_cast<uint8_t>(cands[j][i]);
+    }
+  }
+  if (generate) {
+    r.gen_mode = static_cast<uint32_t>(opt.gen_mode);
+    r.gen_seed = opt.gen_seed;
+    r.gen_prob = opt.gen_prob;
+    if (!opt.parents.empty()) {
+      r.parent_count = static_cast<uint32_t>(opt.parents.size());
+      r.parent_addr = mem.alloc(uint64_t{r.cand_stride} * opt.parents.size(), "parents");
+      for (size_t j = 0; j < opt.parents.size(); ++j) {
+        spec::validate_candidate(net, opt.parents[j]);
+        for (size_t i = 0; i < L; ++i) {
+          p.image[r.parent_addr + j * L + i] = static_cast<uint8_t>(opt.parents[j][i]);
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < L; ++i) r.layer_k[i] = static_cast<uint32_t>(net.layers[i].choices.size());
+
+  // weights of the whole supernet, once
+  using Placed = ImageBuilder::Placed;
+  const Placed stem = mem.place(q.stem, "stem"), head = mem.place(q.head_conv, "head.conv"),
+               fc = mem.place(q.fc, "head.fc");
+  std::vector<std::vector<std::vector<Placed>>> placed(L);
+  for (size_t i = 0; i < L; ++i) {
+    for (size_t c = 0; c < q.ops[i].size(); ++c) {
+      std::vector<Placed> v;
+      for (size_t k = 0; k < q.ops[i][c].convs.size(); ++k) {
+        v.push_back(
+            mem.place(q.ops[i][c].convs[k], fmt::format("layers.{}.choices.{}.conv{}", i, c, k)));
+      }
+      placed[i].push_back(std::move(v));
+    }
+  }
+
+  // activations: the arena (one slot per depth and mini-batch image), two scratch tensors for
+  // the insides of a node and the logits
+  const auto shapes = spec::layer_shapes(net);
+  const auto so = spec::stem_output(net);
+  const auto hi = head_input(net);
+  const uint32_t mb = static_cast<uint32_t>(std::min<size_t>(images.size(), opt.mini_batch));
+  r.mini_batch = mb;
+  auto round64 = [](uint64_t v) { return (v + 63) / 64 * 64; };
+  std::vector<uint64_t> slot(L + 1);
+  slot[0] = round64(static_cast<uint64_t>(so.h) * so.w * so.cin);
+  uint64_t scratch = static_cast<uint64_t>(hi.h) * hi.w * net.head.channels;
+  for (size_t i = 0; i < L; ++i) {
+    const auto& s = shapes[i];
+    slot[i + 1] = round64(static_cast<uint64_t>((s.h + s.stride - 1) / s.stride) *
+                          ((s.w + s.stride - 1) / s.stride) * s.cout);
+    for (const QOp& op : q.ops[i]) {
+      int ch = s.h, cw = s.w;
+      for (const QConv& qc : op.convs) {
+        ch = (ch + qc.stride - 1) / qc.stride;
+        cw = (cw + qc.stride - 1) / qc.stride;
+        scratch = std::max<uint64_t>(scratch, static_cast<uint64_t>(ch) * cw * qc.cout);
+      }
+    }
+  }
+  for (size_t d = 0; d <= L; ++d) {
+    r.arena_stride[d] = static_cast<uint32_t>(slot[d]);
+    r.arena_addr[d] = mem.alloc(slot[d] * mb, fmt::format("arena depth {}", d));
+  }
+  const uint32_t s1 = mem.alloc(scratch, "scratch 1"), s2 = mem.alloc(scratch, "scratch 2");
+  if (opt.dump_logits) {
+    // node ids are below 1 + candidates * layers
+    const uint64_t max_nodes = 1 + uint64_t{n_cands} * L;
+    r.logits_stride = static_cast<uint32_t>(uint64_t{r.img_count} * r.classes);
+    r.logits_addr = mem.alloc(max_nodes * r.logits_stride, "logits of every (leaf, image)");
+  } else {
+    r.logits_addr = mem.alloc(r.classes, "logits");
+  }
+
+  // templates
+  std::vector<Desc>& t = p.descs;
+  auto templ = [&](Desc d, uint8_t patch) {
+    d.patch = patch;
+    t.push_back(d);
+  };
+  const auto start_of = [&] { return static_cast<uint32_t>(t.size()); };
+  uint32_t first = start_of();
+  templ(conv_desc(q.stem, stem, net.in_h, net.in_w, 0, 0),
+        hw::Patch::InFromX | hw::Patch::OutFromY);
+  r.stem_tpl = hw::tpl_word(first, 1);
+  for (size_t i = 0; i < L; ++i) {
+    const auto& s = shapes[i];
+    for (size_t c = 0; c < q.ops[i].size(); ++c) {
+      const QOp& op = q.ops[i][c];
+      first = start_of();
+      int ch = s.h, cw = s.w;
+      for (size_t k = 0; k < op.convs.size(); ++k) {
+        const bool last = k + 1 == op.convs.size();
+        const uint32_t in = k % 2 == 0 ? s2 : s1, out = k % 2 == 0 ? s1 : s2;
+        uint8_t patch = k == 0 ? hw::Patch::InFromX : 0;
+        if (last && !op.residual) patch |= hw::Patch::OutFromY;
+        templ(conv_desc(op.convs[k], placed[i][c][k], ch, cw, k == 0 ? 0 : in, out), patch);
+        ch = (ch + op.convs[k].stride - 1) / op.convs[k].stride;
+        cw = (cw + op.convs[k].stride - 1) / op.convs[k].stride;
+      }
+      if (op.residual) {
+        const uint32_t last_out = (op.convs.size() - 1) % 2 == 0 ? s1 : s2;
+        templ(add_desc(op, ch, cw, s.cout, last_out, 0, 0),
+              hw::Patch::In2FromX | hw::Patch::OutFromY);
+      }
+      r.optab[i * cfg.max_choices + c] = hw::tpl_word(first, start_of() - first);
+    }
+  }
+  first = start_of();
+  templ(conv_desc(q.head_conv, head, hi.h, hi.w, 0, s1), hw::Patch::InFromX);
+  templ(gap_desc(q, hi.h, hi.w, s1, s2), 0);
+  templ(conv_desc(q.fc, fc, 1, 1, s2, 0), hw::Patch::OutFromL);
+  r.head_tpl = hw::tpl_word(first, 3);
+  r.tpl_addr = mem.alloc(uint64_t{hw::kDescBytes} * t.size(), "templates");
+  for (size_t i = 0; i < t.size(); ++i) write_desc(p.image, r.tpl_addr + i * hw::kDescBytes, t[i]);
+  p.desc_addr = r.tpl_addr;
+  p.desc_count = static_cast<uint32_t>(t.size());
+  p.win_base = 0;
+  p.win_limit = static_cast<uint32_t>(p.image.size());
+  // every template must run with its patched addresses inside the arena/images: check with
+  // representative ones (the window covers the whole image, so the image base is in range)
+  Program probe = p;
+  for (Desc& d : probe.descs) {
+    if (d.patch & hw::Patch::InFromX) d.in_addr = r.arena_addr[0];
+    if (d.patch & hw::Patch::In2FromX) d.in2_addr = r.arena_addr[0];
+    if (d.patch & (hw::Patch::OutFromY | hw::Patch::OutFromL)) d.out_addr = r.arena_addr[0];
+  }
+  check_program(probe, cfg, fmt::format("supernet '{}' (batch templates)", net.name));
+  return bp;
+}
+
+}  // namespace nasa::compile

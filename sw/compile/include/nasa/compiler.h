@@ -1,0 +1,99 @@
+// Int8 supernet and candidate compiler: quantizes a float supernet once (BN folded, per-channel
+// int8 weights, activation scales calibrated on sample images and shared by every choice of a
+// layer so any candidate composes), then compiles a candidate and a batch of images into an
+// engine program (descriptors + memory image) for a hardware configuration.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "nasa/batch_regs.h"
+#include "nasa/desc.h"
+#include "nasa/float_eval.h"
+#include "nasa/hw_spec.h"
+#include "nasa/quant.h"
+#include "nasa/safetensors.h"
+#include "nasa/spec.h"
+
+namespace nasa::compile {
+
+// One engine convolution (Conv, DwConv or Fc) with its int8 weights (OHWI, HWC for depthwise)
+// and per-channel records.
+struct QConv {
+  hw::Op op = hw::Op::Conv;
+  int cin = 0, cout = 0, k = 1, stride = 1;
+  hw::Act act = hw::Act::None;
+  std::vector<int8_t> w;
+  std::vector<quant::ChannelParams> prm;
+};
+
+// One (layer, choice): its convolutions in order and, for MBConv with identity shortcut, the
+// residual add's requant of (project output, block input) to the layer's output scale.
+struct QOp {
+  std::vector<QConv> convs;
+  bool residual = false;
+  quant::Requant add_a{}, add_b{};
+};
+
+struct QSupernet {
+  spec::Supernet net;
+  float in_scale = 1.0f / 127;  // network input (pixel / 255)
+  std::vector<float> scale;     // scale[i]: input of choice layer i; scale[L]: input of the head
+  QConv stem;
+  std::vector<std::vector<QOp>> ops;  // [layer][choice]
+  QConv head_conv;
+  quant::Requant gap{};
+  QConv fc;
+  float logit_scale = 1.0f;
+};
+
+// Calibrates on `images` (each evaluated with candidates that together visit every choice).
+QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& weights,
+                   std::span<const floatnet::Tensor> images);
+
+// A named block of the memory image (the memory map).
+struct Region {
+  std::string name;
+  uint32_t addr = 0;
+  uint64_t size = 0;
+};
+
+struct Program {
+  std::vector<uint8_t> image;   // the whole memory, address 0 = image[0]
+  std::vector<Region> regions;  // every block placed, in address order
+  uint32_t desc_addr = 0, desc_count = 0;
+  uint32_t win_base = 0, win_limit = 0;
+  std::vector<uint32_t> logits_addr;  // per image: `classes` int8 logits
+  std::vector<Desc> descs;
+};
+
+// `images_u8`: n images of in_h*in_w*in_c bytes (HWC). Throws if a layer does not fit `cfg`.
+Program compile(const QSupernet& q, const spec::Candidate& c,
+                std::span<const std::vector<uint8_t>> images_u8, const hw::Config& cfg);
+
+// A batch run (docs/fusion.md): the whole supernet compiled once into template descriptors, the
+// weights, images, labels and candidate vectors placed, plus the batch CSRs and tables.
+struct BatchOptions {
+  uint32_t mini_batch = 32;  // images per mini-batch (arena slots per depth)
+  bool dump_logits = false;  // keep every (leaf, image)'s logits (LOGITS_STRIDE != 0)
+  // candidate generation on chip (compile_batch with generate > 0)
+  uint32_t gen_mode = static_cast<uint32_t>(hw::GenMode::Sample);  // CSR GenMode
+  uint32_t gen_seed = 1;
+  uint32_t gen_prob = 16384;  // of 65536
+  std::vector<spec::Candidate> parents;
+};
+
+struct BatchProgram {
+  Program program;  // image, memory map, templates (descs), window
+  batch::Regs regs;
+};
+
+// `cands` are placed in memory unless `generate` > 0: then cand_gen makes that many on chip.
+BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> cands,
+                           size_t generate, std::span<const std::vector<uint8_t>> images,
+                           std::span<const uint8_t> labels, const hw::Config& cfg,
+                           const BatchOptions& opt);
+
+}  // namespace nasa::compile

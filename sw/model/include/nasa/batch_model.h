@@ -1,0 +1,43 @@
+// Reference model of a batch run (docs/fusion.md): cand_gen, fusion_unit, scheduler and eval_unit
+// as nasa_top sequences them, over the bit-exact layer executor. The ref Device runs it when CTRL
+// bit 2 is written; tables and error codes are those of the RTL, counters come from the cycle
+// model per descriptor plus a model of the control units' own cycles.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "nasa/batch_regs.h"
+#include "nasa/cycle_model.h"
+#include "nasa/hw_spec.h"
+
+namespace nasa::batch {
+
+// The read-only tables after a run.
+struct Tables {
+  uint32_t node_count = 0;
+  std::vector<uint32_t> node;     // packed: parent | layer << 16 | choice << 24
+  std::vector<uint32_t> leaf;     // per fused candidate
+  std::vector<uint32_t> correct;  // per node
+};
+
+struct RunResult {
+  hw::Err err = hw::Err::None;
+  uint32_t err_index = 0;
+  uint32_t layers_done = 0;  // descriptors completed
+  cycles::Counters counters{};
+};
+
+RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& regs, uint32_t win_base,
+              uint32_t win_limit, Tables& tables);
+
+// CSR/table access semantics shared by the ref device (table bounds and HwBatch are `cfg`'s
+// capacities): returns true when `addr` is a batch CSR.
+bool write_csr(const hw::Config& cfg, Regs& regs, uint32_t& tbl_addr, uint32_t addr,
+               uint32_t value);
+bool read_csr(const hw::Config& cfg, const Regs& regs, const Tables& tables, uint32_t& tbl_addr,
+              uint32_t addr, uint32_t& value);
+
+}  // namespace nasa::batch

@@ -1,0 +1,137 @@
+// Architecture search over a quantized supernet: random search and SPOS-style evolution under
+// MAC / parameter / accelerator-cycle constraints, each generation evaluated as fused batches on a
+// Runtime (validation accuracy is the objective), plus the accuracy-vs-cycles Pareto front.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nasa/compiler.h"
+#include "nasa/hw_spec.h"
+#include "nasa/runtime.h"
+#include "nasa/spec.h"
+
+namespace nasa::search {
+
+// Bad settings and impossible constraints; the message names the option and the limit.
+class SearchError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+enum class Strategy { Random, Evolution };
+std::string_view strategy_name(Strategy s);
+Strategy parse_strategy(std::string_view s);  // "random" | "evolution"
+
+// 0 = no limit. Cycles are the accelerator's cycles for one image of the candidate alone.
+struct Constraints {
+  uint64_t max_macs = 0, max_params = 0, max_cycles = 0;
+};
+
+struct SearchConfig {
+  Strategy strategy = Strategy::Evolution;
+  size_t population = 50;  // initial population; batch size of random search
+  size_t generations = 10;
+  size_t topk = 10;        // parents kept per generation
+  size_t mutations = 25;   // children by mutation per generation
+  size_t crossovers = 25;  // children by crossover per generation
+  double mut_prob = 0.1;   // per-layer probability of a mutation
+  Constraints constraints;
+  uint64_t seed = 1;
+  size_t max_tries = 10000;  // draws before a constraint is declared impossible
+  uint32_t mini_batch = 32;  // images per mini-batch of the fused runs
+};
+
+// Throws SearchError naming the first bad field.
+void validate(const SearchConfig& c);
+
+struct Evaluated {
+  spec::Candidate arch;
+  double val_accuracy = 0;  // fraction in [0, 1]
+  size_t correct = 0;
+  uint64_t macs = 0, params = 0, cycles = 0;
+  size_t generation = 0;
+};
+
+// What each generation cost on the accelerator (fused batches).
+struct GenerationStats {
+  size_t generation = 0, candidates = 0, batches = 0, nodes = 0;
+  uint64_t cycles = 0, macs = 0;
+  double best_val_accuracy = 0;  // best so far
+};
+
+struct SearchResult {
+  SearchConfig config;
+  std::string supernet, backend, hw_config;
+  size_t val_images = 0, calib_images = 0;
+  std::vector<Evaluated> evaluated;          // evaluation order
+  std::vector<GenerationStats> generations;  // one per generation run
+  std::vector<size_t> pareto;                // indices into evaluated, cycles ascending
+  std::optional<size_t> best;                // index into evaluated
+  std::vector<size_t> top(size_t n) const;   // indices, by val accuracy (ties: fewer cycles)
+};
+
+// Indices of the points not dominated in (accuracy max, cycles min), by cycles ascending. Of
+// points with equal accuracy and cycles only the first is kept.
+std::vector<size_t> pareto_front(std::span<const Evaluated> points);
+
+// Accelerator cycles of one candidate on one image on `cfg`'s own timing model (its ref device:
+// the engine's cycle model, or the board's cycle-exact model for the board's configuration),
+// cached per candidate.
+class CycleModel {
+ public:
+  CycleModel(const compile::QSupernet& q, const hw::Config& cfg);
+  uint64_t cycles(const spec::Candidate& c);
+
+ private:
+  const compile::QSupernet* q_;
+  hw::Config cfg_;
+  std::vector<std::vector<uint8_t>> image_;
+  std::map<spec::Candidate, uint64_t> cache_;
+};
+
+struct Progress {
+  Strategy strategy{};
+  size_t generation = 0, generations = 0, evaluated = 0;
+  double best_val_accuracy = 0;
+  std::string best_arch;
+  double elapsed_s = 0;
+};
+using ProgressFn = std::function<void(const Progress&)>;
+
+// Runs the search; every candidate evaluated satisfies the constraints and is evaluated once.
+// Deterministic for a given config, supernet and images. Throws SearchError
+// ("constraint impossible: ...") when no candidate can satisfy the constraints.
+SearchResult run_search(runtime::Runtime& rt, const hw::Config& cfg, const SearchConfig& config,
+                        std::span<const std::vector<uint8_t>> images,
+                        std::span<const uint8_t> labels, const ProgressFn& progress = {});
+
+// The same protocol with a caller-supplied fitness (higher is better; stored as val_accuracy) in
+// place of accelerator runs: studies of the search itself on shape-only spaces (bench). No cycle
+// model: max_cycles must be 0 and cycles are reported as 0. Each generation's `nodes` is its
+// fused graph's size.
+using FitnessFn = std::function<std::vector<double>(std::span<const spec::Candidate>)>;
+SearchResult run_search_fitness(const spec::Supernet& net, const SearchConfig& config,
+                                const FitnessFn& fitness, const ProgressFn& progress = {});
+
+// Throws SearchError ("constraint impossible: ...") when no candidate satisfies the constraints,
+// as run_search would, but without evaluating anything. `q` may hold any weights (cycles depend on
+// the shapes only), so this runs before the supernet is trained.
+void check_feasible(const compile::QSupernet& q, const hw::Config& cfg,
+                    const SearchConfig& config);
+
+// Splits a batch into consecutive pieces configuration `cfg` accepts (<= cfg.max_cands
+// candidates and <= cfg.node_cap fused nodes each).
+std::vector<std::vector<spec::Candidate>> split_batch(const spec::Supernet& net,
+                                                      const hw::Config& cfg,
+                                                      std::span<const spec::Candidate> batch);
+
+}  // namespace nasa::search

@@ -1,0 +1,437 @@
+#include "nasa/search.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <random>
+#include <set>
+
+#include "nasa/device.h"
+#include "nasa/fusion.h"
+
+namespace nasa::search {
+
+std::string_view strategy_name(Strategy s) {
+  return s == Strategy::Random ? "random" : "evolution";
+}
+
+Strategy parse_strategy(std::string_view s) {
+  if (s == "random") return Strategy::Random;
+  if (s == "evolution") return Strategy::Evolution;
+  throw SearchError(fmt::format("strategy '{}': expected random or evolution", s));
+}
+
+void validate(const SearchConfig& c) {
+  if (c.population == 0) throw SearchError("--population 0: expected at least 1");
+  if (c.generations == 0) throw SearchError("--generations 0: expected at least 1");
+  if (c.strategy == Strategy::Evolution && c.topk == 0) {
+    throw SearchError("--topk 0: evolution needs at least 1 parent");
+  }
+  if (c.generations > 1 && c.mutations + c.crossovers == 0) {
+    throw SearchError(
+        "--mutations 0 --crossovers 0: generations after the first would evaluate nothing");
+  }
+  if (!(c.mut_prob >= 0.0 && c.mut_prob <= 1.0)) {
+    throw SearchError(fmt::format("--mut-prob {}: expected a probability in [0, 1]", c.mut_prob));
+  }
+  if (c.max_tries == 0) throw SearchError("max_tries 0: expected at least 1");
+  if (c.mini_batch == 0) throw SearchError("mini_batch 0: expected at least 1");
+}
+
+std::vector<size_t> SearchResult::top(size_t n) const {
+  std::vector<size_t> idx(evaluated.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    const auto &x = evaluated[a], &y = evaluated[b];
+    if (x.val_accuracy != y.val_accuracy) return x.val_accuracy > y.val_accuracy;
+    return x.cycles < y.cycles;
+  });
+  if (idx.size() > n) idx.resize(n);
+  return idx;
+}
+
+std::vector<size_t> pareto_front(std::span<const Evaluated> points) {
+  std::vector<size_t> idx(points.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    if (points[a].cycles != points[b].cycles) return points[a].cycles < points[b].cycles;
+    return points[a].val_accuracy > points[b].val_accuracy;
+  });
+  std::vector<size_t> front;
+  for (size_t i : idx) {
+    // sorted by cycles: a point is on the front iff it beats every cheaper point's accuracy
+    if (front.empty() || points[i].val_accuracy > points[front.back()].val_accuracy) {
+      front.push_back(i);
+    }
+  }
+  return front;
+}
+
+CycleModel::CycleModel(const compile::QSupernet& q, const hw::Config& cfg)
+    : q_(&q),
+      cfg_(cfg),
+      // cycles do not depend on pixel values: one blank image of the input shape
+      image_(1, std::vector<uint8_t>(static_cast<size_t>(q.net.in_h) * q.net.in_w * q.net.in_c)) {}
+
+uint64_t CycleModel::cycles(const spec::Candidate& c) {
+  if (auto it = cache_.find(c); it != cache_.end()) return it->second;
+  // the target's own timing: its ref device (the engine's cycle model, or the board's model)
+  const compile::Program p = compile::compile(*q_, c, image_, cfg_);
+  auto dev = device::make_ref_device(cfg_, p.image.size());
+  dev->write_memory(0, p.image);
+  const device::WaitResult w =
+      dev->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, uint64_t{1} << 40);
+  if (!w.done || w.err != hw::Err::None) {
+    throw SearchError(fmt::format("cycle model of `{}`: candidate {} did not run ({})", cfg_.name,
+                                  spec::format_candidate(c), err_name(w.err)));
+  }
+  const uint64_t cyc = dev->counter(hw::Counter::Cycles);
+  cache_.emplace(c, cyc);
+  return cyc;
+}
+
+std::vector<std::vector<spec::Candidate>> split_batch(const spec::Supernet& net,
+                                                      const hw::Config& cfg,
+                                                      std::span<const spec::Candidate> batch) {
+  std::vector<std::vector<spec::Candidate>> out;
+  std::optional<fusion::Fuser> cur;
+  for (const auto& c : batch) {
+    if (cur) {
+      fusion::Fuser trial = *cur;
+      trial.add(c);
+      if (trial.graph().nodes.size() <= cfg.node_cap && out.back().size() < cfg.max_cands) {
+        cur = std::move(trial);
+        out.back().push_back(c);
+        continue;
+      }
+    }
+    cur.emplace(net);
+    cur->add(c);
+    if (cur->graph().nodes.size() > cfg.node_cap) {
+      throw SearchError(fmt::format(
+          "candidate {} alone needs {} nodes, more than the {} of `{}`'s node table",
+          spec::format_candidate(c), cur->graph().nodes.size(), cfg.node_cap, cfg.name));
+    }
+    out.push_back({c});
+  }
+  return out;
+}
+
+namespace {
+
+// Why a draw was rejected, for the "constraint impossible" message.
+enum Reject { kMacs, kParams, kCycles, kNumRejects };
+
+// What one evaluation of a batch gives back: a score per candidate (validation accuracy, or a
+// stand-in fitness) and, for accelerator runs, correct counts and the batch runs' counters.
+struct BatchOutcome {
+  std::vector<double> score;
+  std::vector<size_t> correct;  // empty when the score is not a count
+  size_t batches = 0, nodes = 0;
+  uint64_t cycles = 0, macs = 0;
+};
+using BatchEval = std::function<BatchOutcome(const std::vector<spec::Candidate>&)>;
+
+class Searcher {
+ public:
+  // `q` (for the cycle model) may be null when no constraint or report needs cycles; `eval` may
+  // be empty for a feasibility check (nothing is evaluated then).
+  Searcher(const spec::Supernet& net, const compile::QSupernet* q, const hw::Config& cfg,
+           const SearchConfig& c, BatchEval eval, size_t val_images, const ProgressFn& progress)
+      : net_(net),
+        c_(c),
+        eval_(std::move(eval)),
+        val_images_(val_images),
+        progress_(progress),
+        rng_(c.seed),
+        t0_(std::chrono::steady_clock::now()) {
+    if (q) cycles_.emplace(*q, cfg);
+    for (size_t l = 0; l < net_.layers.size(); ++l) {
+      std::vector<int> ok;
+      for (size_t k = 0; k < net_.layers[l].choices.size(); ++k) {
+        if (net_.layers[l].choices[k].kind != spec::OpKind::Skip || spec::skip_allowed(net_, l)) {
+          ok.push_back(static_cast<int>(k));
+        }
+      }
+      allowed_.push_back(std::move(ok));
+    }
+    check_static_bounds();
+  }
+
+  // Draws random candidates until one satisfies the constraints; throws when none does.
+  void check_feasible() {
+    std::vector<spec::Candidate> batch;
+    fill_random(batch, 1);
+  }
+
+  SearchResult run(const std::string& backend_name, const hw::Config& cfg) {
+    res_.config = c_;
+    res_.supernet = net_.name;
+    res_.backend = backend_name;
+    res_.hw_config = std::string(cfg.name);
+    res_.val_images = val_images_;
+    for (size_t g = 0; g < c_.generations; ++g) {
+      std::vector<spec::Candidate> batch;
+      // Random search draws exactly as many candidates per generation as evolution evaluates,
+      // so the two compare at equal evaluations.
+      const size_t want = g == 0 ? c_.population : c_.mutations + c_.crossovers;
+      if (c_.strategy == Strategy::Random || g == 0 || res_.evaluated.empty()) {
+        fill_random(batch, want);
+      } else {
+        const auto parents = res_.top(c_.topk);
+        for (size_t i = 0; i < c_.mutations; ++i) child(batch, parents, false);
+        for (size_t i = 0; i < c_.crossovers; ++i) child(batch, parents, true);
+        // children exhausted (duplicates): keep the budget with random candidates
+        fill_random(batch, want - batch.size());
+      }
+      if (batch.empty()) break;  // the whole feasible space has been evaluated
+      evaluate(batch, g);
+    }
+    res_.pareto = pareto_front(res_.evaluated);
+    if (!res_.evaluated.empty()) res_.best = res_.top(1).front();
+    return std::move(res_);
+  }
+
+ private:
+  uint64_t draw(uint64_t n) { return rng_() % n; }
+  double uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+
+  spec::Candidate random_candidate() {
+    spec::Candidate c(net_.layers.size());
+    for (size_t l = 0; l < c.size(); ++l) c[l] = allowed_[l][draw(allowed_[l].size())];
+    return c;
+  }
+
+  // Exact minima of MACs and params (costs add up per layer): a limit below them is impossible
+  // without sampling.
+  void check_static_bounds() {
+    spec::OpCost lo = spec::stem_cost(net_);
+    lo += spec::head_cost(net_);
+    uint64_t min_macs = lo.macs, min_params = lo.params;
+    for (size_t l = 0; l < allowed_.size(); ++l) {
+      uint64_t m = UINT64_MAX, p = UINT64_MAX;
+      for (int k : allowed_[l]) {
+        const auto oc = spec::op_cost(net_, l, static_cast<size_t>(k));
+        m = std::min(m, oc.macs);
+        p = std::min(p, oc.params);
+      }
+      min_macs += m;
+      min_params += p;
+    }
+    const auto& k = c_.constraints;
+    if (k.max_macs && k.max_macs < min_macs) {
+      throw SearchError(fmt::format(
+          "constraint impossible: --max-macs {}: the smallest candidate of '{}' has {} MACs",
+          k.max_macs, net_.name, min_macs));
+    }
+    if (k.max_params && k.max_params < min_params) {
+      throw SearchError(fmt::format(
+          "constraint impossible: --max-params {}: the smallest candidate of '{}' has {} params",
+          k.max_params, net_.name, min_params));
+    }
+  }
+
+  // Fills costs; returns the first constraint violated, or kNumRejects when it is feasible.
+  Reject check(const spec::Candidate& c, Evaluated& e) {
+    const auto cost = spec::candidate_cost(net_, c);
+    e.arch = c;
+    e.macs = cost.macs;
+    e.params = cost.params;
+    const auto& k = c_.constraints;
+    if (k.max_macs && e.macs > k.max_macs) return kMacs;
+    if (k.max_params && e.params > k.max_params) return kParams;
+    e.cycles = cycles_ ? cycles_->cycles(c) : 0;
+    min_cycles_ = std::min(min_cycles_, e.cycles);
+    if (k.max_cycles && e.cycles > k.max_cycles) return kCycles;
+    return kNumRejects;
+  }
+
+  // Accepts `c` into the batch when new and feasible.
+  bool accept(const spec::Candidate& c, std::vector<spec::Candidate>& batch) {
+    if (seen_.contains(c)) return false;
+    Evaluated e;
+    const Reject r = check(c, e);
+    seen_.insert(c);  // infeasible ones are never worth another look either
+    if (r != kNumRejects) {
+      ++rejects_[r];
+      return false;
+    }
+    ++feasible_;
+    pending_.emplace(c, e);
+    batch.push_back(c);
+    return true;
+  }
+
+  void fill_random(std::vector<spec::Candidate>& batch, size_t n) {
+    for (size_t added = 0; added < n; ++added) {
+      size_t tries = 0;
+      while (!accept(random_candidate(), batch)) {
+        if (++tries >= c_.max_tries) {
+          if (feasible_ == 0) impossible();
+          return;  // feasible candidates exist but all have been drawn: space exhausted
+        }
+      }
+    }
+  }
+
+  [[noreturn]] void impossible() const {
+    const auto& k = c_.constraints;
+    const size_t worst =
+        static_cast<size_t>(std::max_element(rejects_.begin(), rejects_.end()) - rejects_.begin());
+    std::string what;
+    if (worst == kCycles) {
+      what =
+          fmt::format("--max-cycles {}: the fewest cycles seen were {}", k.max_cycles, min_cycles_);
+    } else if (worst == kParams) {
+      what = fmt::format("--max-params {}", k.max_params);
+    } else {
+      what = fmt::format("--max-macs {}", k.max_macs);
+    }
+    throw SearchError(fmt::format(
+        "constraint impossible: {} (no candidate of '{}' satisfies the constraints in {} random "
+        "draws: {} over --max-macs, {} over --max-params, {} over --max-cycles)",
+        what, net_.name, c_.max_tries, rejects_[kMacs], rejects_[kParams], rejects_[kCycles]));
+  }
+
+  void child(std::vector<spec::Candidate>& batch, const std::vector<size_t>& parents,
+             bool crossover) {
+    // SPOS: up to 10x the wanted number of tries, then give up on this child
+    for (size_t t = 0; t < 10; ++t) {
+      const auto& a = res_.evaluated[parents[draw(parents.size())]].arch;
+      spec::Candidate c = a;
+      if (crossover) {
+        const auto& b = res_.evaluated[parents[draw(parents.size())]].arch;
+        for (size_t l = 0; l < c.size(); ++l) c[l] = draw(2) ? b[l] : a[l];
+      } else {
+        for (size_t l = 0; l < c.size(); ++l) {
+          if (uniform() < c_.mut_prob) c[l] = allowed_[l][draw(allowed_[l].size())];
+        }
+      }
+      if (accept(c, batch)) return;
+    }
+  }
+
+  void evaluate(const std::vector<spec::Candidate>& batch, size_t g) {
+    GenerationStats st;
+    st.generation = g;
+    st.candidates = batch.size();
+    const BatchOutcome r = eval_(batch);
+    if (r.score.size() != batch.size() || (!r.correct.empty() && r.correct.size() != batch.size())) {
+      throw std::runtime_error(fmt::format("evaluation of {} candidates returned {} scores",
+                                           batch.size(), r.score.size()));
+    }
+    st.batches = r.batches;
+    st.nodes = r.nodes;
+    st.cycles = r.cycles;
+    st.macs = r.macs;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Evaluated e = pending_.at(batch[i]);
+      e.correct = r.correct.empty() ? 0 : r.correct[i];
+      e.val_accuracy = r.score[i];
+      e.generation = g;
+      res_.evaluated.push_back(std::move(e));
+    }
+    pending_.clear();
+    const size_t b = res_.top(1).front();
+    st.best_val_accuracy = res_.evaluated[b].val_accuracy;
+    res_.generations.push_back(st);
+    if (progress_) {
+      Progress p;
+      p.strategy = c_.strategy;
+      p.generation = g;
+      p.generations = c_.generations;
+      p.evaluated = res_.evaluated.size();
+      p.best_val_accuracy = st.best_val_accuracy;
+      p.best_arch = spec::format_candidate(res_.evaluated[b].arch);
+      p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+      progress_(p);
+    }
+  }
+
+  const spec::Supernet& net_;
+  SearchConfig c_;
+  BatchEval eval_;
+  size_t val_images_ = 0;
+  const ProgressFn& progress_;
+  std::optional<CycleModel> cycles_;
+  std::mt19937_64 rng_;
+  std::chrono::steady_clock::time_point t0_;
+  std::vector<std::vector<int>> allowed_;
+  std::set<spec::Candidate> seen_;
+  std::map<spec::Candidate, Evaluated> pending_;
+  std::array<size_t, kNumRejects> rejects_{};
+  size_t feasible_ = 0;
+  uint64_t min_cycles_ = UINT64_MAX;
+  SearchResult res_;
+};
+
+}  // namespace
+
+SearchResult run_search(runtime::Runtime& rt, const hw::Config& cfg, const SearchConfig& config,
+                        std::span<const std::vector<uint8_t>> images,
+                        std::span<const uint8_t> labels, const ProgressFn& progress) {
+  validate(config);
+  if (images.size() != labels.size()) {
+    throw SearchError(
+        fmt::format("search: {} validation images but {} labels", images.size(), labels.size()));
+  }
+  if (images.empty()) throw SearchError("search: no validation images");
+  // Each generation as fused batch runs on the runtime's device (split where the hardware tables
+  // would overflow).
+  BatchEval eval = [&](const std::vector<spec::Candidate>& batch) {
+    BatchOutcome out;
+    compile::BatchOptions opt;
+    opt.mini_batch = config.mini_batch;
+    for (const auto& piece : split_batch(rt.supernet().net, rt.config(), batch)) {
+      const auto r = rt.evaluate_fused(piece, 0, images, labels, opt);
+      if (r.candidates != piece || r.correct.size() != piece.size()) {
+        throw std::runtime_error(
+            fmt::format("{} backend: the batch of {} candidates came back as {} candidates",
+                        rt.backend(), piece.size(), r.candidates.size()));
+      }
+      ++out.batches;
+      out.nodes += r.nodes.size();
+      out.cycles += r.cycles;
+      out.macs += r.macs;
+      for (size_t c : r.correct) {
+        out.correct.push_back(c);
+        out.score.push_back(static_cast<double>(c) / static_cast<double>(images.size()));
+      }
+    }
+    return out;
+  };
+  Searcher s(rt.supernet().net, &rt.supernet(), cfg, config, std::move(eval), images.size(),
+             progress);
+  return s.run(rt.backend(), cfg);
+}
+
+SearchResult run_search_fitness(const spec::Supernet& net, const SearchConfig& config,
+                                const FitnessFn& fitness, const ProgressFn& progress) {
+  validate(config);
+  if (config.constraints.max_cycles) {
+    throw SearchError("--max-cycles needs the accelerator's cycle model (run_search)");
+  }
+  BatchEval eval = [&](const std::vector<spec::Candidate>& batch) {
+    BatchOutcome out;
+    out.score = fitness(batch);
+    out.batches = 1;
+    out.nodes = fusion::fuse(net, batch).nodes.size();
+    return out;
+  };
+  Searcher s(net, nullptr, hw::kConfigs[0], config, std::move(eval), 0, progress);
+  return s.run("fitness", hw::kConfigs[0]);
+}
+
+void check_feasible(const compile::QSupernet& q, const hw::Config& cfg,
+                    const SearchConfig& config) {
+  validate(config);
+  const ProgressFn none;  // the searcher keeps a reference
+  Searcher s(q.net, &q, cfg, config, {}, 0, none);
+  s.check_feasible();
+}
+
+}  // namespace nasa::search

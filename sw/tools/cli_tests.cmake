@@ -1,0 +1,121 @@
+# The CLI's tests (included by sw/CMakeLists.txt once the `nasa` target exists): its JSON
+# contract, and a clear error with a non-zero exit on every kind of bad input.
+# CLI smoke tests: the JSON contract and a clear error with a non-zero exit on bad input.
+if(TARGET nasa)
+  add_test(NAME cli_info_json COMMAND nasa info --space fmnist-mb --json)
+  set_tests_properties(cli_info_json PROPERTIES LABELS "unit;cli"
+                       PASS_REGULAR_EXPRESSION "\"choices_per_layer\": \\[")
+  add_test(NAME cli_info_bad_space
+           COMMAND sh -c "\"$0\" info --space nope 2>&1; echo exit=$?" $<TARGET_FILE:nasa>)
+  set_tests_properties(cli_info_bad_space PROPERTIES LABELS "unit;cli"
+                       PASS_REGULAR_EXPRESSION "nasa: error: unknown built-in search space 'nope'.*exit=1")
+  add_test(NAME cli_info_bad_file
+           COMMAND sh -c "\"$0\" info --supernet /nonexistent/supernet.json 2>&1; echo exit=$?"
+                   $<TARGET_FILE:nasa>)
+  set_tests_properties(cli_info_bad_file PROPERTIES LABELS "unit;cli"
+                       PASS_REGULAR_EXPRESSION "nasa: error: [^\n]*nonexistent.*exit=1")
+  # init writes a spec + weights that info reads back; a second init refuses to overwrite.
+  set(_init_dir ${CMAKE_BINARY_DIR}/test_init_supernet)
+  add_test(NAME cli_init_then_info
+           COMMAND sh -c "rm -rf \"$1\" && \"$0\" init --space fmnist-mb --seed 3 --out \"$1\" && \"$0\" info --supernet \"$1\" --json && \"$0\" init --out \"$1\" 2>&1; echo exit=$?"
+                   $<TARGET_FILE:nasa> ${_init_dir})
+  set_tests_properties(cli_init_then_info PROPERTIES LABELS "unit;cli"
+                       PASS_REGULAR_EXPRESSION "\"choices_per_layer\".*already holds a supernet.*exit=1")
+  # eval: the RTL and the reference model give the same logits (SHA-256) and correct count.
+  set(_eval_dir ${CMAKE_BINARY_DIR}/test_eval_supernet)
+  if(NASA_WITH_RTL)  # --backend rtl: the Verilated models (sim/)
+    add_test(NAME cli_eval_ref_equals_rtl
+             COMMAND sh -c "rm -rf \"$1\" && \"$0\" init --seed 5 --out \"$1\" >/dev/null && a=$(\"$0\" eval --supernet \"$1\" --arch 3-4-2-5-1-5 --images 4 --json | grep -E 'sha256|correct') && b=$(\"$0\" eval --supernet \"$1\" --arch 3-4-2-5-1-5 --images 4 --json --backend rtl | grep -E 'sha256|correct') && echo \"$a\" && test \"$a\" = \"$b\" && echo SAME"
+                     $<TARGET_FILE:nasa> ${_eval_dir})
+    set_tests_properties(cli_eval_ref_equals_rtl PROPERTIES LABELS "cli;cosim"
+                         PASS_REGULAR_EXPRESSION "logits_sha256.*SAME")
+  endif()
+  add_test(NAME cli_eval_bad_arch
+           COMMAND sh -c "\"$0\" init --seed 5 --out \"$1\" --force >/dev/null; \"$0\" eval --supernet \"$1\" --arch 3-4-9 2>&1; echo exit=$?"
+                   $<TARGET_FILE:nasa> ${_eval_dir}_bad)
+  set_tests_properties(cli_eval_bad_arch PROPERTIES LABELS "unit;cli"
+                       PASS_REGULAR_EXPRESSION "nasa: error: .*3-4-9.*exit=1")
+  # Bad inputs: each gets a message naming what and where, and exit code 1.
+  add_test(NAME cli_eval_truncated_weights
+           COMMAND sh -c "\"$0\" init --seed 5 --out \"$1\" --force >/dev/null && head -c 5000 \"$1/weights.safetensors\" > \"$1/w\" && mv \"$1/w\" \"$1/weights.safetensors\" && \"$0\" eval --supernet \"$1\" --arch 0-0-0-0-0-0 2>&1; echo exit=$?"
+                   $<TARGET_FILE:nasa> ${_eval_dir}_trunc)
+  set_tests_properties(cli_eval_truncated_weights PROPERTIES LABELS "unit;cli"
+                       PASS_REGULAR_EXPRESSION "nasa: error: [^\n]*weights.safetensors.*exit=1")
+  add_test(NAME cli_eval_corrupt_data
+           COMMAND sh -c "\"$0\" init --seed 5 --out \"$1\" --force >/dev/null && printf 'garbage-not-idx' > \"$1/img.idx\" && \"$0\" eval --supernet \"$1\" --arch 0-0-0-0-0-0 --data \"$1/img.idx\" --labels \"$1/img.idx\" --calib 1 2>&1; echo exit=$?"
+                   $<TARGET_FILE:nasa> ${_eval_dir}_data)
+  set_tests_properties(cli_eval_corrupt_data PROPERTIES LABELS "unit;cli"
+                       PASS_REGULAR_EXPRESSION "nasa: error: [^\n]*img.idx.*exit=1")
+  add_test(NAME cli_info_bad_spec
+           COMMAND sh -c "mkdir -p \"$1\" && sed 's/mb_k7_e3/mb_k4_e3/' \"$2\" > \"$1/supernet.json\" && \"$0\" info --supernet \"$1\" 2>&1; echo exit=$?"
+                   $<TARGET_FILE:nasa> ${_eval_dir}_spec ${CMAKE_SOURCE_DIR}/docs/spaces/fmnist-mb.json)
+  set_tests_properties(cli_info_bad_spec PROPERTIES LABELS "unit;cli"
+                       PASS_REGULAR_EXPRESSION "nasa: error: [^\n]*layers\\[2\\]\\.choices\\[2\\][^\n]*mb_k4_e3.*exit=1")
+  # More bad inputs through the CLI: message names the problem, exit code 1.
+  function(nasa_cli_error_test name script regex)
+    add_test(NAME ${name} COMMAND sh -c "${script} 2>&1; echo exit=$?" $<TARGET_FILE:nasa>
+                                          ${CMAKE_BINARY_DIR}/${name}
+                                          ${CMAKE_SOURCE_DIR}/docs/spaces/fmnist-mb.json)
+    set_tests_properties(${name} PROPERTIES LABELS "unit;cli" PASS_REGULAR_EXPRESSION "${regex}")
+  endfunction()
+  nasa_cli_error_test(cli_spec_bad_stride
+    "mkdir -p $1 && sed '0,/\"stride\": 2/s//\"stride\": 3/' $2 > $1/s.json && $0 info --supernet $1/s.json"
+    "nasa: error: [^\n]*s.json: layers\\[[0-9]\\]\\.stride[^\n]*3.*exit=1")
+  nasa_cli_error_test(cli_spec_missing_key
+    "mkdir -p $1 && sed 's/\"classes\"/\"klasses\"/' $2 > $1/s.json && $0 info --supernet $1/s.json"
+    "nasa: error: [^\n]*s.json[^\n]*classes.*exit=1")
+  nasa_cli_error_test(cli_weights_shape_mismatch
+    "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && sed 's/\"channels\": 128/\"channels\": 64/' $1/supernet.json > $1/t && mv $1/t $1/supernet.json && $0 eval --supernet $1 --arch 0-0-0-0-0-0"
+    "nasa: error: [^\n]*weights.safetensors[^\n]*head[^\n]*expected.*exit=1")
+  nasa_cli_error_test(cli_data_truncated
+    "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && zcat /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz | head -c 5000 > $1/i.idx && zcat /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz > $1/l.idx && $0 eval --supernet $1 --arch 0-0-0-0-0-0 --data $1/i.idx --labels $1/l.idx --calib 1"
+    "nasa: error: [^\n]*i.idx[^\n]*(truncated|short|need).*exit=1")
+  nasa_cli_error_test(cli_data_count_mismatch
+    "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && zcat /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz > $1/l.idx && $0 eval --supernet $1 --arch 0-0-0-0-0-0 --data /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz --labels $1/l.idx --calib 1"
+    "nasa: error: [^\n]*(10000|60000)[^\n]*.*exit=1")
+
+  # batch fusion and fused evaluation (docs/fusion.md)
+  add_test(NAME cli_fuse_json COMMAND nasa fuse --space fmnist-mb --random 50 --seed 1 --json)
+  set_tests_properties(cli_fuse_json PROPERTIES LABELS "unit;cli"
+    PASS_REGULAR_EXPRESSION "\"candidates\": 50,.*\"macs_fused\": [1-9].*\"macs_unfused\": [1-9].*\"nodes\": [1-9].*\"schedules\": \\[.*\"unique_candidates\": 50")
+  add_test(NAME cli_fuse_svg
+    COMMAND sh -c "mkdir -p \"$1\" && \"$0\" fuse --space fmnist-mb --random 20 --seed 2 --svg \"$1/t.svg\" >/dev/null && head -c 200 \"$1/t.svg\" && grep -c '<circle' \"$1/t.svg\""
+            $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_fuse_svg)
+  set_tests_properties(cli_fuse_svg PROPERTIES LABELS "unit;cli"
+                       PASS_REGULAR_EXPRESSION "^<svg xmlns=[^\n]*\n.*[1-9][0-9]*\n$")
+  nasa_cli_error_test(cli_fuse_bad_arch_line
+    "mkdir -p $1 && printf '0-0-0-0-0-0\\n# ok\\n0-9-0-0-0-0\\n' > $1/a.txt && $0 fuse --space fmnist-mb --arch-file $1/a.txt"
+    "nasa: error: [^\n]*a.txt:3[^\n]*.*exit=1")
+  nasa_cli_error_test(cli_eval_fused_needs_batch
+    "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && $0 eval --supernet $1 --arch 0-0-0-0-0-0 --fused"
+    "nasa: error: [^\n]*exactly one of|--fused needs.*exit=1")
+  if(NASA_WITH_RTL)  # --backend rtl: the Verilated models (sim/)
+    add_test(NAME cli_eval_fused_ref_equals_rtl
+      COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && \"$0\" init --seed 5 --out \"$1\" >/dev/null && printf '3-4-2-5-1-5\\n3-4-2-5-1-5\\n3-4-2-0-1-2\\n0-1-2-3-0-1\\n' > \"$1/a.txt\" && for b in ref rtl; do \"$0\" eval --supernet \"$1\" --arch-file \"$1/a.txt\" --fused --dump-logits --images 3 --backend $b --json > \"$1/$b.json\" || exit 1; done && e=$(grep '\"macs_executed\"' \"$1/rtl.json\" | tr -dc 0-9) && f=$(grep '\"macs_fused\"' \"$1/rtl.json\" | tr -dc 0-9) && test \"$e\" = \"$f\" && a=$(grep -E 'correct|sha256|leaf|macs_executed|nodes' \"$1/ref.json\") && b=$(grep -E 'correct|sha256|leaf|macs_executed|nodes' \"$1/rtl.json\") && test \"$a\" = \"$b\" && echo \"SAME macs $e\""
+              $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_fused)
+    set_tests_properties(cli_eval_fused_ref_equals_rtl PROPERTIES LABELS "cli;cosim"
+                         PASS_REGULAR_EXPRESSION "SAME macs [1-9]")
+  endif()
+  add_test(NAME cli_eval_generate
+    COMMAND sh -c "rm -rf \"$1\" && \"$0\" init --seed 5 --out \"$1\" >/dev/null && \"$0\" eval --supernet \"$1\" --generate 6 --seed 3 --images 2 --json"
+            $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_generate)
+  set_tests_properties(cli_eval_generate PROPERTIES LABELS "unit;cli"
+    PASS_REGULAR_EXPRESSION "\"generated\": \\[[^]]*\"[0-9]-[0-9]-[0-9]-[0-9]-[0-9]-[0-9]\"")
+
+  # search: outputs of both strategies on a tiny budget, byte-identical for the same seed; an
+  # earlier result is never overwritten without --force; an impossible constraint is named.
+  set(_search_tiny --population 4 --generations 2 --mutations 2 --crossovers 2 --topk 2 --val-images 4 --calib 2)
+  string(JOIN " " _search_tiny ${_search_tiny})
+  add_test(NAME cli_search_outputs
+    COMMAND sh -c "rm -rf \"$1\" && \"$0\" init --seed 4 --out \"$1/net\" >/dev/null && for r in run run2; do \"$0\" search --supernet \"$1/net\" --out \"$1/$r\" --strategy both ${_search_tiny} >/dev/null || exit 1; done && cmp \"$1/run/result.json\" \"$1/run2/result.json\" && echo IDENTICAL && grep -c '<circle' \"$1/run/pareto.svg\" && grep -o '\"pareto\": \\[' \"$1/run/result.json\" | head -1 && grep -o 'Evolution vs random at equal evaluations' \"$1/run/report.md\""
+            $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_search_outputs)
+  set_tests_properties(cli_search_outputs PROPERTIES LABELS "unit;cli"
+    PASS_REGULAR_EXPRESSION "IDENTICAL\n[1-9][0-9]*\n\"pareto\": \\[\nEvolution vs random at equal evaluations")
+  nasa_cli_error_test(cli_search_refuses_overwrite
+    "rm -rf $1 && $0 init --seed 4 --out $1/net >/dev/null && $0 search --supernet $1/net --out $1/run ${_search_tiny} >/dev/null 2>&1 && $0 search --supernet $1/net --out $1/run ${_search_tiny}"
+    "nasa: error: [^\n]*run[^\n]*already holds search results[^\n]*--force.*exit=1")
+  nasa_cli_error_test(cli_search_impossible_constraint
+    "rm -rf $1 && $0 init --seed 4 --out $1/net >/dev/null && $0 search --supernet $1/net --out $1/run --max-macs 1000"
+    "nasa: error: constraint impossible: --max-macs 1000[^\n]*.*exit=1")
+
+endif()
