@@ -168,7 +168,7 @@ static int inside(u32 addr, u64 size) {
 /* sw/base/desc.cpp validate(): the checks in the engine's order */
 static u32 validate(const desc_t *d, shape_t *s) {
   const u32 op = d->op;
-  if (op == 0 || op > NASA_OP_GAP) return NASA_ERR_BAD_OPCODE;
+  if (op < NASA_OP_CONV || op > NASA_OP_GAP) return NASA_ERR_BAD_OPCODE;
   if (d->act > NASA_ACT_RELU6) return NASA_ERR_BAD_ACT;
   const int conv_like = op == NASA_OP_CONV || op == NASA_OP_DW_CONV;
   const int pool = op == NASA_OP_MAX_POOL || op == NASA_OP_AVG_POOL;

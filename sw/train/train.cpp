@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "nasa/hw_spec.h"
 #include "nasa/supernet_weights.h"
 
 namespace nasa::train {
@@ -28,8 +29,8 @@ using spec::OpKind;
 constexpr const char* kCheckpointFormat = "nasa-train-checkpoint-1";
 
 torch::Tensor activate(torch::Tensor x, int act) {
-  if (act == 1) return torch::relu(x);
-  if (act == 2) return torch::clamp(x, 0.0, 6.0);
+  if (act == static_cast<int>(hw::Act::Relu)) return torch::relu(x);
+  if (act == static_cast<int>(hw::Act::Relu6)) return torch::clamp(x, 0.0, 6.0);
   return x;
 }
 
@@ -109,7 +110,7 @@ struct SupernetImpl : torch::nn::Module {
   Head head{nullptr};
 
   explicit SupernetImpl(const spec::Supernet& net) {
-    act = net.act == "relu" ? 1 : 2;
+    act = static_cast<int>(net.act == "relu" ? hw::Act::Relu : hw::Act::Relu6);
     stem = register_module(
         "stem", ConvBN(net.in_c, net.stem.out_channels, net.stem.k, net.stem.stride, 1, act));
     layers = register_module("layers", torch::nn::ModuleList());

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "nasa/hw_spec.h"
+
 namespace nasa::floatnet {
 namespace {
 
@@ -15,7 +17,7 @@ const weights::Tensor& get(const weights::TensorFile& wf, const std::string& nam
 
 // Convolution (same padding, groups 1 or depthwise) + inference BatchNorm + optional activation.
 Tensor conv_bn(const weights::TensorFile& wf, const std::string& prefix, const Tensor& in,
-               int stride, bool depthwise, int act /* 0 none, 1 relu, 2 relu6 */) {
+               int stride, bool depthwise, int act /* hw::Act */) {
   const auto& wt = get(wf, prefix + ".conv.weight");
   if (wt.shape.size() != 4) {
     throw std::runtime_error(fmt::format("tensor '{}.conv.weight' is not 4-D", prefix));
@@ -56,8 +58,8 @@ Tensor conv_bn(const weights::TensorFile& wf, const std::string& prefix, const T
           }
         }
         float y = static_cast<float>(acc) * g + b;
-        if (act >= 1) y = std::max(y, 0.0f);
-        if (act == 2) y = std::min(y, 6.0f);
+        if (act != static_cast<int>(hw::Act::None)) y = std::max(y, 0.0f);
+        if (act == static_cast<int>(hw::Act::Relu6)) y = std::min(y, 6.0f);
         out.at(co, oy, ox) = y;
       }
     }
@@ -102,7 +104,7 @@ std::vector<float> forward(const spec::Supernet& net, const weights::TensorFile&
         fmt::format("image is {}x{}x{} (CxHxW), supernet '{}' expects {}x{}x{}", image.c, image.h,
                     image.w, net.name, net.in_c, net.in_h, net.in_w));
   }
-  const int act = net.act == "relu" ? 1 : 2;
+  const int act = static_cast<int>(net.act == "relu" ? hw::Act::Relu : hw::Act::Relu6);
   auto emit = [&](std::string_view name, const Tensor& t) {
     if (observe) observe(name, t);
   };
