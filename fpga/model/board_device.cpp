@@ -4,35 +4,23 @@
 // suites hold bit for bit to the reference model; its cycles are the board's.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include "nasa/backend.h"
 #include "nasa/mcu_system.h"
-#include "nasa/memory_image.h"
 
 namespace nasa::mcu {
 namespace {
 
-class BoardModelDevice final : public device::Device {
+class BoardModelDevice final : public device::HostMemoryDevice {
  public:
   BoardModelDevice(const hw::Config& cfg, uint64_t memory_bytes)
-      : cfg_(cfg), mem_(memory_bytes), sys_(cfg, mem_, cycles::default_dram(cfg)) {}
+      : HostMemoryDevice(memory_bytes), cfg_(cfg), sys_(cfg, mem_, cycles::default_dram(cfg)) {}
 
   std::string name() const override { return "ref"; }
   const hw::Config& config() const override { return cfg_; }
-  uint64_t memory_size() const override { return mem_.size(); }
-
-  void write_memory(uint64_t addr, std::span<const uint8_t> bytes) override {
-    check_range(mem_.size(), addr, bytes.size());
-    std::copy(bytes.begin(), bytes.end(), mem_.begin() + static_cast<std::ptrdiff_t>(addr));
-  }
-  void read_memory(uint64_t addr, std::span<uint8_t> out) override {
-    check_range(mem_.size(), addr, out.size());
-    std::copy_n(mem_.begin() + static_cast<std::ptrdiff_t>(addr), out.size(), out.begin());
-  }
   void write_csr(uint32_t addr, uint32_t value) override { sys_.write_csr(addr, value); }
   uint32_t read_csr(uint32_t addr) override { return sys_.read_csr(addr); }
 
@@ -57,7 +45,6 @@ class BoardModelDevice final : public device::Device {
 
  private:
   hw::Config cfg_;
-  std::vector<uint8_t> mem_;
   System sys_;
 };
 

@@ -103,25 +103,26 @@ void Device::write_table(hw::Table t, std::span<const uint32_t> values) {
   for (uint32_t v : values) write_csr(static_cast<uint32_t>(hw::Csr::TblData), v);
 }
 
+void HostMemoryDevice::write_memory(uint64_t addr, std::span<const uint8_t> bytes) {
+  check_range(mem_.size(), addr, bytes.size());
+  std::copy(bytes.begin(), bytes.end(), mem_.begin() + static_cast<std::ptrdiff_t>(addr));
+}
+
+void HostMemoryDevice::read_memory(uint64_t addr, std::span<uint8_t> out) {
+  check_range(mem_.size(), addr, out.size());
+  std::copy_n(mem_.begin() + static_cast<std::ptrdiff_t>(addr), out.size(), out.begin());
+}
+
 namespace {
 
 // CSR semantics of rtl/nasa_csr.sv; the run itself is nasa::ref::run.
-class RefDevice final : public Device {
+class RefDevice final : public HostMemoryDevice {
  public:
-  RefDevice(const hw::Config& cfg, uint64_t memory_bytes) : cfg_(cfg), mem_(memory_bytes) {}
+  RefDevice(const hw::Config& cfg, uint64_t memory_bytes)
+      : HostMemoryDevice(memory_bytes), cfg_(cfg) {}
 
   std::string name() const override { return "ref"; }
   const hw::Config& config() const override { return cfg_; }
-  uint64_t memory_size() const override { return mem_.size(); }
-
-  void write_memory(uint64_t addr, std::span<const uint8_t> bytes) override {
-    check_range(mem_.size(), addr, bytes.size());
-    std::copy(bytes.begin(), bytes.end(), mem_.begin() + static_cast<std::ptrdiff_t>(addr));
-  }
-  void read_memory(uint64_t addr, std::span<uint8_t> out) override {
-    check_range(mem_.size(), addr, out.size());
-    std::copy_n(mem_.begin() + static_cast<std::ptrdiff_t>(addr), out.size(), out.begin());
-  }
 
   void write_csr(uint32_t addr, uint32_t value) override {
     if (batch::write_csr(cfg_, regs_, tbl_addr_, addr, value)) return;
@@ -231,7 +232,6 @@ class RefDevice final : public Device {
 
  private:
   hw::Config cfg_;
-  std::vector<uint8_t> mem_;
   uint32_t desc_addr_ = 0, desc_count_ = 0, win_base_ = 0, win_limit_ = 0;
   bool done_ = false;
   ref::RunResult result_;

@@ -57,6 +57,19 @@ class Device {
   void write_table(hw::Table t, std::span<const uint32_t> values);
 };
 
+// A device whose memory is a byte array on the host (the reference and board models): bounds-
+// checked memory access, the memory itself for the model.
+class HostMemoryDevice : public Device {
+ public:
+  explicit HostMemoryDevice(uint64_t memory_bytes) : mem_(memory_bytes) {}
+  uint64_t memory_size() const override { return mem_.size(); }
+  void write_memory(uint64_t addr, std::span<const uint8_t> bytes) override;
+  void read_memory(uint64_t addr, std::span<uint8_t> out) override;
+
+ protected:
+  std::vector<uint8_t> mem_;
+};
+
 // Reads the identification CSRs (Magic, HwShape, HwMem, HwInBuf, HwKredMax, HwBatch) through
 // `read_csr` and throws std::runtime_error unless they are `cfg`'s: the message names `target`,
 // what it is instead (a known configuration or none) and which --config to pass.
