@@ -1,4 +1,4 @@
-// The `fpga` configuration's core (docs/fpga.md "The board's core"): the RV32IM controller
+// The board's core, configuration up5k (docs/fpga.md "The board's core"): the RV32IM controller
 // (nasa_mcu_cpu) runs the firmware (fpga/fw/) that executes programs and batch runs, with the
 // dot-product unit (nasa_mcu_dot) for the multiply-accumulates, behind the same ports as
 // nasa_top: the CSR bus with the same map and semantics (identification CSRs,

@@ -67,7 +67,7 @@ package nasa_pkg;
     ErrBadChoice = 8'd13,
     // the fused graph needs more nodes than NodeCap (ERR_INDEX: candidate)
     ErrNodeOverflow = 8'd14,
-    // the fpga configuration's controller stopped at an illegal instruction
+    // the board's controller (up5k) stopped at an illegal instruction
     ErrFault = 8'd15
   } err_e;
 

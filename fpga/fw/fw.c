@@ -1,4 +1,4 @@
-/* Firmware of the `fpga` configuration's controller (docs/fpga.md): runs the engine's programs
+/* Firmware of the board's controller (up5k) (docs/fpga.md): runs the engine's programs
  * and batch runs on the RV32IM core, bit for bit as the reference model does (sw/base/desc.cpp
  * validate(), sw/model/refmodel.cpp execute(), sw/model/batch_model.cpp run()). The host sees the
  * same CSRs, error codes, tables and counters as on the other configurations. */

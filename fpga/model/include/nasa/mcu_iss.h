@@ -1,5 +1,5 @@
-// Instruction-set simulator of rtl/nasa_mcu_cpu.sv, the RV32I + Zmmul controller of the `fpga`
-// configuration: executes the same instructions with the same cycle timing (docs/fpga.md), so
+// Instruction-set simulator of rtl/nasa_mcu_cpu.sv, the RV32I + Zmmul controller of the board's
+// core (up5k): executes the same instructions with the same cycle timing (docs/fpga.md), so
 // the firmware can be tested on the host and its runs timed exactly.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The `fpga` configuration's core on the host: rtl/nasa_mcu.sv's memory map, host CSRs and
+// The board's core (up5k) on the host: rtl/nasa_mcu.sv's memory map, host CSRs and
 // tables around the ISS (nasa/mcu_iss.h) running the firmware (fpga/fw/), with main memory
 // behind the sim/ DRAM model's timing. Runs are cycle-exact to the RTL, so this is the
 // configuration's cycle model; its results are the firmware's (tests compare them with the

@@ -43,7 +43,7 @@ namespace nasa::hw {
   X(BadBatchCfg, 12, "batch setup out of range (NUM_LAYERS, a layer's K, MINI_BATCH, ...)") \
   X(BadChoice, 13, "a candidate picks a choice >= its layer's K (ERR_INDEX: candidate)")    \
   X(NodeOverflow, 14, "the fused graph needs more nodes than NodeCap (ERR_INDEX: candidate)") \
-  X(Fault, 15, "the fpga configuration's controller stopped at an illegal instruction")
+  X(Fault, 15, "the board's controller (up5k) stopped at an illegal instruction")
 
 #define NASA_CSRS(X)                                                                       \
   X(Ctrl, 0x000, "W: bit0 start, bit1 clear done/error, bit2 start a batch run")           \

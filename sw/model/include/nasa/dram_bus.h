@@ -1,6 +1,6 @@
 // Timing of the sim/ DRAM model (sim/src/dram.cpp) without data, clocked cycle by cycle by the
-// models that replay a master on the memory port: the engine's cycle model and the `fpga`
-// configuration's controller model (nasa/mcu_system.h).
+// models that replay a master on the memory port: the engine's cycle model and the
+// board's controller model (fpga/model: nasa/mcu_system.h).
 #pragma once
 
 #include <algorithm>
