@@ -23,6 +23,15 @@ nasa_config() {
   if [[ $CFG_MCU == 1 ]]; then NASA_TOP=nasa_mcu; else NASA_TOP=nasa_top; fi
 }
 
+# Changes to the repository root; fails when the RTL is not there.
+nasa_enter_root() {
+  cd "$NASA_ROOT" || exit 1
+  if [[ ! -f rtl/nasa_engine.sv ]]; then
+    echo "error: rtl/nasa_engine.sv not found" >&2
+    exit 1
+  fi
+}
+
 # Prints the firmware ROM image of the controller (fpga/fw/, built by CMake: target nasa_fw) for
 # $readmemh: $NASA_FW_HEX, else build/fpga/fw/nasa_fw.hex. Fails with a hint when it is missing.
 nasa_fw_hex() {

@@ -7,12 +7,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 require_tool verilator
-cd "$NASA_ROOT"
-
-if [[ ! -f rtl/nasa_engine.sv ]]; then
-  echo "error: rtl/nasa_engine.sv not found" >&2
-  exit 1
-fi
+nasa_enter_root
 mapfile -t files < <(nasa_rtl_files)
 configs=("$@")
 if [[ ${#configs[@]} -eq 0 ]]; then

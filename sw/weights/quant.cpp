@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace nasa::quant {
 namespace {
@@ -14,14 +15,14 @@ namespace {
 constexpr int kMaxShift = 47;
 constexpr int64_t kMaxM = 65535;
 
-void check_scale(float scale, const char* what) {
+void check_scale(float scale, std::string_view what) {
   if (!(scale > 0.0f) || !std::isfinite(scale)) {
     throw std::invalid_argument(
         fmt::format("{} must be a positive finite number, got {}", what, scale));
   }
 }
 
-void check_count(int n, const char* what) {
+void check_count(int n, std::string_view what) {
   if (n < 1) throw std::invalid_argument(fmt::format("{} must be at least 1, got {}", what, n));
 }
 
@@ -188,20 +189,24 @@ std::vector<ChannelParams> conv_params(std::span<const float> bias, std::span<co
   return p;
 }
 
+namespace {
+// (M, S) that turn a sum of `count` inputs at `in_scale` into their mean at `out_scale`.
+Requant mean_requant(float in_scale, float out_scale, int count, const std::string& what,
+                     const char* count_name) {
+  check_scale(in_scale, what + ": input scale");
+  check_scale(out_scale, what + ": output scale");
+  check_count(count, what + ": " + count_name);
+  return choose_for(static_cast<double>(in_scale) / (count * static_cast<double>(out_scale)),
+                    what);
+}
+}  // namespace
+
 Requant avgpool_requant(float in_scale, float out_scale, int window) {
-  check_scale(in_scale, "avgpool_requant: input scale");
-  check_scale(out_scale, "avgpool_requant: output scale");
-  check_count(window, "avgpool_requant: window");
-  return choose_for(static_cast<double>(in_scale) / (window * static_cast<double>(out_scale)),
-                    "avgpool_requant");
+  return mean_requant(in_scale, out_scale, window, "avgpool_requant", "window");
 }
 
 Requant gap_requant(float in_scale, float out_scale, int pixels) {
-  check_scale(in_scale, "gap_requant: input scale");
-  check_scale(out_scale, "gap_requant: output scale");
-  check_count(pixels, "gap_requant: pixels");
-  return choose_for(static_cast<double>(in_scale) / (pixels * static_cast<double>(out_scale)),
-                    "gap_requant");
+  return mean_requant(in_scale, out_scale, pixels, "gap_requant", "pixels");
 }
 
 std::pair<Requant, Requant> add_requant(float a_scale, float b_scale, float out_scale) {
