@@ -5,7 +5,6 @@
 // memory and registers, and trap at the same instruction.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <verilated.h>
 
 #include <cstdlib>
 #include <functional>
@@ -15,6 +14,7 @@
 
 #include "Vnasa_mcu_cpu.h"
 #include "nasa/mcu_iss.h"
+#include "nasa/sim/vbench.h"
 
 namespace {
 
@@ -152,39 +152,28 @@ struct RtlRun {
 };
 
 RtlRun run_rtl(const std::vector<uint32_t>& rom, uint64_t seed, uint64_t max_cycles) {
-  auto ctx = std::make_unique<VerilatedContext>();
-  auto top = std::make_unique<Vnasa_mcu_cpu>(ctx.get());
+  nasa::sim::Bench<Vnasa_mcu_cpu> top("mcu_cpu", seed);
   Ram ram;
   ram.seed = seed;
   std::vector<uint32_t> romv(4096, 0);
   std::copy(rom.begin(), rom.end(), romv.begin());
   uint32_t rom_q = 0;
-  auto edge = [&] {
-    top->clk_i = 1;
-    top->eval();
-    top->clk_i = 0;
-    top->eval();
-  };
-  top->rst_ni = 0;
+  auto edge = [&] { top.tick(); };
   top->restart_i = 0;
-  top->clk_i = 0;
-  top->eval();
-  edge();
-  top->rst_ni = 1;
-  top->eval();
+  top.reset(1);
   RtlRun r;
   uint64_t n = 0, busy_until = 0;
   bool in_access = false;
   // cycle 0 is the first SDec: the cycle after SBoot
   rom_q = romv[top->rom_addr_o & 4095];
   top->rom_data_i = rom_q;
-  top->eval();
+  top.settle();
   edge();
   for (uint64_t cyc = 0; cyc < max_cycles && !top->trap_o; ++cyc) {
     // ROM: the word at last cycle's address
     top->rom_data_i = rom_q;
     top->bus_done_i = 0;
-    top->eval();
+    top.settle();
     if (top->bus_req_o) {
       if (!in_access) {
         in_access = true;
@@ -197,16 +186,15 @@ RtlRun run_rtl(const std::vector<uint32_t>& rom, uint64_t seed, uint64_t max_cyc
         in_access = false;
       }
     }
-    top->eval();
+    top.settle();
     if (top->retire_o) r.retire_cycles.push_back(cyc + 1);
     rom_q = romv[top->rom_addr_o & 4095];
     edge();
   }
-  top->eval();
+  top.settle();
   r.trapped = top->trap_o;
   r.trap_pc = top->trap_pc_o;
   r.ram = ram.words;
-  top->final();
   return r;
 }
 

@@ -6,15 +6,14 @@
 // after each one works.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <verilated.h>
 
 #include <algorithm>
 #include <map>
-#include <memory>
 #include <random>
 #include <vector>
 
 #include "Vnasa_uart_bridge.h"
+#include "nasa/sim/vbench.h"
 #include "nasa/uart_protocol.h"
 #include "uart_fuzz.h"
 
@@ -34,26 +33,23 @@ uint32_t lookup(const std::map<uint32_t, uint32_t>& m, uint32_t a) {
 class Bench {
  public:
   explicit Bench(uint32_t seed)
-      : rng_(seed),
+      : top_("uart_bridge", seed),
+        rng_(seed),
         mem_(kMemBytes, 0),
         model_(kMemBytes, [this](uint32_t a) { return lookup(model_csr_, a); },
                [this](uint32_t a, uint32_t v) { model_csr_[a] = v; }) {
-    ctx_ = std::make_unique<VerilatedContext>();
-    top_ = std::make_unique<Vnasa_uart_bridge>(ctx_.get());
-    top_->clk_i = 0;
     top_->rst_ni = 0;
     top_->rx_valid_i = 0;
     top_->tx_ready_i = 0;
     top_->mreq_ready_i = 0;
     top_->mrsp_valid_i = 0;
     top_->csr_ready_i = 0;
-    top_->eval();
+    top_.settle();
     tick();
     tick();
     top_->rst_ni = 1;
     tick();
   }
-  ~Bench() { top_->final(); }
 
   // Sends a frame to both, then keeps the line quiet for a gap; compares what came back.
   void send(const std::vector<uint8_t>& bytes, const std::string& what) {
@@ -101,10 +97,8 @@ class Bench {
     const bool csr_we = top_->csr_we_o;
     const uint32_t csr_addr = top_->csr_addr_o, csr_wdata = top_->csr_wdata_o;
     top_->csr_rdata_i = lookup(csr_, csr_addr);
-    top_->eval();
-    top_->clk_i = 1;
-    top_->eval();
-    top_->clk_i = 0;
+    top_.settle();
+    top_.tick();
     // the memory answers a read on the next cycle
     top_->mrsp_valid_i = 0;
     if (tx) got_.push_back(tx_byte);
@@ -119,12 +113,11 @@ class Bench {
       }
     }
     if (csr && csr_we) csr_[csr_addr] = csr_wdata;
-    top_->eval();
+    top_.settle();
   }
 
+  nasa::sim::Bench<Vnasa_uart_bridge> top_;
   std::mt19937 rng_;
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Vnasa_uart_bridge> top_;
   std::vector<uint8_t> mem_;
   std::map<uint32_t, uint32_t> csr_, model_csr_;
   BridgeModel model_;

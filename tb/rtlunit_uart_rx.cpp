@@ -2,35 +2,26 @@
 // the sender's clock off by up to +-3% and random idle time between bytes: every byte comes out
 // once and intact; a start-bit glitch produces nothing; a byte without its stop bit is dropped.
 #include <gtest/gtest.h>
-#include <verilated.h>
 
-#include <memory>
 #include <random>
 #include <vector>
 
 #include "Vnasa_uart_rx.h"
+#include "nasa/sim/vbench.h"
 
 namespace {
 
 constexpr double kClksPerBit = 12;
 
 struct Rx {
-  std::unique_ptr<VerilatedContext> ctx = std::make_unique<VerilatedContext>();
-  std::unique_ptr<Vnasa_uart_rx> top = std::make_unique<Vnasa_uart_rx>(ctx.get());
+  nasa::sim::Bench<Vnasa_uart_rx> top{"uart_rx"};
   std::vector<uint8_t> got;
   Rx() {
     top->rx_i = 1;
-    top->rst_ni = 0;
-    tick();
-    tick();
-    top->rst_ni = 1;
+    top.reset(2);
   }
-  ~Rx() { top->final(); }
   void tick() {
-    top->clk_i = 0;
-    top->eval();
-    top->clk_i = 1;
-    top->eval();
+    top.tick();
     if (top->rst_ni && top->valid_o) got.push_back(top->data_o);
   }
   // The line at level `v` for `clocks` (fractional clocks accumulate in `phase`).

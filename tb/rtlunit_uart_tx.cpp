@@ -2,34 +2,26 @@
 // clocks per bit (start low, LSB first, stop high), the line idles high, and ready is low exactly
 // while a frame is on the line.
 #include <gtest/gtest.h>
-#include <verilated.h>
 
-#include <memory>
 #include <random>
 #include <vector>
 
 #include "Vnasa_uart_tx.h"
+#include "nasa/sim/vbench.h"
 
 namespace {
 
 constexpr int kClksPerBit = 12;
 
 TEST(UartTxRtl, FramesAreExact) {
-  auto ctx = std::make_unique<VerilatedContext>();
-  auto top = std::make_unique<Vnasa_uart_tx>(ctx.get());
+  nasa::sim::Bench<Vnasa_uart_tx> top("uart_tx");
   std::vector<int> line;  // the line level after every clock
   auto tick = [&] {
-    top->clk_i = 0;
-    top->eval();
-    top->clk_i = 1;
-    top->eval();
+    top.tick();
     line.push_back(top->tx_o);
   };
-  top->rst_ni = 0;
   top->valid_i = 0;
-  tick();
-  top->rst_ni = 1;
-  line.clear();
+  top.reset(1);
   std::mt19937 rng(11);
   std::vector<uint8_t> sent;
   for (int i = 0; i < 500; ++i) {
@@ -37,12 +29,12 @@ TEST(UartTxRtl, FramesAreExact) {
     const auto b = static_cast<uint8_t>(rng());
     top->valid_i = 1;
     top->data_i = b;
-    top->eval();
+    top.settle();
     while (!top->ready_o) tick();
     tick();  // taken on this edge
     top->valid_i = 0;
     sent.push_back(b);
-    top->eval();
+    top.settle();
     EXPECT_FALSE(top->ready_o);
   }
   for (int i = 0; i < 12 * kClksPerBit; ++i) tick();
@@ -65,7 +57,6 @@ TEST(UartTxRtl, FramesAreExact) {
     t += 10 * kClksPerBit;
   }
   EXPECT_EQ(got, sent);
-  top->final();
 }
 
 }  // namespace
