@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nasa/device.h"
+#include "nasa/sim/memcheck.h"
 #include "nasa/sim/program.h"
 #include "nasa/sim/random_layer.h"
 #include "nasa/sim/rtl_device.h"
@@ -36,7 +37,8 @@ TEST_P(DeviceParity, RandomLayersMatch) {
     std::vector<uint8_t> a(p.image.size()), b(p.image.size());
     ref->read_memory(0, a);
     rtl->read_memory(0, b);
-    EXPECT_TRUE(a == b) << "memory differs";
+    nasa::sim::expect_same_memory(
+        b, a, nasa::sim::MemoryCheck("RTL device memory (expected: the reference device's)"));
     for (Counter c : {Counter::Cycles, Counter::Macs, Counter::DramRdBytes, Counter::DramWrBytes,
                       Counter::PeBusy, Counter::VecBusy, Counter::StallInput, Counter::StallWeight,
                       Counter::StallOutput, Counter::StallDesc}) {

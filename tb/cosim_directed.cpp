@@ -16,6 +16,7 @@
 #include "nasa/sim/cosim.h"
 #include "nasa/sim/dram.h"
 #include "nasa/sim/random_layer.h"
+#include "nasa/sim/memcheck.h"
 
 namespace nasa::sim {
 namespace {
@@ -58,16 +59,11 @@ class CosimDirected : public ::testing::TestWithParam<std::string> {
       r.failure = fmt::format("harness error: {}", e.what());
     }
     std::string where = format_failure(p, r);
-    if (!r.ok && fst_on_fail()) {
-      const std::string path = fst_dump_path(
+    if (!r.ok) {
+      where += dump_failure_fst(
           fmt::format("cosim_directed_{}_{}",
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name(), p.seed));
-      try {
-        cs_->run(p, path);
-        where += "\n  waveform: " + path;
-      } catch (const std::exception& e) {
-        where += fmt::format("\n  waveform {} incomplete: {}", path, e.what());
-      }
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name(), p.seed),
+          [&](const std::string& path) { cs_->run(p, path); });
     }
     EXPECT_TRUE(r.ok) << where;
     if (cycles && r.ok) {
@@ -346,11 +342,9 @@ TEST_P(CosimDirected, BackToBackRunsWithoutReset) {
     EXPECT_EQ(st.layers_done, 1u) << "run " << i;
     EXPECT_TRUE(st.drained) << "run " << i;
   }
-  const std::span<const uint8_t> mem = e.memory();
-  ASSERT_EQ(mem.size(), expect.size());
-  uint64_t bad = 0;
-  for (size_t i = 0; i < mem.size(); ++i) bad += mem[i] != expect[i];
-  EXPECT_EQ(bad, 0u) << "bytes differ after two runs: " << p.name;
+  expect_same_memory(e.memory(), expect,
+                     MemoryCheck("memory after two runs (expected: reference)"),
+                     p.name);
 }
 
 // The window ends exactly where the last block ends.

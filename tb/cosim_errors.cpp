@@ -13,6 +13,7 @@
 #include "nasa/refmodel.h"
 #include "nasa/sim/cosim.h"
 #include "nasa/sim/random_layer.h"
+#include "nasa/sim/memcheck.h"
 
 namespace nasa::sim {
 namespace {
@@ -80,16 +81,12 @@ class CosimErrors : public ::testing::TestWithParam<std::string> {
       r.failure = fmt::format("harness error: {}", e.what());
     }
     std::string where = format_failure(p, r);
-    if (!r.ok && fst_on_fail()) {
-      const std::string path = fst_dump_path(fmt::format(
-          "cosim_errors_{}_{}_{}", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
-          what, p.seed));
-      try {
-        cs_->run(p, path);
-        where += "\n  waveform: " + path;
-      } catch (const std::exception& e) {
-        where += fmt::format("\n  waveform {} incomplete: {}", path, e.what());
-      }
+    if (!r.ok) {
+      where += dump_failure_fst(
+          fmt::format("cosim_errors_{}_{}_{}",
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name(), what,
+                      p.seed),
+          [&](const std::string& path) { cs_->run(p, path); });
     }
     // The case provokes what it claims (on the reference), and the RTL agrees in every byte.
     ASSERT_EQ(r.ref_err, static_cast<uint32_t>(want)) << where;
@@ -117,17 +114,10 @@ class CosimErrors : public ::testing::TestWithParam<std::string> {
       const Desc d = read_desc(p.image, p.desc_addr + uint64_t{i} * hw::kDescBytes);
       legal.emplace_back(d.out_addr, d.out_addr + shape_of(d).out_bytes);
     }
-    const std::span<const uint8_t> mem = cs_->engine().memory();
-    ASSERT_EQ(mem.size(), p.image.size());
-    uint64_t changed = 0, first = 0;
-    for (uint64_t a = 0; a < mem.size(); ++a) {
-      if (mem[a] == p.image[a]) continue;
-      bool ok = false;
-      for (const auto& [lo, hi] : legal) ok |= a >= lo && a < hi;
-      if (!ok && changed++ == 0) first = a;
-    }
-    EXPECT_EQ(changed, 0u) << "bytes changed outside the legal outputs, first at " << first << "\n"
-                           << where;
+    expect_same_memory(cs_->engine().memory(), p.image,
+                       MemoryCheck("bytes changed outside the legal outputs (expected: the image)")
+                           .except(legal),
+                       where);
   }
 
   hw::Config cfg_{};
@@ -401,10 +391,8 @@ TEST_P(CosimErrors, RecoversWithoutReset) {
   EXPECT_EQ(st2.err_code, 0u);
   EXPECT_EQ(st2.status & hw::kStatusError, 0u);
   EXPECT_EQ(st2.layers_done, 2u);
-  const std::span<const uint8_t> mem = e.memory();
-  uint64_t bad_bytes = 0;
-  for (size_t i = 0; i < mem.size(); ++i) bad_bytes += mem[i] != expect[i];
-  EXPECT_EQ(bad_bytes, 0u);
+  expect_same_memory(e.memory(), expect,
+                     MemoryCheck("memory after recovery (expected: reference)"));
 }
 
 // Configurations with an address space smaller than 32 bits (the fpga board's 128 KB): a window

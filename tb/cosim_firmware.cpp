@@ -19,6 +19,7 @@
 #include "nasa/refmodel.h"
 #include "nasa/sim/cosim.h"
 #include "nasa/sim/engine_sim.h"
+#include "nasa/sim/memcheck.h"
 #include "nasa/sim/random_layer.h"
 
 namespace nasa {
@@ -49,15 +50,6 @@ struct Tally {
                          : "");
   }
 };
-
-// How many bytes of two equally long memories differ, and the first that does.
-std::pair<size_t, size_t> differences(std::span<const uint8_t> a, std::span<const uint8_t> b) {
-  size_t bad = 0, first = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i] && bad++ == 0) first = i;
-  }
-  return {bad, first};
-}
 
 Outcome run_firmware(const sim::Program& p, const hw::Config& cfg) {
   Outcome o;
@@ -122,15 +114,14 @@ void compare(const sim::Program& p, const hw::Config& cfg, const std::string& wh
     t.undefined++;
     return;
   }
-  const auto [bad, first] = differences(fw.mem, ref_mem);
   std::string descs;
   for (uint32_t i = 0; i < p.desc_count; ++i) {
     descs += "\n  " + sim::describe(read_desc(p.image, p.desc_addr + uint64_t{i} * hw::kDescBytes));
   }
-  EXPECT_EQ(bad, 0u) << what << ": " << bad << " bytes differ, first at "
-                     << fmt::format("{:#x}", first) << " (error " << fw.err << " at "
-                     << fw.err_index << ", " << fw.layers_done << " layers done); descriptors:"
-                     << descs;
+  sim::expect_same_memory(fw.mem, ref_mem,
+                          sim::MemoryCheck(what + ": firmware memory (expected: reference)"),
+                          fmt::format("(error {} at {}, {} layers done); descriptors:{}", fw.err,
+                                      fw.err_index, fw.layers_done, descs));
 }
 
 uint64_t count(uint64_t fallback) { return sim::env_u64("NASA_FW_LAYERS", fallback); }
@@ -237,9 +228,8 @@ TEST(Firmware, RtlRunsCycleForCycleAsTheModel) {
       EXPECT_EQ(st.layer_ends[k] - st.layer_ends[0], fw.layer_ends[k] - fw.layer_ends[0])
           << what << ": layer " << k << " completes at another cycle";
     }
-    const auto mem = rtl->memory();
-    const auto [bad, first] = differences(mem, fw.mem);
-    EXPECT_EQ(bad, 0u) << what << ": first difference at " << fmt::format("{:#x}", first);
+    sim::expect_same_memory(rtl->memory(), fw.mem,
+                            sim::MemoryCheck(what + ": RTL memory (expected: the firmware model's)"));
     if (HasFailure()) return;
   }
   t.print("RTL runs");

@@ -18,6 +18,7 @@
 #include "nasa/desc.h"
 #include "nasa/sim/cosim.h"
 #include "nasa/sim/random_layer.h"
+#include "nasa/sim/memcheck.h"
 
 namespace nasa::sim {
 namespace {
@@ -60,15 +61,8 @@ void run_suite(const hw::Config& cfg, uint64_t count, uint64_t seed, const char*
       msg += fmt::format("\n  cycle model error {:.2f}% > {:.1f}%", r.cycle_error_pct,
                          kMaxCycleErrorPct);
     }
-    if (fst_on_fail()) {
-      const std::string path = fst_dump_path(fmt::format("cosim_random_{}_{}", cfg.name, i));
-      try {
-        cs.run(p, path);
-        msg += "\n  waveform: " + path;
-      } catch (const std::exception& e) {
-        msg += fmt::format("\n  waveform {} incomplete: {}", path, e.what());
-      }
-    }
+    msg += dump_failure_fst(fmt::format("cosim_random_{}_{}", cfg.name, i),
+                            [&](const std::string& path) { cs.run(p, path); });
     ADD_FAILURE() << msg;
   }
   EXPECT_EQ(failures, 0) << failures << " of " << count << " " << what << "s failed (seed "

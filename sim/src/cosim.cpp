@@ -1,6 +1,10 @@
 #include "nasa/sim/cosim.h"
 
 #include <fmt/format.h>
+#include <verilated.h>
+
+#define NASA_MEMCHECK_NO_GTEST 1  // the library part only
+#include "nasa/sim/memcheck.h"
 
 #include <cctype>
 #include <cmath>
@@ -80,6 +84,53 @@ uint64_t timeout_cycles(const Program& p, const hw::Config& cfg, const cycles::D
   return bound;
 }
 
+std::string MemoryDiff::describe(const std::string& what) const {
+  if (same()) return "";
+  if (size_differs) {
+    return fmt::format("{}: {} bytes, expected {}", what, got_size, want_size);
+  }
+  std::string s = fmt::format("{}: {} byte{} differ{}, first at", what, count, count == 1 ? "" : "s",
+                              count == 1 ? "s" : "");
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    s += fmt::format("{} {:#x} (got {:#04x}, expected {:#04x})", i == 0 ? "" : ",", bytes[i].addr,
+                     bytes[i].got, bytes[i].want);
+  }
+  if (count > bytes.size()) s += ", ...";
+  return s;
+}
+
+MemoryDiff compare_memory(std::span<const uint8_t> got, std::span<const uint8_t> want,
+                          std::span<const std::pair<uint64_t, uint64_t>> exempt, size_t samples) {
+  MemoryDiff d;
+  d.got_size = got.size();
+  d.want_size = want.size();
+  if (got.size() != want.size()) {
+    d.size_differs = true;
+    return d;
+  }
+  for (uint64_t a = 0; a < got.size(); ++a) {
+    if (got[a] == want[a]) continue;
+    bool skip = false;
+    for (const auto& [lo, hi] : exempt) skip |= a >= lo && a < hi;
+    if (skip) continue;
+    if (d.count++ == 0) d.first = a;
+    if (d.bytes.size() < samples) d.bytes.push_back({a, got[a], want[a]});
+  }
+  return d;
+}
+
+std::string dump_failure_fst(const std::string& tag,
+                             const std::function<void(const std::string&)>& rerun) {
+  if (!fst_on_fail() || !rerun) return "";
+  const std::string path = fst_dump_path(tag);
+  try {
+    rerun(path);
+    return "\n  waveform: " + path;
+  } catch (const std::exception& e) {
+    return fmt::format("\n  waveform {} incomplete: {}", path, e.what());
+  }
+}
+
 bool fst_on_fail() {
   const char* v = std::getenv("NASA_FST_ON_FAIL");
   return v != nullptr && std::string_view(v) == "1";
@@ -130,7 +181,15 @@ std::string format_failure(const Program& p, const CosimResult& r) {
 Cosim::Cosim(const hw::Config& cfg, const cycles::DramTiming& dram)
     : cfg_(cfg), dram_(dram), sim_(EngineSim::create(cfg, 0, dram)) {}
 
-Cosim::~Cosim() = default;
+Cosim::~Cosim() {
+  // Verilator 5.006 unregisters a model's scopes (its assertions') from the thread's *current*
+  // context, not the model's own. When another simulator created after this one has been destroyed
+  // meanwhile, that pointer dangles and the destruction deadlocks. With no current context the
+  // default one (alive for the whole process) is used, where the scopes were never registered:
+  // a harmless no-op. (The same is needed wherever a Verilated model is destroyed.)
+  Verilated::threadContextp(nullptr);
+  sim_.reset();
+}
 
 CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
   CosimResult r;
@@ -207,23 +266,14 @@ CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
       exempt_hi = d.out_addr + shape_of(d).out_bytes;
     }
   }
-  const std::span<const uint8_t> mem = sim_->memory();
-  if (mem.size() != ref_mem_.size()) {
-    fail(fmt::format("memory size changed: RTL {} bytes, reference {}", mem.size(),
-                     ref_mem_.size()));
-  } else {
-    for (uint64_t a = 0; a < mem.size(); ++a) {
-      if (mem[a] != ref_mem_[a] && (a < exempt_lo || a >= exempt_hi)) {
-        if (r.mismatched_bytes++ == 0) r.first_mismatch = a;
-      }
-    }
-  }
-  if (r.mismatched_bytes) {
-    fail(
-        fmt::format("memory: {} bytes differ from the reference, first at {:#x} (RTL {:#04x}, "
-                    "reference {:#04x}); window [{:#x}, {:#x})",
-                    r.mismatched_bytes, r.first_mismatch, mem[r.first_mismatch],
-                    ref_mem_[r.first_mismatch], p.win_base, p.win_limit));
+  const std::pair<uint64_t, uint64_t> exempt[] = {{exempt_lo, exempt_hi}};
+  const MemoryDiff diff = compare_memory(sim_->memory(), ref_mem_, exempt);
+  if (!diff.same()) {
+    r.mismatched_bytes = diff.size_differs ? 1 : diff.count;
+    r.first_mismatch = diff.first;
+    fail(fmt::format("{}; window [{:#x}, {:#x})",
+                     diff.describe("memory (got: RTL, expected: reference)"), p.win_base,
+                     p.win_limit));
   }
   if (r.rtl.stray_write_bytes || r.rtl.stray_read_beats) {
     fail(
