@@ -64,7 +64,9 @@ module nasa_dma #(
   // ---------------- job queue ----------------
   logic job_q_valid, job_q_pop;
   logic [JobW-1:0] job_q_data;
-  nasa_fifo #(.Width(JobW), .Depth(JobDepth)) u_job_q (
+  // (the engine's job arbiter may switch to a more urgent load while the queue is full: its
+  // offer is not held, so the queue does not check that it is)
+  nasa_fifo #(.Width(JobW), .Depth(JobDepth), .HeldInput(1'b0)) u_job_q (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
     .flush_i    (abort_i),
@@ -263,4 +265,50 @@ module nasa_dma #(
   assign unused_wr = ^wr_addr_i[OffW-1:0];
 
   assign idle_o = !job_q_valid && !rd_req_valid && (inf_count == '0) && !flush_q;
+
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
+  // Memory port, valid/ready: a request waiting for ready is held, unchanged, until accepted
+  // (abort_i included: started bursts and a granted write complete).
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (mem_req_valid_o && !mem_req_ready_i) |=>
+                   (mem_req_valid_o && $stable({mem_req_we_o, mem_req_addr_o})))
+    else $error("nasa_dma: memory request changed or withdrawn while stalled");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (mem_req_valid_o && !mem_req_ready_i && !mem_req_we_o) |=>
+                   $stable(mem_req_len_o))
+    else $error("nasa_dma: read burst length changed while stalled");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (mem_req_valid_o && !mem_req_ready_i && mem_req_we_o) |=>
+                   $stable({mem_req_wdata_o, mem_req_wstrb_o}))
+    else $error("nasa_dma: write data or strobes changed while stalled");
+  // Reads are whole bursts of 1..BurstMax aligned words; writes carry at least one byte.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (mem_req_valid_o && !mem_req_we_o) |->
+                   (32'(mem_req_len_o) < BurstMax && mem_req_addr_o[OffW-1:0] == '0))
+    else $error("nasa_dma: read burst of %0d beats at %h", 32'(mem_req_len_o) + 1, mem_req_addr_o);
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (mem_req_valid_o && mem_req_we_o) |-> (mem_req_wstrb_o != '0))
+    else $error("nasa_dma: write without byte strobes");
+  // Read jobs: 1..MaxJob bytes. (A job offered while the queue is full need not be held: the
+  // engine's arbiter may offer a more urgent one instead; a job counts only when job_ready_o.)
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (job_valid_i && !abort_i) |-> (job_len_i != '0 && job_len_i <= MaxJob))
+    else $error("nasa_dma: job of %0d bytes (1..%0d)", job_len_i, MaxJob);
+  // After an abort the DMA discards read data until it is idle: a job offered before that would
+  // lose its data, so none may come.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (discard_q && !idle_o) |-> !(job_valid_i && !abort_i))
+    else $error("nasa_dma: read job offered after an abort before the DMA was idle");
+  // Read data comes only while a read is in flight.
+  assert property (@(posedge clk_i) disable iff (!rst_ni) mem_rsp_valid_i |-> inf_valid)
+    else $error("nasa_dma: read data with no read in flight");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   !$isunknown({abort_i, job_valid_i, wr_valid_i, mem_req_valid_o, mem_req_ready_i,
+                                mem_rsp_valid_i, mem_rsp_ready_o}))
+    else $error("nasa_dma: X on a control signal");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   mem_req_valid_o |-> !$isunknown({mem_req_we_o, mem_req_addr_o, mem_req_len_o}))
+    else $error("nasa_dma: X on the memory request");
+`endif
 endmodule

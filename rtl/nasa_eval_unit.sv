@@ -143,4 +143,23 @@ module nasa_eval_unit #(
   end
   logic unused;
   assign unused = ^{cnt_idx_i, leaf_q};
+
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
+  // valid/ready: a read waiting for ready is held, unchanged, until accepted (abort_i drops it).
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (mreq_valid_o && !mreq_ready_i && !abort_i) |=>
+                   (mreq_valid_o && $stable(mreq_addr_o)))
+    else $error("nasa_eval_unit: request changed or withdrawn while stalled");
+  // FSM legality; start and clear come while idle.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   st_q inside {EIdle, EClear, ELogit, ELabel, ERead, EWrite})
+    else $error("nasa_eval_unit: illegal state %0d", st_q);
+  assert property (@(posedge clk_i) disable iff (!rst_ni) (start_i || clear_i) |-> !busy_o)
+    else $error("nasa_eval_unit: start or clear while busy");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   !$isunknown({clear_i, abort_i, start_i, mreq_valid_o, mreq_ready_i,
+                                mrsp_valid_i}))
+    else $error("nasa_eval_unit: X on a control signal");
+`endif
 endmodule

@@ -385,12 +385,28 @@ module nasa_fusion_unit #(
     end
   end
 
-// Off unless NASA_RTL_ASSERT is defined: Verilator 5.006 deadlocks destroying a model
-// whose assertions registered scopes (the benches check the same rule from outside).
-`ifdef NASA_RTL_ASSERT
-  // one read at a time: a request is presented only with nothing outstanding
-  always_ff @(posedge clk_i) begin
-    if (req_q && pend_q) $error("fusion_unit: request while a read is outstanding");
-  end
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
+  // One read at a time: a request is presented only with nothing outstanding.
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !(req_q && pend_q))
+    else $error("nasa_fusion_unit: request while a read is outstanding");
+  // valid/ready: a request waiting for ready is held, unchanged, until accepted (abort_i drops it).
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (mreq_valid_o && !mreq_ready_i && !abort_i) |=>
+                   (mreq_valid_o && $stable(mreq_addr_o)))
+    else $error("nasa_fusion_unit: request changed or withdrawn while stalled");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !(mreq_valid_o && mreq_we_o))
+    else $error("nasa_fusion_unit: a write request");
+  // FSM legality, and done/err are single pulses that end a run.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   state_q inside {StIdle, StWait, StStep, StNew})
+    else $error("nasa_fusion_unit: illegal state %0d", state_q);
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !(done_q && err_q))
+    else $error("nasa_fusion_unit: done and error together");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(count_q) <= NodeCap)
+    else $error("nasa_fusion_unit: %0d nodes, NodeCap %0d", count_q, NodeCap);
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   !$isunknown({start_i, abort_i, mreq_valid_o, mreq_ready_i, mrsp_valid_i}))
+    else $error("nasa_fusion_unit: X on a control signal");
 `endif
 endmodule

@@ -56,4 +56,15 @@ module nasa_in_buf #(
     assign win = odd_lo_q ? {ew_q, ow_q} : {ow_q, ew_q};
     assign rdata_o[p*RB +: RB] = RB'(win >> {sel_q, 3'b000});
   end
+
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
+  // Writes are whole port words.
+  if (MemBytes > 1) begin : g_chk_align
+    assert property (@(posedge clk_i) we_i |-> (waddr_i[OffW-1:0] == '0))
+      else $error("nasa_in_buf: unaligned write at %h", waddr_i);
+  end
+  assert property (@(posedge clk_i) !$isunknown(we_i))
+    else $error("nasa_in_buf: X on we_i");
+`endif
 endmodule

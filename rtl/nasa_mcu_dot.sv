@@ -11,7 +11,7 @@
 //   3 XSTR  XI (11:0) | XO (27:16)
 //   4 WSTR  WI (11:0) | WO (27:16)
 //   5 ACC   write: the initial accumulator; starts the unit. Read: the result.
-// Timing (sw/src/mcu_system.cpp replays it): the unit runs from the cycle after the ACC write.
+// Timing (fpga/model/mcu_system.cpp replays it): the unit runs from the cycle after the ACC write.
 // Each cycle of a run either takes one element (both words cached: the word caches are emptied
 // at the start), or starts fetching the missing word, x first, over the memory port (one
 // request, then the cycle its data arrives; the next cycle runs again). Two cycles after the
@@ -207,4 +207,19 @@ module nasa_mcu_dot #(
       endcase
     end
   end
+
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
+  // Memory port, valid/ready: a read waiting for ready is held, unchanged, until accepted.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (req_valid_o && !req_ready_i) |=> (req_valid_o && $stable(req_addr_o)))
+    else $error("nasa_mcu_dot: request changed or withdrawn while stalled");
+  // FSM legality (rsp_valid_i is the shared port's: it also carries the core's read data).
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   st_q inside {DIdle, DRun, DReqX, DWaitX, DReqW, DWaitW, DDrain})
+    else $error("nasa_mcu_dot: illegal state %0d", st_q);
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   !$isunknown({we_i, req_valid_o, req_ready_i, rsp_valid_i}))
+    else $error("nasa_mcu_dot: X on a control signal");
+`endif
 endmodule

@@ -85,4 +85,23 @@ module nasa_out_writer #(
     end
   end
 
+
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
+  // Write port, valid/ready: a write waiting for ready is held, unchanged, until accepted (or
+  // withdrawn by a flush_i).
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (wr_valid_o && !wr_ready_i && !flush_i) |=>
+                   (flush_i || (wr_valid_o && $stable({wr_addr_o, wr_data_o, wr_strb_o}))))
+    else $error("nasa_out_writer: write changed or withdrawn while stalled");
+  // Rows carry 1..Cols bytes; a write carries at least one.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   row_valid_i |-> (row_n_i != '0 && 32'(row_n_i) <= Cols))
+    else $error("nasa_out_writer: row of %0d bytes (1..%0d)", row_n_i, Cols);
+  assert property (@(posedge clk_i) disable iff (!rst_ni) wr_valid_o |-> (wr_strb_o != '0))
+    else $error("nasa_out_writer: write without byte strobes");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   !$isunknown({flush_i, row_valid_i, wr_valid_o, wr_ready_i}))
+    else $error("nasa_out_writer: X on a control signal");
+`endif
 endmodule

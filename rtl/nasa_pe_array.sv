@@ -43,4 +43,12 @@ module nasa_pe_array #(
   always_comb begin
     for (int c = 0; c < Cols; c++) rd_data_o[c*32 +: 32] = shadow_q[rd_row_i][c];
   end
+
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
+  assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(rd_row_i) < Rows)
+    else $error("nasa_pe_array: read of row %0d of %0d", rd_row_i, Rows);
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !$isunknown({en_i, first_i, last_i}))
+    else $error("nasa_pe_array: X on a control input");
+`endif
 endmodule

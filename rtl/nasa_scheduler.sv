@@ -292,4 +292,23 @@ module nasa_scheduler #(
 
   logic unused;
   assign unused = ^{node_parent_i, node_q[15:IdW]};
+
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
+  // Engine port, valid/ready: a descriptor waiting for ready is held until accepted.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (xd_valid_o && !xd_ready_i && !abort_i) |=>
+                   (xd_valid_o && $stable({xd_tpl_o, xd_x_o, xd_y_o, xd_l_o})))
+    else $error("nasa_scheduler: descriptor changed or withdrawn while stalled");
+  // FSM legality; the walk never goes deeper than the layers.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   st_q inside {SIdle, SBatch, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SImg, SIssue,
+                                SWait, SRunEnd, SEval, SEvalWait, SNext, SClimbRd, SClimbAt})
+    else $error("nasa_scheduler: illegal state %0d", st_q);
+  assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(depth_q) <= MaxLayers)
+    else $error("nasa_scheduler: depth %0d > MaxLayers %0d", depth_q, MaxLayers);
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   !$isunknown({start_i, abort_i, xd_valid_o, xd_ready_i, xd_done_i, ev_done_i}))
+    else $error("nasa_scheduler: X on a control signal");
+`endif
 endmodule

@@ -356,4 +356,30 @@ module nasa_uart_bridge #(
   end
 
   `undef NASA_RESPOND
+
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
+  // valid/ready on the memory, CSR and transmit ports: an offer waiting for ready is held.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (mreq_valid_o && !mreq_ready_i) |=>
+                   (mreq_valid_o && $stable({mreq_we_o, mreq_addr_o, mreq_wdata_o})))
+    else $error("nasa_uart_bridge: memory request changed or withdrawn while stalled");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (csr_valid_o && !csr_ready_i) |=>
+                   (csr_valid_o && $stable({csr_we_o, csr_addr_o, csr_wdata_o})))
+    else $error("nasa_uart_bridge: CSR request changed or withdrawn while stalled");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (tx_valid_o && !tx_ready_i) |=> (tx_valid_o && $stable(tx_data_o)))
+    else $error("nasa_uart_bridge: response byte changed or withdrawn while stalled");
+  // One memory read at a time; FSM legality.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (mreq_valid_o && !mreq_we_o) |-> !rd_pend_q)
+    else $error("nasa_uart_bridge: read request while a read is outstanding");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   st_q inside {BHunt, BHeader, BBody, BCheck, BLoad, BWrite, BCsr, BResp, BDrain})
+    else $error("nasa_uart_bridge: illegal state %0d", st_q);
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   !$isunknown({rx_valid_i, tx_ready_i, mreq_ready_i, mrsp_valid_i, csr_ready_i}))
+    else $error("nasa_uart_bridge: X on a control input");
+`endif
 endmodule

@@ -78,4 +78,15 @@ module nasa_uart_rx #(
       endcase
     end
   end
+
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
+  // A byte takes ten bit times: valid_o never pulses in two consecutive cycles.
+  assert property (@(posedge clk_i) disable iff (!rst_ni) valid_o |=> !valid_o)
+    else $error("nasa_uart_rx: valid_o in consecutive cycles");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(cnt_q) < ClksPerBit)
+    else $error("nasa_uart_rx: bit counter %0d out of range", cnt_q);
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !$isunknown(rx_i))
+    else $error("nasa_uart_rx: X on rx_i");
+`endif
 endmodule

@@ -43,4 +43,16 @@ module nasa_uart_tx #(
 
   logic unused_sh;
   assign unused_sh = sh_q[0];  // the start bit, already on the line when it was loaded
+
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
+  // The sender's side of valid/ready: a byte offered while a frame is on the line is held.
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (valid_i && !ready_o) |=> (valid_i && $stable(data_i)))
+    else $error("nasa_uart_tx: byte changed or withdrawn while stalled");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) left_q <= 4'd10)
+    else $error("nasa_uart_tx: %0d bits left of a 10-bit frame", left_q);
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !$isunknown(valid_i))
+    else $error("nasa_uart_tx: X on valid_i");
+`endif
 endmodule

@@ -73,4 +73,16 @@ module nasa_vec_unit #(
     end
     assign res_o[l*32 +: 32] = res_q;
   end
+
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
+  // An enabled tap has a mode (0 is unused), and a residual add has exactly two taps.
+  assert property (@(posedge clk_i) disable iff (!rst_ni) en_i |-> (mode_i != 2'd0))
+    else $error("nasa_vec_unit: tap with mode 0");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (en_i && mode_i == ModeAdd) |-> (first_i != last_i))
+    else $error("nasa_vec_unit: add tap that is neither only the first nor only the last");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !$isunknown({en_i, first_i, last_i}))
+    else $error("nasa_vec_unit: X on a control input");
+`endif
 endmodule

@@ -57,4 +57,17 @@ module nasa_wbuf #(
     end
     assign rdata_o[b*8 +: 8] = word_q[{sel_q, 3'b000} +: 8];
   end
+
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
+  // A row write fills one whole word of an existing bank.
+  if (MemBytes > 1) begin : g_chk_align
+    assert property (@(posedge clk_i) (we_i && !scatter_i) |-> (waddr_i[OffW-1:0] == '0))
+      else $error("nasa_wbuf: unaligned row write at %h", waddr_i);
+  end
+  assert property (@(posedge clk_i) (we_i && !scatter_i) |-> (32'(wbank_i) < Cols))
+    else $error("nasa_wbuf: row write to bank %0d of %0d", wbank_i, Cols);
+  assert property (@(posedge clk_i) !$isunknown({we_i, scatter_i}))
+    else $error("nasa_wbuf: X on a write control");
+`endif
 endmodule
