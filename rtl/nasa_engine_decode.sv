@@ -1,0 +1,474 @@
+// Engine unit: descriptor decode and validation. Over nasa_pkg::DecodeSteps cycles one shared
+// saturating multiplier forms the layer's products (one per step, nasa_engine_pkg::dec_step_e);
+// the window checks of the layer's memory regions and the overlap checks against the outputs of
+// the two layers started before it run one region per step once its size is known. In the last
+// step err_o (validation, in the order of docs/engine.md), hz_o and the decoded layer are valid
+// and held until the next descriptor: the sequencer starts the layer (ld_start_i) from there.
+module nasa_engine_decode #(
+  parameter int unsigned Rows       = 16,
+  parameter int unsigned Cols       = 16,
+  parameter int unsigned MemBytes   = 32,
+  parameter int unsigned InBufBytes = 131072,
+  parameter int unsigned KredMax    = 8192,
+  parameter int unsigned AddrBits   = 32
+) (
+  input  logic                       clk_i,
+  input  logic                       rst_ni,
+  input  nasa_pkg::desc_t            desc_i,
+  input  logic                       start_i,     // the descriptor arrived: step 0 next cycle
+  input  logic                       active_i,    // the front end decodes (StDecode)
+  input  logic [31:0]                win_base_i,  // the memory window (clamped to 2^AddrBits)
+  input  logic [31:0]                win_limit_i,
+  input  logic                       li_par_i,    // parity of the decoding layer's index
+  input  logic                       ld_start_i,  // the decoded layer starts loading
+  output logic                       first_o,     // step 0 (ext mode: PATCH applies now)
+  output logic                       last_o,      // the last step: the outputs below are valid
+  output logic [7:0]                 err_o,       // nasa_pkg::err_e
+  output logic [1:0]                 hz_o,        // reads the output of layer li - 1 / li - 2
+  output nasa_engine_pkg::layer_t    layer_o,     // (ib, par and idx are the sequencer's)
+  output nasa_engine_pkg::il_cfg_t   il_o,
+  output nasa_engine_pkg::tl_cfg_t   tl_o
+);
+  localparam int unsigned IAW  = $clog2(InBufBytes);
+  localparam int unsigned RowW = (Rows > 1) ? $clog2(Rows) : 1;
+  localparam int unsigned ColW = (Cols > 1) ? $clog2(Cols) : 1;
+  localparam int unsigned WRW  = $clog2(2 * KredMax);  // weight-ring byte addresses
+  localparam int unsigned AW   = AddrBits;
+  localparam int unsigned KW   = $clog2(KredMax + 1);
+  localparam int unsigned PW   = $clog2(InBufBytes + Rows + 1) + 1;
+  localparam int unsigned JW   = 17;
+  localparam int unsigned CW   = 18;
+  localparam int unsigned OW   = $clog2((2 * Rows + 16) * InBufBytes) + 1;
+  // Decode products saturate at 2^DW - 1: above every bound they are checked against (the input
+  // buffer, KredMax, a window region's 2^(AW+1) length limit), so each check gives the exact
+  // product's verdict, and products of layers that pass validation are exact.
+  localparam int unsigned DW0  = (AW + 2 > IAW + 2) ? AW + 2 : IAW + 2;
+  localparam int unsigned DW   = (DW0 > KW + 1) ? DW0 : KW + 1;
+  localparam int unsigned MbM1 = MemBytes - 1;
+  localparam logic [3:0] LastStep = 4'(nasa_pkg::DecodeSteps - 1);
+  // struct field widths (nasa_engine_pkg)
+  localparam int unsigned LAW  = nasa_engine_pkg::LyAw;
+  localparam int unsigned LOW  = nasa_engine_pkg::LyOw;
+  localparam int unsigned LKW  = nasa_engine_pkg::LyKw;
+  localparam int unsigned LPW  = nasa_engine_pkg::LyPw;
+  localparam int unsigned LJW  = nasa_engine_pkg::LyJw;
+  localparam int unsigned LCW  = nasa_engine_pkg::LyCw;
+  localparam int unsigned LWRW = nasa_engine_pkg::LyWrw;
+
+  // ======================= fields =======================
+  logic [7:0] f_op, f_act, f_k, f_s, f_sq, f_q6, f_sb;
+  logic [15:0] f_h, f_w, f_cin, f_cout, f_m, f_mb;
+  logic [31:0] f_in, f_in2, f_out, f_wgt, f_prm;
+  assign f_op   = desc_i.op;
+  assign f_act  = desc_i.act;
+  assign f_k    = desc_i.k;
+  assign f_s    = desc_i.stride;
+  assign f_h    = desc_i.h;
+  assign f_w    = desc_i.w;
+  assign f_cin  = desc_i.cin;
+  assign f_cout = desc_i.cout;
+  assign f_in   = desc_i.in_addr;
+  assign f_in2  = desc_i.in2_addr;
+  assign f_out  = desc_i.out_addr;
+  assign f_wgt  = desc_i.wgt_addr;
+  assign f_prm  = desc_i.prm_addr;
+  assign f_m    = desc_i.m;
+  assign f_sq   = desc_i.s;
+  assign f_q6   = desc_i.q6;
+  assign f_mb   = desc_i.mb;
+  assign f_sb   = desc_i.sb;
+
+  logic is_conv, is_dw, is_fc, is_max, is_avg, is_add, is_gap, is_pool, is_win;
+  assign is_conv = (f_op == nasa_pkg::OpConv);
+  assign is_dw   = (f_op == nasa_pkg::OpDwConv);
+  assign is_fc   = (f_op == nasa_pkg::OpFc);
+  assign is_max  = (f_op == nasa_pkg::OpMaxPool);
+  assign is_avg  = (f_op == nasa_pkg::OpAvgPool);
+  assign is_add  = (f_op == nasa_pkg::OpAdd);
+  assign is_gap  = (f_op == nasa_pkg::OpGap);
+  assign is_pool = is_max || is_avg;
+  assign is_win  = is_conv || is_dw || is_pool;  // sliding-window ops with stride and padding
+
+  logic [15:0] f_ho, f_wo, f_kk, f_pad, f_kwin;
+  assign f_kwin = is_pool ? 16'd3 : {8'd0, f_k};
+  assign f_ho   = (is_win && f_s == 8'd2) ? 16'((17'(f_h) + 17'd1) >> 1) : f_h;
+  assign f_wo   = (is_win && f_s == 8'd2) ? 16'((17'(f_w) + 17'd1) >> 1) : f_w;
+  assign f_kk   = f_k * f_k;
+  assign f_pad  = is_win ? ((f_kwin - 16'd1) >> 1) : 16'd0;
+
+  // ======================= the micro-sequence =======================
+  logic [3:0] dec_step_q, dec_step_d;  // a nasa_engine_pkg::dec_step_e
+  always_comb begin
+    dec_step_d = dec_step_q;
+    if (start_i) dec_step_d = '0;
+    else if (active_i && dec_step_q != LastStep) dec_step_d = dec_step_q + 4'd1;
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) dec_step_q <= '0;
+    else dec_step_q <= dec_step_d;
+  end
+  assign first_o = active_i && (dec_step_q == nasa_engine_pkg::DecHwIn);
+  assign last_o  = active_i && (dec_step_q == LastStep);
+
+  // one DW x 17 saturating multiplier: every product has an operand of at most 17 bits (a
+  // dimension, a channel count, a padding, or twice Cin) and one that is a dimension or an
+  // earlier (saturated) product; sat(sat(a) * b) = sat(a * b)
+  logic [DW-1:0] mul_a;
+  logic [16:0] mul_b;
+  logic [DW+16:0] mul_w;
+  logic [DW-1:0] mul_p;
+  logic [DW-1:0] d_hw_in, d_in_bytes, d_row_b, d_kred, d_hw_out, d_out_bytes, d_wgt_bytes;
+  logic [DW-1:0] d_vbytes;
+  logic [OW-1:0] d_wrap, d_padrow, d_padcin;  // feed only the layer registers (valid layers)
+  logic [16:0] f_scin;
+  assign f_scin = (is_win && f_s == 8'd2) ? {f_cin, 1'b0} : {1'b0, f_cin};
+  // Pixel gather (docs/engine.md "Input loader"): a 1x1 stride-2 Conv/DwConv whose used pixels,
+  // each in a slot of Cin rounded up to the port width (f_cpad), take no more room than the
+  // whole input runs as a stride-1 layer over that compact Ho x Wo x f_cpad input
+  logic [16:0] f_cpad;
+  logic g_cand, g_take;
+  assign f_cpad = (17'(f_cin) + 17'(MemBytes - 1)) & ~17'(MemBytes - 1);
+  assign g_cand = (is_conv || is_dw) && f_k == 8'd1 && f_s == 8'd2;
+  assign g_take = g_cand && (d_vbytes <= d_in_bytes);
+
+  always_comb begin
+    mul_a = '0;
+    mul_b = '0;
+    unique case (dec_step_q)
+      nasa_engine_pkg::DecHwIn:    begin mul_a = DW'(f_h); mul_b = 17'(f_w); end
+      nasa_engine_pkg::DecInBytes: begin mul_a = d_hw_in; mul_b = 17'(f_cin); end
+      nasa_engine_pkg::DecRowB:    begin mul_a = DW'(f_w); mul_b = 17'(f_cin); end
+      nasa_engine_pkg::DecKred:    begin
+        mul_a = is_fc ? d_hw_in : DW'(f_kk);
+        mul_b = 17'(f_cin);
+      end
+      nasa_engine_pkg::DecHwOut:   begin mul_a = DW'(f_ho); mul_b = 17'(f_wo); end
+      nasa_engine_pkg::DecOutB:    begin
+        mul_a = (is_fc || is_gap) ? DW'(1) : d_hw_out;
+        mul_b = 17'(f_cout);
+      end
+      nasa_engine_pkg::DecWgtB:    begin
+        mul_a = is_dw ? DW'(f_kk) : d_kred;
+        mul_b = is_dw ? 17'(f_cin) : 17'(f_cout);
+      end
+      nasa_engine_pkg::DecWrap:    begin mul_a = DW'(f_wo) - DW'(1); mul_b = f_scin; end
+      nasa_engine_pkg::DecVBytes:  begin mul_a = d_hw_out; mul_b = f_cpad; end
+      nasa_engine_pkg::DecPadRow:  begin mul_a = d_row_b; mul_b = 17'(f_pad); end
+      nasa_engine_pkg::DecPadCin:  begin mul_a = DW'(f_pad); mul_b = 17'(f_cin); end
+      nasa_engine_pkg::DecGRow:    begin mul_a = DW'(f_wo); mul_b = f_cpad; end
+      default: ;
+    endcase
+  end
+  assign mul_w = (DW + 17)'(mul_a) * (DW + 17)'(mul_b);
+  assign mul_p = (mul_w[DW+16:DW] != '0) ? '1 : mul_w[DW-1:0];
+
+  always_ff @(posedge clk_i) begin
+    if (active_i) begin
+      unique case (dec_step_q)
+        nasa_engine_pkg::DecHwIn:    d_hw_in <= mul_p;
+        nasa_engine_pkg::DecInBytes: d_in_bytes <= mul_p;
+        nasa_engine_pkg::DecRowB:    d_row_b <= mul_p;
+        nasa_engine_pkg::DecKred:    d_kred <= mul_p;
+        nasa_engine_pkg::DecHwOut:   d_hw_out <= mul_p;
+        nasa_engine_pkg::DecOutB:    d_out_bytes <= mul_p;
+        nasa_engine_pkg::DecWgtB:    d_wgt_bytes <= mul_p;
+        nasa_engine_pkg::DecWrap:    d_wrap <= OW'(mul_p);
+        nasa_engine_pkg::DecVBytes:  d_vbytes <= mul_p;
+        nasa_engine_pkg::DecPadRow:  d_padrow <= OW'(mul_p);
+        nasa_engine_pkg::DecPadCin:  d_padcin <= OW'(mul_p);
+        default: ;
+      endcase
+    end
+  end
+
+  // ======================= validation =======================
+  // [addr, addr + len) inside [base, limit), where base, limit <= 2^AW (CSR clamp): in AW + 2
+  // bits once addr < 2^AW and len <= 2^(AW+1) are known
+  logic [AW:0] win_base_a, win_limit_a;
+  assign win_base_a  = (AW + 1)'(win_base_i);
+  assign win_limit_a = (AW + 1)'(win_limit_i);
+  function automatic logic in_win(input logic [31:0] addr, input logic [DW-1:0] len,
+                                  input logic [AW:0] base, input logic [AW:0] limit);
+    logic [AW+1:0] end_addr;
+    end_addr = (AW + 2)'(addr) + (AW + 2)'(len);
+    in_win = ((64'(addr) >> AW) == '0) && ((64'(len) >> (AW + 1)) == '0) &&
+             ((AW + 1)'(addr) >= base) && (end_addr <= (AW + 2)'(limit));
+  endfunction
+
+  // The window checks of a descriptor's regions share one checker, one region per decode step
+  // once its size is known (input and second input from step 2, output from 6, weights and
+  // per-channel records from 7); win_bad_q holds the verdict by the last step.
+  logic [31:0] wc_addr;
+  logic [DW-1:0] wc_len;
+  logic wc_en, win_bad_q;
+  always_comb begin
+    wc_en   = 1'b0;
+    wc_addr = f_in;
+    wc_len  = d_in_bytes;
+    unique case (dec_step_q)
+      nasa_engine_pkg::DecRowB: wc_en = 1'b1;
+      nasa_engine_pkg::DecKred: begin wc_en = is_add; wc_addr = f_in2; end
+      nasa_engine_pkg::DecWgtB: begin wc_en = 1'b1; wc_addr = f_out; wc_len = d_out_bytes; end
+      nasa_engine_pkg::DecWrap: begin
+        wc_en   = is_conv || is_fc || is_dw;
+        wc_addr = f_wgt;
+        wc_len  = d_wgt_bytes;
+      end
+      nasa_engine_pkg::DecVBytes: begin
+        wc_en   = is_conv || is_fc || is_dw;
+        wc_addr = f_prm;
+        wc_len  = DW'(f_cout) << 3;
+      end
+      default: ;
+    endcase
+  end
+  always_ff @(posedge clk_i) begin
+    if (active_i) begin
+      if (dec_step_q == nasa_engine_pkg::DecHwIn) begin
+        win_bad_q <= 1'b0;
+      end else if (wc_en && !in_win(wc_addr, wc_len, win_base_a, win_limit_a)) begin
+        win_bad_q <= 1'b1;
+      end
+    end
+  end
+
+  logic [DW+1:0] d_offb, d_in_total;
+  logic bad_s, bad_sb;
+  assign d_offb     = ((DW + 2)'(d_in_bytes) + (DW + 2)'(MbM1)) & ~((DW + 2)'(MbM1));
+  assign d_in_total = is_add ? d_offb + (DW + 2)'(d_in_bytes) : (DW + 2)'(d_in_bytes);
+  assign bad_s      = (f_sq == 8'd0) || (f_sq > 8'(nasa_pkg::MaxShift));
+  assign bad_sb     = (f_sb == 8'd0) || (f_sb > 8'(nasa_pkg::MaxShift));
+
+  always_comb begin
+    err_o = nasa_pkg::ErrNone;
+    if (f_op == 8'd0 || f_op > 8'(nasa_pkg::OpGap)) begin
+      err_o = nasa_pkg::ErrBadOpcode;
+    end else if (f_act > 8'(nasa_pkg::ActRelu6)) begin
+      err_o = nasa_pkg::ErrBadAct;
+    end else if (is_win && f_s != 8'd1 && f_s != 8'd2) begin
+      err_o = nasa_pkg::ErrBadStride;
+    end else if (((is_conv || is_dw) && f_k != 8'd1 && f_k != 8'd3 && f_k != 8'd5 &&
+                  f_k != 8'd7) || (is_pool && f_k != 8'd3)) begin
+      err_o = nasa_pkg::ErrBadKernel;
+    end else if (f_h == '0 || f_w == '0 || f_cin == '0 || f_cout == '0) begin
+      err_o = nasa_pkg::ErrZeroDim;
+    end else if ((is_dw || is_pool || is_add || is_gap) && f_cout != f_cin) begin
+      err_o = nasa_pkg::ErrBadChannels;
+    end else if (d_in_total > (DW + 2)'(InBufBytes) ||
+                 ((is_conv || is_fc) && d_kred > DW'(KredMax))) begin
+      err_o = nasa_pkg::ErrOversize;
+    end else if (((is_avg || is_gap || is_add) && bad_s) || (is_add && bad_sb) ||
+                 (f_act == 8'(nasa_pkg::ActRelu6) && f_q6 > 8'd127)) begin
+      err_o = nasa_pkg::ErrBadQuant;
+    end else if (win_bad_q) begin
+      err_o = nasa_pkg::ErrWindow;
+    end
+  end
+
+  // ======================= overlap with unfinished layers =======================
+  // The outputs of the two layers started before the one decoding (by layer index parity), and
+  // whether its input, second input, weights or records overlap them (checked over the decode
+  // steps with one comparator, once each size is known): a layer that reads what an unfinished
+  // layer writes starts loading only when that layer is done.
+  logic [AW:0] ot_lo_q [2];
+  logic [AW:0] ot_hi_q [2];
+  logic [1:0] hz_q;  // [0]: overlaps layer li - 1, [1]: layer li - 2
+  logic [31:0] hc_addr;
+  logic [DW-1:0] hc_len;
+  logic hc_en, hc_old, hc_hit;
+  logic [AW:0] hc_end;  // (a valid layer's ranges end at most at 2^AW)
+  always_comb begin
+    hc_en   = 1'b0;
+    hc_addr = f_in;
+    hc_len  = d_in_bytes;
+    unique case (dec_step_q)
+      nasa_engine_pkg::DecRowB, nasa_engine_pkg::DecKred: hc_en = 1'b1;
+      nasa_engine_pkg::DecHwOut, nasa_engine_pkg::DecOutB: begin
+        hc_en   = is_add;
+        hc_addr = f_in2;
+      end
+      nasa_engine_pkg::DecWrap, nasa_engine_pkg::DecVBytes: begin
+        hc_en   = is_conv || is_fc || is_dw;
+        hc_addr = f_wgt;
+        hc_len  = d_wgt_bytes;
+      end
+      nasa_engine_pkg::DecPadRow, nasa_engine_pkg::DecPadCin: begin
+        hc_en   = is_conv || is_fc || is_dw;
+        hc_addr = f_prm;
+        hc_len  = DW'(f_cout) << 3;
+      end
+      default: ;
+    endcase
+  end
+  // odd steps compare with the layer two back (its parity is the decoding layer's)
+  assign hc_old = dec_step_q[0];
+  assign hc_end = (AW + 1)'(hc_addr[AW-1:0]) + hc_len[AW:0];
+  assign hc_hit = ((AW + 1)'(hc_addr[AW-1:0]) < ot_hi_q[li_par_i ^ !hc_old]) &&
+                  (ot_lo_q[li_par_i ^ !hc_old] < hc_end);
+  always_ff @(posedge clk_i) begin
+    if (active_i) begin
+      if (dec_step_q == nasa_engine_pkg::DecHwIn) hz_q <= '0;
+      else if (hc_en && hc_hit) hz_q[hc_old] <= 1'b1;
+    end
+  end
+  assign hz_o = hz_q;
+
+  // the layer's output range, once it starts loading
+  always_ff @(posedge clk_i) begin
+    if (ld_start_i) begin
+      ot_lo_q[li_par_i] <= (AW + 1)'(f_out[AW-1:0]);
+      ot_hi_q[li_par_i] <= (AW + 1)'(f_out[AW-1:0]) + (AW + 1)'(d_out_bytes[AW:0]);
+    end
+  end
+
+  // ======================= decoded layer constants =======================
+  // What the decoded descriptor sets in the units: the loaders take their part when the layer
+  // starts loading, the issue stage and drain the rest through the sequencer's next-layer bank.
+  logic dv_pe, dv_wrow;
+  logic [1:0] dv_vmode, dv_rq;
+  logic [15:0] dv_kh, dv_kw, dv_hi, dv_wi, dv_wo, dv_stride;
+  logic [KW-1:0] dv_cin_n, dv_kred;
+  logic [PW-1:0] dv_p, dv_npt;
+  logic [JW-1:0] dv_nct;
+  logic [OW-1:0] dv_cstep, dv_rowk, dv_stepx, dv_stepwrap, dv_srowb;
+  logic [OW-1:0] dv_na, dv_in_total, dv_in_end, dv_offb, dv_p0_pbase, dv_p0_rowbase;
+  logic [CW-1:0] dv_p0_ixy;
+  logic [WRW-1:0] dv_tsz;
+  logic [AW-1:0] dv_grow;
+  assign dv_pe       = is_conv || is_fc || is_dw;
+  assign dv_wrow     = is_conv || is_fc;
+  assign dv_vmode    = is_max ? nasa_pkg::VecMax : (is_add ? nasa_pkg::VecAdd : nasa_pkg::VecSum);
+  assign dv_rq       = (is_conv || is_fc || is_dw) ? nasa_engine_pkg::RqChan :
+                       ((is_max || is_add) ? nasa_engine_pkg::RqBypass : nasa_engine_pkg::RqDesc);
+  assign dv_kh       = is_win ? f_kwin : (is_gap ? f_h : (is_add ? 16'd2 : 16'd1));
+  assign dv_kw       = is_win ? f_kwin : (is_gap ? f_w : 16'd1);
+  assign dv_hi       = g_take ? f_ho : f_h;
+  assign dv_wi       = g_take ? f_wo : f_w;
+  assign dv_wo       = (is_fc || is_gap) ? 16'd1 : f_wo;
+  assign dv_stride   = (is_win && !g_take) ? 16'(f_s) : 16'd1;
+  assign dv_cin_n    = is_conv ? KW'(f_cin) : (is_fc ? KW'(d_kred) : KW'(1));
+  assign dv_kred     = KW'(d_kred);
+  assign dv_cstep    = g_take ? OW'(f_cpad) : OW'(f_cin);
+  // (mul_p: the last step's product, the gathered row bytes, held while decode waits there)
+  assign dv_rowk     = g_take ? OW'(mul_p) : (is_add ? OW'(d_offb) : OW'(d_row_b));
+  assign dv_p        = (is_fc || is_gap) ? PW'(1) : PW'(d_hw_out);
+  assign dv_stepx    = g_take ? OW'(f_cpad) : OW'(f_scin);
+  assign dv_stepwrap = g_take ? OW'(f_cpad) :
+                       ((is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b)) - OW'(d_wrap);
+  assign dv_srowb    = g_take ? OW'(mul_p) :
+                       ((is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b));
+  assign dv_nct      = JW'((32'(f_cout) + 32'(Cols - 1)) >> ColW);
+  assign dv_npt      = (is_conv || is_fc || is_dw) ?
+                       PW'(((is_fc ? PW'(1) : PW'(d_hw_out)) + PW'(Rows - 1)) >> RowW) :
+                       (is_gap ? PW'(1) : PW'(d_hw_out));
+  assign dv_na       = g_take ? OW'(d_vbytes) : OW'(d_in_bytes);
+  assign dv_in_total = g_take ? OW'(d_vbytes) : OW'(d_in_total);
+  // input-buffer bytes the loader writes (whole port words): the layer's extent in the buffer
+  assign dv_in_end   = g_take ? OW'(d_vbytes) : (is_add ? OW'(d_offb) << 1 : OW'(d_offb));
+  assign dv_offb     = OW'(d_offb);
+  assign dv_tsz      = WRW'((32'(is_dw ? 32'(f_kk) : 32'(d_kred)) + 32'(MbM1)) & ~32'(MbM1));
+  assign dv_p0_ixy     = CW'(0) - CW'(f_pad);
+  assign dv_p0_pbase   = -(OW'(d_padrow) + OW'(d_padcin));
+  assign dv_p0_rowbase = OW'(0) - OW'(d_padrow);
+  assign dv_grow       = AW'(d_row_b) << 1;
+
+  always_comb begin
+    layer_o            = '0;
+    layer_o.pe         = dv_pe;
+    layer_o.wrow       = dv_wrow;
+    layer_o.dw         = is_dw;
+    layer_o.bchk       = is_win;
+    layer_o.add        = is_add;
+    layer_o.need_all   = is_fc || is_gap;
+    layer_o.vmode      = dv_vmode;
+    layer_o.rq         = dv_rq;
+    layer_o.act        = f_act[1:0];
+    layer_o.q6         = f_q6;
+    layer_o.m          = f_m;
+    layer_o.s          = f_sq;
+    layer_o.mb         = f_mb;
+    layer_o.sb         = f_sb;
+    layer_o.kh         = dv_kh;
+    layer_o.kw         = dv_kw;
+    layer_o.hi         = dv_hi;
+    layer_o.wi         = dv_wi;
+    layer_o.wo         = dv_wo;
+    layer_o.stride     = dv_stride;
+    layer_o.cout       = f_cout;
+    layer_o.cin        = f_cin;
+    layer_o.cin_n      = LKW'(dv_cin_n);
+    layer_o.cstep      = LOW'(dv_cstep);
+    layer_o.rowk       = LOW'(dv_rowk);
+    layer_o.p          = LPW'(dv_p);
+    layer_o.stepx      = LOW'(dv_stepx);
+    layer_o.stepwrap   = LOW'(dv_stepwrap);
+    layer_o.srowb      = LOW'(dv_srowb);
+    layer_o.nct        = LJW'(dv_nct);
+    layer_o.npt        = LPW'(dv_npt);
+    layer_o.offb       = LOW'(dv_offb);
+    layer_o.in_total   = LOW'(dv_in_total);
+    layer_o.in_end     = LOW'(dv_in_end);
+    layer_o.out        = LAW'(AW'(f_out));
+    layer_o.p0_ixy     = LCW'(dv_p0_ixy);
+    layer_o.p0_pbase   = LOW'(dv_p0_pbase);
+    layer_o.p0_rowbase = LOW'(dv_p0_rowbase);
+  end
+
+  always_comb begin
+    il_o       = '0;
+    il_o.g     = g_take;
+    il_o.add   = is_add;
+    il_o.cin   = f_cin;
+    il_o.wo    = dv_wo;
+    il_o.na    = LOW'(dv_na);
+    il_o.cpad  = LOW'(OW'(f_cpad));
+    il_o.offb  = LOW'(dv_offb);
+    il_o.in    = LAW'(AW'(f_in));
+    il_o.in2   = LAW'(AW'(f_in2));
+    il_o.gstep = LAW'(AW'(f_scin));
+    il_o.grow  = LAW'(dv_grow);
+  end
+
+  always_comb begin
+    tl_o      = '0;
+    tl_o.pe   = dv_pe;
+    tl_o.wrow = dv_wrow;
+    tl_o.nct  = LJW'(dv_nct);
+    tl_o.wgt  = LAW'(AW'(f_wgt));
+    tl_o.prm  = LAW'(AW'(f_prm));
+    tl_o.cout = f_cout;
+    tl_o.cin  = f_cin;
+    tl_o.kk   = f_kk;
+    tl_o.kred = LKW'(dv_kred);
+    tl_o.tsz  = LWRW'(dv_tsz);
+  end
+
+  // Bits the decode never needs: the reserved words, PATCH (the descriptor register's), the
+  // address bits past the window's of the overlap check, the window's beyond AddrBits.
+  logic unused_dec;
+  assign unused_dec = ^{desc_i.rsvd15_0, desc_i.rsvd14_0, desc_i.rsvd13_0, desc_i.rsvd12_0,
+                        desc_i.rsvd11_0, desc_i.rsvd10_8, desc_i.patch, desc_i.rsvd9_24,
+                        64'(hc_addr) >> AW, hc_len[DW-1:AW+1], win_base_i, win_limit_i};
+
+`ifndef SYNTHESIS
+  initial begin
+    assert (32'(nasa_engine_pkg::DecGRow) == nasa_pkg::DecodeSteps - 1)
+      else $error("dec_step_e does not have DecodeSteps steps");
+    assert (AW <= LAW && OW <= LOW && KW <= LKW && PW <= LPW && JW <= LJW && CW <= LCW &&
+            WRW <= LWRW && IAW <= nasa_engine_pkg::LyIaw)
+      else $error("a configuration wider than nasa_engine_pkg's structs");
+  end
+  // the step counter only counts through the steps
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   dec_step_q < 4'(nasa_pkg::DecodeSteps))
+    else $error("decode step out of range");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !$isunknown({first_o, last_o}))
+    else $error("X on decode control outputs");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) last_o |-> !$isunknown({err_o, hz_o}))
+    else $error("X on the decode verdict");
+  // the decoded layer holds while the sequencer waits in the last step
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (last_o && !ld_start_i && active_i) |=> (!active_i || $stable(layer_o)))
+    else $error("decoded layer changed while waiting to start");
+`endif
+endmodule

@@ -1,0 +1,205 @@
+// Engine unit: the drain. A finished tile (its results in the PE array's or the vector unit's
+// shadow, its metadata taken from the issue stage with tile_i) drains row by row through the
+// requant lanes into the output writer, which stores each row (one output position's channels)
+// through the DMA's write path. Contract: tile_i only while shadow_full_o is low; ly_end_o
+// pulses when a layer's last row is written.
+module nasa_engine_drain #(
+  parameter int unsigned Rows     = 16,
+  parameter int unsigned Cols     = 16,
+  parameter int unsigned MemBytes = 32,
+  parameter int unsigned RqLanes  = 16,  // requant lanes: a row takes Cols/RqLanes cycles at most
+  parameter int unsigned AddrBits = 32,
+  localparam int unsigned RowW    = (Rows > 1) ? $clog2(Rows) : 1
+) (
+  input  logic                     clk_i,
+  input  logic                     rst_ni,
+  input  logic                     stop_i,         // abort: drop the tile, flush the writer
+  // the tile the issue stage finished
+  input  logic                     tile_i,
+  input  nasa_engine_pkg::shadow_t sh_i,
+  input  logic [Rows*AddrBits-1:0] sh_addr_i,
+  input  logic [Cols*64-1:0]       prm_i,          // its per-channel records
+  input  logic                     s1_done_i,      // its last step is in stage 1: results next
+  output logic                     shadow_full_o,
+  // results
+  output logic [RowW-1:0]          dr_row_o,       // the row draining
+  input  logic [Cols*32-1:0]       pe_row_i,
+  input  logic [Cols*32-1:0]       vec_res_i,
+  output logic                     ly_end_o,
+  // stores
+  output logic                     wr_valid_o,
+  input  logic                     wr_ready_i,
+  output logic [AddrBits-1:0]      wr_addr_o,
+  output logic [MemBytes*8-1:0]    wr_data_o,
+  output logic [MemBytes-1:0]      wr_strb_o
+);
+  localparam int unsigned AW = AddrBits;
+  localparam int unsigned NW = $clog2(Cols + 1);
+
+  // shadow (drain) metadata, taken when a tile's last step issues
+  logic shadow_full_q;
+  logic [RowW-1:0] dr_row_q;
+  logic [AW-1:0] sh_addr_q [Rows];
+  logic [Cols*64-1:0] prm_sh_q;
+  logic [RowW:0] sh_rows_q;
+  logic [NW-1:0] sh_n_q;
+  logic sh_lend_q, sh_pe_q;  // the layer's last tile; PE array or vector unit results
+  logic [1:0] sh_rq_q, sh_act_q;
+  logic [7:0] sh_q6_q, sh_s_q;
+  logic [15:0] sh_m_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      sh_rows_q <= '0;
+      sh_n_q    <= '0;
+      sh_lend_q <= 1'b0;
+      sh_pe_q   <= 1'b0;
+      sh_rq_q   <= '0;
+      sh_act_q  <= '0;
+      sh_q6_q   <= '0;
+      sh_m_q    <= '0;
+      sh_s_q    <= '0;
+    end else if (tile_i) begin
+      sh_rows_q <= (RowW + 1)'(sh_i.rows);
+      sh_n_q    <= NW'(sh_i.n);
+      sh_lend_q <= sh_i.lend;
+      sh_pe_q   <= sh_i.pe;
+      sh_rq_q   <= sh_i.rq;
+      sh_act_q  <= sh_i.act;
+      sh_q6_q   <= sh_i.q6;
+      sh_m_q    <= sh_i.m;
+      sh_s_q    <= sh_i.s;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (tile_i) begin
+      prm_sh_q <= prm_i;
+      for (int r = 0; r < Rows; r++) sh_addr_q[r] <= sh_addr_i[r*AW +: AW];
+    end
+  end
+
+  // A finished tile's rows (one output position's channels each) go through RqLanes requant
+  // lanes: a row of n results takes ceil(n / RqLanes) phases; the first phases' bytes wait in
+  // rq_part_q and the row goes to the writer in its last phase.
+  localparam int unsigned NPh  = Cols / RqLanes;
+  localparam int unsigned PhW  = (NPh > 1) ? $clog2(NPh) : 1;
+  localparam int unsigned RqLW = (RqLanes > 1) ? $clog2(RqLanes) : 0;
+  logic row_valid, row_ready;
+  logic [Cols*8-1:0] row_data;
+  logic [Cols*32-1:0] row_vals;
+  logic [PhW-1:0] rq_ph_q;
+  logic rq_ph_last;
+
+  assign rq_ph_last = (NPh == 1) ||
+                      (((NW + 1)'(rq_ph_q) + (NW + 1)'(1)) << RqLW >= (NW + 1)'(sh_n_q));
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      shadow_full_q <= 1'b0;
+      dr_row_q      <= '0;
+      rq_ph_q       <= '0;
+    end else if (stop_i) begin
+      shadow_full_q <= 1'b0;
+      dr_row_q      <= '0;
+      rq_ph_q       <= '0;
+    end else begin
+      if (s1_done_i) shadow_full_q <= 1'b1;
+      if (shadow_full_q && !rq_ph_last) rq_ph_q <= rq_ph_q + 1'b1;
+      if (row_valid && row_ready) begin
+        rq_ph_q <= '0;
+        if ((RowW + 1)'(dr_row_q) + 1'b1 == sh_rows_q) begin
+          shadow_full_q <= 1'b0;
+          dr_row_q      <= '0;
+        end else begin
+          dr_row_q <= dr_row_q + 1'b1;
+        end
+      end
+    end
+  end
+
+  assign row_valid = shadow_full_q && !stop_i && rq_ph_last;
+  assign row_vals  = sh_pe_q ? pe_row_i : vec_res_i;
+
+  logic [RqLanes*8-1:0] rq_y;
+  for (genvar j = 0; j < RqLanes; j++) begin : g_rq
+    logic [63:0] rec;
+    logic [31:0] val;
+    if (NPh == 1) begin : g_direct
+      assign rec = prm_sh_q[j*64 +: 64];
+      assign val = row_vals[j*32 +: 32];
+    end else begin : g_phase
+      assign rec = prm_sh_q[(32'(rq_ph_q) * RqLanes + j)*64 +: 64];
+      assign val = row_vals[(32'(rq_ph_q) * RqLanes + j)*32 +: 32];
+    end
+    logic unused_rec;
+    assign unused_rec = ^rec[63:56];  // reserved byte of the record
+    nasa_requant u_rq (
+      .bypass_i(sh_rq_q == nasa_engine_pkg::RqBypass),
+      .val_i   (val),
+      .bias_i  ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[31:0] : 32'd0),
+      .m_i     ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[47:32] : sh_m_q),
+      .s_i     ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[55:48] : sh_s_q),
+      .act_i   (sh_act_q),
+      .q6_i    (sh_q6_q),
+      .y_o     (rq_y[j*8 +: 8])
+    );
+  end
+  if (NPh == 1) begin : g_row_direct
+    assign row_data = rq_y;
+  end else begin : g_row_phased
+    logic [Cols*8-1:0] rq_part_q;
+    always_ff @(posedge clk_i) begin
+      if (shadow_full_q && !rq_ph_last) rq_part_q[32'(rq_ph_q)*RqLanes*8 +: RqLanes*8] <= rq_y;
+    end
+    always_comb begin
+      row_data = rq_part_q;
+      row_data[32'(rq_ph_q)*RqLanes*8 +: RqLanes*8] = rq_y;
+    end
+  end
+
+  // the last row of a layer's last tile: the writer reports when it is written (ly_end_o)
+  logic row_lend;
+  assign row_lend = sh_lend_q && ((RowW + 1)'(dr_row_q) + 1'b1 == sh_rows_q);
+  nasa_out_writer #(
+    .Cols    (Cols),
+    .MemBytes(MemBytes),
+    .Depth   (nasa_pkg::WriterDepth),
+    .AddrBits(AW)
+  ) u_out (
+    .clk_i      (clk_i),
+    .rst_ni     (rst_ni),
+    .flush_i    (stop_i),
+    .row_valid_i(row_valid),
+    .row_ready_o(row_ready),
+    .row_addr_i (sh_addr_q[dr_row_q]),
+    .row_n_i    (sh_n_q),
+    .row_data_i (row_data),
+    .row_last_i (row_lend),
+    .last_o     (ly_end_o),
+    .wr_valid_o (wr_valid_o),
+    .wr_ready_i (wr_ready_i),
+    .wr_addr_o  (wr_addr_o),
+    .wr_data_o  (wr_data_o),
+    .wr_strb_o  (wr_strb_o)
+  );
+
+  assign shadow_full_o = shadow_full_q;
+  assign dr_row_o      = dr_row_q;
+
+  // the high bits of the metadata's fields (see nasa_engine_pkg)
+  logic unused_sh;
+  assign unused_sh = ^sh_i;
+
+`ifndef SYNTHESIS
+  // the tile handshake: a finished tile only into a free shadow
+  assert property (@(posedge clk_i) disable iff (!rst_ni) tile_i |-> !shadow_full_q)
+    else $error("tile handed to a full shadow");
+  // the writer's row handshake: a row offered holds until taken
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (row_valid && !row_ready && !stop_i) |=>
+                   (stop_i || (row_valid && $stable(row_data) && $stable(dr_row_q))))
+    else $error("drained row changed while stalled");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   !$isunknown({shadow_full_q, row_valid, ly_end_o, wr_valid_o}))
+    else $error("X on drain control");
+`endif
+endmodule

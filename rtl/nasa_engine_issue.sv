@@ -1,0 +1,477 @@
+// Engine unit: the compute issue stage. It walks layer A (lay_i) tile by tile: per channel tile
+// (c_j_q) and position tile (c_pt_q, Rows output positions on the PE array, one pixel on the
+// vector unit) the reduction steps (ci, kx, ky), one per cycle when the step's weights and input
+// are in and the drain can take the tile's results (fire). Each lane's window corner and input
+// offsets advance by single-position steps when a tile's last step issues. It drives the input
+// buffer's read ports, the weight ring's read address, compute stage 1 (step_o, mask_o) and,
+// when a tile's last step issues (tile_o), the drain's view of the tile (sh_o, sh_addr_o).
+// Contract: step_valid_o only with want_o, w_ok_o, in_ok_o and sh_ok_o; tile_o only when the
+// drain's shadow is free.
+module nasa_engine_issue #(
+  parameter int unsigned Rows       = 16,
+  parameter int unsigned Cols       = 16,
+  parameter int unsigned MemBytes   = 32,
+  parameter int unsigned InBufBytes = 131072,
+  parameter int unsigned KredMax    = 8192,
+  parameter int unsigned BurstMax   = 8,
+  parameter int unsigned AddrBits   = 32,
+  parameter int unsigned WTiles     = 16,
+  localparam int unsigned NumIn     = (Rows > Cols) ? Rows : Cols,
+  localparam int unsigned IAW       = $clog2(InBufBytes),
+  localparam int unsigned WAW       = $clog2(KredMax),
+  localparam int unsigned PtrW      = $clog2(WTiles) + 2,
+  localparam int unsigned HJW       = $clog2(2 + Cols * ((KredMax + BurstMax * MemBytes / 2 - 1) /
+                                                         (BurstMax * MemBytes / 2)) + 49)
+) (
+  input  logic                     clk_i,
+  input  logic                     rst_ni,
+  input  nasa_engine_pkg::layer_t  lay_i,         // layer A
+  input  logic                     a_v_i,         // A holds a layer
+  input  logic                     cs_start_i,    // B moves to A
+  input  logic [15:0]              nx_cout_i,     // B's Cout
+  input  logic                     run_start_i,
+  // weights: the tile loader's ring
+  input  logic [PtrW-1:0]          rec0_i,        // B's first tile
+  input  logic [PtrW-1:0]          rec_fill_i,
+  input  logic [HJW-1:0]           rsp_cols_i,
+  output logic [PtrW-1:0]          c_rec_o,       // the compute's tile
+  output logic [PtrW-1:0]          c_rec_d_o,     // and its next value (record read ahead)
+  output logic [WAW-1:0]           c_widx_o,      // the step's weight row in the tile
+  // input: bytes arrived of layer A
+  input  logic [nasa_engine_pkg::LyOw-1:0] a_loaded_i,
+  output logic [NumIn*IAW-1:0]     in_raddr_o,
+  // per-channel records of the tile, and the layers complete (a bad record stops the run)
+  input  logic [Cols*64-1:0]       prm_i,
+  input  logic [31:0]              layers_done_i,
+  output logic                     quant_err_o,
+  // drain: its shadow is full / the tile in stage 1 is the last of one
+  input  logic                     shadow_full_i,
+  input  logic                     s1_valid_i,
+  input  logic                     s1_last_i,
+  // readiness of the next step
+  output logic                     want_o,
+  output logic                     w_ok_o,
+  output logic                     in_ok_o,
+  output logic                     sh_ok_o,
+  output logic                     c_done_o,      // A's last step issued
+  // the issued step
+  output logic                     step_valid_o,
+  output nasa_engine_pkg::step_t   step_o,
+  output logic [NumIn-1:0]         mask_o,
+  output logic                     tile_o,        // a tile's last step issued
+  output nasa_engine_pkg::shadow_t sh_o,
+  output logic [Rows*AddrBits-1:0] sh_addr_o      // output address of each drained row
+);
+  localparam int unsigned RowW   = (Rows > 1) ? $clog2(Rows) : 1;
+  localparam int unsigned NW     = $clog2(Cols + 1);
+  localparam int unsigned AW     = AddrBits;
+  localparam int unsigned KW     = $clog2(KredMax + 1);
+  localparam int unsigned PW     = $clog2(InBufBytes + Rows + 1) + 1;
+  localparam int unsigned JW     = 17;
+  localparam int unsigned CoW    = 17;
+  localparam int unsigned CW     = 18;
+  localparam int unsigned OW     = $clog2((2 * Rows + 16) * InBufBytes) + 1;
+  localparam int unsigned WChunk = BurstMax * MemBytes / 2;
+  localparam int unsigned LRW    = nasa_engine_pkg::LyRw;
+  localparam int unsigned LNW    = nasa_engine_pkg::LyNw;
+
+  // layer A's constants, in this configuration's widths
+  logic r_pe, r_wrow, r_dw, r_bchk, r_add, r_need_all;
+  logic [1:0] r_vmode, r_rq, r_act;
+  logic [7:0] r_q6, r_s, r_sb;
+  logic [15:0] r_m, r_mb, r_kh, r_kw, r_wo, r_hi, r_wi, r_stride, r_cout, r_cin;
+  logic [KW-1:0] r_cin_n;
+  logic [PW-1:0] r_p, r_npt;
+  logic [JW-1:0] r_nct;
+  logic [OW-1:0] r_cstep, r_rowk, r_stepx, r_stepwrap, r_srowb, r_offb, r_in_total;
+  logic [OW-1:0] r_p0_pbase, r_p0_rowbase, a_loaded;
+  logic [AW-1:0] r_out;
+  logic [IAW-1:0] r_ib;
+  logic [31:0] r_idx;
+  logic [CW-1:0] r_p0_ixy;
+  assign r_pe         = lay_i.pe;
+  assign r_wrow       = lay_i.wrow;
+  assign r_dw         = lay_i.dw;
+  assign r_bchk       = lay_i.bchk;
+  assign r_add        = lay_i.add;
+  assign r_need_all   = lay_i.need_all;
+  assign r_vmode      = lay_i.vmode;
+  assign r_rq         = lay_i.rq;
+  assign r_act        = lay_i.act;
+  assign r_q6         = lay_i.q6;
+  assign r_s          = lay_i.s;
+  assign r_sb         = lay_i.sb;
+  assign r_m          = lay_i.m;
+  assign r_mb         = lay_i.mb;
+  assign r_kh         = lay_i.kh;
+  assign r_kw         = lay_i.kw;
+  assign r_wo         = lay_i.wo;
+  assign r_hi         = lay_i.hi;
+  assign r_wi         = lay_i.wi;
+  assign r_stride     = lay_i.stride;
+  assign r_cout       = lay_i.cout;
+  assign r_cin        = lay_i.cin;
+  assign r_cin_n      = KW'(lay_i.cin_n);
+  assign r_p          = PW'(lay_i.p);
+  assign r_npt        = PW'(lay_i.npt);
+  assign r_nct        = JW'(lay_i.nct);
+  assign r_cstep      = OW'(lay_i.cstep);
+  assign r_rowk       = OW'(lay_i.rowk);
+  assign r_stepx      = OW'(lay_i.stepx);
+  assign r_stepwrap   = OW'(lay_i.stepwrap);
+  assign r_srowb      = OW'(lay_i.srowb);
+  assign r_offb       = OW'(lay_i.offb);
+  assign r_in_total   = OW'(lay_i.in_total);
+  assign r_p0_pbase   = OW'(lay_i.p0_pbase);
+  assign r_p0_rowbase = OW'(lay_i.p0_rowbase);
+  assign r_out        = AW'(lay_i.out);
+  assign r_ib         = IAW'(lay_i.ib);
+  assign r_idx        = lay_i.idx;
+  assign r_p0_ixy     = CW'(lay_i.p0_ixy);
+  assign a_loaded     = OW'(a_loaded_i);
+
+  logic [WAW-1:0] c_widx_q;
+  logic [PtrW-1:0] c_rec_q, c_rec_d;
+  logic in_ok, w_ok, sh_ok, want, fire, quant_err;
+
+  // one output position per PE row (lane 0 is the pixel of the vector unit): column ox, top-left
+  // window corner (iy0, ix0, signed), input byte offset of that corner (pbase) and of its row
+  // (rowbase), output byte offset (out) and position index (p)
+  logic [15:0] l_ox [Rows];
+  logic [CW-1:0] l_iy0 [Rows];
+  logic [CW-1:0] l_ix0 [Rows];
+  logic [OW-1:0] l_pbase [Rows];
+  logic [OW-1:0] l_rowbase [Rows];
+  logic [AW-1:0] l_out [Rows];
+  logic [PW-1:0] l_p [Rows];
+  logic [15:0] n_ox [Rows];
+  logic [CW-1:0] n_iy0 [Rows];
+  logic [CW-1:0] n_ix0 [Rows];
+  logic [OW-1:0] n_pbase [Rows];
+  logic [OW-1:0] n_rowbase [Rows];
+  logic [AW-1:0] n_out [Rows];
+  logic [PW-1:0] n_p [Rows];
+  logic [JW-1:0] c_j_q;
+  logic [CoW-1:0] c_co0_q;
+  logic [PW-1:0] c_pt_q;
+  logic [KW-1:0] c_ci_q;
+  logic [OW-1:0] c_kyoff_q, c_kxoff_q;
+  logic [15:0] c_kx_q, c_ky_q;
+  logic [NW-1:0] c_cg_q;
+  logic c_done_q, c_reset_pos;
+
+  logic last_ci, last_kx, last_ky, tile_last, last_pt, last_ct;
+  assign last_ci   = (c_ci_q == r_cin_n - KW'(1));
+  assign last_kx   = (c_kx_q == r_kw - 16'd1);
+  assign last_ky   = (c_ky_q == r_kh - 16'd1);
+  assign tile_last = last_ci && last_kx && last_ky;
+  assign last_pt   = (c_pt_q == r_npt - PW'(1));
+  assign last_ct   = (c_j_q == r_nct - JW'(1));
+  // lanes of the first tile are built from position 0 in the cycle after decode
+  logic init_lanes_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) init_lanes_q <= 1'b0;
+    else init_lanes_q <= cs_start_i;
+  end
+  assign c_reset_pos = last_pt || init_lanes_q;
+
+  // next lanes: chain of single-position steps from the last lane (PE) or lane 0 (vector unit),
+  // or from position 0 when a new channel tile starts
+  always_comb begin : p_chain
+    logic [15:0] t_ox;
+    logic [CW-1:0] t_iy0, t_ix0;
+    logic [OW-1:0] t_pbase, t_rowbase;
+    logic [AW-1:0] t_out;
+    logic [PW-1:0] t_p;
+    t_ox      = r_pe ? l_ox[Rows-1] : l_ox[0];
+    t_iy0     = r_pe ? l_iy0[Rows-1] : l_iy0[0];
+    t_ix0     = r_pe ? l_ix0[Rows-1] : l_ix0[0];
+    t_pbase   = r_pe ? l_pbase[Rows-1] : l_pbase[0];
+    t_rowbase = r_pe ? l_rowbase[Rows-1] : l_rowbase[0];
+    t_out     = r_pe ? l_out[Rows-1] : l_out[0];
+    t_p       = r_pe ? l_p[Rows-1] : l_p[0];
+    for (int r = 0; r < Rows; r++) begin
+      if (r == 0 && c_reset_pos) begin
+        t_ox      = '0;
+        t_iy0     = r_p0_ixy;
+        t_ix0     = r_p0_ixy;
+        t_pbase   = r_p0_pbase;
+        t_rowbase = r_p0_rowbase;
+        t_out     = '0;
+        t_p       = '0;
+      end else if (t_ox == r_wo - 16'd1) begin
+        t_ox      = '0;
+        t_iy0     = t_iy0 + CW'(r_stride);
+        t_ix0     = r_p0_ixy;
+        t_pbase   = t_pbase + r_stepwrap;
+        t_rowbase = t_rowbase + r_srowb;
+        t_out     = t_out + AW'(r_cout);
+        t_p       = t_p + PW'(1);
+      end else begin
+        t_ox    = t_ox + 16'd1;
+        t_ix0   = t_ix0 + CW'(r_stride);
+        t_pbase = t_pbase + r_stepx;
+        t_out   = t_out + AW'(r_cout);
+        t_p     = t_p + PW'(1);
+      end
+      n_ox[r]      = t_ox;
+      n_iy0[r]     = t_iy0;
+      n_ix0[r]     = t_ix0;
+      n_pbase[r]   = t_pbase;
+      n_rowbase[r] = t_rowbase;
+      n_out[r]     = t_out;
+      n_p[r]       = t_p;
+    end
+  end
+
+  // readiness of the next step
+  logic [OW-1:0] koff, need;
+  logic [OW-1:0] rowbase_last;
+  assign rowbase_last = r_pe ? l_rowbase[Rows-1] : l_rowbase[0];
+  // (the lanes' input-buffer offsets are the layer's; its place r_ib is added here once)
+  assign koff = c_kyoff_q + c_kxoff_q + OW'(c_ci_q) + OW'(r_ib);
+
+  always_comb begin : p_need
+    logic [OW-1:0] n;
+    // rows up to the one the current kernel row ky reads (its offset is c_kyoff_q = ky*row_b)
+    // (none while the row is above the image: padding)
+    n = rowbase_last + c_kyoff_q + r_rowk;
+    if ($signed(n) < 0) n = '0;
+    if ($signed(n) > $signed(r_in_total)) n = r_in_total;
+    if (r_need_all) n = r_in_total;
+    else if (r_add) n = r_offb + l_pbase[0] + OW'(r_cin);
+    need = n;
+  end
+
+  assign in_ok = (a_loaded >= need);
+  // Conv/Fc: the weight column of the next step is in; depthwise: the whole tile
+  logic [WAW-1:0] w_col;
+  logic [PtrW-1:0] c_fd;
+  logic c_complete;
+  assign w_col      = c_widx_q >> $clog2(WChunk);
+  assign c_fd       = rec_fill_i - c_rec_q;
+  assign c_complete = (c_fd != '0) && !c_fd[PtrW-1];  // tile c_rec_q is older than rec_fill_i
+  assign w_ok       = !r_pe || c_complete ||
+                      (r_wrow && c_rec_q == rec_fill_i && 32'(rsp_cols_i) > 32'(w_col));
+  assign sh_ok = !tile_last || (!shadow_full_i && !(s1_valid_i && s1_last_i));
+  assign want  = a_v_i && !c_done_q && !init_lanes_q;
+
+  // a channel tile's per-channel records are checked before its first step
+  logic first_step, tap0;
+  // the first reduction step of a tile (c_widx_q cannot tell: it wraps at KredMax, and a global
+  // average pool has H*W taps, up to InBufBytes)
+  assign tap0       = (c_ci_q == '0) && (c_kx_q == '0) && (c_ky_q == '0);
+  logic [Cols-1:0] s_bad;
+  assign first_step = (c_pt_q == '0) && tap0;
+  always_comb begin : p_sbad
+    for (int l = 0; l < Cols; l++) begin : g_l
+      logic [7:0] sv;
+      sv = prm_i[l*64 + 48 +: 8];
+      s_bad[l] = (NW'(l) < c_cg_q) && (sv == 8'd0 || sv > 8'(nasa_pkg::MaxShift));
+    end
+  end
+  // a bad record stops the run once every layer before this one is complete
+  logic bad_rec;
+  assign bad_rec   = (r_rq == nasa_engine_pkg::RqChan) && first_step && (s_bad != '0);
+  assign quant_err = want && w_ok && bad_rec && (layers_done_i == r_idx);
+  assign fire      = want && w_ok && in_ok && sh_ok && !bad_rec;
+
+  // per-lane input addresses and masks (offsets of valid taps lie inside the buffer, so only the
+  // low IAW bits of an offset are used)
+  logic [NumIn-1:0] mask;
+  logic [$clog2(Rows+1)-1:0] n_act;
+  logic [NumIn*(OW-IAW)-1:0] unused_a;
+  always_comb begin : p_lanes
+    logic [CW-1:0] iy, ix;
+    logic [OW-1:0] a;
+    logic inb;
+    n_act = '0;
+    unused_a = '0;
+    for (int q = 0; q < NumIn; q++) begin
+      mask[q] = 1'b0;
+      in_raddr_o[q*IAW +: IAW] = '0;
+      a = '0;
+      if (r_pe) begin
+        if (q < Rows) begin
+          iy  = l_iy0[q] + CW'(c_ky_q);
+          ix  = l_ix0[q] + CW'(c_kx_q);
+          inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
+                            $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
+          mask[q] = (l_p[q] < r_p) && inb;
+          // DwConv: the Cols channels of the tile at this tap (a Cols-byte read)
+          a = l_pbase[q] + koff + (r_dw ? OW'(c_co0_q) : OW'(0));
+          in_raddr_o[q*IAW +: IAW] = a[IAW-1:0];
+          n_act = n_act + (l_p[q] < r_p ? 1 : 0);
+        end
+      end else if (q < Cols) begin
+        iy  = l_iy0[0] + CW'(c_ky_q);
+        ix  = l_ix0[0] + CW'(c_kx_q);
+        inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
+                          $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
+        mask[q] = (q < c_cg_q) && inb;
+        a = l_pbase[0] + koff + OW'(c_co0_q) + OW'(q);
+        in_raddr_o[q*IAW +: IAW] = a[IAW-1:0];
+      end
+      unused_a[q*(OW-IAW) +: OW-IAW] = a[OW-1:IAW];
+    end
+  end
+
+  // the compute's tile: the layer's first at its start, the next one after each channel tile
+  always_comb begin
+    c_rec_d = c_rec_q;
+    if (cs_start_i) c_rec_d = rec0_i;
+    else if (fire && tile_last && last_pt && r_pe) c_rec_d = c_rec_q + PtrW'(1);
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) c_rec_q <= '0;
+    else if (run_start_i) c_rec_q <= '0;
+    else c_rec_q <= c_rec_d;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      c_j_q      <= '0;
+      c_co0_q    <= '0;
+      c_cg_q     <= '0;
+      c_pt_q     <= '0;
+      c_ci_q     <= '0;
+      c_kx_q     <= '0;
+      c_ky_q     <= '0;
+      c_kyoff_q  <= '0;
+      c_kxoff_q  <= '0;
+      c_widx_q   <= '0;
+      c_done_q   <= 1'b1;
+    end else if (cs_start_i) begin
+      c_j_q     <= '0;
+      c_co0_q   <= '0;
+      c_cg_q    <= (nx_cout_i > 16'(Cols)) ? NW'(Cols) : NW'(nx_cout_i);
+      c_pt_q    <= '0;
+      c_ci_q    <= '0;
+      c_kx_q    <= '0;
+      c_ky_q    <= '0;
+      c_kyoff_q <= '0;
+      c_kxoff_q <= '0;
+      c_widx_q  <= '0;
+      c_done_q  <= 1'b0;
+    end else if (fire) begin
+      if (!tile_last) begin
+        c_widx_q <= c_widx_q + 1'b1;
+        if (!last_ci) begin
+          c_ci_q <= c_ci_q + KW'(1);
+        end else begin
+          c_ci_q <= '0;
+          if (!last_kx) begin
+            c_kx_q    <= c_kx_q + 16'd1;
+            c_kxoff_q <= c_kxoff_q + r_cstep;
+          end else begin
+            c_kx_q    <= '0;
+            c_kxoff_q <= '0;
+            c_ky_q    <= c_ky_q + 16'd1;
+            c_kyoff_q <= c_kyoff_q + r_rowk;
+          end
+        end
+      end else begin
+        c_widx_q  <= '0;
+        c_ci_q    <= '0;
+        c_kx_q    <= '0;
+        c_ky_q    <= '0;
+        c_kxoff_q <= '0;
+        c_kyoff_q <= '0;
+        if (last_pt) begin
+          c_pt_q <= '0;
+          if (last_ct) begin
+            c_done_q <= 1'b1;
+          end else begin
+            c_j_q   <= c_j_q + JW'(1);
+            c_co0_q <= c_co0_q + CoW'(Cols);
+            c_cg_q  <= (32'(r_cout) - 32'(c_co0_q) - 32'(Cols) > 32'(Cols)) ? NW'(Cols) :
+                       NW'(32'(r_cout) - 32'(c_co0_q) - 32'(Cols));
+          end
+        end else begin
+          c_pt_q <= c_pt_q + PW'(1);
+        end
+      end
+    end
+  end
+
+
+  // lanes advance when a tile's last step issues
+  always_ff @(posedge clk_i) begin
+    for (int r = 0; r < Rows; r++) begin
+      if (init_lanes_q || (fire && tile_last)) begin
+        l_ox[r]      <= n_ox[r];
+        l_iy0[r]     <= n_iy0[r];
+        l_ix0[r]     <= n_ix0[r];
+        l_pbase[r]   <= n_pbase[r];
+        l_rowbase[r] <= n_rowbase[r];
+        l_out[r]     <= n_out[r];
+        l_p[r]       <= n_p[r];
+      end
+    end
+  end
+  logic [RowW:0] sh_rows;
+  assign sh_rows = r_pe ? (RowW + 1)'(n_act) : (RowW + 1)'(1);
+
+  // the drain's view of the finished tile (and of the layer, so the next layer may start before
+  // this tile drains): taken when its last step issues
+  always_comb begin
+    sh_o      = '0;
+    sh_o.n    = LNW'(c_cg_q);
+    sh_o.rows = LRW'(sh_rows);
+    sh_o.lend = last_pt && last_ct;
+    sh_o.pe   = r_pe;
+    sh_o.rq   = r_rq;
+    sh_o.act  = r_act;
+    sh_o.q6   = r_q6;
+    sh_o.m    = r_m;
+    sh_o.s    = r_s;
+    for (int r = 0; r < Rows; r++) sh_addr_o[r*AW +: AW] = r_out + l_out[r] + AW'(c_co0_q);
+  end
+
+  // the step for stage 1 (registered there every cycle)
+  always_comb begin
+    step_o       = '0;
+    step_o.first = tap0;
+    step_o.last  = tile_last;
+    step_o.pe    = r_pe;
+    step_o.dw    = r_dw;
+    step_o.vmode = r_vmode;
+    step_o.m     = r_m;
+    step_o.s     = r_s;
+    step_o.mb    = r_mb;
+    step_o.sb    = r_sb;
+    step_o.macs  = r_pe ? 16'(n_act) * 16'(c_cg_q) : 16'd0;
+  end
+
+  assign step_valid_o = fire;
+  assign mask_o       = mask;
+  assign tile_o       = fire && tile_last;
+  assign want_o       = want;
+  assign w_ok_o       = w_ok;
+  assign in_ok_o      = in_ok;
+  assign sh_ok_o      = sh_ok;
+  assign quant_err_o  = quant_err;
+  assign c_done_o     = c_done_q;
+  assign c_rec_o      = c_rec_q;
+  assign c_rec_d_o    = c_rec_d;
+  assign c_widx_o     = c_widx_q;
+
+  // layer A's fields this unit does not read (the high bits of the rest: nasa_engine_pkg)
+  logic unused_lay;
+  assign unused_lay = ^{lay_i, a_loaded_i, unused_a};
+
+`ifndef SYNTHESIS
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   step_valid_o |-> (want_o && w_ok_o && in_ok_o && sh_ok_o))
+    else $error("step issued while not ready");
+  // the tile handshake: the drain's shadow is free when a tile's last step issues
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   tile_o |-> (!shadow_full_i && !(s1_valid_i && s1_last_i)))
+    else $error("tile issued into a full shadow");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   !$isunknown({want_o, step_valid_o, tile_o, quant_err_o, c_done_o}))
+    else $error("X on issue stage control");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !(step_valid_o && quant_err_o))
+    else $error("step issued with a bad record");
+`endif
+endmodule

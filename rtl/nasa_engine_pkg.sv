@@ -1,0 +1,160 @@
+// Engine-internal types: the states of the engine's units and the packed structs its units pass
+// to each other (docs/engine.md "RTL units"). Not part of the hardware/software contract (that is
+// nasa_pkg, generated from hw_spec.h).
+//
+// A package cannot see a module's parameters, so the structs' widths are the largest any hardware
+// configuration of hw_spec.h needs (like nasa_pkg's capacities): each unit computes in its own
+// configuration's widths, zero-extends into a field and truncates back when it reads one, so the
+// unused high bits carry no logic. Every unit checks its widths against these in simulation.
+package nasa_engine_pkg;
+
+  // Widest configuration (`large`: Rows = Cols = 32, InBufBytes = 2^17, KredMax = 8192).
+  localparam int unsigned LyAw  = 32;  // memory addresses (AddrBits)
+  localparam int unsigned LyIaw = 17;  // input-buffer byte addresses: $clog2(InBufBytes)
+  // signed input-buffer offsets: $clog2((2 * Rows + 16) * InBufBytes) + 1
+  localparam int unsigned LyOw  = 25;
+  localparam int unsigned LyKw  = 14;  // reduction steps: $clog2(KredMax + 1)
+  localparam int unsigned LyPw  = 19;  // output positions: $clog2(InBufBytes + Rows + 1) + 1
+  localparam int unsigned LyJw  = 17;  // channel tiles
+  localparam int unsigned LyCw  = 18;  // signed window-corner coordinates
+  localparam int unsigned LyWrw = 14;  // weight-ring byte addresses: $clog2(2 * KredMax)
+  localparam int unsigned LyRw  = 6;   // drained rows of a tile: $clog2(Rows) + 1
+  localparam int unsigned LyNw  = 6;   // results of a row: $clog2(Cols + 1)
+  localparam int unsigned LyBw  = 17;  // DMA tag base: the larger buffer's byte addresses
+
+  // Front end (sequencer) states: fetch and decode one descriptor at a time.
+  typedef enum logic [2:0] {
+    StIdle      = 3'd0,
+    StFetch     = 3'd1,  // issue the descriptor's read job (ext mode: wait for a descriptor)
+    StFetchWait = 3'd2,  // its 64 bytes arrive
+    StDecode    = 3'd3,  // the decode micro-sequence (DecodeSteps cycles), then wait to start
+    StRun       = 3'd4,  // every descriptor started: wait for the layers to complete
+    StAbort     = 3'd5   // an error: wait for the DMA to drain, then finish
+  } fe_state_e;
+
+  // Decode micro-sequence steps (nasa_pkg::DecodeSteps of them): the product each step's
+  // multiply produces (and the checks that run in it, see nasa_engine_decode).
+  typedef enum logic [3:0] {
+    DecHwIn    = 4'd0,   // H*W
+    DecInBytes = 4'd1,   // H*W*Cin: input bytes
+    DecRowB    = 4'd2,   // W*Cin: input row bytes
+    DecKred    = 4'd3,   // k*k*Cin (Fc: H*W*Cin): reduction length
+    DecHwOut   = 4'd4,   // Ho*Wo
+    DecOutB    = 4'd5,   // Ho*Wo*Cout: output bytes
+    DecWgtB    = 4'd6,   // weight bytes
+    DecWrap    = 4'd7,   // (Wo-1)*stride*Cin: a row's last window step
+    DecVBytes  = 4'd8,   // Ho*Wo*cpad: gathered input bytes
+    DecPadRow  = 4'd9,   // row bytes * pad
+    DecPadCin  = 4'd10,  // pad * Cin
+    DecGRow    = 4'd11   // Wo*cpad: gathered row bytes (held until the layer starts)
+  } dec_step_e;
+
+  // Tile loader phases.
+  typedef enum logic [1:0] {
+    TlAlloc = 2'd0,  // allocate the next channel tile in the weight ring (or evict the oldest)
+    TlPrm   = 2'd1,  // issue its per-channel record job
+    TlWgt   = 2'd2   // issue its weight jobs
+  } tl_phase_e;
+
+  // Requant source of a layer's results.
+  typedef enum logic [1:0] {
+    RqChan   = 2'd0,  // per-channel records (Conv, DwConv, Fc)
+    RqDesc   = 2'd1,  // the descriptor's M, S (AvgPool, Gap)
+    RqBypass = 2'd2   // none (MaxPool; Add requants in the vector unit)
+  } rq_mode_e;
+
+  // Destination of a DMA read job (the low 3 bits of its tag).
+  typedef enum logic [2:0] {
+    DstDesc  = 3'd0,  // the descriptor register
+    DstIn    = 3'd1,  // the input buffer
+    DstWRow  = 3'd2,  // the weight ring, a Conv/Fc weight row segment into one bank
+    DstWScat = 3'd3,  // the weight ring, a depthwise tap scattered over the banks
+    DstPrm   = 3'd4   // a record slot of the per-channel parameter memory
+  } dst_e;
+
+  // A DMA read job as a loader requests it (the DMA front packs base, bank, flag and dst into
+  // the job's tag and unpacks them from the responses).
+  typedef struct packed {
+    logic [LyAw-1:0] src;   // source address
+    logic [31:0] len;       // bytes
+    logic [LyBw-1:0] base;  // input-buffer byte offset, weight-ring address or record slot
+    logic [7:0] bank;       // weight rows: {column end, row}
+    logic flag;             // input: layer parity; weights: the tile's last job
+    logic [2:0] dst;        // dst_e
+  } job_t;
+
+  // A decoded layer as the issue stage computes it (decode -> sequencer's next-layer bank ->
+  // issue stage). Position 0's window corner is signed (dimensions are 16-bit).
+  typedef struct packed {
+    logic pe;         // the layer uses the PE array, weights and records
+    logic wrow;       // Conv/Fc: weights in rows, loaded column by column
+    logic dw;         // DwConv (on the PE array: lane r reads Cols channels of its pixel)
+    logic bchk;       // sliding window: taps outside the image read zero
+    logic add;        // residual add: two inputs
+    logic need_all;   // Fc, Gap: the whole input before the first step
+    logic [1:0] vmode;  // nasa_pkg::vec_mode_e
+    logic [1:0] rq;     // rq_mode_e
+    logic [1:0] act;    // nasa_pkg::act_e (low bits)
+    logic [7:0] q6, s, sb;
+    logic [15:0] m, mb, kh, kw, wo, hi, wi, stride, cout, cin;
+    logic [LyKw-1:0] cin_n;                // reduction steps per tap
+    logic [LyPw-1:0] p, npt;               // output positions, position tiles
+    logic [LyJw-1:0] nct;                  // channel tiles
+    logic [LyOw-1:0] cstep, rowk, stepx, stepwrap, srowb;
+    logic [LyOw-1:0] offb, in_total, in_end;
+    logic [LyAw-1:0] out;                  // output address
+    logic [LyIaw-1:0] ib;                  // the layer's place in the input buffer (a ring)
+    logic par;                             // layer parity: which input-arrival counter
+    logic [31:0] idx;                      // its descriptor index
+    logic [LyCw-1:0] p0_ixy;               // position 0: top-left window corner (signed),
+    logic [LyOw-1:0] p0_pbase, p0_rowbase; // its input byte and row offsets
+  } layer_t;
+
+  // What the input loader needs of a decoded layer (taken when it starts loading).
+  typedef struct packed {
+    logic g;                        // pixel gather
+    logic add;                      // second input
+    logic [15:0] cin, wo;
+    logic [LyOw-1:0] na;            // bytes of the (first) input segment
+    logic [LyOw-1:0] cpad;          // gather: slot bytes per pixel
+    logic [LyOw-1:0] offb;          // Add: the second input's offset in the buffer
+    logic [LyAw-1:0] in, in2;       // input addresses
+    logic [LyAw-1:0] gstep, grow;   // gather: source step per pixel and per row
+  } il_cfg_t;
+
+  // What the tile loader needs of a decoded layer.
+  typedef struct packed {
+    logic pe;                       // the layer has weights
+    logic wrow;                     // Conv/Fc weights (rows) or depthwise (taps)
+    logic [LyJw-1:0] nct;           // channel tiles
+    logic [LyAw-1:0] wgt, prm;      // weight and record addresses
+    logic [15:0] cout, cin, kk;
+    logic [LyKw-1:0] kred;          // reduction length
+    logic [LyWrw-1:0] tsz;          // ring bytes of one tile
+  } tl_cfg_t;
+
+  // One issued step for compute stage 1 (registered there every cycle).
+  typedef struct packed {
+    logic first;        // the tile's first reduction step
+    logic last;         // its last
+    logic pe;           // PE array (or the vector unit)
+    logic dw;
+    logic [1:0] vmode;
+    logic [15:0] m, mb;
+    logic [7:0] s, sb;
+    logic [15:0] macs;  // MACs of the step (counter)
+  } step_t;
+
+  // A finished tile's drain metadata (issue stage -> drain, when its last step issues).
+  typedef struct packed {
+    logic [LyRw-1:0] rows;  // rows (output positions) to drain
+    logic [LyNw-1:0] n;     // results (channels) per row
+    logic lend;             // the layer's last tile
+    logic pe;               // PE array (or vector unit) results
+    logic [1:0] rq;         // rq_mode_e
+    logic [1:0] act;
+    logic [7:0] q6, s;
+    logic [15:0] m;
+  } shadow_t;
+
+endpackage

@@ -1,0 +1,355 @@
+// Engine unit: the layer sequencer. Three stages work on consecutive layers of a program: the
+// front end (state_q: fetch, decode) on layer fe_li_q, the loaders on the newest started layer,
+// the issue stage on slot A (a_v_q, the layer register lay_o) while slot B (b_v_q, nx_q) holds the
+// next, loading; finished tiles drain meanwhile. A decoded layer starts loading (ld_start_o, into
+// B) once the loaders are done with the layer before (ld_free_i), B is free, its input fits the
+// input buffer beside the computing layer's, and it reads nothing an unfinished layer writes; it
+// starts computing (cs_start_o: B moves to A) when A is done. A layer is complete when the writer
+// has written its last row (ly_end_i). Errors of a later layer are reported only once every layer
+// before it is complete. Batch runs (ext mode) run one layer at a time.
+module nasa_engine_seq #(
+  parameter int unsigned Rows       = 16,
+  parameter int unsigned InBufBytes = 131072,
+  parameter int unsigned KredMax    = 8192,
+  parameter int unsigned AddrBits   = 32
+) (
+  input  logic                    clk_i,
+  input  logic                    rst_ni,
+  // CSRs
+  input  logic                    start_i,        // start requested while idle
+  input  logic                    batch_i,        // with start_i: a batch run (ext mode)
+  input  logic [31:0]             desc_addr_i,
+  input  logic [31:0]             desc_count_i,
+  input  logic [31:0]             win_base_i,
+  input  logic [31:0]             win_limit_i,
+  output logic                    busy_o,
+  output logic                    finish_o,       // pulse: the run ended (err_o, err_index_o)
+  output logic [7:0]              err_o,
+  output logic [31:0]             err_index_o,
+  output logic [31:0]             layers_done_o,
+  // ext mode: descriptors from the scheduler
+  input  logic                    xd_valid_i,
+  input  logic [31:0]             xd_tpl_i,
+  input  logic [31:0]             xd_x_i,
+  input  logic [31:0]             xd_y_i,
+  input  logic [31:0]             xd_l_i,
+  input  logic                    xd_end_i,
+  input  logic [7:0]              xd_err_i,
+  input  logic [31:0]             xd_err_index_i,
+  output logic                    ext_o,          // the run is a batch run
+  output logic [31:0]             xq_x_o,         // the descriptor's X / Y / L (PATCH)
+  output logic [31:0]             xq_y_o,
+  output logic [31:0]             xq_l_o,
+  // descriptor fetch: the read job (granted by job_ready_i) and the arrival of its bytes
+  output logic                    desc_valid_o,
+  output logic [AddrBits-1:0]     desc_src_o,
+  input  logic                    job_ready_i,
+  input  logic                    desc_arrived_i,
+  input  logic                    dma_idle_i,
+  output logic                    fetch_o,        // StFetch
+  // decode
+  output logic                    dec_start_o,    // the descriptor arrived: decode starts
+  output logic                    decoding_o,     // StDecode
+  input  logic                    dec_last_i,
+  input  logic [7:0]              dec_err_i,
+  input  logic [1:0]              dec_hz_i,
+  input  nasa_engine_pkg::layer_t dec_layer_i,
+  output logic                    li_par_o,       // parity of the decoding layer's index
+  // back end
+  input  logic                    ld_free_i,      // the loaders are done with the newest layer
+  input  logic                    c_done_i,       // the issue stage issued A's last step
+  input  logic [nasa_engine_pkg::LyOw-1:0] a_loaded_i,  // input bytes arrived of layer A
+  input  logic                    quant_err_i,    // a bad per-channel record in layer A
+  input  logic                    ly_end_i,       // a layer's last row is written
+  output logic                    ld_start_o,
+  output logic                    cs_start_o,
+  output logic                    run_start_o,    // a run starts (state idle)
+  output logic                    stop_o,         // abort: the units stop, the DMA drains
+  output logic                    a_v_o,
+  output logic                    ld_par_o,       // parity of the newest started layer
+  output logic [$clog2(InBufBytes)-1:0] ld_ib_o,  // its place in the input buffer
+  output logic                    desc_stall_o,   // (counter) A empty, the front end busy
+  output nasa_engine_pkg::layer_t lay_o,          // layer A
+  output logic [15:0]             nx_cout_o       // layer B's Cout
+);
+  localparam int unsigned IAW = $clog2(InBufBytes);
+  localparam int unsigned AW  = AddrBits;
+  localparam int unsigned KW  = $clog2(KredMax + 1);
+  localparam int unsigned OW  = $clog2((2 * Rows + 16) * InBufBytes) + 1;
+  localparam int unsigned DW0 = (AW + 2 > IAW + 2) ? AW + 2 : IAW + 2;
+  localparam int unsigned DW  = (DW0 > KW + 1) ? DW0 : KW + 1;
+  localparam int unsigned LIAW = nasa_engine_pkg::LyIaw;
+
+  nasa_engine_pkg::fe_state_e state_q, state_d;
+  logic [31:0] fe_li_q, fe_li_d;  // descriptor the front end fetches / decodes
+  logic a_v_q, a_v_d, b_v_q, b_v_d;
+  logic [2:0] pend_q, pend_d;     // layers started (ld_start) and not complete
+  logic ld_par_q, ld_par_d;       // parity of the newest started layer
+  logic [IAW-1:0] ld_ib_q, ld_ib_d;          // its place in the input buffer
+  logic [IAW-1:0] ld_in_end_q, ld_in_end_d;  // and its extent (modulo the buffer)
+  logic ext_q, ext_d;
+  logic [31:0] xq_x_q, xq_x_d, xq_y_q, xq_y_d, xq_l_q, xq_l_d;
+  logic [7:0] err_q, err_d;
+  logic [31:0] err_index_q, err_index_d, layers_done_q, layers_done_d;
+  logic finish_q, finish_d;
+  nasa_engine_pkg::layer_t r_q, nx_q;
+
+  // [addr, addr + len) inside the window [base, limit) (see nasa_engine_decode)
+  logic [AW:0] win_base_a, win_limit_a;
+  assign win_base_a  = (AW + 1)'(win_base_i);
+  assign win_limit_a = (AW + 1)'(win_limit_i);
+  function automatic logic in_win(input logic [31:0] addr, input logic [DW-1:0] len,
+                                  input logic [AW:0] base, input logic [AW:0] limit);
+    logic [AW+1:0] end_addr;
+    end_addr = (AW + 2)'(addr) + (AW + 2)'(len);
+    in_win = ((64'(addr) >> AW) == '0) && ((64'(len) >> (AW + 1)) == '0) &&
+             ((AW + 1)'(addr) >= base) && (end_addr <= (AW + 2)'(limit));
+  endfunction
+
+  logic [31:0] desc_src;
+  logic desc_in_win, be_idle, a_fin, dec_ok, in_room, hz_ok, ld_start, cs_start;
+  assign desc_src    = ext_q ? xd_tpl_i : desc_addr_i + (fe_li_q << 6);
+  assign desc_in_win = in_win(desc_src, DW'(nasa_pkg::DescBytes), win_base_a, win_limit_a);
+  assign desc_valid_o = (state_q == nasa_engine_pkg::StFetch) && desc_in_win &&
+                        (!ext_q || (xd_valid_i && !xd_end_i));
+  assign desc_src_o   = AW'(desc_src);
+
+  assign be_idle  = (pend_q == '0);
+  assign a_fin    = a_v_q && c_done_i && (OW'(a_loaded_i) == OW'(r_q.in_end));
+  assign dec_ok   = dec_last_i && (dec_err_i == nasa_pkg::ErrNone);
+  assign in_room  = !a_v_q || ((OW + 1)'(OW'(r_q.in_end)) + (OW + 1)'(OW'(dec_layer_i.in_end)) <=
+                               (OW + 1)'(InBufBytes));
+  assign hz_ok    = (pend_q <= 3'd2) && !(dec_hz_i[0] && pend_q >= 3'd1) &&
+                    !(dec_hz_i[1] && pend_q >= 3'd2);
+  assign ld_start = dec_ok && !b_v_q && ld_free_i && (ext_q ? be_idle : (in_room && hz_ok));
+  assign cs_start = b_v_q && (!a_v_q || a_fin);
+
+  always_comb begin
+    state_d       = state_q;
+    fe_li_d       = fe_li_q;
+    a_v_d         = a_v_q;
+    b_v_d         = b_v_q;
+    pend_d        = pend_q;
+    ld_par_d      = ld_par_q;
+    ld_ib_d       = ld_ib_q;
+    ld_in_end_d   = ld_in_end_q;
+    ext_d         = ext_q;
+    xq_x_d        = xq_x_q;
+    xq_y_d        = xq_y_q;
+    xq_l_d        = xq_l_q;
+    err_d         = err_q;
+    err_index_d   = err_index_q;
+    layers_done_d = layers_done_q;
+    finish_d      = 1'b0;
+    unique case (state_q)
+      nasa_engine_pkg::StIdle: begin
+        if (start_i) begin
+          fe_li_d       = '0;
+          a_v_d         = 1'b0;
+          b_v_d         = 1'b0;
+          pend_d        = '0;
+          ld_par_d      = 1'b0;
+          ld_ib_d       = '0;
+          ld_in_end_d   = '0;
+          layers_done_d = '0;
+          err_d         = nasa_pkg::ErrNone;
+          err_index_d   = '0;
+          ext_d         = batch_i;
+          if (batch_i) begin
+            state_d = nasa_engine_pkg::StFetch;
+          end else if (desc_count_i == '0) begin
+            err_d    = nasa_pkg::ErrEmptyProgram;
+            finish_d = 1'b1;
+          end else begin
+            state_d = nasa_engine_pkg::StFetch;
+          end
+        end
+      end
+      nasa_engine_pkg::StFetch: begin
+        if (ext_q && xd_end_i) begin
+          err_d       = xd_err_i;
+          err_index_d = xd_err_index_i;
+          if (xd_err_i != nasa_pkg::ErrNone) begin
+            state_d = nasa_engine_pkg::StAbort;
+          end else begin
+            state_d  = nasa_engine_pkg::StIdle;
+            finish_d = 1'b1;
+          end
+        end else if (ext_q && !xd_valid_i) begin
+          state_d = nasa_engine_pkg::StFetch;
+        end else if (!desc_in_win) begin
+          if (be_idle) begin  // the layers before it complete first
+            err_d       = nasa_pkg::ErrWindow;
+            err_index_d = fe_li_q;
+            state_d     = nasa_engine_pkg::StAbort;
+          end
+        end else if (job_ready_i) begin
+          state_d = nasa_engine_pkg::StFetchWait;
+          xq_x_d  = xd_x_i;
+          xq_y_d  = xd_y_i;
+          xq_l_d  = xd_l_i;
+        end
+      end
+      nasa_engine_pkg::StFetchWait: begin
+        if (desc_arrived_i) state_d = nasa_engine_pkg::StDecode;
+      end
+      nasa_engine_pkg::StDecode: begin
+        if (!dec_last_i) begin
+          state_d = nasa_engine_pkg::StDecode;  // (the decode steps count in nasa_engine_decode)
+        end else if (dec_err_i != nasa_pkg::ErrNone) begin
+          if (be_idle) begin
+            err_d       = dec_err_i;
+            err_index_d = fe_li_q;
+            state_d     = nasa_engine_pkg::StAbort;
+          end
+        end else if (ld_start) begin
+          fe_li_d = fe_li_q + 1;
+          state_d = (!ext_q && fe_li_q + 1 != desc_count_i) ? nasa_engine_pkg::StFetch :
+                                                              nasa_engine_pkg::StRun;
+        end
+      end
+      nasa_engine_pkg::StRun: begin
+        // every descriptor started (programs) or one batch layer runs: wait for completion
+        if (be_idle && dma_idle_i) begin
+          if (ext_q) begin
+            state_d = nasa_engine_pkg::StFetch;
+          end else begin
+            state_d  = nasa_engine_pkg::StIdle;
+            finish_d = 1'b1;
+          end
+        end
+      end
+      nasa_engine_pkg::StAbort: begin
+        if (dma_idle_i) begin
+          state_d  = nasa_engine_pkg::StIdle;
+          finish_d = 1'b1;
+        end
+      end
+      default: state_d = nasa_engine_pkg::StIdle;
+    endcase
+    // the back end
+    if (ld_start) begin
+      b_v_d       = 1'b1;
+      ld_par_d    = !ld_par_q;
+      ld_ib_d     = ld_ib_q + ld_in_end_q;
+      ld_in_end_d = IAW'(dec_layer_i.in_end);
+    end
+    if (cs_start) begin
+      a_v_d = 1'b1;
+      if (!ld_start) b_v_d = 1'b0;
+    end else if (a_fin) begin
+      a_v_d = 1'b0;
+    end
+    pend_d = pend_q + 3'(ld_start) - 3'(ly_end_i);
+    if (ly_end_i) layers_done_d = layers_done_q + 1;
+    if (quant_err_i) begin
+      err_d       = nasa_pkg::ErrBadQuant;
+      err_index_d = r_q.idx;
+      state_d     = nasa_engine_pkg::StAbort;
+    end
+    if (quant_err_i || state_q == nasa_engine_pkg::StAbort) begin
+      a_v_d = 1'b0;
+      b_v_d = 1'b0;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q       <= nasa_engine_pkg::StIdle;
+      fe_li_q       <= '0;
+      a_v_q         <= 1'b0;
+      b_v_q         <= 1'b0;
+      pend_q        <= '0;
+      ld_par_q      <= 1'b0;
+      ld_ib_q       <= '0;
+      ld_in_end_q   <= '0;
+      ext_q         <= 1'b0;
+      xq_x_q        <= '0;
+      xq_y_q        <= '0;
+      xq_l_q        <= '0;
+      err_q         <= '0;
+      err_index_q   <= '0;
+      layers_done_q <= '0;
+      finish_q      <= 1'b0;
+    end else begin
+      state_q       <= state_d;
+      fe_li_q       <= fe_li_d;
+      a_v_q         <= a_v_d;
+      b_v_q         <= b_v_d;
+      pend_q        <= pend_d;
+      ld_par_q      <= ld_par_d;
+      ld_ib_q       <= ld_ib_d;
+      ld_in_end_q   <= ld_in_end_d;
+      ext_q         <= ext_d;
+      xq_x_q        <= xq_x_d;
+      xq_y_q        <= xq_y_d;
+      xq_l_q        <= xq_l_d;
+      err_q         <= err_d;
+      err_index_q   <= err_index_d;
+      layers_done_q <= layers_done_d;
+      finish_q      <= finish_d;
+    end
+  end
+
+  // the layer registers: the next bank (B) takes the decoded layer at ld_start, A takes B at
+  // cs_start
+  always_ff @(posedge clk_i) begin
+    if (ld_start) begin
+      nx_q     <= dec_layer_i;
+      nx_q.ib  <= LIAW'(ld_ib_d);
+      nx_q.par <= !ld_par_q;
+      nx_q.idx <= fe_li_q;
+    end
+    if (cs_start) r_q <= nx_q;
+  end
+
+  assign busy_o        = (state_q != nasa_engine_pkg::StIdle);
+  assign finish_o      = finish_q;
+  assign err_o         = err_q;
+  assign err_index_o   = err_index_q;
+  assign layers_done_o = layers_done_q;
+  assign ext_o         = ext_q;
+  assign xq_x_o        = xq_x_q;
+  assign xq_y_o        = xq_y_q;
+  assign xq_l_o        = xq_l_q;
+  assign fetch_o       = (state_q == nasa_engine_pkg::StFetch);
+  assign dec_start_o   = (state_q == nasa_engine_pkg::StFetchWait) && desc_arrived_i;
+  assign decoding_o    = (state_q == nasa_engine_pkg::StDecode);
+  assign li_par_o      = fe_li_q[0];
+  assign ld_start_o    = ld_start;
+  assign cs_start_o    = cs_start;
+  assign run_start_o   = start_i && (state_q == nasa_engine_pkg::StIdle);
+  assign stop_o        = (state_q == nasa_engine_pkg::StAbort);
+  assign a_v_o         = a_v_q;
+  assign ld_par_o      = ld_par_q;
+  assign ld_ib_o       = ld_ib_q;
+  assign desc_stall_o  = !a_v_q && (state_q == nasa_engine_pkg::StFetch ||
+                                    state_q == nasa_engine_pkg::StFetchWait ||
+                                    state_q == nasa_engine_pkg::StDecode);
+  assign lay_o         = r_q;
+  assign nx_cout_o     = nx_q.cout;
+
+  // the high bits of the arrival counter (see nasa_engine_pkg) and the window's beyond AddrBits
+  logic unused_loaded;
+  assign unused_loaded = ^{a_loaded_i, win_base_i, win_limit_i};
+
+`ifndef SYNTHESIS
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   state_q == nasa_engine_pkg::StIdle || state_q == nasa_engine_pkg::StFetch ||
+                   state_q == nasa_engine_pkg::StFetchWait ||
+                   state_q == nasa_engine_pkg::StDecode || state_q == nasa_engine_pkg::StRun ||
+                   state_q == nasa_engine_pkg::StAbort)
+    else $error("sequencer state is not a legal state");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   !$isunknown({state_q, ld_start, cs_start, finish_q, busy_o, a_v_q, b_v_q}))
+    else $error("X on sequencer control");
+  // the descriptor job holds until the DMA takes it (program runs: nothing withdraws it)
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (desc_valid_o && !job_ready_i && !ext_q && !quant_err_i) |=>
+                   (desc_valid_o && $stable(desc_src_o)))
+    else $error("descriptor job withdrawn or changed while stalled");
+  // at most two layers ahead of the writer (slots A and B, plus one draining)
+  assert property (@(posedge clk_i) disable iff (!rst_ni) pend_q <= 3'd3)
+    else $error("more layers in flight than the slots hold");
+`endif
+endmodule

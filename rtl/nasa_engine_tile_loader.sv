@@ -1,0 +1,363 @@
+// Engine unit: the tile loader and the weight ring (docs/engine.md "Weight ring"). Channel tiles
+// go into the ring one after another, each with a record slot for its per-channel records: tile
+// bytes are k*k*Cin (Conv/Fc) or k*k (DwConv) per lane, rounded up to the port width. Conv/Fc
+// weights of a tile load column by column (WChunk bytes of every row, then the next WChunk), so
+// the PE array starts on a tile as soon as the columns its next steps read are in. Records are
+// freed oldest first, and only when the loader needs room and the compute has moved past them
+// (rec_rd_q != c_rec_i), so the last tiles stay in the ring. Weights kept on chip: a layer with
+// the previous layer's weights and records (same addresses, Cout and reduction) computes from
+// that layer's tiles while all of them are still in the ring, and loads none.
+// Contract: a job request holds until granted (unless the run stops or a layer starts); idle_o
+// once every job of the newest started layer is issued; rec0_o: the first tile of the layer
+// started last; rec_fill_o / rsp_cols_o: complete tiles / weight columns of tile rec_fill_o.
+module nasa_engine_tile_loader #(
+  parameter int unsigned Cols     = 16,
+  parameter int unsigned MemBytes = 32,
+  parameter int unsigned KredMax  = 8192,
+  parameter int unsigned BurstMax = 8,
+  parameter int unsigned AddrBits = 32,
+  parameter int unsigned WTiles   = 16,
+  localparam int unsigned PtrW    = $clog2(WTiles) + 2,  // ring pointers (see below)
+  localparam int unsigned WRW     = $clog2(2 * KredMax),
+  localparam int unsigned HJW     = $clog2(2 + Cols * ((KredMax + BurstMax * MemBytes / 2 - 1) /
+                                                       (BurstMax * MemBytes / 2)) + 49)
+) (
+  input  logic                     clk_i,
+  input  logic                     rst_ni,
+  input  logic                     run_start_i,  // a run starts with an empty ring
+  input  logic                     ld_start_i,   // a layer starts loading (cfg_i valid)
+  input  nasa_engine_pkg::tl_cfg_t cfg_i,
+  input  logic                     ext_i,        // batch run: a layer at a time, no reuse
+  input  logic                     stop_i,
+  output logic                     req_valid_o,
+  output nasa_engine_pkg::job_t    req_o,
+  input  logic                     grant_i,
+  output logic                     idle_o,
+  // weight responses (any layer's: they arrive while the loader works on the next)
+  input  logic                     rsp_last_i,   // a weight job's last beat
+  input  logic                     rsp_flag_i,   // of its tile's last job
+  input  logic                     rsp_col_i,    // of a weight column's last row
+  // the compute's tile
+  input  logic [PtrW-1:0]          c_rec_i,
+  output logic [WRW-1:0]           c_base_o,     // its ring address
+  output logic [PtrW-1:0]          rec0_o,
+  output logic [PtrW-1:0]          rec_wr_o,
+  output logic [PtrW-1:0]          rec_fill_o,
+  output logic [HJW-1:0]           rsp_cols_o
+);
+  // The ring: 2*KredMax bytes per lane, holding up to WTiles channel tiles; each tile's records
+  // sit in one of WTiles record slots. Ring pointers are PtrW bits: two more than a slot index,
+  // so their differences (within +-WTiles) keep their sign.
+  localparam int unsigned WDepth = 2 * KredMax;
+  localparam int unsigned TRW    = $clog2(WTiles);
+  localparam int unsigned ColW   = (Cols > 1) ? $clog2(Cols) : 1;
+  localparam int unsigned NW     = $clog2(Cols + 1);
+  localparam int unsigned AW     = AddrBits;
+  localparam int unsigned KW     = $clog2(KredMax + 1);
+  localparam int unsigned JW     = 17;
+  localparam int unsigned CoW    = 17;
+  localparam int unsigned WChunk = BurstMax * MemBytes / 2;  // bytes of each row per job
+  localparam int unsigned LAW    = nasa_engine_pkg::LyAw;
+  localparam int unsigned LBW    = nasa_engine_pkg::LyBw;
+
+  nasa_engine_pkg::tl_phase_e tl_phase_q, tl_phase_d;
+  logic [JW-1:0] tl_j_q, tl_j_d;
+  logic [CoW-1:0] tl_co0_q, tl_co0_d;
+  logic [7:0] tl_row_q, tl_row_d;  // row of a weight column (< Cols) or depthwise tap (< 49)
+  logic [KW-1:0] tl_off_q, tl_off_d;  // offset of the weight column in a row (< KredMax)
+  logic [AW-1:0] tl_row_src_q, tl_row_src_d, tl_rsrc_q, tl_rsrc_d;
+  logic [AW-1:0] tl_tap_src_q, tl_tap_src_d, tl_tapbase_q, tl_tapbase_d;
+  logic [NW-1:0] tl_cg_q, tl_cg_d;
+  logic [WRW-1:0] tl_base_q, tl_base_d;  // ring address of the tile being issued
+  logic tl_pe_q, tl_pe_d;
+  // tiles [rec_rd_q, rec_wr_q) are live, [rec_rd_q, rec_fill_q) complete; rsp_cols_q counts the
+  // complete weight columns of tile rec_fill_q
+  logic [WRW-1:0] rg_head_q, rg_head_d;
+  logic [WRW:0] rg_used_q, rg_used_d;
+  logic [PtrW-1:0] rec_rd_q, rec_rd_d, rec_wr_q, rec_wr_d;
+  logic [WRW-1:0] rec_base_q [WTiles];
+  logic [WRW-1:0] rec_size_q [WTiles];
+  logic [PtrW-1:0] rec_fill_q, rec_n, rec0_q;
+  logic [HJW-1:0] rsp_cols_q;
+  // the loading layer's constants (taken at ld_start_i)
+  logic tl_wrow_q;
+  logic [JW-1:0] tl_nct_q;
+  logic [AW-1:0] tl_prm_q;
+  logic [15:0] tl_cout_q, tl_cin_q, tl_kk_q;
+  logic [KW-1:0] tl_kred_q;
+  logic [WRW-1:0] tl_tsz_q;  // ring bytes of one tile
+  // weights kept on chip: the previous layer used weights, and its first tile is still in the
+  // ring (cleared when that tile is evicted; tiles leave in order, so the rest are then in too)
+  logic pw_v_q, pw_wrow_q;
+  logic [AW-1:0] pw_wgt_q, pw_prm_q;
+  logic [15:0] pw_cout_q;
+  logic [KW-1:0] pw_kred_q;
+  logic [PtrW-1:0] pw_rec0_q;
+
+  logic reuse, pw_evict, alloc, ahead_ok, space_ok, evict_ok, tl_colend;
+  logic [KW-1:0] tl_rest;
+  logic [WRW-1:0] tl_waddr;  // ring address of the next weight job (wraps at WDepth)
+  logic [CoW-1:0] cg_full;
+
+  always_ff @(posedge clk_i) begin
+    if (ld_start_i) begin
+      tl_wrow_q <= cfg_i.wrow;
+      tl_nct_q  <= JW'(cfg_i.nct);
+      tl_prm_q  <= AW'(cfg_i.prm);
+      tl_cout_q <= cfg_i.cout;
+      tl_cin_q  <= cfg_i.cin;
+      tl_kk_q   <= cfg_i.kk;
+      tl_kred_q <= KW'(cfg_i.kred);
+      tl_tsz_q  <= WRW'(cfg_i.tsz);
+    end
+  end
+
+  assign reuse     = pw_v_q && cfg_i.pe && cfg_i.wrow == pw_wrow_q && AW'(cfg_i.wgt) == pw_wgt_q &&
+                     AW'(cfg_i.prm) == pw_prm_q && cfg_i.cout == pw_cout_q &&
+                     KW'(cfg_i.kred) == pw_kred_q;
+  assign tl_rest   = tl_kred_q - tl_off_q;
+  assign tl_colend = (9'(tl_row_q) + 9'd1 == 9'(tl_cg_q));
+  assign rec_n     = rec_wr_q - rec_rd_q;
+  // the loader stays at most one tile ahead of the compute (loading further ahead takes the
+  // memory port from the output writes); it evicts only when the ring has no room for the next
+  assign ahead_ok  = (rec_wr_q - c_rec_i < PtrW'(2));
+  assign space_ok  = (rec_n != PtrW'(WTiles)) &&
+                     ((WRW + 1)'(rg_used_q) + (WRW + 1)'(tl_tsz_q) <= (WRW + 1)'(WDepth));
+  assign evict_ok  = (rec_n != '0) && (rec_rd_q != c_rec_i);
+  assign alloc     = (tl_phase_q == nasa_engine_pkg::TlAlloc) && !stop_i && tl_pe_q &&
+                     tl_j_q < tl_nct_q && ahead_ok;
+  assign pw_evict  = alloc && !space_ok && evict_ok && rec_rd_q == pw_rec0_q;
+  assign cg_full   = CoW'(tl_cout_q) - tl_co0_q;
+  assign tl_waddr  = tl_base_q + (tl_wrow_q ? WRW'(tl_off_q) : WRW'(tl_row_q));
+
+  logic [AW-1:0] prm_src;
+  assign prm_src     = tl_prm_q + (AW'(tl_co0_q) << 3);
+  assign req_valid_o = !stop_i && tl_pe_q && (tl_phase_q != nasa_engine_pkg::TlAlloc);
+  always_comb begin
+    req_o = '0;
+    if (tl_phase_q == nasa_engine_pkg::TlPrm) begin
+      req_o.src  = LAW'(prm_src);
+      req_o.len  = 32'(tl_cg_q) << 3;
+      req_o.base = LBW'(TRW'(rec_wr_q - PtrW'(1)));
+      req_o.dst  = nasa_engine_pkg::DstPrm;
+    end else if (tl_wrow_q) begin
+      req_o.src  = LAW'(tl_rsrc_q);
+      req_o.len  = (32'(tl_rest) > 32'(WChunk)) ? 32'(WChunk) : 32'(tl_rest);
+      req_o.base = LBW'(tl_waddr);
+      req_o.bank = {tl_colend, tl_row_q[6:0]};
+      req_o.flag = tl_colend && 32'(tl_rest) <= 32'(WChunk);
+      req_o.dst  = nasa_engine_pkg::DstWRow;
+    end else begin
+      req_o.src  = LAW'(tl_tap_src_q);
+      req_o.len  = 32'(tl_cg_q);
+      req_o.base = LBW'(tl_waddr);
+      req_o.flag = 16'(tl_row_q) + 16'd1 == tl_kk_q;
+      req_o.dst  = nasa_engine_pkg::DstWScat;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rec_fill_q <= '0;
+      rsp_cols_q <= '0;
+    end else if (run_start_i) begin
+      rec_fill_q <= '0;
+      rsp_cols_q <= '0;
+    end else if (rsp_last_i) begin
+      if (rsp_flag_i) begin
+        rec_fill_q <= rec_fill_q + PtrW'(1);
+        rsp_cols_q <= '0;
+      end else if (rsp_col_i) begin
+        rsp_cols_q <= rsp_cols_q + HJW'(1);
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (alloc && space_ok) begin
+      rec_base_q[TRW'(rec_wr_q)] <= rg_head_q;
+      rec_size_q[TRW'(rec_wr_q)] <= tl_tsz_q;
+    end
+  end
+
+  always_comb begin
+    tl_phase_d   = tl_phase_q;
+    tl_j_d       = tl_j_q;
+    tl_co0_d     = tl_co0_q;
+    tl_row_d     = tl_row_q;
+    tl_off_d     = tl_off_q;
+    tl_row_src_d = tl_row_src_q;
+    tl_rsrc_d    = tl_rsrc_q;
+    tl_tap_src_d = tl_tap_src_q;
+    tl_tapbase_d = tl_tapbase_q;
+    tl_cg_d      = tl_cg_q;
+    tl_base_d    = tl_base_q;
+    tl_pe_d      = tl_pe_q;
+    rg_head_d    = rg_head_q;
+    rg_used_d    = rg_used_q;
+    rec_rd_d     = rec_rd_q;
+    rec_wr_d     = rec_wr_q;
+    if (run_start_i) begin
+      rg_head_d = '0;
+      rg_used_d = '0;
+      rec_rd_d  = '0;
+      rec_wr_d  = '0;
+    end else if (ld_start_i) begin
+      tl_pe_d      = cfg_i.pe && !reuse;
+      tl_phase_d   = nasa_engine_pkg::TlAlloc;
+      tl_j_d       = '0;
+      tl_co0_d     = '0;
+      tl_row_src_d = AW'(cfg_i.wgt);
+      tl_tapbase_d = AW'(cfg_i.wgt);
+    end else if (stop_i) begin
+      tl_pe_d    = 1'b0;  // the loader idles
+      tl_phase_d = nasa_engine_pkg::TlAlloc;
+    end else begin
+      unique case (tl_phase_q)
+        nasa_engine_pkg::TlAlloc: begin
+          if (alloc) begin
+            if (space_ok) begin
+              tl_phase_d   = nasa_engine_pkg::TlPrm;
+              tl_base_d    = rg_head_q;
+              rg_head_d    = rg_head_q + tl_tsz_q;
+              rg_used_d    = rg_used_q + (WRW + 1)'(tl_tsz_q);
+              rec_wr_d     = rec_wr_q + PtrW'(1);
+              tl_rsrc_d    = tl_row_src_q;
+              tl_cg_d      = (cg_full > CoW'(Cols)) ? NW'(Cols) : NW'(cg_full);
+              tl_row_d     = '0;
+              tl_off_d     = '0;
+              tl_tap_src_d = tl_tapbase_q;
+            end else if (evict_ok) begin
+              rg_used_d = rg_used_q - (WRW + 1)'(rec_size_q[TRW'(rec_rd_q)]);
+              rec_rd_d  = rec_rd_q + PtrW'(1);
+            end
+          end
+        end
+        nasa_engine_pkg::TlPrm: begin
+          if (grant_i) tl_phase_d = nasa_engine_pkg::TlWgt;
+        end
+        nasa_engine_pkg::TlWgt: begin
+          if (grant_i) begin
+            if (tl_wrow_q) begin
+              if (tl_colend) begin
+                tl_row_d = '0;
+                if (32'(tl_rest) <= 32'(WChunk)) begin
+                  tl_phase_d   = nasa_engine_pkg::TlAlloc;
+                  tl_j_d       = tl_j_q + JW'(1);
+                  tl_co0_d     = tl_co0_q + CoW'(Cols);
+                  tl_row_src_d = tl_row_src_q + (AW'(tl_kred_q) << ColW);
+                end else begin
+                  tl_off_d  = tl_off_q + KW'(WChunk);
+                  tl_rsrc_d = tl_row_src_q + AW'(tl_off_q) + AW'(WChunk);
+                end
+              end else begin
+                tl_row_d  = tl_row_q + 8'd1;
+                tl_rsrc_d = tl_rsrc_q + AW'(tl_kred_q);
+              end
+            end else begin
+              tl_tap_src_d = tl_tap_src_q + AW'(tl_cin_q);
+              tl_row_d     = tl_row_q + 8'd1;
+              if (16'(tl_row_q) + 16'd1 == tl_kk_q) begin
+                tl_phase_d   = nasa_engine_pkg::TlAlloc;
+                tl_j_d       = tl_j_q + JW'(1);
+                tl_co0_d     = tl_co0_q + CoW'(Cols);
+                tl_tapbase_d = tl_tapbase_q + AW'(Cols);
+              end
+            end
+          end
+        end
+        default: tl_phase_d = nasa_engine_pkg::TlAlloc;
+      endcase
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      tl_phase_q   <= nasa_engine_pkg::TlAlloc;
+      tl_j_q       <= '0;
+      tl_co0_q     <= '0;
+      tl_row_q     <= '0;
+      tl_off_q     <= '0;
+      tl_row_src_q <= '0;
+      tl_rsrc_q    <= '0;
+      tl_tap_src_q <= '0;
+      tl_tapbase_q <= '0;
+      tl_cg_q      <= '0;
+      tl_base_q    <= '0;
+      rg_head_q    <= '0;
+      rg_used_q    <= '0;
+      rec_rd_q     <= '0;
+      rec_wr_q     <= '0;
+      tl_pe_q      <= 1'b0;
+    end else begin
+      tl_phase_q   <= tl_phase_d;
+      tl_j_q       <= tl_j_d;
+      tl_co0_q     <= tl_co0_d;
+      tl_row_q     <= tl_row_d;
+      tl_off_q     <= tl_off_d;
+      tl_row_src_q <= tl_row_src_d;
+      tl_rsrc_q    <= tl_rsrc_d;
+      tl_tap_src_q <= tl_tap_src_d;
+      tl_tapbase_q <= tl_tapbase_d;
+      tl_cg_q      <= tl_cg_d;
+      tl_base_q    <= tl_base_d;
+      rg_head_q    <= rg_head_d;
+      rg_used_q    <= rg_used_d;
+      rec_rd_q     <= rec_rd_d;
+      rec_wr_q     <= rec_wr_d;
+      tl_pe_q      <= tl_pe_d;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      pw_v_q <= 1'b0;
+    end else if (run_start_i) begin
+      pw_v_q <= 1'b0;
+    end else if (pw_evict) begin
+      pw_v_q <= 1'b0;  // (no ld_start_i now: the loader is busy)
+    end else if (ld_start_i) begin
+      pw_v_q    <= cfg_i.pe && !ext_i;
+      pw_wrow_q <= cfg_i.wrow;
+      pw_wgt_q  <= AW'(cfg_i.wgt);
+      pw_prm_q  <= AW'(cfg_i.prm);
+      pw_cout_q <= cfg_i.cout;
+      pw_kred_q <= KW'(cfg_i.kred);
+      pw_rec0_q <= reuse ? pw_rec0_q : rec_wr_q;
+    end
+  end
+
+  // the started layer's first tile: the compute's at its cs_start
+  always_ff @(posedge clk_i) begin
+    if (ld_start_i) rec0_q <= reuse ? pw_rec0_q : rec_wr_q;
+  end
+
+  assign idle_o     = !tl_pe_q || (tl_j_q == tl_nct_q);
+  assign c_base_o   = rec_base_q[TRW'(c_rec_i)];
+  assign rec0_o     = rec0_q;
+  assign rec_wr_o   = rec_wr_q;
+  assign rec_fill_o = rec_fill_q;
+  assign rsp_cols_o = rsp_cols_q;
+
+  // the high bits of the configuration's fields (see nasa_engine_pkg)
+  logic unused_cfg;
+  assign unused_cfg = ^cfg_i;
+
+`ifndef SYNTHESIS
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   tl_phase_q == nasa_engine_pkg::TlAlloc ||
+                   tl_phase_q == nasa_engine_pkg::TlPrm || tl_phase_q == nasa_engine_pkg::TlWgt)
+    else $error("tile loader phase is not a legal phase");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (req_valid_o && !grant_i && !stop_i && !ld_start_i && !run_start_i) |=>
+                   (stop_i || (req_valid_o && $stable(req_o))))
+    else $error("weight job withdrawn or changed while stalled");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   !$isunknown({req_valid_o, idle_o, tl_phase_q}))
+    else $error("X on tile loader control");
+  // the ring never holds more tiles than record slots, nor more bytes than it has
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   rec_n <= PtrW'(WTiles) && rg_used_q <= (WRW + 1)'(WDepth))
+    else $error("weight ring overfull");
+`endif
+endmodule
