@@ -98,6 +98,10 @@ module nasa_out_writer #(
   assert property (@(posedge clk_i) disable iff (!rst_ni)
                    row_valid_i |-> (row_n_i != '0 && 32'(row_n_i) <= Cols))
     else $error("nasa_out_writer: row of %0d bytes (1..%0d)", row_n_i, Cols);
+  // The port accepts only an offered write: last_o and the queue's pop follow wr_ready_i alone,
+  // so a ready with no write offered would pulse last_o for a stale queue entry.
+  assert property (@(posedge clk_i) disable iff (!rst_ni) wr_ready_i |-> wr_valid_o)
+    else $error("nasa_out_writer: wr_ready_i with no write offered");
   assert property (@(posedge clk_i) disable iff (!rst_ni) wr_valid_o |-> (wr_strb_o != '0))
     else $error("nasa_out_writer: write without byte strobes");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
