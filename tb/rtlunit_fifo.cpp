@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <deque>
+#include <memory>
 #include <string>
 
 #include "Vnasa_fifo.h"
@@ -186,6 +187,31 @@ TEST(FifoRtlAssertions, ChangedDataWhileStalledThrowsAtThatCycle) {
   // pushes (kDepth ticks), one stalled cycle, then the violating edge: no tick after it
   EXPECT_EQ(f.b.cycle(), before + kDepth + 2);
   EXPECT_TRUE(f.b.context().gotError());
+}
+
+// Verilator 5.006: a model's assertion scopes unregister from the thread's current context when
+// the model is destroyed. Two benches whose lifetimes overlap, the later one destroyed first, left
+// that pointer dangling and the first bench's destruction deadlocked; the bench base makes its own
+// context current first. (A hang here shows as the ctest timeout.)
+TEST(FifoRtl, OverlappingBenchesDestroyInAnyOrder) {
+  for (int order = 0; order < 2; ++order) {
+    auto a = std::make_unique<Fifo>(1);
+    auto b = std::make_unique<Fifo>(2);
+    a->push(1);
+    b->push(2);
+    if (order == 0) {
+      b.reset();
+      a->push(3);  // still simulates, with its own context
+      a.reset();
+    } else {
+      a.reset();
+      b->push(4);
+      b.reset();
+    }
+  }
+  Fifo c(3);  // and a new one after all that
+  c.push(5);
+  EXPECT_EQ(c.b->count_o, 1);
 }
 
 }  // namespace
