@@ -1,10 +1,12 @@
 // Control/status registers and performance counters (map: nasa_pkg::Csr*, counter ids
-// nasa_pkg::Cnt*). Requests are accepted every cycle; read data returns one cycle later.
+// nasa_pkg::Cnt*). Requests are accepted every cycle; read data returns one cycle later. This is
+// the one CSR read decoder of the accelerator: addresses outside the engine's map read
+// ext_rdata_i (the batch CSRs of nasa_top_batch_csr, zero when none).
 module nasa_csr #(
   parameter int unsigned Rows       = 16,
   parameter int unsigned Cols       = 16,
   parameter int unsigned MemBytes   = 32,
-  parameter int unsigned InBufBytes = 65536,
+  parameter int unsigned InBufBytes = 131072,
   parameter int unsigned KredMax    = 8192,
   parameter int unsigned BurstMax   = 8,
   parameter int unsigned AddrBits   = 32   // address space [0, 2^AddrBits); window clamped to it
@@ -18,6 +20,7 @@ module nasa_csr #(
   input  logic [31:0] csr_wdata_i,
   output logic        csr_rvalid_o,
   output logic [31:0] csr_rdata_o,
+  input  logic [31:0] ext_rdata_i,      // read data of the CSRs outside this map, this cycle
   // to/from the sequencer
   output logic        start_o,          // pulse: start requested while idle
   output logic        batch_o,          // with start_o: a batch run (Ctrl bit 2)
@@ -49,8 +52,8 @@ module nasa_csr #(
   assign wr           = csr_valid_i && csr_we_i;
   assign rd           = csr_valid_i && !csr_we_i;
   assign start_o      = wr && (csr_addr_i == 12'(nasa_pkg::CsrCtrl)) &&
-                        (csr_wdata_i[nasa_pkg::CtrlStartBit] || csr_wdata_i[nasa_pkg::CtrlBatchBit]) &&
-                        !busy_i;
+                        (csr_wdata_i[nasa_pkg::CtrlStartBit] ||
+                         csr_wdata_i[nasa_pkg::CtrlBatchBit]) && !busy_i;
   assign batch_o      = csr_wdata_i[nasa_pkg::CtrlBatchBit];
   assign desc_addr_o  = desc_addr_q;
   assign desc_count_o = desc_count_q;
@@ -82,7 +85,7 @@ module nasa_csr #(
           12'(nasa_pkg::CsrWinBase):   win_base_q <= win_wdata;
           12'(nasa_pkg::CsrWinLimit):  win_limit_q <= win_wdata;
           12'(nasa_pkg::CsrCtrl): begin
-            if (csr_wdata_i[1]) begin
+            if (csr_wdata_i[nasa_pkg::CtrlClearBit]) begin
               done_q     <= 1'b0;
               error_q    <= 1'b0;
               err_code_q <= '0;
@@ -132,6 +135,7 @@ module nasa_csr #(
       12'(nasa_pkg::CsrMagic):     rdata = nasa_pkg::Magic;
       12'(nasa_pkg::CsrLayersDone): rdata = layers_done_i;
       default: begin
+        rdata = ext_rdata_i;
         for (int i = 0; i < NC; i++) begin
           if (csr_addr_i == 12'(nasa_pkg::CsrCounterBase + 8 * i)) rdata = cnt_q[i][31:0];
           if (csr_addr_i == 12'(nasa_pkg::CsrCounterBase + 8 * i + 4)) rdata = cnt_q[i][63:32];

@@ -40,7 +40,7 @@ module nasa_ctrl_port #(
   localparam int unsigned OffW = (MemBytes > 1) ? $clog2(MemBytes) : 1;
 
   typedef enum logic [2:0] {PIdle, PRdReq, PRdWait, PWrReq} pstate_e;
-  pstate_e st_q;
+  pstate_e st_q, st_d;
   logic [31:0] addr_q;
   logic [7:0] wdata_q;
   logic cache_v_q;
@@ -80,6 +80,22 @@ module nasa_ctrl_port #(
   assign ev_rd_beat_o = (st_q == PRdWait) && mem_rsp_valid_i;
   assign ev_wr_o      = mem_req_valid_o && mem_req_ready_i && mem_req_we_o;
 
+  always_comb begin
+    st_d = st_q;
+    unique case (st_q)
+      PIdle: begin
+        if (req_valid_i && req_ready_o && in_win) begin
+          if (req_we_i) st_d = PWrReq;
+          else if (!hit) st_d = PRdReq;
+        end
+      end
+      PRdReq:  if (mem_req_valid_o && mem_req_ready_i) st_d = PRdWait;
+      PRdWait: if (mem_rsp_valid_i) st_d = PIdle;
+      PWrReq:  if (mem_req_valid_o && mem_req_ready_i) st_d = PIdle;
+      default: st_d = PIdle;
+    endcase
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       st_q      <= PIdle;
@@ -91,6 +107,7 @@ module nasa_ctrl_port #(
       rsp_q     <= 1'b0;
       rsp_d_q   <= '0;
     end else begin
+      st_q  <= st_d;
       rsp_q <= 1'b0;
       unique case (st_q)
         PIdle: begin
@@ -98,17 +115,13 @@ module nasa_ctrl_port #(
             addr_q  <= req_addr_i;
             wdata_q <= req_wdata_i;
             if (req_we_i) begin
-              st_q <= PWrReq;
               if (hit) cache_q[off*8 +: 8] <= req_wdata_i;
             end else if (hit) begin
               rsp_q   <= 1'b1;
               rsp_d_q <= cache_q[off*8 +: 8];
-            end else begin
-              st_q <= PRdReq;
             end
           end
         end
-        PRdReq: if (mem_req_valid_o && mem_req_ready_i) st_q <= PRdWait;
         PRdWait: begin
           if (mem_rsp_valid_i) begin
             cache_q   <= mem_rsp_rdata_i;
@@ -116,13 +129,26 @@ module nasa_ctrl_port #(
             cache_v_q <= 1'b1;
             rsp_q     <= 1'b1;
             rsp_d_q   <= mem_rsp_rdata_i[qoff*8 +: 8];
-            st_q      <= PIdle;
           end
         end
-        PWrReq: if (mem_req_valid_o && mem_req_ready_i) st_q <= PIdle;
-        default: st_q <= PIdle;
+        default: ;
       endcase
       if (inval_i) cache_v_q <= 1'b0;
     end
   end
+
+`ifndef SYNTHESIS
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   st_q == PIdle || st_q == PRdReq || st_q == PRdWait || st_q == PWrReq)
+    else $error("control port state is not a legal state");
+  // a request waiting for the port keeps its address and data (it waits while the port is not
+  // free: port_free_i)
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (mem_req_valid_o && !mem_req_ready_i) |=>
+                   $stable({mem_req_we_o, mem_req_addr_o, mem_req_wdata_o, mem_req_wstrb_o}))
+    else $error("control port request changed while stalled");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   !$isunknown({req_ready_o, rsp_valid_o, own_o, mem_req_valid_o}))
+    else $error("X on control port outputs");
+`endif
 endmodule

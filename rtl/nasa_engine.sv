@@ -34,6 +34,7 @@ module nasa_engine #(
   input  logic [31:0]           csr_wdata_i,
   output logic                  csr_rvalid_o,
   output logic [31:0]           csr_rdata_o,
+  input  logic [31:0]           csr_ext_rdata_i,  // read data of the CSRs outside the engine's
   // memory port
   output logic                  mem_req_valid_o,
   input  logic                  mem_req_ready_i,
@@ -162,6 +163,7 @@ module nasa_engine #(
     .csr_wdata_i  (csr_wdata_i),
     .csr_rvalid_o (csr_rvalid_o),
     .csr_rdata_o  (csr_rdata_o),
+    .ext_rdata_i  (csr_ext_rdata_i),
     .start_o      (start),
     .batch_o      (start_batch),
     .desc_addr_o  (desc_addr),
