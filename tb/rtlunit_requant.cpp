@@ -3,7 +3,7 @@
 //   requant mode: y = act(sat8(((val + bias) * M + 2^(S-1)) >> S)), val + bias wrapping in int32
 //   bypass mode:  y = act(sat8(val))
 // for every edge value of the accumulator, bias, M, S, the activations and q6, exhaustively
-// crossed, then random inputs (NASA_RTLUNIT_ITERS of them, default 200,000).
+// crossed, then 200,000 random inputs (times NASA_RTLUNIT_ITERS).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 

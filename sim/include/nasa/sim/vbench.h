@@ -23,8 +23,8 @@
 //   NASA_FST_ON_FAIL=1    every bench records to $NASA_FST_DIR (default: the temp directory) and
 //                         keeps the file only when the bench failed (a GoogleTest failure in the
 //                         running test, or a ModelError); the path is printed.
-// Knobs for random tests: NASA_RTLUNIT_SEED overrides a test's seed, NASA_RTLUNIT_ITERS its
-// iteration count (test_seed(), iterations()).
+// Knobs for random tests: NASA_RTLUNIT_SEED overrides a test's seed, NASA_RTLUNIT_ITERS=N runs N
+// times its default iterations (test_seed(), iterations()).
 #pragma once
 
 #include <fmt/format.h>
@@ -87,11 +87,11 @@ inline uint32_t test_seed(const std::string& what, uint32_t fallback) {
   return seed;
 }
 
-// A random test's iteration count: NASA_RTLUNIT_ITERS when set (more for soak runs), else
-// `fallback`.
-inline uint64_t iterations(uint64_t fallback) {
-  const uint64_t n = env_number("NASA_RTLUNIT_ITERS", fallback);
-  return n == 0 ? fallback : n;
+// A random test's iteration count: its default times NASA_RTLUNIT_ITERS (a multiplier for soak
+// runs, default 1), so one knob scales every random test alike.
+inline uint64_t iterations(uint64_t default_count) {
+  const uint64_t k = env_number("NASA_RTLUNIT_ITERS", 1);
+  return default_count * (k == 0 ? 1 : k);
 }
 
 // A seeded random source with the draws benches need.
