@@ -57,15 +57,17 @@ void System::boot() {
 // RTL tbl_wr_ok / tbl_word: the parameter-page word of a writable table entry, or -1
 static int64_t table_word(const hw::Config& cfg, uint32_t tbl_addr) {
   const uint32_t sel = hw::tbl_table(tbl_addr), idx = hw::tbl_index(tbl_addr);
+  // (int64_t arithmetic: an out-of-range entry is -1, not 2^32 - 1)
+  const auto at = [idx](uint32_t base, bool ok) { return ok ? int64_t{base} + idx : int64_t{-1}; };
   switch (static_cast<hw::Table>(sel)) {
     case hw::Table::OpTab:
-      return idx < cfg.max_layers * cfg.max_choices ? kPOpTab + idx : -1;
+      return at(kPOpTab, idx < cfg.max_layers * cfg.max_choices);
     case hw::Table::LayerK:
-      return idx < cfg.max_layers ? kPLayerK + idx : -1;
+      return at(kPLayerK, idx < cfg.max_layers);
     case hw::Table::ArenaAddr:
-      return idx <= cfg.max_layers ? kPArenaAddr + idx : -1;
+      return at(kPArenaAddr, idx <= cfg.max_layers);
     case hw::Table::ArenaStride:
-      return idx <= cfg.max_layers ? kPArenaStride + idx : -1;
+      return at(kPArenaStride, idx <= cfg.max_layers);
     default:
       return -1;
   }
