@@ -144,13 +144,17 @@ module nasa_csr #(
     endcase
   end
 
+  logic rvalid_q;
+  logic [31:0] rdata_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      csr_rvalid_o <= 1'b0;
-      csr_rdata_o  <= '0;
+      rvalid_q <= 1'b0;
+      rdata_q  <= '0;
     end else begin
-      csr_rvalid_o <= rd;
-      csr_rdata_o  <= rdata;
+      rvalid_q <= rd;
+      rdata_q  <= rdata;
     end
   end
+  assign csr_rvalid_o = rvalid_q;
+  assign csr_rdata_o  = rdata_q;
 endmodule

@@ -117,9 +117,9 @@ module nasa_engine_decode #(
   logic [16:0] mul_b;
   logic [DW+16:0] mul_w;
   logic [DW-1:0] mul_p;
-  logic [DW-1:0] d_hw_in, d_in_bytes, d_row_b, d_kred, d_hw_out, d_out_bytes, d_wgt_bytes;
-  logic [DW-1:0] d_vbytes;
-  logic [OW-1:0] d_wrap, d_padrow, d_padcin;  // feed only the layer registers (valid layers)
+  logic [DW-1:0] d_hw_in_q, d_in_bytes_q, d_row_b_q, d_kred_q, d_hw_out_q, d_out_bytes_q;
+  logic [DW-1:0] d_wgt_bytes_q, d_vbytes_q;
+  logic [OW-1:0] d_wrap_q, d_padrow_q, d_padcin_q;  // feed only the layer registers (valid layers)
   logic [16:0] f_scin;
   assign f_scin = (is_win && f_s == 8'd2) ? {f_cin, 1'b0} : {1'b0, f_cin};
   // Pixel gather (docs/engine.md "Input loader"): a 1x1 stride-2 Conv/DwConv whose used pixels,
@@ -129,31 +129,31 @@ module nasa_engine_decode #(
   logic g_cand, g_take;
   assign f_cpad = (17'(f_cin) + 17'(MemBytes - 1)) & ~17'(MemBytes - 1);
   assign g_cand = (is_conv || is_dw) && f_k == 8'd1 && f_s == 8'd2;
-  assign g_take = g_cand && (d_vbytes <= d_in_bytes);
+  assign g_take = g_cand && (d_vbytes_q <= d_in_bytes_q);
 
   always_comb begin
     mul_a = '0;
     mul_b = '0;
     unique case (dec_step_q)
       nasa_engine_pkg::DecHwIn:    begin mul_a = DW'(f_h); mul_b = 17'(f_w); end
-      nasa_engine_pkg::DecInBytes: begin mul_a = d_hw_in; mul_b = 17'(f_cin); end
+      nasa_engine_pkg::DecInBytes: begin mul_a = d_hw_in_q; mul_b = 17'(f_cin); end
       nasa_engine_pkg::DecRowB:    begin mul_a = DW'(f_w); mul_b = 17'(f_cin); end
       nasa_engine_pkg::DecKred:    begin
-        mul_a = is_fc ? d_hw_in : DW'(f_kk);
+        mul_a = is_fc ? d_hw_in_q : DW'(f_kk);
         mul_b = 17'(f_cin);
       end
       nasa_engine_pkg::DecHwOut:   begin mul_a = DW'(f_ho); mul_b = 17'(f_wo); end
       nasa_engine_pkg::DecOutB:    begin
-        mul_a = (is_fc || is_gap) ? DW'(1) : d_hw_out;
+        mul_a = (is_fc || is_gap) ? DW'(1) : d_hw_out_q;
         mul_b = 17'(f_cout);
       end
       nasa_engine_pkg::DecWgtB:    begin
-        mul_a = is_dw ? DW'(f_kk) : d_kred;
+        mul_a = is_dw ? DW'(f_kk) : d_kred_q;
         mul_b = is_dw ? 17'(f_cin) : 17'(f_cout);
       end
       nasa_engine_pkg::DecWrap:    begin mul_a = DW'(f_wo) - DW'(1); mul_b = f_scin; end
-      nasa_engine_pkg::DecVBytes:  begin mul_a = d_hw_out; mul_b = f_cpad; end
-      nasa_engine_pkg::DecPadRow:  begin mul_a = d_row_b; mul_b = 17'(f_pad); end
+      nasa_engine_pkg::DecVBytes:  begin mul_a = d_hw_out_q; mul_b = f_cpad; end
+      nasa_engine_pkg::DecPadRow:  begin mul_a = d_row_b_q; mul_b = 17'(f_pad); end
       nasa_engine_pkg::DecPadCin:  begin mul_a = DW'(f_pad); mul_b = 17'(f_cin); end
       nasa_engine_pkg::DecGRow:    begin mul_a = DW'(f_wo); mul_b = f_cpad; end
       default: ;
@@ -165,17 +165,17 @@ module nasa_engine_decode #(
   always_ff @(posedge clk_i) begin
     if (active_i) begin
       unique case (dec_step_q)
-        nasa_engine_pkg::DecHwIn:    d_hw_in <= mul_p;
-        nasa_engine_pkg::DecInBytes: d_in_bytes <= mul_p;
-        nasa_engine_pkg::DecRowB:    d_row_b <= mul_p;
-        nasa_engine_pkg::DecKred:    d_kred <= mul_p;
-        nasa_engine_pkg::DecHwOut:   d_hw_out <= mul_p;
-        nasa_engine_pkg::DecOutB:    d_out_bytes <= mul_p;
-        nasa_engine_pkg::DecWgtB:    d_wgt_bytes <= mul_p;
-        nasa_engine_pkg::DecWrap:    d_wrap <= OW'(mul_p);
-        nasa_engine_pkg::DecVBytes:  d_vbytes <= mul_p;
-        nasa_engine_pkg::DecPadRow:  d_padrow <= OW'(mul_p);
-        nasa_engine_pkg::DecPadCin:  d_padcin <= OW'(mul_p);
+        nasa_engine_pkg::DecHwIn:    d_hw_in_q <= mul_p;
+        nasa_engine_pkg::DecInBytes: d_in_bytes_q <= mul_p;
+        nasa_engine_pkg::DecRowB:    d_row_b_q <= mul_p;
+        nasa_engine_pkg::DecKred:    d_kred_q <= mul_p;
+        nasa_engine_pkg::DecHwOut:   d_hw_out_q <= mul_p;
+        nasa_engine_pkg::DecOutB:    d_out_bytes_q <= mul_p;
+        nasa_engine_pkg::DecWgtB:    d_wgt_bytes_q <= mul_p;
+        nasa_engine_pkg::DecWrap:    d_wrap_q <= OW'(mul_p);
+        nasa_engine_pkg::DecVBytes:  d_vbytes_q <= mul_p;
+        nasa_engine_pkg::DecPadRow:  d_padrow_q <= OW'(mul_p);
+        nasa_engine_pkg::DecPadCin:  d_padcin_q <= OW'(mul_p);
         default: ;
       endcase
     end
@@ -204,15 +204,15 @@ module nasa_engine_decode #(
   always_comb begin
     wc_en   = 1'b0;
     wc_addr = f_in;
-    wc_len  = d_in_bytes;
+    wc_len  = d_in_bytes_q;
     unique case (dec_step_q)
       nasa_engine_pkg::DecRowB: wc_en = 1'b1;
       nasa_engine_pkg::DecKred: begin wc_en = is_add; wc_addr = f_in2; end
-      nasa_engine_pkg::DecWgtB: begin wc_en = 1'b1; wc_addr = f_out; wc_len = d_out_bytes; end
+      nasa_engine_pkg::DecWgtB: begin wc_en = 1'b1; wc_addr = f_out; wc_len = d_out_bytes_q; end
       nasa_engine_pkg::DecWrap: begin
         wc_en   = is_conv || is_fc || is_dw;
         wc_addr = f_wgt;
-        wc_len  = d_wgt_bytes;
+        wc_len  = d_wgt_bytes_q;
       end
       nasa_engine_pkg::DecVBytes: begin
         wc_en   = is_conv || is_fc || is_dw;
@@ -234,8 +234,8 @@ module nasa_engine_decode #(
 
   logic [DW+1:0] d_offb, d_in_total;
   logic bad_s, bad_sb;
-  assign d_offb     = ((DW + 2)'(d_in_bytes) + (DW + 2)'(MbM1)) & ~((DW + 2)'(MbM1));
-  assign d_in_total = is_add ? d_offb + (DW + 2)'(d_in_bytes) : (DW + 2)'(d_in_bytes);
+  assign d_offb     = ((DW + 2)'(d_in_bytes_q) + (DW + 2)'(MbM1)) & ~((DW + 2)'(MbM1));
+  assign d_in_total = is_add ? d_offb + (DW + 2)'(d_in_bytes_q) : (DW + 2)'(d_in_bytes_q);
   assign bad_s      = (f_sq == 8'd0) || (f_sq > 8'(nasa_pkg::MaxShift));
   assign bad_sb     = (f_sb == 8'd0) || (f_sb > 8'(nasa_pkg::MaxShift));
 
@@ -255,7 +255,7 @@ module nasa_engine_decode #(
     end else if ((is_dw || is_pool || is_add || is_gap) && f_cout != f_cin) begin
       err_o = nasa_pkg::ErrBadChannels;
     end else if (d_in_total > (DW + 2)'(InBufBytes) ||
-                 ((is_conv || is_fc) && d_kred > DW'(KredMax))) begin
+                 ((is_conv || is_fc) && d_kred_q > DW'(KredMax))) begin
       err_o = nasa_pkg::ErrOversize;
     end else if (((is_avg || is_gap || is_add) && bad_s) || (is_add && bad_sb) ||
                  (f_act == 8'(nasa_pkg::ActRelu6) && f_q6 > 8'd127)) begin
@@ -280,7 +280,7 @@ module nasa_engine_decode #(
   always_comb begin
     hc_en   = 1'b0;
     hc_addr = f_in;
-    hc_len  = d_in_bytes;
+    hc_len  = d_in_bytes_q;
     unique case (dec_step_q)
       nasa_engine_pkg::DecRowB, nasa_engine_pkg::DecKred: hc_en = 1'b1;
       nasa_engine_pkg::DecHwOut, nasa_engine_pkg::DecOutB: begin
@@ -290,7 +290,7 @@ module nasa_engine_decode #(
       nasa_engine_pkg::DecWrap, nasa_engine_pkg::DecVBytes: begin
         hc_en   = is_conv || is_fc || is_dw;
         hc_addr = f_wgt;
-        hc_len  = d_wgt_bytes;
+        hc_len  = d_wgt_bytes_q;
       end
       nasa_engine_pkg::DecPadRow, nasa_engine_pkg::DecPadCin: begin
         hc_en   = is_conv || is_fc || is_dw;
@@ -317,7 +317,7 @@ module nasa_engine_decode #(
   always_ff @(posedge clk_i) begin
     if (ld_start_i) begin
       ot_lo_q[li_par_i] <= (AW + 1)'(f_out[AW-1:0]);
-      ot_hi_q[li_par_i] <= (AW + 1)'(f_out[AW-1:0]) + (AW + 1)'(d_out_bytes[AW:0]);
+      ot_hi_q[li_par_i] <= (AW + 1)'(f_out[AW-1:0]) + (AW + 1)'(d_out_bytes_q[AW:0]);
     end
   end
 
@@ -330,7 +330,7 @@ module nasa_engine_decode #(
   logic [KW-1:0] dv_cin_n, dv_kred;
   logic [PW-1:0] dv_p, dv_npt;
   logic [JW-1:0] dv_nct;
-  logic [OW-1:0] dv_cstep, dv_rowk, dv_stepx, dv_stepwrap, dv_srowb;
+  logic [OW-1:0] dv_cstep, dv_rowk, dv_stepx, dv_stepwrap, dv_srowb, dv_rowb2;
   logic [OW-1:0] dv_na, dv_in_total, dv_in_end, dv_offb, dv_p0_pbase, dv_p0_rowbase;
   logic [CW-1:0] dv_p0_ixy;
   logic [WRW-1:0] dv_tsz;
@@ -346,31 +346,31 @@ module nasa_engine_decode #(
   assign dv_wi       = g_take ? f_wo : f_w;
   assign dv_wo       = (is_fc || is_gap) ? 16'd1 : f_wo;
   assign dv_stride   = (is_win && !g_take) ? 16'(f_s) : 16'd1;
-  assign dv_cin_n    = is_conv ? KW'(f_cin) : (is_fc ? KW'(d_kred) : KW'(1));
-  assign dv_kred     = KW'(d_kred);
+  assign dv_cin_n    = is_conv ? KW'(f_cin) : (is_fc ? KW'(d_kred_q) : KW'(1));
+  assign dv_kred     = KW'(d_kred_q);
   assign dv_cstep    = g_take ? OW'(f_cpad) : OW'(f_cin);
   // (mul_p: the last step's product, the gathered row bytes, held while decode waits there)
-  assign dv_rowk     = g_take ? OW'(mul_p) : (is_add ? OW'(d_offb) : OW'(d_row_b));
-  assign dv_p        = (is_fc || is_gap) ? PW'(1) : PW'(d_hw_out);
+  assign dv_rowk     = g_take ? OW'(mul_p) : (is_add ? OW'(d_offb) : OW'(d_row_b_q));
+  assign dv_p        = (is_fc || is_gap) ? PW'(1) : PW'(d_hw_out_q);
   assign dv_stepx    = g_take ? OW'(f_cpad) : OW'(f_scin);
-  assign dv_stepwrap = g_take ? OW'(f_cpad) :
-                       ((is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b)) - OW'(d_wrap);
-  assign dv_srowb    = g_take ? OW'(mul_p) :
-                       ((is_win && f_s == 8'd2) ? OW'(d_row_b) << 1 : OW'(d_row_b));
+  // input bytes between two output rows' window corners
+  assign dv_rowb2    = (is_win && f_s == 8'd2) ? OW'(d_row_b_q) << 1 : OW'(d_row_b_q);
+  assign dv_stepwrap = g_take ? OW'(f_cpad) : dv_rowb2 - OW'(d_wrap_q);
+  assign dv_srowb    = g_take ? OW'(mul_p) : dv_rowb2;
   assign dv_nct      = JW'((32'(f_cout) + 32'(Cols - 1)) >> ColW);
   assign dv_npt      = (is_conv || is_fc || is_dw) ?
-                       PW'(((is_fc ? PW'(1) : PW'(d_hw_out)) + PW'(Rows - 1)) >> RowW) :
-                       (is_gap ? PW'(1) : PW'(d_hw_out));
-  assign dv_na       = g_take ? OW'(d_vbytes) : OW'(d_in_bytes);
-  assign dv_in_total = g_take ? OW'(d_vbytes) : OW'(d_in_total);
+                       PW'(((is_fc ? PW'(1) : PW'(d_hw_out_q)) + PW'(Rows - 1)) >> RowW) :
+                       (is_gap ? PW'(1) : PW'(d_hw_out_q));
+  assign dv_na       = g_take ? OW'(d_vbytes_q) : OW'(d_in_bytes_q);
+  assign dv_in_total = g_take ? OW'(d_vbytes_q) : OW'(d_in_total);
   // input-buffer bytes the loader writes (whole port words): the layer's extent in the buffer
-  assign dv_in_end   = g_take ? OW'(d_vbytes) : (is_add ? OW'(d_offb) << 1 : OW'(d_offb));
+  assign dv_in_end   = g_take ? OW'(d_vbytes_q) : (is_add ? OW'(d_offb) << 1 : OW'(d_offb));
   assign dv_offb     = OW'(d_offb);
-  assign dv_tsz      = WRW'((32'(is_dw ? 32'(f_kk) : 32'(d_kred)) + 32'(MbM1)) & ~32'(MbM1));
+  assign dv_tsz      = WRW'((32'(is_dw ? 32'(f_kk) : 32'(d_kred_q)) + 32'(MbM1)) & ~32'(MbM1));
   assign dv_p0_ixy     = CW'(0) - CW'(f_pad);
-  assign dv_p0_pbase   = -(OW'(d_padrow) + OW'(d_padcin));
-  assign dv_p0_rowbase = OW'(0) - OW'(d_padrow);
-  assign dv_grow       = AW'(d_row_b) << 1;
+  assign dv_p0_pbase   = -(OW'(d_padrow_q) + OW'(d_padcin_q));
+  assign dv_p0_rowbase = OW'(0) - OW'(d_padrow_q);
+  assign dv_grow       = AW'(d_row_b_q) << 1;
 
   always_comb begin
     layer_o            = '0;

@@ -137,13 +137,13 @@ module nasa_engine_issue #(
   // one output position per PE row (lane 0 is the pixel of the vector unit): column ox, top-left
   // window corner (iy0, ix0, signed), input byte offset of that corner (pbase) and of its row
   // (rowbase), output byte offset (out) and position index (p)
-  logic [15:0] l_ox [Rows];
-  logic [CW-1:0] l_iy0 [Rows];
-  logic [CW-1:0] l_ix0 [Rows];
-  logic [OW-1:0] l_pbase [Rows];
-  logic [OW-1:0] l_rowbase [Rows];
-  logic [AW-1:0] l_out [Rows];
-  logic [PW-1:0] l_p [Rows];
+  logic [15:0] l_ox_q [Rows];
+  logic [CW-1:0] l_iy0_q [Rows];
+  logic [CW-1:0] l_ix0_q [Rows];
+  logic [OW-1:0] l_pbase_q [Rows];
+  logic [OW-1:0] l_rowbase_q [Rows];
+  logic [AW-1:0] l_out_q [Rows];
+  logic [PW-1:0] l_p_q [Rows];
   logic [15:0] n_ox [Rows];
   logic [CW-1:0] n_iy0 [Rows];
   logic [CW-1:0] n_ix0 [Rows];
@@ -183,13 +183,13 @@ module nasa_engine_issue #(
     logic [OW-1:0] t_pbase, t_rowbase;
     logic [AW-1:0] t_out;
     logic [PW-1:0] t_p;
-    t_ox      = r_pe ? l_ox[Rows-1] : l_ox[0];
-    t_iy0     = r_pe ? l_iy0[Rows-1] : l_iy0[0];
-    t_ix0     = r_pe ? l_ix0[Rows-1] : l_ix0[0];
-    t_pbase   = r_pe ? l_pbase[Rows-1] : l_pbase[0];
-    t_rowbase = r_pe ? l_rowbase[Rows-1] : l_rowbase[0];
-    t_out     = r_pe ? l_out[Rows-1] : l_out[0];
-    t_p       = r_pe ? l_p[Rows-1] : l_p[0];
+    t_ox      = r_pe ? l_ox_q[Rows-1] : l_ox_q[0];
+    t_iy0     = r_pe ? l_iy0_q[Rows-1] : l_iy0_q[0];
+    t_ix0     = r_pe ? l_ix0_q[Rows-1] : l_ix0_q[0];
+    t_pbase   = r_pe ? l_pbase_q[Rows-1] : l_pbase_q[0];
+    t_rowbase = r_pe ? l_rowbase_q[Rows-1] : l_rowbase_q[0];
+    t_out     = r_pe ? l_out_q[Rows-1] : l_out_q[0];
+    t_p       = r_pe ? l_p_q[Rows-1] : l_p_q[0];
     for (int r = 0; r < Rows; r++) begin
       if (r == 0 && c_reset_pos) begin
         t_ox      = '0;
@@ -227,7 +227,7 @@ module nasa_engine_issue #(
   // readiness of the next step
   logic [OW-1:0] koff, need;
   logic [OW-1:0] rowbase_last;
-  assign rowbase_last = r_pe ? l_rowbase[Rows-1] : l_rowbase[0];
+  assign rowbase_last = r_pe ? l_rowbase_q[Rows-1] : l_rowbase_q[0];
   // (the lanes' input-buffer offsets are the layer's; its place r_ib is added here once)
   assign koff = c_kyoff_q + c_kxoff_q + OW'(c_ci_q) + OW'(r_ib);
 
@@ -239,7 +239,7 @@ module nasa_engine_issue #(
     if ($signed(n) < 0) n = '0;
     if ($signed(n) > $signed(r_in_total)) n = r_in_total;
     if (r_need_all) n = r_in_total;
-    else if (r_add) n = r_offb + l_pbase[0] + OW'(r_cin);
+    else if (r_add) n = r_offb + l_pbase_q[0] + OW'(r_cin);
     need = n;
   end
 
@@ -293,23 +293,23 @@ module nasa_engine_issue #(
       a = '0;
       if (r_pe) begin
         if (q < Rows) begin
-          iy  = l_iy0[q] + CW'(c_ky_q);
-          ix  = l_ix0[q] + CW'(c_kx_q);
+          iy  = l_iy0_q[q] + CW'(c_ky_q);
+          ix  = l_ix0_q[q] + CW'(c_kx_q);
           inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
                             $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
-          mask[q] = (l_p[q] < r_p) && inb;
+          mask[q] = (l_p_q[q] < r_p) && inb;
           // DwConv: the Cols channels of the tile at this tap (a Cols-byte read)
-          a = l_pbase[q] + koff + (r_dw ? OW'(c_co0_q) : OW'(0));
+          a = l_pbase_q[q] + koff + (r_dw ? OW'(c_co0_q) : OW'(0));
           in_raddr_o[q*IAW +: IAW] = a[IAW-1:0];
-          n_act = n_act + (l_p[q] < r_p ? 1 : 0);
+          n_act = n_act + (l_p_q[q] < r_p ? 1 : 0);
         end
       end else if (q < Cols) begin
-        iy  = l_iy0[0] + CW'(c_ky_q);
-        ix  = l_ix0[0] + CW'(c_kx_q);
+        iy  = l_iy0_q[0] + CW'(c_ky_q);
+        ix  = l_ix0_q[0] + CW'(c_kx_q);
         inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
                           $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
         mask[q] = (q < c_cg_q) && inb;
-        a = l_pbase[0] + koff + OW'(c_co0_q) + OW'(q);
+        a = l_pbase_q[0] + koff + OW'(c_co0_q) + OW'(q);
         in_raddr_o[q*IAW +: IAW] = a[IAW-1:0];
       end
       unused_a[q*(OW-IAW) +: OW-IAW] = a[OW-1:IAW];
@@ -399,13 +399,13 @@ module nasa_engine_issue #(
   always_ff @(posedge clk_i) begin
     for (int r = 0; r < Rows; r++) begin
       if (init_lanes_q || (fire && tile_last)) begin
-        l_ox[r]      <= n_ox[r];
-        l_iy0[r]     <= n_iy0[r];
-        l_ix0[r]     <= n_ix0[r];
-        l_pbase[r]   <= n_pbase[r];
-        l_rowbase[r] <= n_rowbase[r];
-        l_out[r]     <= n_out[r];
-        l_p[r]       <= n_p[r];
+        l_ox_q[r]      <= n_ox[r];
+        l_iy0_q[r]     <= n_iy0[r];
+        l_ix0_q[r]     <= n_ix0[r];
+        l_pbase_q[r]   <= n_pbase[r];
+        l_rowbase_q[r] <= n_rowbase[r];
+        l_out_q[r]     <= n_out[r];
+        l_p_q[r]       <= n_p[r];
       end
     end
   end
@@ -425,7 +425,7 @@ module nasa_engine_issue #(
     sh_o.q6   = r_q6;
     sh_o.m    = r_m;
     sh_o.s    = r_s;
-    for (int r = 0; r < Rows; r++) sh_addr_o[r*AW +: AW] = r_out + l_out[r] + AW'(c_co0_q);
+    for (int r = 0; r < Rows; r++) sh_addr_o[r*AW +: AW] = r_out + l_out_q[r] + AW'(c_co0_q);
   end
 
   // the step for stage 1 (registered there every cycle)

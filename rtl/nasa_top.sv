@@ -154,10 +154,10 @@ module nasa_top #(
   // ======================= units =======================
   logic abort_units;
   logic cg_start, cg_busy, cg_done;
-  logic fu_start, fu_busy, fu_done, fu_err;
+  logic fu_start_q, fu_busy, fu_done, fu_err;
   logic [7:0] fu_err_code;
   logic [31:0] fu_err_index;
-  logic sc_start, sc_busy, sc_done;
+  logic sc_start_q, sc_busy, sc_done;
   logic ev_clear, ev_busy, ev_start, ev_done;
   logic [15:0] ev_leaf;
   logic [31:0] ev_logits, ev_label;
@@ -209,7 +209,7 @@ module nasa_top #(
   ) u_fusion (
     .clk_i         (clk_i),
     .rst_ni        (rst_ni),
-    .start_i       (fu_start),
+    .start_i       (fu_start_q),
     .abort_i       (abort_units),
     .busy_o        (fu_busy),
     .done_o        (fu_done),
@@ -246,7 +246,7 @@ module nasa_top #(
   ) u_sched (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
-    .start_i        (sc_start),
+    .start_i        (sc_start_q),
     .abort_i        (abort_units),
     .busy_o         (sc_busy),
     .done_o         (sc_done),
@@ -386,9 +386,10 @@ module nasa_top #(
   always_comb begin
     cfg_bad = (cfg.num_layers == '0) || (cfg.num_layers > 32'(MaxLayers)) ||
               (cfg.mini_batch == '0) || (cfg.cand_count > 32'(MaxCands)) ||
-              (cfg.gen_mode > 32'(nasa_pkg::GenCrossover)) || (cfg.classes == '0) || (cfg.classes > 32'hFFFF) || (cfg.gen_prob > 32'h10000) ||
-              ((cfg.gen_mode == 32'(nasa_pkg::GenMutate) || cfg.gen_mode == 32'(nasa_pkg::GenCrossover)) &&
-               cfg.parent_count == '0);
+              (cfg.gen_mode > 32'(nasa_pkg::GenCrossover)) || (cfg.classes == '0) ||
+              (cfg.classes > 32'hFFFF) || (cfg.gen_prob > 32'h10000) ||
+              ((cfg.gen_mode == 32'(nasa_pkg::GenMutate) ||
+                cfg.gen_mode == 32'(nasa_pkg::GenCrossover)) && cfg.parent_count == '0);
     for (int i = 0; i < MaxLayers; i++) begin
       if (32'(i) < cfg.num_layers &&
           (layer_k_flat[i*8 +: 8] == '0 || layer_k_flat[i*8 +: 8] > 8'(MaxChoices))) begin
@@ -486,15 +487,15 @@ module nasa_top #(
       st_q          <= nasa_top_pkg::TIdle;
       end_err_q     <= '0;
       end_index_q   <= '0;
-      fu_start      <= 1'b0;
-      sc_start      <= 1'b0;
+      fu_start_q      <= 1'b0;
+      sc_start_q      <= 1'b0;
       fused_cands_q <= '0;
     end else begin
       st_q          <= st_d;
       end_err_q     <= end_err_d;
       end_index_q   <= end_index_d;
-      fu_start      <= fu_start_d;
-      sc_start      <= sc_start_d;
+      fu_start_q      <= fu_start_d;
+      sc_start_q      <= sc_start_d;
       fused_cands_q <= fused_cands_d;
     end
   end
@@ -506,7 +507,7 @@ module nasa_top #(
                    st_q == nasa_top_pkg::TSched || st_q == nasa_top_pkg::TEnd)
     else $error("batch sequencer state is not a legal state");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   !$isunknown({st_q, fu_start, sc_start, xd_end, abort_units}))
+                   !$isunknown({st_q, fu_start_q, sc_start_q, xd_end, abort_units}))
     else $error("X on batch sequencer control");
 `endif
 

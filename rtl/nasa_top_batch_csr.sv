@@ -61,13 +61,15 @@ module nasa_top_batch_csr #(
   logic [31:0] optab_mem [OpTabN];
   logic [OTW-1:0] optab_raddr;
   logic optab_we;
+  logic [31:0] optab_q;
   assign optab_we    = wr && tbl_acc && tbl_sel == 8'(nasa_pkg::TblOpTab) &&
                        tbl_idx < 24'(OpTabN);
   assign optab_raddr = busy_i ? optab_idx_i : tbl_idx_d[OTW-1:0];
   always_ff @(posedge clk_i) begin
     if (optab_we) optab_mem[tbl_idx[OTW-1:0]] <= csr_wdata_i;
-    optab_o <= optab_mem[optab_raddr];
+    optab_q <= optab_mem[optab_raddr];
   end
+  assign optab_o = optab_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -142,7 +144,7 @@ module nasa_top_batch_csr #(
       8'(nasa_pkg::TblCorrect):
         if (tbl_idx < 24'(NodeCap)) tbl_rd = correct_i;
       8'(nasa_pkg::TblOpTab):
-        if (tbl_idx < 24'(OpTabN)) tbl_rd = optab_o;
+        if (tbl_idx < 24'(OpTabN)) tbl_rd = optab_q;
       8'(nasa_pkg::TblLayerK):
         if (tbl_idx < 24'(MaxLayers)) tbl_rd = 32'(layer_k_q[tbl_idx[LKW-1:0]]);
       8'(nasa_pkg::TblArenaAddr):
