@@ -74,8 +74,15 @@ class VerilatedEngine final : public EngineSim {
   }
 
   ~VerilatedEngine() override {
+    // Verilator 5.006: a model's assertion scopes unregister from the thread's *current* context
+    // when it is destroyed; if that context is already gone the process deadlocks (see
+    // nasa/sim/vbench.h). Make ours current, destroy the model, and leave none dangling.
+    Verilated::threadContextp(ctx_.get());
     if (fst_) fst_->close();
     top_->final();
+    fst_.reset();
+    top_.reset();
+    Verilated::threadContextp(nullptr);
   }
 
   const hw::Config& config() const override { return cfg_; }
@@ -111,6 +118,8 @@ class VerilatedEngine final : public EngineSim {
   }
 
   void tick() override {
+    // (an $error raises the error flag of the thread's current context: make it ours)
+    Verilated::threadContextp(ctx_.get());
     // Inputs of this cycle: the DRAM model's registered outputs and whatever CSR request the
     // caller set. Settle the low phase, sample the handshakes, then the rising edge.
     top_->mem_req_ready_i = dram_.req_ready();
