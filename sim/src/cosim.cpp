@@ -15,6 +15,7 @@
 
 #include "nasa/memory_image.h"
 #include "nasa/refmodel.h"
+#include "nasa/sim/env.h"
 #include "nasa/sim/random_layer.h"
 
 namespace nasa::sim {
@@ -24,13 +25,14 @@ Desc desc_at(const Program& p, uint32_t i) {
   return read_desc(p.image, p.desc_addr + uint64_t{i} * hw::kDescBytes);
 }
 
+// One case per name of an X-macro list (NASA_ERRORS, NASA_COUNTERS): value -> its name.
+#define NASA_CASE_NAME(n, v, d) \
+  case v:                       \
+    return #n;
+
 std::string_view err_name(uint32_t e) {
   switch (e) {
-#define NASA_ERR_NAME(n, v, d) \
-  case v:                      \
-    return #n;
-    NASA_ERRORS(NASA_ERR_NAME)
-#undef NASA_ERR_NAME
+    NASA_ERRORS(NASA_CASE_NAME)
     default:
       return "?";
   }
@@ -38,15 +40,13 @@ std::string_view err_name(uint32_t e) {
 
 std::string_view counter_name(int c) {
   switch (c) {
-#define NASA_CTR_NAME(n, v, d) \
-  case v:                      \
-    return #n;
-    NASA_COUNTERS(NASA_CTR_NAME)
-#undef NASA_CTR_NAME
+    NASA_COUNTERS(NASA_CASE_NAME)
     default:
       return "?";
   }
 }
+
+#undef NASA_CASE_NAME
 
 // Bound of one valid layer: far above any sane schedule, so only a hang reaches it.
 uint64_t layer_bound(const Desc& d, const hw::Config& cfg, const cycles::DramTiming& dram) {
@@ -148,17 +148,7 @@ std::string fst_dump_path(const std::string& tag) {
   return (base / (name + ".fst")).string();
 }
 
-uint64_t env_u64(const char* name, uint64_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long x = std::strtoull(v, &end, 0);
-  if (end == v || *end != '\0') {
-    throw std::invalid_argument(
-        fmt::format("environment variable {}='{}' is not an unsigned integer", name, v));
-  }
-  return x;
-}
+uint64_t env_u64(const char* name, uint64_t fallback) { return env_number(name, fallback); }
 
 std::string format_failure(const Program& p, const CosimResult& r) {
   std::string s = fmt::format("{} (seed {:#x}, {} descriptor(s) at {:#x}, window [{:#x}, {:#x}))",

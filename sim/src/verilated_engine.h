@@ -1,5 +1,4 @@
-// Internal to sim/src: EngineSim over one Verilated model class (Vnasa_top_<cfg>), plus the
-// overloads that move bytes between the DRAM model and Verilator port words of any width.
+// Internal to sim/src: EngineSim over one Verilated model class (Vnasa_top_<cfg>).
 #pragma once
 
 #include <fmt/format.h>
@@ -18,34 +17,10 @@
 #include "nasa/device.h"
 #include "nasa/sim/dram.h"
 #include "nasa/sim/engine_sim.h"
+#include "nasa/sim/fst.h"
+#include "nasa/sim/port_bytes.h"
 
 namespace nasa::sim::detail {
-
-static_assert(std::endian::native == std::endian::little,
-              "port word packing assumes a little-endian host");
-
-// Byte i of a port word is bits [8i+7:8i]; Verilator stores wide words as 32-bit chunks, least
-// significant first, so on a little-endian host the byte image is the storage itself.
-template <class T>
-requires std::is_integral_v<T>
-void port_to_bytes(const T& word, std::span<uint8_t> out) {
-  std::memcpy(out.data(), &word, std::min(out.size(), sizeof(T)));
-}
-template <std::size_t N>
-void port_to_bytes(const VlWide<N>& word, std::span<uint8_t> out) {
-  std::memcpy(out.data(), word.data(), std::min(out.size(), N * sizeof(EData)));
-}
-template <class T>
-requires std::is_integral_v<T>
-void bytes_to_port(std::span<const uint8_t> in, T& word) {
-  T v = 0;
-  std::memcpy(&v, in.data(), std::min(in.size(), sizeof(T)));
-  word = v;
-}
-template <std::size_t N>
-void bytes_to_port(std::span<const uint8_t> in, VlWide<N>& word) {
-  std::memcpy(word.data(), in.data(), std::min(in.size(), N * sizeof(EData)));
-}
 
 template <class Model>
 class VerilatedEngine final : public EngineSim {
@@ -125,7 +100,7 @@ class VerilatedEngine final : public EngineSim {
     top_->mem_req_ready_i = dram_.req_ready();
     const bool rsp_valid = dram_.rsp_valid();
     top_->mem_rsp_valid_i = rsp_valid;
-    if (rsp_valid) bytes_to_port(dram_.rsp_data(), top_->mem_rsp_rdata_i);
+    if (rsp_valid) to_port(dram_.rsp_data(), top_->mem_rsp_rdata_i);
     top_->clk_i = 0;
     top_->eval();
     dump();
@@ -137,7 +112,7 @@ class VerilatedEngine final : public EngineSim {
       req.addr = top_->mem_req_addr_o;
       req.beats = uint32_t{top_->mem_req_len_o} + 1;
       if (req.write) {
-        port_to_bytes(top_->mem_req_wdata_o, wbuf_);
+        from_port(top_->mem_req_wdata_o, wbuf_);
         req.wdata = wbuf_;
         req.wstrb = static_cast<uint64_t>(top_->mem_req_wstrb_o);
       }
@@ -270,13 +245,7 @@ class VerilatedEngine final : public EngineSim {
       fst_.reset();
     }
     if (path.empty()) return;
-    fst_ = std::make_unique<VerilatedFstC>();
-    top_->trace(fst_.get(), 99);
-    fst_->open(path.c_str());
-    if (!fst_->isOpen()) {
-      fst_.reset();
-      throw std::runtime_error(fmt::format("cannot open FST waveform '{}' for writing", path));
-    }
+    fst_ = open_fst(*top_, path);
   }
 
  private:

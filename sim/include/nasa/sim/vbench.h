@@ -49,6 +49,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "nasa/sim/env.h"
+#include "nasa/sim/fst.h"
+#include "nasa/sim/port_bytes.h"
+
 #if __has_include(<gtest/gtest.h>)
 #include <gtest/gtest.h>
 #define NASA_VBENCH_HAVE_GTEST 1
@@ -56,27 +60,11 @@
 
 namespace nasa::sim {
 
-static_assert(std::endian::native == std::endian::little,
-              "port byte packing assumes a little-endian host");
-
 // The model stopped with an error: an assertion fired ($error), or $stop/$fatal.
 class ModelError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-// An unsigned environment variable, or `fallback` when unset or empty. Throws on garbage.
-inline uint64_t env_number(const char* name, uint64_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long x = std::strtoull(v, &end, 0);
-  if (end == v || *end != '\0') {
-    throw std::invalid_argument(
-        fmt::format("environment variable {}='{}' is not an unsigned number", name, v));
-  }
-  return x;
-}
 
 // A random test's seed: NASA_RTLUNIT_SEED when set, else `fallback`; printed with `what` so a
 // failure can be rerun with the same seed.
@@ -163,38 +151,6 @@ class ByteMemory {
   uint64_t base_;
   std::vector<uint8_t> bytes_;
 };
-
-// Bytes to and from a Verilator port of any width: byte i is bits [8i+7:8i]. (Verilator keeps
-// wide ports as 32-bit words, least significant first: on a little-endian host the byte image is
-// the storage itself.) Copies min(bytes, port size) bytes; the rest of a port is zeroed on write.
-template <class T>
-requires std::is_integral_v<T>
-void to_port(std::span<const uint8_t> in, T& port) {
-  T v = 0;
-  std::memcpy(&v, in.data(), std::min(in.size(), sizeof(T)));
-  port = v;
-}
-template <std::size_t N>
-void to_port(std::span<const uint8_t> in, VlWide<N>& port) {
-  std::memset(port.data(), 0, N * sizeof(EData));
-  std::memcpy(port.data(), in.data(), std::min(in.size(), N * sizeof(EData)));
-}
-template <class T>
-requires std::is_integral_v<T>
-void from_port(const T& port, std::span<uint8_t> out) {
-  std::memcpy(out.data(), &port, std::min(out.size(), sizeof(T)));
-}
-template <std::size_t N>
-void from_port(const VlWide<N>& port, std::span<uint8_t> out) {
-  std::memcpy(out.data(), port.data(), std::min(out.size(), N * sizeof(EData)));
-}
-// Port bytes as a vector of `n` bytes.
-template <class P>
-std::vector<uint8_t> port_bytes(const P& port, size_t n) {
-  std::vector<uint8_t> v(n, 0);
-  from_port(port, v);
-  return v;
-}
 
 namespace detail {
 inline std::atomic<unsigned>& bench_counter() {
@@ -323,13 +279,7 @@ class Bench {
     }
     fst_path_ = path;
     if (path.empty()) return;
-    fst_ = std::make_unique<VerilatedFstC>();
-    top_->trace(fst_.get(), 99);
-    fst_->open(path.c_str());
-    if (!fst_->isOpen()) {
-      fst_.reset();
-      throw std::runtime_error(fmt::format("cannot open FST waveform '{}' for writing", path));
-    }
+    fst_ = open_fst(*top_, path);
   }
   const std::string& trace_path() const { return fst_path_; }
   // Keeps the waveform (NASA_FST_ON_FAIL) even when no GoogleTest failure is recorded.
