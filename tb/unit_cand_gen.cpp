@@ -13,21 +13,12 @@
 
 #include "nasa/cand_gen.h"
 
+#include "expect_invalid.h"
+
 namespace nasa::cand_gen {
 namespace {
 
-using ::testing::HasSubstr;
-
-// Expects `f` to throw std::invalid_argument whose message contains every one of `parts`.
-template <typename F>
-void expect_invalid(F&& f, std::initializer_list<const char*> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception";
-  } catch (const std::invalid_argument& e) {
-    for (const char* p : parts) EXPECT_THAT(e.what(), HasSubstr(p));
-  }
-}
+using nasa::testing::expect_invalid;
 
 // Seed 1, worked by hand from x ^= x << 13; x ^= x >> 17; x ^= x << 5:
 //   0x1     -> 0x2001     -> 0x2001     -> 0x42021    = 270369

@@ -15,6 +15,8 @@
 #include "nasa/quant.h"
 #include "nasa/refmodel.h"
 
+#include "expect_invalid.h"
+
 namespace nasa::quant {
 namespace {
 
@@ -23,16 +25,7 @@ using ::testing::HasSubstr;
 
 constexpr uint32_t kSeed = 20261129;
 
-// Expects `f` to throw std::invalid_argument whose message contains every one of `parts`.
-template <typename F>
-void expect_invalid(F&& f, std::initializer_list<const char*> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception";
-  } catch (const std::invalid_argument& e) {
-    for (const char* p : parts) EXPECT_THAT(e.what(), HasSubstr(p));
-  }
-}
+using nasa::testing::expect_invalid;
 
 double value(Requant r) { return std::ldexp(static_cast<double>(r.m), -static_cast<int>(r.s)); }
 
