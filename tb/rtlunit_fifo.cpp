@@ -135,35 +135,27 @@ TEST(FifoRtlAssertions, HeldOfferIsQuiet) {
 
 // In a child process, with Verilator's default fatal $error: the simulation stops (abort) and
 // the assertion's message is printed. (Verilator prints on stdout; the child sends it to stderr,
-// which the death test matches.)
+// which the death test matches.) The child must stop inside break_handshake, never reach the exit.
+void die_of_broken_handshake(bool withdraw) {
+  std::fflush(stdout);
+  ::dup2(2, 1);
+  Fifo f;
+  f.b.context().fatalOnError(true);
+  break_handshake(f, withdraw);
+  std::fprintf(stderr, "still running after the violation\n");
+  std::_Exit(0);
+}
+
 TEST(FifoRtlAssertionsDeathTest, ChangedDataWhileStalledStopsTheSim) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH(
-      {
-        std::fflush(stdout);
-        ::dup2(2, 1);
-        Fifo f;
-        f.b.context().fatalOnError(true);
-        break_handshake(f, /*withdraw=*/false);
-        std::fprintf(stderr, "still running after the violation\n");
-        std::_Exit(0);
-      },
-      std::string(kStallMessage) + "(.|\n)*Verilog \\$stop");
+  EXPECT_DEATH(die_of_broken_handshake(/*withdraw=*/false),
+               std::string(kStallMessage) + "(.|\n)*Verilog \\$stop");
 }
 
 TEST(FifoRtlAssertionsDeathTest, WithdrawnOfferWhileStalledStopsTheSim) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH(
-      {
-        std::fflush(stdout);
-        ::dup2(2, 1);
-        Fifo f;
-        f.b.context().fatalOnError(true);
-        break_handshake(f, /*withdraw=*/true);
-        std::fprintf(stderr, "still running after the violation\n");
-        std::_Exit(0);
-      },
-      std::string(kStallMessage) + "(.|\n)*Verilog \\$stop");
+  EXPECT_DEATH(die_of_broken_handshake(/*withdraw=*/true),
+               std::string(kStallMessage) + "(.|\n)*Verilog \\$stop");
 }
 
 // In process, with the bench's non-fatal context: the tick that samples the violation throws
