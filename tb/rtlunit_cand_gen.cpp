@@ -20,6 +20,8 @@
 #include "nasa/cand_gen.h"
 #include "nasa/hw_spec.h"
 
+#include "ctrl_port_bench.h"
+
 namespace nasa::cand_gen {
 namespace {
 
@@ -82,28 +84,11 @@ Config random_config(std::mt19937& rng, Mode mode, uint32_t prob, uint32_t min_c
 }
 
 // The Verilated module plus the byte memory serving its control port.
-class Bench {
+class Bench : public nasa::testing::CtrlPortBench<Vnasa_cand_gen> {
  public:
-  explicit Bench(uint32_t seed)
-      : top_("nasa_cand_gen", seed), rng_(seed), mem_(kMemBytes) {
-    for (auto& b : mem_) b = static_cast<uint8_t>(rng_());
-    top_->rst_ni = 0;
-    top_->start_i = 0;
-    top_->abort_i = 0;
-    top_->mreq_ready_i = 0;
-    top_->mrsp_valid_i = 0;
-    top_.settle();
-    for (int i = 0; i < 3; ++i) tick();
-    top_->rst_ni = 1;
-    tick();
+  explicit Bench(uint32_t seed) : CtrlPortBench("nasa_cand_gen", seed, kMemBase, kMemBytes) {
+    reset();
   }
-  Bench(const Bench&) = delete;
-  Bench& operator=(const Bench&) = delete;
-
-  std::vector<uint8_t>& memory() { return mem_; }
-  uint64_t cycles() const { return cycle_; }
-  // ready is high with this probability (percent) each cycle; 100 means no backpressure.
-  void set_ready_percent(uint32_t p) { ready_pct_ = p; }
 
   void load(const Config& c) {
     for (size_t p = 0; p < c.parents.size(); ++p) {
@@ -115,11 +100,7 @@ class Bench {
     top_->mode_i = static_cast<uint8_t>(c.mode);
     top_->seed_i = c.seed;
     top_->prob_i = c.prob;
-    top_->num_layers_i = static_cast<uint8_t>(c.k.size());
-    for (size_t w = 0; w < (hw::kMaxLayers * 8 + 31) / 32; ++w) top_->layer_k_i[w] = 0;
-    for (size_t i = 0; i < c.k.size(); ++i) {
-      top_->layer_k_i[i / 4] |= static_cast<uint32_t>(c.k[i]) << (8 * (i % 4));
-    }
+    set_layers(c.k);
     top_->out_addr_i = c.out_addr;
     top_->stride_i = c.stride;
     top_->count_i = c.count;
@@ -127,42 +108,15 @@ class Bench {
     top_->parent_count_i = static_cast<uint32_t>(c.parents.size());
   }
 
-  // One clock cycle with the given start/abort levels. Drives ready and the read response,
-  // performs the request handshake on the memory and checks the port rules.
+  // One clock cycle at the given start/abort levels: a random ready, the due read response, a
+  // read or a byte write done on the memory at the handshake, and the port rules checked.
   void cycle(bool start = false, bool abort = false) {
-    top_->start_i = start;
-    top_->abort_i = abort;
-    top_->mreq_ready_i = std::uniform_int_distribution<uint32_t>(0, 99)(rng_) < ready_pct_;
-    top_->mrsp_valid_i = 0;
-    if (!pending_.empty() && pending_.front().due == cycle_) {
-      top_->mrsp_valid_i = 1;
-      top_->mrsp_data_i = pending_.front().data;
-      pending_.pop_front();
-    }
-    top_.settle();
+    begin_cycle(start, abort);
     done_ = top_->done_o != 0;
     busy_ = top_->busy_o != 0;
     if (top_->mreq_valid_o) ++requests_;
     const Req req{top_->mreq_we_o != 0, top_->mreq_addr_o, top_->mreq_wdata_o};
-    if (top_->mreq_valid_o && held_) {
-      EXPECT_EQ(req.we, held_->we) << "request changed while valid && !ready, cycle " << cycle_;
-      EXPECT_EQ(req.addr, held_->addr) << "request changed while valid && !ready, cycle " << cycle_;
-      if (req.we) {
-        EXPECT_EQ(req.data, held_->data) << "write data changed while held, cycle " << cycle_;
-      }
-    } else if (held_ && !prev_abort_) {
-      ADD_FAILURE() << "valid dropped before ready, cycle " << cycle_;
-    }
-    held_.reset();
-    if (top_->mreq_valid_o) {
-      if (top_->mreq_ready_i) {
-        accept(req);
-      } else {
-        held_ = req;
-      }
-    }
-    prev_abort_ = abort;
-    tick();
+    end_cycle(top_->mreq_valid_o != 0, req, abort, [this](const Req& r) { accept(r); });
   }
 
   bool busy() const { return busy_; }
@@ -182,24 +136,7 @@ class Bench {
     reads_.clear();
   }
 
-  uint8_t& at(uint32_t addr) {
-    if (addr < kMemBase || addr - kMemBase >= kMemBytes) {
-      throw std::out_of_range(fmt::format("address {:#x} outside the test memory", addr));
-    }
-    return mem_[addr - kMemBase];
-  }
-
  private:
-  struct Req {
-    bool we;
-    uint32_t addr;
-    uint8_t data;
-  };
-  struct Rsp {
-    uint64_t due;
-    uint8_t data;
-  };
-
   void accept(const Req& r) {
     if (r.we) {
       writes_.push_back({r.addr, r.data});
@@ -213,21 +150,8 @@ class Bench {
     pending_.push_back({cycle_ + lat, at(r.addr)});
   }
 
-  // (a firing assertion throws nasa::sim::ModelError: the test fails with the cycle)
-  void tick() {
-    top_.tick();
-    ++cycle_;
-  }
-
-  nasa::sim::Bench<Vnasa_cand_gen> top_;
-  std::mt19937 rng_;
-  std::vector<uint8_t> mem_;
-  std::deque<Rsp> pending_;
-  std::optional<Req> held_;
-  bool prev_abort_ = false;
   bool busy_ = false, done_ = false;
-  uint32_t ready_pct_ = 70;
-  uint64_t cycle_ = 0, requests_ = 0;
+  uint64_t requests_ = 0;
   std::vector<Write> writes_;
   std::vector<uint32_t> reads_;
 };

@@ -24,6 +24,8 @@
 #include "nasa/sim/vbench.h"
 #include "nasa/hw_spec.h"
 
+#include "ctrl_port_bench.h"
+
 namespace nasa::fusion {
 namespace {
 
@@ -123,28 +125,14 @@ struct RtlResult {
 };
 
 // The Verilated module plus the byte memory serving its control port.
-class Bench {
+class Bench : public nasa::testing::CtrlPortBench<Vnasa_fusion_unit> {
  public:
-  explicit Bench(uint32_t seed)
-      : top_("nasa_fusion_unit", seed), rng_(seed), mem_(kMemBytes) {
-    for (auto& b : mem_) b = static_cast<uint8_t>(rng_());
-    top_->rst_ni = 0;
-    top_->start_i = 0;
-    top_->abort_i = 0;
-    top_->mreq_ready_i = 0;
-    top_->mrsp_valid_i = 0;
+  explicit Bench(uint32_t seed) : CtrlPortBench("nasa_fusion_unit", seed, kMemBase, kMemBytes) {
     top_->node_idx_i = 0;
     top_->leaf_idx_i = 0;
-    top_.settle();
-    for (int i = 0; i < 3; ++i) tick();
-    top_->rst_ni = 1;
-    tick();
+    reset();
   }
-  Bench(const Bench&) = delete;
-  Bench& operator=(const Bench&) = delete;
 
-  // ready is high with this probability (percent) each cycle; 100 means no backpressure.
-  void set_ready_percent(uint32_t p) { ready_pct_ = p; }
   void set_latency(uint32_t lo, uint32_t hi) {
     lat_lo_ = lo;
     lat_hi_ = hi;
@@ -158,30 +146,17 @@ class Bench {
         at(b.addr + static_cast<uint32_t>(j) * b.stride + static_cast<uint32_t>(i)) = b.cands[j][i];
       }
     }
-    top_->num_layers_i = static_cast<uint8_t>(b.layers());
-    for (size_t w = 0; w < (hw::kMaxLayers * 8 + 31) / 32; ++w) top_->layer_k_i[w] = 0;
-    for (size_t i = 0; i < b.layers(); ++i) {
-      top_->layer_k_i[i / 4] |= static_cast<uint32_t>(b.k[i]) << (8 * (i % 4));
-    }
+    set_layers(b.k);
     top_->cand_addr_i = b.addr;
     top_->cand_stride_i = b.stride;
     top_->cand_count_i = static_cast<uint32_t>(b.cands.size());
   }
 
-  // One clock cycle with the given start/abort levels. Drives ready and the read response,
-  // performs the request handshake on the memory and checks the port rules.
+  // One clock cycle at the given start/abort levels: a random ready (held low while a read is
+  // pending when blocking), the due read response, the read at the handshake, the rules checked
+  // (reads only, one outstanding).
   void cycle(bool start = false, bool abort = false) {
-    top_->start_i = start;
-    top_->abort_i = abort;
-    const bool ready = std::uniform_int_distribution<uint32_t>(0, 99)(rng_) < ready_pct_;
-    top_->mreq_ready_i = ready && !(block_ && !pending_.empty());
-    top_->mrsp_valid_i = 0;
-    if (!pending_.empty() && pending_.front().due <= cycle_) {
-      top_->mrsp_valid_i = 1;
-      top_->mrsp_data_i = pending_.front().data;
-      pending_.pop_front();
-    }
-    top_.settle();
+    begin_cycle(start, abort, /*allow_ready=*/!(block_ && !pending_.empty()));
     done_ = top_->done_o != 0;
     err_ = top_->err_o != 0;
     busy_ = top_->busy_o != 0;
@@ -189,25 +164,11 @@ class Bench {
     if (valid) ++requests_;
     const Req req{top_->mreq_we_o != 0, top_->mreq_addr_o};
     EXPECT_FALSE(valid && req.we) << "a write request, cycle " << cycle_;
-    if (valid && held_) {
-      EXPECT_EQ(req.addr, held_->addr) << "request changed while valid && !ready, cycle " << cycle_;
-    } else if (held_ && !prev_abort_) {
-      ADD_FAILURE() << "valid dropped before ready, cycle " << cycle_;
-    }
     if (valid &&
         std::any_of(pending_.begin(), pending_.end(), [](const Rsp& r) { return !r.stale; })) {
       ADD_FAILURE() << "a request while a read is outstanding, cycle " << cycle_;
     }
-    held_.reset();
-    if (valid) {
-      if (top_->mreq_ready_i) {
-        accept(req);
-      } else {
-        held_ = req;
-      }
-    }
-    prev_abort_ = abort;
-    tick();
+    end_cycle(valid, req, abort, [this](const Req& r) { accept(r); });
   }
 
   // After an abort: the reads in flight are either forgotten by the port (the top aborts its
@@ -227,7 +188,6 @@ class Bench {
   uint8_t err_code() const { return top_->err_code_o; }
   uint32_t err_index() const { return top_->err_index_o; }
   uint16_t node_count() const { return top_->node_count_o; }
-  uint64_t cycles() const { return cycle_; }
   uint64_t requests() const { return requests_; }
   const std::vector<uint32_t>& reads() const { return reads_; }
   void clear_reads() { reads_.clear(); }
@@ -245,24 +205,7 @@ class Bench {
     return top_->leaf_o;
   }
 
-  uint8_t& at(uint32_t addr) {
-    if (addr < kMemBase || addr - kMemBase >= kMemBytes) {
-      throw std::out_of_range(fmt::format("address {:#x} outside the test memory", addr));
-    }
-    return mem_[addr - kMemBase];
-  }
-
  private:
-  struct Req {
-    bool we;
-    uint32_t addr;
-  };
-  struct Rsp {
-    uint64_t due;
-    uint8_t data;
-    bool stale;
-  };
-
   void accept(const Req& r) {
     reads_.push_back(r.addr);
     uint64_t due = cycle_ + std::uniform_int_distribution<uint64_t>(lat_lo_, lat_hi_)(rng_);
@@ -270,23 +213,10 @@ class Bench {
     pending_.push_back({due, at(r.addr), false});
   }
 
-  // (a firing assertion throws nasa::sim::ModelError: the test fails with the cycle)
-  void tick() {
-    top_.tick();
-    ++cycle_;
-  }
-
-  nasa::sim::Bench<Vnasa_fusion_unit> top_;
-  std::mt19937 rng_;
-  std::vector<uint8_t> mem_;
-  std::deque<Rsp> pending_;
-  std::optional<Req> held_;
-  bool prev_abort_ = false;
   bool busy_ = false, done_ = false, err_ = false;
   bool block_ = false;
-  uint32_t ready_pct_ = 70;
   uint32_t lat_lo_ = 1, lat_hi_ = kMaxLatency;
-  uint64_t cycle_ = 0, requests_ = 0;
+  uint64_t requests_ = 0;
   std::vector<uint32_t> reads_;
 };
 
