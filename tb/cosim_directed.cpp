@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nasa/desc.h"
@@ -17,6 +18,8 @@
 #include "nasa/sim/dram.h"
 #include "nasa/sim/random_layer.h"
 #include "nasa/sim/memcheck.h"
+
+#include "cosim_cases.h"
 
 namespace nasa::sim {
 namespace {
@@ -51,20 +54,11 @@ class CosimDirected : public ::testing::TestWithParam<std::string> {
 
   // Runs `p`, expects a bit-exact match (and the cycle model within 3% when `cycles`).
   CosimResult check(const Program& p, bool cycles = true) {
-    CosimResult r;
-    try {
-      r = cs_->run(p);
-    } catch (const std::exception& e) {
-      r.ok = false;
-      r.failure = fmt::format("harness error: {}", e.what());
-    }
-    std::string where = format_failure(p, r);
-    if (!r.ok) {
-      where += dump_failure_fst(
-          fmt::format("cosim_directed_{}_{}",
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name(), p.seed),
-          [&](const std::string& path) { cs_->run(p, path); });
-    }
+    const CosimResult r = run_case(*cs_, p);
+    const std::string where = case_report(
+        *cs_, p, r,
+        fmt::format("cosim_directed_{}_{}",
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name(), p.seed));
     EXPECT_TRUE(r.ok) << where;
     if (cycles && r.ok) {
       EXPECT_LE(r.cycle_error_pct, kMaxCycleErrorPct)
@@ -268,18 +262,14 @@ TEST_P(CosimDirected, EveryActivation) {
     check_layer(shape(Op::Conv, 5, 5, 8, 16, 3, 1, a.act, a.q6));
     check_layer(shape(Op::DwConv, 5, 5, 8, 8, 3, 1, a.act, a.q6));
     check_layer(shape(Op::Fc, 1, 1, 40, 10, 1, 1, a.act, a.q6));
-    Desc mp = pool(Op::MaxPool, 5, 5, 8, 1, a.act);
-    mp.q6 = a.q6;
-    check_layer(mp);
-    Desc ap = pool(Op::AvgPool, 5, 5, 8, 1, a.act);
-    ap.q6 = a.q6;
-    check_layer(ap);
-    Desc add = pool(Op::Add, 3, 3, 8, 1, a.act);
-    add.q6 = a.q6;
-    check_layer(add);
-    Desc gap = pool(Op::Gap, 3, 3, 8, 1, a.act);
-    gap.q6 = a.q6;
-    check_layer(gap);
+    // (pool() takes no q6: set it on the descriptor; the order keeps each case's seed)
+    const std::pair<Op, uint16_t> pools[] = {
+        {Op::MaxPool, 5}, {Op::AvgPool, 5}, {Op::Add, 3}, {Op::Gap, 3}};
+    for (const auto& [op, side] : pools) {
+      Desc d = pool(op, side, side, 8, 1, a.act);
+      d.q6 = a.q6;
+      check_layer(d);
+    }
   }
 }
 
@@ -386,16 +376,7 @@ TEST_P(CosimDirected, OtherDramTimings) {
   }
 }
 
-std::vector<std::string> config_names() {
-  std::vector<std::string> v;
-  // the engine's configurations (a controller's, Mcu = 1: tb/cosim_firmware.cpp)
-  for (const auto& c : hw::kConfigs) {
-    if (!c.mcu) v.emplace_back(c.name);
-  }
-  return v;
-}
-
-INSTANTIATE_TEST_SUITE_P(Configs, CosimDirected, ::testing::ValuesIn(config_names()),
+INSTANTIATE_TEST_SUITE_P(Configs, CosimDirected, ::testing::ValuesIn(engine_config_names()),
                          [](const auto& info) { return info.param; });
 
 // ---- The DRAM model on its own. ----

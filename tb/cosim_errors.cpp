@@ -15,6 +15,8 @@
 #include "nasa/sim/random_layer.h"
 #include "nasa/sim/memcheck.h"
 
+#include "cosim_cases.h"
+
 namespace nasa::sim {
 namespace {
 
@@ -73,21 +75,12 @@ class CosimErrors : public ::testing::TestWithParam<std::string> {
 
   void expect_error(const Program& p, Err want, uint32_t index, const std::string& what) {
     SCOPED_TRACE(what);
-    CosimResult r;
-    try {
-      r = cs_->run(p);
-    } catch (const std::exception& e) {
-      r.ok = false;
-      r.failure = fmt::format("harness error: {}", e.what());
-    }
-    std::string where = format_failure(p, r);
-    if (!r.ok) {
-      where += dump_failure_fst(
-          fmt::format("cosim_errors_{}_{}_{}",
-                      ::testing::UnitTest::GetInstance()->current_test_info()->name(), what,
-                      p.seed),
-          [&](const std::string& path) { cs_->run(p, path); });
-    }
+    const CosimResult r = run_case(*cs_, p);
+    const std::string where =
+        case_report(*cs_, p, r,
+                    fmt::format("cosim_errors_{}_{}_{}",
+                                ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                                what, p.seed));
     // The case provokes what it claims (on the reference), and the RTL agrees in every byte.
     ASSERT_EQ(r.ref_err, static_cast<uint32_t>(want)) << where;
     ASSERT_EQ(r.ref_err_index, index) << where;
@@ -444,18 +437,9 @@ TEST_P(CosimAddrSpace, RegionsPastTheAddressSpace) {
   }
 }
 
-std::vector<std::string> config_names(bool small_addr_space_only = false) {
-  std::vector<std::string> v;
-  // the engine's configurations (a controller's, Mcu = 1: tb/cosim_firmware.cpp)
-  for (const auto& c : hw::kConfigs) {
-    if (!c.mcu && (!small_addr_space_only || c.addr_bits < 32)) v.emplace_back(c.name);
-  }
-  return v;
-}
-
-INSTANTIATE_TEST_SUITE_P(Configs, CosimErrors, ::testing::ValuesIn(config_names()),
+INSTANTIATE_TEST_SUITE_P(Configs, CosimErrors, ::testing::ValuesIn(engine_config_names()),
                          [](const auto& info) { return info.param; });
-INSTANTIATE_TEST_SUITE_P(Configs, CosimAddrSpace, ::testing::ValuesIn(config_names(true)),
+INSTANTIATE_TEST_SUITE_P(Configs, CosimAddrSpace, ::testing::ValuesIn(engine_config_names(true)),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

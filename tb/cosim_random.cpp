@@ -20,6 +20,8 @@
 #include "nasa/sim/random_layer.h"
 #include "nasa/sim/memcheck.h"
 
+#include "cosim_cases.h"
+
 namespace nasa::sim {
 namespace {
 
@@ -40,13 +42,7 @@ void run_suite(const hw::Config& cfg, uint64_t count, uint64_t seed, const char*
   uint64_t measured = 0;
   for (uint64_t i = 0; i < count; ++i) {
     const Program p = make(i);
-    CosimResult r;
-    try {
-      r = cs.run(p);
-    } catch (const std::exception& e) {
-      r.ok = false;
-      r.failure = fmt::format("harness error: {}", e.what());
-    }
+    const CosimResult r = run_case(cs, p);
     const bool slow_model = r.ok && r.cycle_error_pct > kMaxCycleErrorPct;
     if (r.ok) {
       max_err = std::max(max_err, r.cycle_error_pct);
@@ -116,16 +112,7 @@ TEST_P(CosimRandom, ChainsMatchReference) {
       });
 }
 
-std::vector<std::string> config_names() {
-  std::vector<std::string> v;
-  // the engine's configurations (a controller's, Mcu = 1: tb/cosim_firmware.cpp)
-  for (const auto& c : hw::kConfigs) {
-    if (!c.mcu) v.emplace_back(c.name);
-  }
-  return v;
-}
-
-INSTANTIATE_TEST_SUITE_P(Configs, CosimRandom, ::testing::ValuesIn(config_names()),
+INSTANTIATE_TEST_SUITE_P(Configs, CosimRandom, ::testing::ValuesIn(engine_config_names()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
