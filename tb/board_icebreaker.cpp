@@ -23,6 +23,7 @@
 #include "nasa/runtime.h"
 #include "nasa/supernet_weights.h"
 #include "nasa/uart_device.h"
+#include "fused_vs_ref.h"
 #include "owning_device.h"
 #include "tiny_net.h"
 
@@ -156,20 +157,9 @@ TEST(BoardIcebreaker, FusedBatchOverTheUartEqualsTheReference) {
   const auto q = compile::quantize(net, w, calib);
   const auto cands = fusion::random_candidates(net, 5, 2);
   const auto& cfg = config_by_name("up5k");
-  runtime::Runtime ref(q, cfg,
-                       [](const hw::Config& c, uint64_t m) { return device::make_ref_device(c, m); },
-                       "ref");
-  runtime::Runtime board(
+  const auto [a, b] = nasa::testing::expect_fused_like_ref(
       q, cfg, [](const hw::Config& c, uint64_t m) { return std::make_unique<BoardDevice>(c, m); },
-      "uart");
-  compile::BatchOptions bo;
-  bo.dump_logits = true;
-  bo.mini_batch = 4;
-  const auto a = ref.evaluate_fused(cands, 0, imgs, labels, bo);
-  const auto b = board.evaluate_fused(cands, 0, imgs, labels, bo);
-  EXPECT_EQ(a.correct, b.correct);
-  EXPECT_EQ(a.logits, b.logits);
-  EXPECT_EQ(a.nodes, b.nodes);
+      "uart", cands, imgs, labels, /*mini_batch=*/4);
   EXPECT_EQ(a.macs, b.macs);
   // the ref device of up5k is the board's cycle-exact model: the board's own counter agrees
   EXPECT_EQ(a.cycles, b.cycles);

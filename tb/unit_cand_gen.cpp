@@ -13,7 +13,7 @@
 
 #include "nasa/cand_gen.h"
 
-#include "expect_invalid.h"
+#include "thrown_message.h"
 
 namespace nasa::cand_gen {
 namespace {

@@ -16,6 +16,8 @@
 
 #include "nasa/data.h"
 
+#include "temp_dir_test.h"
+
 namespace nasa::data {
 namespace {
 
@@ -62,16 +64,9 @@ Bytes gzip(const Bytes& in) {
   return out;
 }
 
-class DataTest : public ::testing::Test {
+class DataTest : public nasa::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           (std::string("nasa_unit_data_") + info->name() + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  DataTest() : TempDirTest("nasa_unit_data_") {}
 
   fs::path write(const std::string& name, const Bytes& b) {
     const fs::path p = dir_ / name;
@@ -91,8 +86,6 @@ class DataTest : public ::testing::Test {
       EXPECT_THAT(e.what(), AllOf(HasSubstr(bad.string()), HasSubstr(what)...));
     }
   }
-
-  fs::path dir_;
 };
 
 TEST_F(DataTest, LoadsPlainFiles) {

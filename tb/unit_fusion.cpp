@@ -19,6 +19,8 @@
 #include "nasa/schedule.h"
 #include "nasa/spec.h"
 
+#include "thrown_message.h"
+
 namespace nasa::fusion {
 namespace {
 
@@ -53,13 +55,7 @@ int scale() {
 
 // Runs `f` and returns the FusionError message; fails the test when nothing is thrown.
 std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const FusionError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a FusionError";
-  return {};
+  return nasa::testing::message_of<FusionError>(f, "FusionError");
 }
 
 // Random candidates with forced sharing: exact duplicates of earlier candidates and copies of an

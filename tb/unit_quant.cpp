@@ -15,7 +15,7 @@
 #include "nasa/quant.h"
 #include "nasa/refmodel.h"
 
-#include "expect_invalid.h"
+#include "thrown_message.h"
 
 namespace nasa::quant {
 namespace {

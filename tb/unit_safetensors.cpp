@@ -15,6 +15,8 @@
 
 #include "nasa/safetensors.h"
 
+#include "temp_dir_test.h"
+
 namespace nasa::weights {
 namespace {
 
@@ -29,16 +31,9 @@ Bytes read_bytes(const fs::path& p) {
   return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
-class SafetensorsTest : public ::testing::Test {
+class SafetensorsTest : public nasa::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           (std::string("nasa_unit_st_") + info->name() + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  SafetensorsTest() : TempDirTest("nasa_unit_st_") {}
 
   fs::path write_raw(const Bytes& b) {
     const fs::path p = dir_ / "raw.safetensors";
@@ -65,8 +60,6 @@ class SafetensorsTest : public ::testing::Test {
       EXPECT_THAT(e.what(), AllOf(HasSubstr(p.string()), HasSubstr(what)...));
     }
   }
-
-  fs::path dir_;
 };
 
 TensorFile sample() {

@@ -10,6 +10,8 @@
 
 #include "nasa/spec.h"
 
+#include "thrown_message.h"
+
 namespace nasa::spec {
 namespace {
 
@@ -23,13 +25,7 @@ Supernet fmnist() { return builtin_space("fmnist-mb"); }
 
 // Runs `f` and returns the SpecError message; fails the test when nothing is thrown.
 std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a SpecError";
-  return {};
+  return nasa::testing::message_of<SpecError>(f, "SpecError");
 }
 
 TEST(Spec, ExampleFileEqualsBuiltin) {

@@ -24,6 +24,7 @@
 #include "nasa/supernet_weights.h"
 #include "nasa/uart_device.h"
 #include "nasa/uart_protocol.h"
+#include "fused_vs_ref.h"
 #include "owning_device.h"
 
 namespace {
@@ -133,21 +134,10 @@ TEST(UartDevice, FusedBatchOverAFaultyLinkEqualsTheReference) {
   const auto imgs = test.byte_images(0, 16);
   const auto labels = test.label_range(0, 16);
   const auto& cfg = config_by_name("sim");
-  runtime::Runtime ref(q, cfg,
-                       [](const hw::Config& c, uint64_t m) { return device::make_ref_device(c, m); },
-                       "ref");
-  runtime::Runtime link(
+  const auto [a, b] = nasa::testing::expect_fused_like_ref(
       q, cfg,
       [](const hw::Config& c, uint64_t m) { return std::make_unique<LinkedDevice>(c, m, 77); },
-      "uart");
-  compile::BatchOptions bo;
-  bo.dump_logits = true;
-  bo.mini_batch = 8;
-  const auto a = ref.evaluate_fused(cands, 0, imgs, labels, bo);
-  const auto b = link.evaluate_fused(cands, 0, imgs, labels, bo);
-  EXPECT_EQ(a.correct, b.correct);
-  EXPECT_EQ(a.logits, b.logits);
-  EXPECT_EQ(a.nodes, b.nodes);
+      "uart", cands, imgs, labels, /*mini_batch=*/8);
   EXPECT_EQ(a.cycles, b.cycles);
   EXPECT_EQ(a.counters, b.counters);
   // the faults happened and were recovered from
