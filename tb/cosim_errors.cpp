@@ -184,37 +184,30 @@ TEST_P(CosimErrors, BadChannels) {
 
 TEST_P(CosimErrors, OversizeInput) {
   const uint32_t in = cfg_.in_buf_bytes;
-  {
-    const auto [h, w] = factor(in + 1);  // H*W*1 just over the input buffer, kred 1
-    expect_error(edited({conv3()}, 0,
+  // Inputs of H*W*C one step over what the input buffer holds. The conv keeps its cout and takes
+  // k = 1 (kred 1); Add needs align_up(H*W*C, MemBytes) + H*W*C, so one byte over half the buffer.
+  const struct {
+    Desc base;
+    const char* name;
+    uint64_t pixels;
+    uint16_t channels;
+  } cases[] = {{conv3(), "conv", in + 1, 1}, {maxpool(), "maxpool", in / 8 + 1, 8},
+               {add(), "add", in / 2 + 1, 1}};
+  for (const auto& c : cases) {
+    const auto [h, w] = factor(c.pixels);
+    const bool conv = c.base.op == static_cast<uint8_t>(Op::Conv);
+    expect_error(edited({c.base}, 0,
                         [&](Desc& d, Program&) {
                           d.h = h;
                           d.w = w;
-                          d.cin = 1;
-                          d.k = 1;
+                          d.cin = c.channels;
+                          if (conv) {
+                            d.k = 1;
+                          } else {
+                            d.cout = c.channels;
+                          }
                         }),
-                 Err::Oversize, 0, fmt::format("conv input {}x{}x1", h, w));
-  }
-  {
-    const auto [h, w] = factor(in / 8 + 1);
-    expect_error(edited({maxpool()}, 0,
-                        [&](Desc& d, Program&) {
-                          d.h = h;
-                          d.w = w;
-                          d.cin = d.cout = 8;
-                        }),
-                 Err::Oversize, 0, fmt::format("maxpool input {}x{}x8", h, w));
-  }
-  {
-    // Add: align_up(H*W*C, MemBytes) + H*W*C, one byte over half the buffer.
-    const auto [h, w] = factor(in / 2 + 1);
-    expect_error(edited({add()}, 0,
-                        [&](Desc& d, Program&) {
-                          d.h = h;
-                          d.w = w;
-                          d.cin = d.cout = 1;
-                        }),
-                 Err::Oversize, 0, fmt::format("add input {}x{}x1", h, w));
+                 Err::Oversize, 0, fmt::format("{} input {}x{}x{}", c.name, h, w, c.channels));
   }
 }
 

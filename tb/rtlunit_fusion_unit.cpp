@@ -311,6 +311,12 @@ uint64_t run_and_check(Bench& bench, const Batch& b, std::mt19937* restarts = nu
   return got.cycles;
 }
 
+// A test's random source, its seed printed first so that a failure can be replayed by hand.
+std::mt19937 seeded_rng(const char* what, uint32_t seed) {
+  std::printf("rtlunit_fusion_unit: %s seed %u\n", what, seed);
+  return std::mt19937(seed);
+}
+
 uint32_t uni(std::mt19937& rng, uint32_t lo, uint32_t hi) {
   return std::uniform_int_distribution<uint32_t>(lo, hi)(rng);
 }
@@ -388,9 +394,7 @@ Batch overflow_batch(std::mt19937& rng, size_t count) {
 }
 
 TEST(FusionUnitRtl, RandomBatchesMatchReference) {
-  const uint32_t seed = 5005;
-  std::printf("rtlunit_fusion_unit: random batches seed %u\n", seed);
-  std::mt19937 rng(seed);
+  std::mt19937 rng = seeded_rng("random batches", 5005);
   for (int bench_no = 0; bench_no < 10; ++bench_no) {
     const auto bench_seed = static_cast<uint32_t>(rng());
     Bench bench(bench_seed);
@@ -414,9 +418,7 @@ TEST(FusionUnitRtl, RandomBatchesMatchReference) {
 }
 
 TEST(FusionUnitRtl, FmnistLikeBatches) {
-  const uint32_t seed = 6006;
-  std::printf("rtlunit_fusion_unit: fmnist-like seed %u\n", seed);
-  std::mt19937 rng(seed);
+  std::mt19937 rng = seeded_rng("fmnist-like", 6006);
   Bench bench(static_cast<uint32_t>(rng()));
   for (size_t count : {1u, 7u, 64u, 200u, 1u, 33u}) {
     const Batch b = fmnist_batch(rng, count);
@@ -537,9 +539,7 @@ TEST(FusionUnitRtl, BadChoiceNamesCandidate) {
 // the NodeCap nodes allocated so far. Then a batch that needs exactly NodeCap nodes fuses, and one
 // more new node overflows at the candidate that needs it.
 TEST(FusionUnitRtl, NodeOverflowNamesCandidate) {
-  const uint32_t seed = 2222;
-  std::printf("rtlunit_fusion_unit: overflow seed %u\n", seed);
-  std::mt19937 rng(seed);
+  std::mt19937 rng = seeded_rng("overflow", 2222);
   Bench bench(13);
   const Batch over = overflow_batch(rng, 100);
   const Outcome want = reference(over);
@@ -634,9 +634,7 @@ TEST(FusionUnitRtl, RepeatedRunsReuseUnit) {
 // by the port or still answered (before the port accepts another read); either way the next run on
 // the same bench, started at once or later, is exact.
 TEST(FusionUnitRtl, AbortReturnsToIdle) {
-  const uint32_t seed = 4444;
-  std::printf("rtlunit_fusion_unit: abort seed %u\n", seed);
-  std::mt19937 rng(seed);
+  std::mt19937 rng = seeded_rng("abort", 4444);
   int aborted = 0;
   for (int t = 0; t < 40; ++t) {
     Batch b = random_batch(rng, 64);
