@@ -277,21 +277,27 @@ TEST(ConvParams, Int8PipelineTracksFloat) {
   RecordProperty("worst_error_lsb", std::to_string(worst_lsb));
 }
 
+// The draws of the requant-against-float tests: input/output scales and int8 codes, all from
+// one engine seeded with kSeed, in the order the test asks for them.
+struct RequantDraws {
+  std::mt19937 rng{kSeed};
+  float scale() { return std::uniform_real_distribution<float>(0.005f, 0.5f)(rng); }
+  int code() { return std::uniform_int_distribution<int>(-128, 127)(rng); }
+};
+
 TEST(TensorRequant, AvgPoolAndGapMatchFloat) {
-  std::mt19937 rng(kSeed);
+  RequantDraws r;
   SCOPED_TRACE("seed " + std::to_string(kSeed));
-  std::uniform_real_distribution<float> scale(0.005f, 0.5f);
-  std::uniform_int_distribution<int> code(-128, 127);
   for (int t = 0; t < 200; ++t) {
-    const float in = scale(rng), out = in * std::uniform_real_distribution<float>(0.5f, 2.0f)(rng);
+    const float in = r.scale(), out = in * std::uniform_real_distribution<float>(0.5f, 2.0f)(r.rng);
     const int pixels = 1 + t * 7 % 400;
     const Requant a = avgpool_requant(in, out);
     const Requant g = gap_requant(in, out, pixels);
     EXPECT_EQ(a, choose_requant(double{in} / (9.0 * out)));
     for (int j = 0; j < 50; ++j) {
       int64_t sum9 = 0, sump = 0;
-      for (int k = 0; k < 9; ++k) sum9 += code(rng);
-      for (int k = 0; k < pixels; ++k) sump += code(rng);
+      for (int k = 0; k < 9; ++k) sum9 += r.code();
+      for (int k = 0; k < pixels; ++k) sump += r.code();
       const double want9 = std::clamp(std::round(sum9 * double{in} / (9.0 * out)), -128.0, 127.0);
       const double wantp =
           std::clamp(std::round(sump * double{in} / (pixels * double{out})), -128.0, 127.0);
@@ -307,17 +313,15 @@ TEST(TensorRequant, AvgPoolAndGapMatchFloat) {
 }
 
 TEST(TensorRequant, AddMatchesFloat) {
-  std::mt19937 rng(kSeed);
+  RequantDraws r;
   SCOPED_TRACE("seed " + std::to_string(kSeed));
-  std::uniform_real_distribution<float> scale(0.005f, 0.5f);
-  std::uniform_int_distribution<int> code(-128, 127);
   for (int t = 0; t < 200; ++t) {
-    const float sa = scale(rng), sb = scale(rng), so = std::max(sa, sb) * 1.5f;
+    const float sa = r.scale(), sb = r.scale(), so = std::max(sa, sb) * 1.5f;
     const auto [ra, rb] = add_requant(sa, sb, so);
     EXPECT_EQ(ra, choose_requant(double{sa} / so));
     EXPECT_EQ(rb, choose_requant(double{sb} / so));
     for (int j = 0; j < 100; ++j) {
-      const int a = code(rng), b = code(rng);
+      const int a = r.code(), b = r.code();
       const int sum = ref::requant(a, ra.m, ra.s) + ref::requant(b, rb.m, rb.s);
       const int y = std::clamp(sum, -128, 127);
       const double want =
