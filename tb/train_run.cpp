@@ -64,6 +64,20 @@ Config tiny_config() {
   return c;
 }
 
+// 32 images: one step an epoch, enough to write every file of a run, for the error-path tests.
+Config one_step_config() {
+  Config c = tiny_config();
+  c.train_images = 32;
+  return c;
+}
+
+// Trains into `dir`; returns the weights written there (what a refused run must leave alone).
+std::string trained_weights(const nasa::spec::Supernet& net, const Config& cfg,
+                            const fs::path& dir) {
+  nasa::train::train_supernet(net, cfg, dir);
+  return slurp(dir / "weights.safetensors");
+}
+
 std::string expect_error(const nasa::spec::Supernet& net, const Config& cfg, const fs::path& dir) {
   try {
     nasa::train::train_supernet(net, cfg, dir);
@@ -148,13 +162,11 @@ TEST(TrainRun, ResumeEqualsUninterrupted) {
 
 TEST(TrainRun, CorruptCheckpointIsAClearError) {
   const auto net = nasa::spec::builtin_space("fmnist-mb");
-  Config cfg = tiny_config();
-  cfg.train_images = 32;
+  Config cfg = one_step_config();
   cfg.epochs = 2;
   cfg.stop_after_epochs = 1;
   const auto dir = fresh_dir("corrupt");
-  nasa::train::train_supernet(net, cfg, dir);
-  const std::string before = slurp(dir / "weights.safetensors");
+  const std::string before = trained_weights(net, cfg, dir);
   {
     const std::string ck = slurp(dir / "checkpoint.pt");
     std::ofstream f(dir / "checkpoint.pt", std::ios::binary | std::ios::trunc);
@@ -175,12 +187,10 @@ TEST(TrainRun, CorruptCheckpointIsAClearError) {
 
 TEST(TrainRun, RefusesToOverwriteOrMix) {
   const auto net = nasa::spec::builtin_space("fmnist-mb");
-  Config cfg = tiny_config();
-  cfg.train_images = 32;
+  Config cfg = one_step_config();
   cfg.eval_candidates = 0;
   const auto dir = fresh_dir("refuse");
-  nasa::train::train_supernet(net, cfg, dir);
-  const std::string before = slurp(dir / "weights.safetensors");
+  const std::string before = trained_weights(net, cfg, dir);
 
   std::string e = expect_error(net, cfg, dir);  // no --resume, no --force
   EXPECT_NE(e.find("already holds"), std::string::npos) << e;
