@@ -13,11 +13,11 @@ LAYERS     ?= 2000
 DEB_PACKAGES := build-essential cmake make ccache pkg-config verilator yosys nextpnr-ice40 \
   fpga-icestorm libgtest-dev libgmock-dev libfmt-dev libspdlog-dev nlohmann-json3-dev \
   libcli11-dev zlib1g-dev libssl-dev dataset-fashion-mnist libtorch-dev \
-  gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
+  gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf python3
 
 # Cheap presence check (no dpkg, no apt): when all of these exist, `deps` is not even run.
 NEED_TOOLS := cmake make c++ ccache pkg-config verilator yosys nextpnr-ice40 icepack \
-  riscv64-unknown-elf-gcc
+  riscv64-unknown-elf-gcc python3
 NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include/fmt/core.h \
   /usr/include/spdlog/spdlog.h /usr/include/nlohmann/json.hpp /usr/include/CLI/CLI.hpp \
   /usr/include/zlib.h /usr/include/openssl/sha.h \

@@ -105,10 +105,6 @@ module nasa_mcu #(
     .trap_pc_o  (trap_pc),
     .retire_o   ()
   );
-  logic unused_cpu;
-  assign unused_cpu = ^{bus_rom, trap_pc, bus_addr[1:0], widx[9], 32'(RqLanes), 32'(DmaInflight),
-                        32'(WTiles), 32'(Rows), 32'(Cols), 32'(BurstMax), 32'(InBufBytes),
-                        32'(KredMax), 32'(MaxLayers * MaxChoices)};
   // (word accesses; RAM: 512 words; the engine's parameters: the firmware has its own copy of
   // the configuration, nasa_hw.h)
 
@@ -120,7 +116,12 @@ module nasa_mcu #(
   assign region = bus_addr[31:28];
   assign page   = bus_addr[15:12];
   assign widx   = bus_addr[11:2];
+  logic unused_cpu;
+  assign unused_cpu = ^{bus_rom, trap_pc, bus_addr[1:0], widx[9], 32'(RqLanes), 32'(DmaInflight),
+                        32'(WTiles), 32'(Rows), 32'(Cols), 32'(BurstMax), 32'(InBufBytes),
+                        32'(KredMax), 32'(MaxLayers * MaxChoices)};
   logic main_acc, int_acc, go_acc, mmio;
+  logic [1:0] go_q;  // GO: the run the host started (bit 0 program, bit 1 batch)
   assign main_acc = bus_req && (region == RgMain);
   assign go_acc   = bus_req && (region == RgGo);
   assign int_acc  = bus_req && (region != RgGo) && (region != RgMain);
@@ -203,7 +204,6 @@ module nasa_mcu #(
   // ======================= host CSRs, control registers, tables =======================
   localparam int unsigned NCW = $clog2(NodeCap + 1), LCW = $clog2(MaxCands + 1);
   logic busy_q, done_q, error_q, run_q;
-  logic [1:0] go_q;
   logic [7:0] err_code_q;
   logic [NCW-1:0] node_count_q;
   logic [LCW-1:0] leaf_count_q;

@@ -164,6 +164,7 @@ module nasa_mcu_cpu #(
   assign xorv  = rs1_v ^ op_b;
   assign eq    = (xorv == '0);
   // (shifts run in the multiply unit, one bit a cycle); the result's selects are registered
+  logic [RomAW-1:0] next_pc, pc1, tgt;
   logic [31:0] link;
   assign link = ResetPc | (32'(pc1) << 2);
   assign alu = ({32{r_sum_q}} & sum) | ({32{r_xor_q}} & xorv) | ({32{r_or_q}} & (rs1_v | op_b)) |
@@ -198,6 +199,7 @@ module nasa_mcu_cpu #(
   logic [4:0] md_sh;    // shift amount
   logic [33:0] md_y, md_s;
   logic md_sub;
+  logic md_done;  // the multiply or shift finishes this cycle
   logic [15:0] mx_q, my_q;
   logic [31:0] mp_q;
   // the 16x16 multiplier: halves selected by the step (rs1_v, rs2_v hold during SMd)
@@ -251,7 +253,6 @@ module nasa_mcu_cpu #(
       endcase
     end
   end
-  logic md_done;
   logic [31:0] md_res;
   always_comb begin
     unique case (md_op)
@@ -308,7 +309,6 @@ module nasa_mcu_cpu #(
   assign bus_rom_o   = req_rom_q;
 
   // ---------------- sequencing ----------------
-  logic [RomAW-1:0] next_pc, pc1, tgt;
   logic finish;  // the instruction completes this cycle: rd written, the next one fetched
   assign pc1 = pc_q + RomAW'(1);
   assign tgt = pc_q + RomAW'(((opc == OpJal) ? imm_j : imm_b) >> 2);

@@ -2,11 +2,12 @@
 # Lints rtl/ with Verilator -Wall, top nasa_top (nasa_mcu for a configuration with a controller),
 # once per hardware configuration (its parameters passed with -G), then every module those tops
 # do not contain (the UART link's, used by the board top) as its own top with default
-# parameters, then the board top. Any warning fails. Waivers go in rtl/lint.vlt only.
+# parameters, then the board top. Any warning fails. Waivers go in rtl/lint.vlt only. Last,
+# synth/decl_order.py: every signal of every module declared before its first use.
 # Usage: synth/lint.sh [config...]   (default: every configuration in hw_spec.h)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-require_tool verilator
+require_tool verilator python3
 nasa_enter_root
 mapfile -t files < <(nasa_rtl_files)
 configs=("$@")
@@ -61,5 +62,9 @@ if [[ -f fpga/nasa_icebreaker.sv ]]; then
     cat "$log"
     status=1
   fi
+fi
+# Every signal declared before it is used (neither tool checks it).
+if ! python3 synth/decl_order.py rtl/*.sv fpga/*.sv; then
+  status=1
 fi
 exit $status
