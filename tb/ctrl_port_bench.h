@@ -1,6 +1,6 @@
-// The half that the benches of a unit mastering a byte control port (nasa_cand_gen,
-// nasa_fusion_unit) share: the model, a byte memory of random contents behind the port, reset
-// with the control and port inputs low, and the port's random ready.
+// What the benches of a unit mastering a byte control port (nasa_cand_gen, nasa_fusion_unit)
+// share: the model, a byte memory of random contents behind the port, the reset, and the port's
+// side of each cycle (random ready, delayed read responses, the valid/ready rules).
 #pragma once
 
 #include <fmt/format.h>

@@ -8,9 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <deque>
 #include <memory>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>

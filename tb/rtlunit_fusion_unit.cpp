@@ -11,10 +11,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <deque>
 #include <map>
 #include <memory>
-#include <optional>
 #include <random>
 #include <string>
 #include <utility>
