@@ -30,8 +30,8 @@ module nasa_requant (
   always_comb begin
     lo = -9'sd128;
     hi = 9'sd127;
-    if (act_i == 2'd1) lo = 9'sd0;
-    if (act_i == 2'd2) begin
+    if (act_i == 2'(nasa_pkg::ActRelu)) lo = 9'sd0;
+    if (act_i == 2'(nasa_pkg::ActRelu6)) begin
       lo = 9'sd0;
       hi = $signed({1'b0, q6_i});
     end

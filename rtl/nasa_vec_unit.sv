@@ -9,7 +9,7 @@ module nasa_vec_unit #(
   input  logic                  clk_i,
   input  logic                  rst_ni,
   input  logic                  en_i,
-  input  logic [1:0]            mode_i,    // 1 sum, 2 max, 3 add (0 unused)
+  input  logic [1:0]            mode_i,    // nasa_pkg::vec_mode_e (0 unused)
   input  logic                  first_i,
   input  logic                  last_i,
   input  logic [Lanes-1:0]      valid_i,   // tap inside the image (max pool)
@@ -20,7 +20,9 @@ module nasa_vec_unit #(
   input  logic [7:0]            sb_i,
   output logic [Lanes*32-1:0]   res_o
 );
-  localparam logic [1:0] ModeSum = 2'd1, ModeMax = 2'd2, ModeAdd = 2'd3;
+  // (the contract's vector-unit modes, nasa_pkg::vec_mode_e)
+  localparam logic [1:0] ModeSum = 2'(nasa_pkg::VecSum), ModeMax = 2'(nasa_pkg::VecMax),
+                         ModeAdd = 2'(nasa_pkg::VecAdd);
 
   logic [15:0] am;
   logic [7:0] as;
