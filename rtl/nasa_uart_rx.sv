@@ -14,13 +14,35 @@ module nasa_uart_rx #(
   localparam int unsigned CW = $clog2(ClksPerBit + 1);
   typedef enum logic [1:0] {RIdle, RStart, RData, RStop} rstate_e;
 
-  rstate_e st_q;
+  rstate_e st_q, st_d;
   logic [2:0] sync_q;  // two flops against metastability, a third for the falling edge
   logic [CW-1:0] cnt_q;
   logic [2:0] bit_q;
   logic [7:0] sh_q;
   logic line;
   assign line = sync_q[1];
+
+  // next state
+  always_comb begin
+    st_d = st_q;
+    unique case (st_q)
+      RIdle: begin
+        // a start bit is a falling edge: a line held low (a break, a bad stop bit) is not
+        if (!line && sync_q[2]) st_d = RStart;
+      end
+      RStart: begin
+        // at the bit's middle: a start bit that is gone is a glitch
+        if (cnt_q == '0) st_d = line ? RIdle : RData;
+      end
+      RData: begin
+        if ((cnt_q == '0) && (bit_q == 3'd7)) st_d = RStop;
+      end
+      RStop: begin
+        if (cnt_q == '0) st_d = RIdle;
+      end
+      default: st_d = RIdle;
+    endcase
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -34,21 +56,17 @@ module nasa_uart_rx #(
     end else begin
       sync_q  <= {sync_q[1:0], rx_i};
       valid_o <= 1'b0;
+      st_q    <= st_d;
       unique case (st_q)
         RIdle: begin
-          // a start bit is a falling edge: a line held low (a break, a bad stop bit) is not
           if (!line && sync_q[2]) begin
-            st_q  <= RStart;
             cnt_q <= CW'(ClksPerBit / 2 - 2);  // the synchronizer already took 2 clocks
           end
         end
         RStart: begin
           if (cnt_q != '0) begin
             cnt_q <= cnt_q - CW'(1);
-          end else if (line) begin
-            st_q <= RIdle;  // glitch
-          end else begin
-            st_q  <= RData;
+          end else if (!line) begin
             cnt_q <= CW'(ClksPerBit - 1);
             bit_q <= '0;
           end
@@ -60,21 +78,17 @@ module nasa_uart_rx #(
             sh_q  <= {line, sh_q[7:1]};
             cnt_q <= CW'(ClksPerBit - 1);
             bit_q <= bit_q + 3'd1;
-            if (bit_q == 3'd7) st_q <= RStop;
           end
         end
         RStop: begin
           if (cnt_q != '0) begin
             cnt_q <= cnt_q - CW'(1);
-          end else begin
-            if (line) begin
-              valid_o <= 1'b1;
-              data_o  <= sh_q;
-            end
-            st_q <= RIdle;
+          end else if (line) begin
+            valid_o <= 1'b1;
+            data_o  <= sh_q;
           end
         end
-        default: st_q <= RIdle;
+        default: ;
       endcase
     end
   end
