@@ -5,7 +5,8 @@
 // the line until it has been quiet for GapCycles (the frame's tail is never taken for a new
 // frame); a frame that stops arriving for GapCycles is answered TIMEOUT. A write whose sequence
 // number, command and address equal the last successful write's is answered OK without being
-// executed again, and a repeated READ_CSR gets the value it returned (safe host retries). Byte-exact with nasa::uart::BridgeModel.
+// executed again, and a repeated READ_CSR gets the value it returned (safe host retries).
+// Byte-exact with nasa::uart::BridgeModel.
 module nasa_uart_bridge #(
   parameter int unsigned MemBytes  = 1 << 20,
   parameter int unsigned GapCycles = 400  // quiet clock cycles: gap byte times of the UART
@@ -56,7 +57,7 @@ module nasa_uart_bridge #(
     crc_step = c;
   endfunction
 
-  bstate_e st_q;
+  bstate_e st_q, st_d;
   logic [QW-1:0] quiet_q;          // cycles since the last received byte, saturating
   logic [8:0] cnt_q;               // bytes received after the sync in this frame
   logic [7:0] cmd_q, seq_q;
@@ -171,7 +172,62 @@ module nasa_uart_bridge #(
     buf_rd_q <= buf_mem[ptr_q];
   end
 
-  // start of a response: status (0 = OK), payload length
+  // next state (each move to BResp starts a response: NASA_RESPOND below)
+  always_comb begin
+    st_d = st_q;
+    unique case (st_q)
+      BHunt: if (rx_valid_i && (rx_data_i == ReqSync)) st_d = BHeader;
+      BHeader: begin
+        if (rx_valid_i) begin
+          if (cnt_q[2:0] == 3'd7) st_d = BBody;  // header complete: checked on the next cycle
+        end else if (quiet) begin
+          st_d = BResp;  // TIMEOUT
+        end
+      end
+      BBody: begin
+        if ((cnt_q == 9'd8) && (!cmd_ok || !len_ok)) begin
+          st_d = BResp;  // bad command or length
+        end else if (rx_valid_i) begin
+          // the CRC's high byte: the frame is complete; checked in the next cycle
+          if (!(11'(cnt_q) < crc_at_q) && (11'(cnt_q) != crc_at_q)) st_d = BCheck;
+        end else if (quiet) begin
+          st_d = BResp;  // TIMEOUT
+        end
+      end
+      BCheck: begin
+        if (!crc_ok_q) begin
+          st_d = BResp;  // BAD_CRC
+        end else if (!csr_cmd && !addr_ok_q) begin
+          st_d = BResp;  // BAD_ADDR
+        end else if (cmd_q == 8'd1) begin
+          st_d = repeat_write ? BResp : BLoad;
+        end else if (cmd_q == 8'd2) begin
+          st_d = BResp;
+        end else if ((cmd_q == 8'd3) && repeat_write) begin
+          st_d = BResp;
+        end else if ((cmd_q == 8'd4) && repeat_write) begin
+          st_d = BResp;
+        end else begin
+          st_d = BCsr;
+        end
+      end
+      BLoad: st_d = BWrite;  // buf_rd_q <= buf[ptr_q]
+      BWrite: begin
+        if (mreq_ready_i) st_d = (16'(ptr_q) + 16'd1 == len_q) ? BResp : BLoad;
+      end
+      BCsr: if (csr_ready_i) st_d = BResp;
+      BResp: begin
+        if (tx_fire && (tx_idx_q == crc_hi_at_q)) begin
+          // done: after an error wait for a quiet line (a timeout has just seen one)
+          st_d = ((status_q == 3'd0) || (status_q == 3'd5)) ? BHunt : BDrain;
+        end
+      end
+      BDrain: if (quiet && !rx_valid_i) st_d = BHunt;
+      default: st_d = BHunt;
+    endcase
+  end
+
+  // start of a response (st_d is BResp): status (0 = OK), payload length
   `define NASA_RESPOND(STATUS, LEN) \
     begin \
       status_q  <= (STATUS); \
@@ -180,7 +236,6 @@ module nasa_uart_bridge #(
       tx_crc_q  <= 16'hFFFF; \
       rd_pend_q <= 1'b0; \
       rd_have_q <= 1'b0; \
-      st_q      <= BResp; \
     end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -211,6 +266,7 @@ module nasa_uart_bridge #(
       rd_q         <= '0;
       error_o      <= 1'b0;
     end else begin
+      st_q    <= st_d;
       error_o <= 1'b0;
       if (rx_valid_i) begin
         quiet_q <= '0;
@@ -220,7 +276,6 @@ module nasa_uart_bridge #(
       unique case (st_q)
         BHunt: begin
           if (rx_valid_i && (rx_data_i == ReqSync)) begin
-            st_q   <= BHeader;
             cnt_q  <= '0;
             crc_q  <= 16'hFFFF;
             seq_q  <= '0;
@@ -239,10 +294,7 @@ module nasa_uart_bridge #(
               3'd4: addr_q[7:0] <= rx_data_i;
               3'd5: addr_q[15:8] <= rx_data_i;
               3'd6: addr_q[23:16] <= rx_data_i;
-              default: begin
-                addr_q[31:24] <= rx_data_i;
-                st_q <= BBody;  // header complete: checked on the next cycle
-              end
+              default: addr_q[31:24] <= rx_data_i;  // header complete
             endcase
           end else if (quiet) begin
             error_o <= 1'b1;
@@ -265,7 +317,6 @@ module nasa_uart_bridge #(
               end else begin
                 // the CRC's high byte: the frame is complete; checked in the next cycle
                 crc_ok_q <= ({rx_data_i, rx_crc_q} == crc_q);
-                st_q     <= BCheck;
               end
             end else if (quiet) begin
               error_o <= 1'b1;
@@ -285,7 +336,6 @@ module nasa_uart_bridge #(
               `NASA_RESPOND(3'd0, 16'd0)
             end else begin
               ptr_q <= '0;
-              st_q  <= BLoad;
             end
           end else if (cmd_q == 8'd2) begin
             `NASA_RESPOND(3'd0, len_q)
@@ -294,11 +344,8 @@ module nasa_uart_bridge #(
           end else if ((cmd_q == 8'd4) && repeat_write) begin
             csr_val_q <= last_rdata_q;
             `NASA_RESPOND(3'd0, 16'd4)
-          end else begin
-            st_q <= BCsr;
           end
         end
-        BLoad: st_q <= BWrite;  // buf_rd_q <= buf[ptr_q]
         BWrite: begin
           if (mreq_ready_i) begin
             if (16'(ptr_q) + 16'd1 == len_q) begin
@@ -309,7 +356,6 @@ module nasa_uart_bridge #(
               `NASA_RESPOND(3'd0, 16'd0)
             end else begin
               ptr_q <= ptr_q + 8'd1;
-              st_q  <= BLoad;
             end
           end
         end
@@ -341,16 +387,9 @@ module nasa_uart_bridge #(
               tx_crc_q <= crc_step(tx_crc_q, tx_byte);
             end
             if (in_payload) rd_have_q <= 1'b0;
-            if (tx_idx_q == crc_hi_at_q) begin
-              // done: after an error wait for a quiet line (a timeout has just seen one)
-              st_q <= ((status_q == 3'd0) || (status_q == 3'd5)) ? BHunt : BDrain;
-            end
           end
         end
-        BDrain: begin
-          if (quiet && !rx_valid_i) st_q <= BHunt;
-        end
-        default: st_q <= BHunt;
+        default: ;
       endcase
     end
   end
