@@ -32,7 +32,7 @@ module nasa_eval_unit #(
   localparam int unsigned NW = $clog2(NodeCap);
 
   typedef enum logic [2:0] {EIdle, EClear, ELogit, ELabel, ERead, EWrite} estate_e;
-  estate_e st_q;
+  estate_e st_q, st_d;
   logic [31:0] cnt_mem [NodeCap];
   logic [NW-1:0] clr_q;
   logic [15:0] leaf_q, k_q, best_i_q;
@@ -72,6 +72,30 @@ module nasa_eval_unit #(
     end
   end
 
+  // next state
+  always_comb begin
+    st_d = st_q;
+    if (abort_i) begin
+      st_d = EIdle;
+    end else begin
+      unique case (st_q)
+        EIdle: begin
+          if (clear_i) begin
+            st_d = EClear;
+          end else if (start_i) begin
+            st_d = ELogit;
+          end
+        end
+        EClear: if (32'(clr_q) == NodeCap - 1) st_d = EIdle;
+        ELogit: if (mrsp_valid_i && (k_q + 16'd1 == classes_q)) st_d = ELabel;
+        ELabel: if (mrsp_valid_i) st_d = ERead;  // rd_q holds the leaf's counter from then on
+        ERead:  st_d = EWrite;
+        EWrite: st_d = EIdle;
+        default: st_d = EIdle;
+      endcase
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       st_q       <= EIdle;
@@ -87,19 +111,17 @@ module nasa_eval_unit #(
       ok_q       <= 1'b0;
       done_o     <= 1'b0;
     end else begin
+      st_q   <= st_d;
       done_o <= 1'b0;
       if (abort_i) begin
-        st_q       <= EIdle;
         req_pend_q <= 1'b0;
       end else begin
         if (mreq_valid_o && mreq_ready_i) req_pend_q <= 1'b1;
         unique case (st_q)
           EIdle: begin
             if (clear_i) begin
-              st_q  <= EClear;
               clr_q <= '0;
             end else if (start_i) begin
-              st_q      <= ELogit;
               leaf_q    <= leaf_i;
               la_q      <= logits_addr_i;
               lb_q      <= label_addr_i;
@@ -109,10 +131,7 @@ module nasa_eval_unit #(
               best_q    <= 8'h80;
             end
           end
-          EClear: begin
-            clr_q <= clr_q + 1'b1;
-            if (32'(clr_q) == NodeCap - 1) st_q <= EIdle;
-          end
+          EClear: clr_q <= clr_q + 1'b1;
           ELogit: begin
             if (mrsp_valid_i) begin
               req_pend_q <= 1'b0;
@@ -121,22 +140,16 @@ module nasa_eval_unit #(
                 best_i_q <= k_q;
               end
               k_q <= k_q + 16'd1;
-              if (k_q + 16'd1 == classes_q) st_q <= ELabel;
             end
           end
           ELabel: begin
             if (mrsp_valid_i) begin
               req_pend_q <= 1'b0;
               ok_q       <= (16'(mrsp_data_i) == best_i_q);
-              st_q       <= ERead;  // rd_q holds the leaf's counter from the next cycle on
             end
           end
-          ERead: st_q <= EWrite;
-          EWrite: begin
-            st_q   <= EIdle;
-            done_o <= 1'b1;
-          end
-          default: st_q <= EIdle;
+          EWrite: done_o <= 1'b1;
+          default: ;
         endcase
       end
     end
