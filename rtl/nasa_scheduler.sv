@@ -63,7 +63,7 @@ module nasa_scheduler #(
     SIdle, SBatch, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SImg, SIssue, SWait, SRunEnd, SEval,
     SEvalWait, SNext, SClimbRd, SClimbAt
   } sstate_e;
-  sstate_e st_q;
+  sstate_e st_q, st_d;
 
   // per-depth output of the node on the current path: the depth whose arena slot holds it (a
   // skip node's output is its input), or SrcImg for the input images (skips from the root).
@@ -119,6 +119,62 @@ module nasa_scheduler #(
   assign par_base   = (par_src == SrcImg) ? img_ptr_q : arena_addr_i[32'(par_src)*32 +: 32];
   assign par_stride = (par_src == SrcImg) ? img_stride_i : arena_stride_i[32'(par_src)*32 +: 32];
 
+  // next state
+  always_comb begin
+    st_d = st_q;
+    if (abort_i) begin
+      st_d = SIdle;
+    end else begin
+      unique case (st_q)
+        SIdle: if (start_i) st_d = SBatch;
+        // next mini-batch, or done
+        SBatch: st_d = (g0_q >= img_count_i) ? SIdle : SNodeRd;
+        SNodeRd: st_d = SNodeAt;  // node_idx_o = node_q; the entry arrives next cycle
+        SNodeAt: st_d = (depth_q == '0) ? SNode : SOpRd;  // the root runs the stem
+        SOpRd: st_d = SOpAt;
+        SOpAt: st_d = SNode;
+        SNode: st_d = SImg;
+        SImg: st_d = (ncount_q == '0) ? SRunEnd : SIssue;
+        SIssue: if (xd_ready_i) st_d = SWait;
+        SWait: begin
+          if (xd_done_i) st_d = (t_q + 8'd1 < ccount_q) ? SIssue : SRunEnd;
+        end
+        SRunEnd: begin
+          if (leaf && !head_q && head_tpl_i[31:24] != '0) begin
+            st_d = SIssue;  // the head's templates
+          end else if (leaf) begin
+            st_d = SEval;
+          end else begin
+            st_d = SNext;
+          end
+        end
+        SEval: st_d = SEvalWait;
+        SEvalWait: if (ev_done_i) st_d = SNext;
+        // next image of the mini-batch, a child, or climb
+        SNext: begin
+          if (b_q + 32'd1 < nb_q) begin
+            st_d = SImg;
+          end else if (first_q != NoNode && !leaf) begin
+            st_d = SNodeRd;
+          end else begin
+            st_d = SClimbRd;  // node_q's entry (its next sibling) is read again
+          end
+        end
+        SClimbRd: st_d = SClimbAt;
+        SClimbAt: begin
+          if (node_next_i != NoNode) begin
+            st_d = SNodeRd;
+          end else if (depth_q <= DW'(1)) begin
+            st_d = SBatch;  // back at the root: the mini-batch is done
+          end else begin
+            st_d = SClimbRd;
+          end
+        end
+        default: st_d = SIdle;
+      endcase
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       st_q         <= SIdle;
@@ -153,14 +209,12 @@ module nasa_scheduler #(
         path_q[d]    <= '0;
       end
     end else begin
+      st_q   <= st_d;
       done_o <= 1'b0;
-      if (abort_i) begin
-        st_q <= SIdle;
-      end else begin
+      if (!abort_i) begin
         unique case (st_q)
           SIdle: begin
             if (start_i) begin
-              st_q      <= SBatch;
               g0_q      <= '0;
               g0c_q     <= '0;
               img_ptr_q <= img_addr_i;
@@ -169,17 +223,14 @@ module nasa_scheduler #(
           // next mini-batch: images [g0, g0 + nb)
           SBatch: begin
             if (g0_q >= img_count_i) begin
-              st_q   <= SIdle;
               done_o <= 1'b1;
             end else begin
               nb_q       <= (img_count_i - g0_q < mini_batch_i) ? img_count_i - g0_q : mini_batch_i;
               g0c_next_q <= g0c_q;
               node_q     <= '0;
-              depth_q <= '0;
-              st_q    <= SNodeRd;
+              depth_q    <= '0;
             end
           end
-          SNodeRd: st_q <= SNodeAt;  // node_idx_o = node_q; the entry arrives next cycle
           SNodeAt: begin
             first_q         <= node_first_i;
             layer_q         <= node_layer_i;
@@ -192,16 +243,11 @@ module nasa_scheduler #(
             if (depth_q == '0) begin
               nfirst_q <= stem_tpl_i[23:0];
               ncount_q <= stem_tpl_i[31:24];
-              st_q     <= SNode;
-            end else begin
-              st_q <= SOpRd;
             end
           end
-          SOpRd: st_q <= SOpAt;
           SOpAt: begin
             nfirst_q <= optab_i[23:0];
             ncount_q <= optab_i[31:24];
-            st_q     <= SNode;
           end
           // the node's output placement and image 0 of the mini-batch
           SNode: begin
@@ -210,7 +256,6 @@ module nasa_scheduler #(
             xi_q <= xin_base_q;
             yi_q <= arena_a;
             l_q  <= (logits_stride_i == '0) ? logits_addr_i : lnode_q + g0c_q;
-            st_q <= SImg;
           end
           // one image: the node's templates, then (leaf) the head's and the evaluation
           SImg: begin
@@ -218,34 +263,16 @@ module nasa_scheduler #(
             ccount_q <= ncount_q;
             t_q      <= '0;
             head_q   <= 1'b0;
-            st_q     <= (ncount_q == '0) ? SRunEnd : SIssue;
           end
-          SIssue: if (xd_ready_i) st_q <= SWait;
-          SWait: begin
-            if (xd_done_i) begin
-              if (t_q + 8'd1 < ccount_q) begin
-                t_q  <= t_q + 8'd1;
-                st_q <= SIssue;
-              end else begin
-                st_q <= SRunEnd;
-              end
-            end
-          end
+          SWait: if (xd_done_i && (t_q + 8'd1 < ccount_q)) t_q <= t_q + 8'd1;
           SRunEnd: begin
             if (leaf && !head_q && head_tpl_i[31:24] != '0) begin
               head_q   <= 1'b1;
               cfirst_q <= head_tpl_i[23:0];
               ccount_q <= head_tpl_i[31:24];
               t_q      <= '0;
-              st_q     <= SIssue;
-            end else if (leaf) begin
-              st_q <= SEval;
-            end else begin
-              st_q <= SNext;
             end
           end
-          SEval: st_q <= SEvalWait;
-          SEvalWait: if (ev_done_i) st_q <= SNext;
           // next image of the mini-batch, or leave the node
           SNext: begin
             if (depth_q == '0) g0c_next_q <= g0c_next_q + 32'(classes_i);
@@ -254,37 +281,29 @@ module nasa_scheduler #(
               xi_q <= xi_q + xin_stride_q;
               yi_q <= yi_q + arena_s;
               l_q  <= (logits_stride_i == '0) ? logits_addr_i : l_q + 32'(classes_i);
-              st_q <= SImg;
             end else begin
               // at the root xi_q is image nb-1 of the mini-batch
               if (depth_q == '0) img_next_q <= xi_q + img_stride_i;
               if (first_q != NoNode && !leaf) begin
                 node_q  <= first_q;
                 depth_q <= depth_q + DW'(1);
-                st_q    <= SNodeRd;
-              end else begin
-                st_q <= SClimbRd;  // node_q's entry (its next sibling) is read again
               end
             end
           end
-          SClimbRd: st_q <= SClimbAt;
           SClimbAt: begin
             if (node_next_i != NoNode) begin
               node_q <= node_next_i;
-              st_q   <= SNodeRd;
             end else if (depth_q <= DW'(1)) begin
               // back at the root: the mini-batch is done
               g0_q      <= g0_q + nb_q;
               g0c_q     <= g0c_next_q;
               img_ptr_q <= img_next_q;
-              st_q      <= SBatch;
             end else begin
               depth_q <= depth_m1;
               node_q  <= path_q[depth_m1];
-              st_q    <= SClimbRd;
             end
           end
-          default: st_q <= SIdle;
+          default: ;
         endcase
       end
     end
