@@ -39,7 +39,7 @@ module nasa_mcu_dot #(
   typedef enum logic [2:0] {DIdle, DRun, DReqX, DWaitX, DReqW, DWaitW, DDrain} dstate_e;
   localparam logic [1:0] ModeMac = 2'd0, ModeMax = 2'd2;  // (1: SUM)
 
-  dstate_e st_q;
+  dstate_e st_q, st_d;
   logic [AW-1:0] x_q, w_q, xa_q, wa_q;   // run starts, element addresses
   logic [11:0] n_q, xi_q, xo_q, wi_q, wo_q, ni_q;
   logic [7:0] r_q, nr_q;
@@ -88,6 +88,32 @@ module nasa_mcu_dot #(
   assign x_next = run_end ? x_q + AW'(xo_q) : xa_q + AW'(xi_q);
   assign w_next = run_end ? w_q + AW'(wo_q) : wa_q + AW'(wi_q);
 
+  // next state: an ACC write starts the unit (DDrain at once for an empty dot product); DRun
+  // takes an element or fetches the missing word, x first
+  always_comb begin
+    st_d = st_q;
+    unique case (st_q)
+      DIdle: begin
+        if (we_i && (reg_i == 3'd5)) st_d = (n_q == '0 || r_q == '0) ? DDrain : DRun;
+      end
+      DRun: begin
+        if (take) begin
+          if (last) st_d = DDrain;
+        end else if (!x_hit) begin
+          st_d = req_ready_i ? DWaitX : DReqX;
+        end else begin
+          st_d = req_ready_i ? DWaitW : DReqW;
+        end
+      end
+      DReqX: if (req_ready_i) st_d = DWaitX;
+      DReqW: if (req_ready_i) st_d = DWaitW;
+      DWaitX: if (rsp_valid_i) st_d = DRun;
+      DWaitW: if (rsp_valid_i) st_d = DRun;
+      DDrain: if (drain_q) st_d = DIdle;
+      default: st_d = DIdle;
+    endcase
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       st_q    <= DIdle;
@@ -115,6 +141,7 @@ module nasa_mcu_dot #(
       pv_q    <= 1'b0;
       pv2_q   <= 1'b0;
     end else begin
+      st_q  <= st_d;
       pv_q  <= take;
       pv2_q <= pv_q;
       if (pv2_q) begin
@@ -148,12 +175,7 @@ module nasa_mcu_dot #(
                 nr_q  <= r_q;
                 xv_q  <= 1'b0;
                 wv_q  <= 1'b0;
-                if (n_q == '0 || r_q == '0) begin
-                  st_q    <= DDrain;
-                  drain_q <= 1'b0;
-                end else begin
-                  st_q <= DRun;
-                end
+                if (n_q == '0 || r_q == '0) drain_q <= 1'b0;
               end
               default: ;
             endcase
@@ -171,24 +193,14 @@ module nasa_mcu_dot #(
             end else begin
               ni_q <= ni_q - 12'd1;
             end
-            if (last) begin
-              st_q    <= DDrain;
-              drain_q <= 1'b0;
-            end
-          end else if (!x_hit) begin
-            st_q <= req_ready_i ? DWaitX : DReqX;
-          end else begin
-            st_q <= req_ready_i ? DWaitW : DReqW;
+            if (last) drain_q <= 1'b0;
           end
         end
-        DReqX: if (req_ready_i) st_q <= DWaitX;
-        DReqW: if (req_ready_i) st_q <= DWaitW;
         DWaitX: begin
           if (rsp_valid_i) begin
             xw_q <= rsp_rdata_i;
             xt_q <= xa_q[AW-1:2];
             xv_q <= 1'b1;
-            st_q <= DRun;
           end
         end
         DWaitW: begin
@@ -196,14 +208,10 @@ module nasa_mcu_dot #(
             ww_q <= rsp_rdata_i;
             wt_q <= wa_q[AW-1:2];
             wv_q <= 1'b1;
-            st_q <= DRun;
           end
         end
-        DDrain: begin
-          drain_q <= 1'b1;
-          if (drain_q) st_q <= DIdle;
-        end
-        default: st_q <= DIdle;
+        DDrain: drain_q <= 1'b1;
+        default: ;
       endcase
     end
   end
