@@ -39,7 +39,7 @@ module nasa_mcu_cpu #(
   output logic             retire_o      // pulse: an instruction completed (for traces, tests)
 );
   typedef enum logic [2:0] {SBoot, SDec, SExe, SMem, SMd, SFetch, SBr, STrap} state_e;
-  state_e st_q;
+  state_e st_q, st_d;
 
   logic [RomAW-1:0] pc_q;  // word index in the ROM
   logic [31:0] pc_full, ir_q;
@@ -372,6 +372,33 @@ module nasa_mcu_cpu #(
     endcase
   end
 
+  // next state: restart_i wins over everything; a trap stays until then
+  always_comb begin
+    st_d = st_q;
+    unique case (st_q)
+      SBoot: st_d = SDec;  // the ROM shows the word at ResetPc (rom_addr_o = pc)
+      SDec:  st_d = SExe;
+      SExe: begin
+        if (!legal || misaligned) begin
+          st_d = STrap;
+        end else if (opc == OpLd || opc == OpSt) begin
+          st_d = SMem;
+        end else if (is_md || is_shift) begin
+          st_d = SMd;
+        end else if (opc == OpBr) begin
+          st_d = SBr;
+        end else begin
+          st_d = redirect ? SFetch : SDec;
+        end
+      end
+      SFetch: st_d = SDec;  // the ROM reads the target at pc_q
+      SBr:    st_d = SDec;  // the ROM reads the branch's next instruction
+      SMem, SMd: if (finish) st_d = SDec;
+      default: ;
+    endcase
+    if (restart_i) st_d = SBoot;
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       st_q        <= SBoot;
@@ -387,21 +414,14 @@ module nasa_mcu_cpu #(
       br_take_q   <= 1'b0;
       trap_pc_o   <= '0;
     end else begin
+      st_q <= st_d;
       unique case (st_q)
-        SBoot: begin
-          pc_q <= '0;
-          st_q <= SDec;  // the ROM shows the word at ResetPc (rom_addr_o = pc)
-        end
-        SDec: begin
-          ir_q       <= rom_data_i;
-          st_q       <= SExe;
-        end
+        SBoot: pc_q <= '0;
+        SDec:  ir_q <= rom_data_i;
         SExe: begin
           if (!legal || misaligned) begin
-            st_q      <= STrap;
             trap_pc_o <= pc_full;
           end else if (opc == OpLd || opc == OpSt) begin
-            st_q        <= SMem;
             req_addr_q  <= {sum[31:2], 2'b00};
             req_off_q   <= sum[1:0];
             req_we_q    <= (opc == OpSt);
@@ -409,33 +429,21 @@ module nasa_mcu_cpu #(
             req_wdata_q <= st_data;  // (bytes and halves replicated: the strobes pick the lane)
             req_strb_q  <= st_strb;
           end else if (is_md || is_shift) begin
-            st_q <= SMd;
+            // (SMd: the multiply unit loads its operands)
           end else if (opc == OpBr) begin
             br_take_q <= take;  // (the compare's only destination: a register)
-            st_q      <= SBr;
           end else begin
             pc_q <= next_pc;
-            st_q <= redirect ? SFetch : SDec;
           end
         end
-        SFetch: st_q <= SDec;  // the ROM reads the target at pc_q
-        SBr: begin  // the ROM reads the branch's next instruction
-          pc_q <= br_take_q ? tgt : pc1;
-          st_q <= SDec;
-        end
+        SBr: pc_q <= br_take_q ? tgt : pc1;
         SMem, SMd: begin
           rom_ph_q <= (st_q == SMem) && req_rom_q && !rom_ph_q;
-          if (finish) begin
-            pc_q <= pc1;
-            st_q <= SDec;
-          end
+          if (finish) pc_q <= pc1;
         end
         default: ;
       endcase
-      if (restart_i) begin
-        st_q <= SBoot;
-        pc_q <= '0;
-      end
+      if (restart_i) pc_q <= '0;
     end
   end
   assign trap_o   = (st_q == STrap);
