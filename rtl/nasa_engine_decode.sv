@@ -182,19 +182,6 @@ module nasa_engine_decode #(
   end
 
   // ======================= validation =======================
-  // [addr, addr + len) inside [base, limit), where base, limit <= 2^AW (CSR clamp): in AW + 2
-  // bits once addr < 2^AW and len <= 2^(AW+1) are known
-  logic [AW:0] win_base_a, win_limit_a;
-  assign win_base_a  = (AW + 1)'(win_base_i);
-  assign win_limit_a = (AW + 1)'(win_limit_i);
-  function automatic logic in_win(input logic [31:0] addr, input logic [DW-1:0] len,
-                                  input logic [AW:0] base, input logic [AW:0] limit);
-    logic [AW+1:0] end_addr;
-    end_addr = (AW + 2)'(addr) + (AW + 2)'(len);
-    in_win = ((64'(addr) >> AW) == '0) && ((64'(len) >> (AW + 1)) == '0) &&
-             ((AW + 1)'(addr) >= base) && (end_addr <= (AW + 2)'(limit));
-  endfunction
-
   // The window checks of a descriptor's regions share one checker, one region per decode step
   // once its size is known (input and second input from step 2, output from 6, weights and
   // per-channel records from 7); win_bad_q holds the verdict by the last step.
@@ -222,11 +209,22 @@ module nasa_engine_decode #(
       default: ;
     endcase
   end
+  logic wc_inside;
+  nasa_engine_win_check #(
+    .AddrBits(AddrBits),
+    .LenW    (DW)
+  ) u_win (
+    .addr_i  (wc_addr),
+    .len_i   (wc_len),
+    .base_i  (win_base_i),
+    .limit_i (win_limit_i),
+    .inside_o(wc_inside)
+  );
   always_ff @(posedge clk_i) begin
     if (active_i) begin
       if (dec_step_q == nasa_engine_pkg::DecHwIn) begin
         win_bad_q <= 1'b0;
-      end else if (wc_en && !in_win(wc_addr, wc_len, win_base_a, win_limit_a)) begin
+      end else if (wc_en && !wc_inside) begin
         win_bad_q <= 1'b1;
       end
     end

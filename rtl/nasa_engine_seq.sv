@@ -94,22 +94,20 @@ module nasa_engine_seq #(
   logic finish_q, finish_d;
   nasa_engine_pkg::layer_t r_q, nx_q;
 
-  // [addr, addr + len) inside the window [base, limit) (see nasa_engine_decode)
-  logic [AW:0] win_base_a, win_limit_a;
-  assign win_base_a  = (AW + 1)'(win_base_i);
-  assign win_limit_a = (AW + 1)'(win_limit_i);
-  function automatic logic in_win(input logic [31:0] addr, input logic [DW-1:0] len,
-                                  input logic [AW:0] base, input logic [AW:0] limit);
-    logic [AW+1:0] end_addr;
-    end_addr = (AW + 2)'(addr) + (AW + 2)'(len);
-    in_win = ((64'(addr) >> AW) == '0) && ((64'(len) >> (AW + 1)) == '0) &&
-             ((AW + 1)'(addr) >= base) && (end_addr <= (AW + 2)'(limit));
-  endfunction
-
   logic [31:0] desc_src;
   logic desc_in_win, be_idle, a_fin, dec_ok, in_room, hz_ok, ld_start, cs_start;
   assign desc_src    = ext_q ? xd_tpl_i : desc_addr_i + (fe_li_q << 6);
-  assign desc_in_win = in_win(desc_src, DW'(nasa_pkg::DescBytes), win_base_a, win_limit_a);
+  // the next descriptor lies inside the window
+  nasa_engine_win_check #(
+    .AddrBits(AddrBits),
+    .LenW    (DW)
+  ) u_desc_win (
+    .addr_i  (desc_src),
+    .len_i   (DW'(nasa_pkg::DescBytes)),
+    .base_i  (win_base_i),
+    .limit_i (win_limit_i),
+    .inside_o(desc_in_win)
+  );
   assign desc_valid_o = (state_q == nasa_engine_pkg::StFetch) && desc_in_win &&
                         (!ext_q || (xd_valid_i && !xd_end_i));
   assign desc_src_o   = AW'(desc_src);
