@@ -19,6 +19,7 @@ module nasa_icebreaker #(
 );
   localparam int unsigned MemBytesTotal = 131072;
   localparam int unsigned PortBytes = nasa_pkg::CfgUp5kMemBytes;  // 4: one SPRAM word
+  localparam int unsigned PortDW = nasa_pkg::MemBytesMax * 8;     // the port structs' data fields
 
   // core clock, and the power-on reset: low until the PLL has locked and 15 cycles more
   logic clk, pll_locked;
@@ -70,11 +71,10 @@ module nasa_icebreaker #(
     .tx_o   (uart_tx_o)
   );
 
-  logic b_mreq_valid, b_mreq_ready, b_mreq_we, b_mrsp_valid;
-  logic [31:0] b_mreq_addr;
-  logic [7:0] b_mreq_wdata, b_mrsp_data;
-  logic b_csr_valid, b_csr_ready, b_csr_we;
-  logic [31:0] b_csr_addr, b_csr_wdata, b_csr_rdata;
+  nasa_pkg::byte_req_t b_mreq;
+  nasa_pkg::byte_rsp_t b_mrsp;
+  nasa_pkg::csr_req_t b_csr_req;
+  nasa_pkg::csr_rsp_t c_csr_rsp;
   logic bridge_busy;
   nasa_uart_bridge #(
     .MemBytes (MemBytesTotal),
@@ -87,33 +87,18 @@ module nasa_icebreaker #(
     .tx_valid_o  (tx_valid),
     .tx_ready_i  (tx_ready),
     .tx_data_o   (tx_data),
-    .mreq_valid_o(b_mreq_valid),
-    .mreq_ready_i(b_mreq_ready),
-    .mreq_we_o   (b_mreq_we),
-    .mreq_addr_o (b_mreq_addr),
-    .mreq_wdata_o(b_mreq_wdata),
-    .mrsp_valid_i(b_mrsp_valid),
-    .mrsp_data_i (b_mrsp_data),
-    .csr_valid_o (b_csr_valid),
-    .csr_ready_i (b_csr_ready),
-    .csr_we_o    (b_csr_we),
-    .csr_addr_o  (b_csr_addr),
-    .csr_wdata_o (b_csr_wdata),
-    .csr_rdata_i (b_csr_rdata),
+    .mreq_o      (b_mreq),
+    .mrsp_i      (b_mrsp),
+    .csr_req_o   (b_csr_req),
+    .csr_rsp_i   (c_csr_rsp),
     .busy_o      (bridge_busy),
     .error_o     (link_error)
   );
 
   // ---- the core
-  logic c_csr_ready, c_csr_rvalid;
-  logic [31:0] c_csr_rdata;
-  logic c_req_valid, c_req_ready, c_req_we, c_rsp_valid, c_rsp_ready;
-  logic [31:0] c_req_addr;
-  logic [7:0] c_req_len;
-  logic [PortBytes*8-1:0] c_req_wdata, c_rsp_rdata;
-  logic [PortBytes-1:0] c_req_wstrb;
+  nasa_pkg::mem_req_t c_req;
+  nasa_pkg::mem_rsp_t c_rsp;
   logic core_busy, core_done, core_error;
-  logic c_csr_valid;
   nasa_mcu #(
     .RomFile   (RomFile),
     .Rows      (nasa_pkg::CfgUp5kRows),
@@ -133,55 +118,15 @@ module nasa_icebreaker #(
   ) u_core (
     .clk_i          (clk),
     .rst_ni         (rst_n),
-    .csr_valid_i    (c_csr_valid),
-    .csr_ready_o    (c_csr_ready),
-    .csr_we_i       (b_csr_we),
-    .csr_addr_i     (b_csr_addr[11:0]),
-    .csr_wdata_i    (b_csr_wdata),
-    .csr_rvalid_o   (c_csr_rvalid),
-    .csr_rdata_o    (c_csr_rdata),
-    .mem_req_valid_o(c_req_valid),
-    .mem_req_ready_i(c_req_ready),
-    .mem_req_we_o   (c_req_we),
-    .mem_req_addr_o (c_req_addr),
-    .mem_req_len_o  (c_req_len),
-    .mem_req_wdata_o(c_req_wdata),
-    .mem_req_wstrb_o(c_req_wstrb),
-    .mem_rsp_valid_i(c_rsp_valid),
-    .mem_rsp_ready_o(c_rsp_ready),
-    .mem_rsp_rdata_i(c_rsp_rdata),
+    .csr_req_i      (b_csr_req),
+    .csr_rsp_o      (c_csr_rsp),
+    .mem_req_o      (c_req),
+    .mem_rsp_i      (c_rsp),
     .busy_o         (core_busy),
     .done_o         (core_done),
     .error_o        (core_error),
     .layer_end_o    ()
   );
-
-  // CSR adapter: the bridge holds a request until it is answered; the core answers reads a
-  // cycle after it takes them. CSR addresses beyond the core's 12 bits alias (the host's map).
-  typedef enum logic [1:0] {CIdle, CWait, CDone} cstate_e;
-  cstate_e cs_q;
-  logic [31:0] crd_q;
-  assign c_csr_valid = b_csr_valid && (cs_q == CIdle);
-  assign b_csr_ready = (cs_q == CDone) || (b_csr_valid && b_csr_we && (cs_q == CIdle) && c_csr_ready);
-  assign b_csr_rdata = crd_q;
-  always_ff @(posedge clk or negedge rst_n) begin
-    if (!rst_n) begin
-      cs_q  <= CIdle;
-      crd_q <= '0;
-    end else begin
-      unique case (cs_q)
-        CIdle: if (c_csr_valid && c_csr_ready && !b_csr_we) cs_q <= CWait;
-        CWait: begin
-          if (c_csr_rvalid) begin
-            crd_q <= c_csr_rdata;
-            cs_q  <= CDone;
-          end
-        end
-        CDone: cs_q <= CIdle;
-        default: cs_q <= CIdle;
-      endcase
-    end
-  end
 
   // ---- memory controller: one request at a time, the core first
   typedef enum logic [1:0] {MIdle, MWord, MByte} mstate_e;
@@ -198,10 +143,8 @@ module nasa_icebreaker #(
   logic [16:0] bq_addr_q;
   logic [7:0] bq_wdata_q;
   logic take_core, take_bridge;
-  assign take_core    = (ms_q == MIdle) && c_req_valid;
-  assign take_bridge  = (ms_q == MIdle) && !c_req_valid && bq_valid_q;
-  assign c_req_ready  = take_core;
-  assign b_mreq_ready = !bq_valid_q;
+  assign take_core    = (ms_q == MIdle) && c_req.valid;
+  assign take_bridge  = (ms_q == MIdle) && !c_req.valid && bq_valid_q;
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
       bq_valid_q <= 1'b0;
@@ -209,10 +152,10 @@ module nasa_icebreaker #(
       bq_addr_q  <= '0;
       bq_wdata_q <= '0;
     end else if (!bq_valid_q) begin
-      bq_valid_q <= b_mreq_valid;
-      bq_we_q    <= b_mreq_we;
-      bq_addr_q  <= b_mreq_addr[16:0];
-      bq_wdata_q <= b_mreq_wdata;
+      bq_valid_q <= b_mreq.valid;
+      bq_we_q    <= b_mreq.we;
+      bq_addr_q  <= b_mreq.addr[16:0];
+      bq_wdata_q <= b_mreq.wdata;
     end else if (take_bridge) begin
       bq_valid_q <= 1'b0;
     end
@@ -220,10 +163,10 @@ module nasa_icebreaker #(
 
   always_comb begin
     ram_en    = take_core || take_bridge;
-    ram_we    = take_core ? c_req_we : bq_we_q;
-    ram_addr  = take_core ? c_req_addr[16:2] : bq_addr_q[16:2];
-    ram_wdata = take_core ? c_req_wdata : {4{bq_wdata_q}};
-    ram_wstrb = take_core ? c_req_wstrb : (4'b0001 << bq_addr_q[1:0]);
+    ram_we    = take_core ? c_req.we : bq_we_q;
+    ram_addr  = take_core ? c_req.addr[16:2] : bq_addr_q[16:2];
+    ram_wdata = take_core ? c_req.wdata[31:0] : {4{bq_wdata_q}};
+    ram_wstrb = take_core ? c_req.wstrb[3:0] : (4'b0001 << bq_addr_q[1:0]);
   end
   nasa_spram u_mem (
     .clk_i  (clk),
@@ -237,10 +180,15 @@ module nasa_icebreaker #(
 
   // a read's word is on the RAM output the cycle after it was taken (the core takes it then:
   // its response is always ready)
-  assign c_rsp_valid  = (ms_q == MWord);
-  assign c_rsp_rdata  = ram_rdata;
-  assign b_mrsp_valid = (ms_q == MByte);
-  assign b_mrsp_data  = ram_rdata[8*lane_q +: 8];
+  always_comb begin
+    c_rsp        = '0;
+    c_rsp.ready  = take_core;
+    c_rsp.valid  = (ms_q == MWord);
+    c_rsp.rdata  = PortDW'(ram_rdata);
+    b_mrsp.ready = !bq_valid_q;
+    b_mrsp.valid = (ms_q == MByte);
+    b_mrsp.rdata = ram_rdata[8*lane_q +: 8];
+  end
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
@@ -249,7 +197,7 @@ module nasa_icebreaker #(
     end else begin
       unique case (ms_q)
         MIdle: begin
-          if (take_core && !c_req_we) begin
+          if (take_core && !c_req.we) begin
             ms_q <= MWord;
           end else if (take_bridge && !bq_we_q) begin
             lane_q <= bq_addr_q[1:0];
@@ -276,10 +224,10 @@ module nasa_icebreaker #(
   assign led_green_no = core_busy || bridge_busy;
   assign led_red_no   = !err_q;
 
-  // Address bits above the 128 KB memory / the 12-bit CSR map (the bridge checks memory
-  // addresses against MemBytes; the core's are inside its window), and the word offset of the
-  // core's aligned requests.
+  // Address bits above the 128 KB memory (the bridge checks memory addresses against MemBytes;
+  // the core's are inside its window), the word offset of the core's aligned requests, and the
+  // port's fields a 4-byte port of single beats, always taken, does not use.
   logic unused_addr;
-  assign unused_addr = ^{b_mreq_addr[31:17], b_csr_addr[31:12], c_req_addr[31:17],
-                         c_req_addr[1:0], c_req_len, c_rsp_ready};  // (single beats, always taken)
+  assign unused_addr = ^{b_mreq.addr[31:17], c_req.addr[31:17], c_req.addr[1:0], c_req.len,
+                         c_req.rsp_ready, c_req.wdata[PortDW-1:32], c_req.wstrb[PortDW/8-1:4]};
 endmodule

@@ -29,13 +29,8 @@ module nasa_cand_gen #(
   input  logic [31:0]            count_i,
   input  logic [31:0]            parent_addr_i,
   input  logic [31:0]            parent_count_i,  // P >= 1 in modes 2 and 3
-  output logic                   mreq_valid_o,
-  input  logic                   mreq_ready_i,
-  output logic                   mreq_we_o,
-  output logic [31:0]            mreq_addr_o,
-  output logic [7:0]             mreq_wdata_o,
-  input  logic                   mrsp_valid_i,
-  input  logic [7:0]             mrsp_data_i
+  output nasa_pkg::byte_req_t mreq_o,
+  input  nasa_pkg::byte_rsp_t mrsp_i
 );
   localparam int unsigned IW = (MaxLayers > 1) ? $clog2(MaxLayers) : 1;
   localparam logic [31:0] SeedZero = 32'h9E37_79B9;
@@ -110,10 +105,10 @@ module nasa_cand_gen #(
     c_d       = c_q;
     done_d    = 1'b0;
 
-    mreq_valid_o = 1'b0;
-    mreq_we_o    = 1'b0;
-    mreq_addr_o  = (sel_b_q ? pb_base_q : pa_base_q) + 32'(i_q);
-    mreq_wdata_o = c_q;
+    mreq_o.valid = 1'b0;
+    mreq_o.we    = 1'b0;
+    mreq_o.addr  = (sel_b_q ? pb_base_q : pa_base_q) + 32'(i_q);
+    mreq_o.wdata = c_q;
 
     unique case (state_q)
       StIdle: begin
@@ -161,20 +156,20 @@ module nasa_cand_gen #(
         state_d = StWrite;
       end
       StRdReq: begin
-        mreq_valid_o = 1'b1;
-        if (mreq_ready_i) state_d = StRdWait;
+        mreq_o.valid = 1'b1;
+        if (mrsp_i.ready) state_d = StRdWait;
       end
       StRdWait: begin
-        if (mrsp_valid_i) begin
-          c_d     = mrsp_data_i;
+        if (mrsp_i.valid) begin
+          c_d     = mrsp_i.rdata;
           state_d = StWrite;
         end
       end
       StWrite: begin
-        mreq_valid_o = 1'b1;
-        mreq_we_o    = 1'b1;
-        mreq_addr_o  = cbase_q + 32'(i_q);
-        if (mreq_ready_i) begin
+        mreq_o.valid = 1'b1;
+        mreq_o.we    = 1'b1;
+        mreq_o.addr  = cbase_q + 32'(i_q);
+        if (mrsp_i.ready) begin
           state_d = StLayer;
           if (!last_layer) begin
             i_d = i_q + 8'd1;
@@ -250,10 +245,10 @@ module nasa_cand_gen #(
       hold_q <= 1'b0;
       req_q  <= '0;
     end else begin
-      hold_q <= mreq_valid_o && !mreq_ready_i && !abort_i;
-      req_q  <= {mreq_we_o, mreq_addr_o, mreq_wdata_o};
+      hold_q <= mreq_o.valid && !mrsp_i.ready && !abort_i;
+      req_q  <= {mreq_o.we, mreq_o.addr, mreq_o.wdata};
       if (hold_q && !abort_i) begin
-        assert (mreq_valid_o && req_q == {mreq_we_o, mreq_addr_o, mreq_wdata_o})
+        assert (mreq_o.valid && req_q == {mreq_o.we, mreq_o.addr, mreq_o.wdata})
         else $error("nasa_cand_gen: request changed while valid && !ready");
       end
     end

@@ -13,13 +13,8 @@ module nasa_csr #(
 ) (
   input  logic        clk_i,
   input  logic        rst_ni,
-  input  logic        csr_valid_i,
-  output logic        csr_ready_o,
-  input  logic        csr_we_i,
-  input  logic [11:0] csr_addr_i,
-  input  logic [31:0] csr_wdata_i,
-  output logic        csr_rvalid_o,
-  output logic [31:0] csr_rdata_o,
+  input  nasa_pkg::csr_req_t csr_req_i,
+  output nasa_pkg::csr_rsp_t csr_rsp_o,
   input  logic [31:0] ext_rdata_i,      // read data of the CSRs outside this map, this cycle
   // to/from the sequencer
   output logic        start_o,          // pulse: start requested while idle
@@ -48,21 +43,22 @@ module nasa_csr #(
   logic [63:0] cnt_q [NC];
   logic wr, rd;
 
-  assign csr_ready_o  = 1'b1;
-  assign wr           = csr_valid_i && csr_we_i;
-  assign rd           = csr_valid_i && !csr_we_i;
-  assign start_o      = wr && (csr_addr_i == 12'(nasa_pkg::CsrCtrl)) &&
-                        (csr_wdata_i[nasa_pkg::CtrlStartBit] ||
-                         csr_wdata_i[nasa_pkg::CtrlBatchBit]) && !busy_i;
-  assign batch_o      = csr_wdata_i[nasa_pkg::CtrlBatchBit];
+  assign csr_rsp_o.ready = 1'b1;
+  assign wr              = csr_req_i.valid && csr_req_i.we;
+  assign rd              = csr_req_i.valid && !csr_req_i.we;
+  assign start_o         = wr && (csr_req_i.addr == 12'(nasa_pkg::CsrCtrl)) &&
+                           (csr_req_i.wdata[nasa_pkg::CtrlStartBit] ||
+                            csr_req_i.wdata[nasa_pkg::CtrlBatchBit]) && !busy_i;
+  assign batch_o         = csr_req_i.wdata[nasa_pkg::CtrlBatchBit];
   assign desc_addr_o  = desc_addr_q;
   assign desc_count_o = desc_count_q;
   assign win_base_o   = 32'(win_base_q);
   assign win_limit_o  = 32'(win_limit_q);
   if (AddrBits < 32) begin : g_clamp
-    assign win_wdata = (csr_wdata_i > 32'(1 << AddrBits)) ? WW'(1 << AddrBits) : WW'(csr_wdata_i);
+    assign win_wdata = (csr_req_i.wdata > 32'(1 << AddrBits)) ? WW'(1 << AddrBits)
+                                                             : WW'(csr_req_i.wdata);
   end else begin : g_noclamp
-    assign win_wdata = csr_wdata_i;
+    assign win_wdata = csr_req_i.wdata;
   end
   assign done_o       = done_q;
   assign error_o      = error_q;
@@ -79,13 +75,13 @@ module nasa_csr #(
       error_q      <= 1'b0;
     end else begin
       if (wr && !busy_i) begin
-        unique case (csr_addr_i)
-          12'(nasa_pkg::CsrDescAddr):  desc_addr_q <= csr_wdata_i;
-          12'(nasa_pkg::CsrDescCount): desc_count_q <= csr_wdata_i;
+        unique case (csr_req_i.addr)
+          12'(nasa_pkg::CsrDescAddr):  desc_addr_q <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrDescCount): desc_count_q <= csr_req_i.wdata;
           12'(nasa_pkg::CsrWinBase):   win_base_q <= win_wdata;
           12'(nasa_pkg::CsrWinLimit):  win_limit_q <= win_wdata;
           12'(nasa_pkg::CsrCtrl): begin
-            if (csr_wdata_i[nasa_pkg::CtrlClearBit]) begin
+            if (csr_req_i.wdata[nasa_pkg::CtrlClearBit]) begin
               done_q     <= 1'b0;
               error_q    <= 1'b0;
               err_code_q <= '0;
@@ -120,7 +116,7 @@ module nasa_csr #(
   logic [31:0] rdata;
   always_comb begin
     rdata = '0;
-    unique case (csr_addr_i)
+    unique case (csr_req_i.addr)
       12'(nasa_pkg::CsrStatus):    rdata = {29'd0, error_q, done_q, busy_i};
       12'(nasa_pkg::CsrErrCode):   rdata = {24'd0, err_code_q};
       12'(nasa_pkg::CsrErrIndex):  rdata = err_index_q;
@@ -137,8 +133,8 @@ module nasa_csr #(
       default: begin
         rdata = ext_rdata_i;
         for (int i = 0; i < NC; i++) begin
-          if (csr_addr_i == 12'(nasa_pkg::CsrCounterBase + 8 * i)) rdata = cnt_q[i][31:0];
-          if (csr_addr_i == 12'(nasa_pkg::CsrCounterBase + 8 * i + 4)) rdata = cnt_q[i][63:32];
+          if (csr_req_i.addr == 12'(nasa_pkg::CsrCounterBase + 8 * i)) rdata = cnt_q[i][31:0];
+          if (csr_req_i.addr == 12'(nasa_pkg::CsrCounterBase + 8 * i + 4)) rdata = cnt_q[i][63:32];
         end
       end
     endcase
@@ -155,6 +151,6 @@ module nasa_csr #(
       rdata_q  <= rdata;
     end
   end
-  assign csr_rvalid_o = rvalid_q;
-  assign csr_rdata_o  = rdata_q;
+  assign csr_rsp_o.valid = rvalid_q;
+  assign csr_rsp_o.rdata = rdata_q;
 endmodule

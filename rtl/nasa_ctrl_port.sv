@@ -16,28 +16,18 @@ module nasa_ctrl_port #(
   output logic                  err_o,        // pulse: a request outside the window
   output logic                  busy_o,       // a memory access is in progress
   // byte requests
-  input  logic                  req_valid_i,
-  output logic                  req_ready_o,
-  input  logic                  req_we_i,
-  input  logic [31:0]           req_addr_i,
-  input  logic [7:0]            req_wdata_i,
-  output logic                  rsp_valid_o,
-  output logic [7:0]            rsp_data_o,
+  input  nasa_pkg::byte_req_t  req_i,
+  output nasa_pkg::byte_rsp_t  rsp_o,
   // memory port (muxed with the engine's by the top while own_o)
   output logic                  own_o,
-  output logic                  mem_req_valid_o,
-  input  logic                  mem_req_ready_i,
-  output logic                  mem_req_we_o,
-  output logic [31:0]           mem_req_addr_o,
-  output logic [MemBytes*8-1:0] mem_req_wdata_o,
-  output logic [MemBytes-1:0]   mem_req_wstrb_o,
-  input  logic                  mem_rsp_valid_i,
-  input  logic [MemBytes*8-1:0] mem_rsp_rdata_i,
+  output nasa_pkg::mem_req_t mem_req_o,
+  input  nasa_pkg::mem_rsp_t mem_rsp_i,
   // a read beat arrived / a byte was written (performance counters)
   output logic                  ev_rd_beat_o,
   output logic                  ev_wr_o
 );
   localparam int unsigned OffW = (MemBytes > 1) ? $clog2(MemBytes) : 1;
+  localparam int unsigned StrbIW = $clog2(nasa_pkg::MemBytesMax);  // a port strobe's index
 
   typedef enum logic [2:0] {PIdle, PRdReq, PRdWait, PWrReq} pstate_e;
   pstate_e st_q, st_d;
@@ -52,46 +42,47 @@ module nasa_ctrl_port #(
   logic [31:0] word_a, qword_a;
   logic in_win, hit;
   logic [OffW-1:0] off, qoff;
-  assign word_a = req_addr_i & ~32'(MemBytes - 1);
+  assign word_a = req_i.addr & ~32'(MemBytes - 1);
   assign qword_a = addr_q & ~32'(MemBytes - 1);
-  assign off    = req_addr_i[OffW-1:0];
+  assign off    = req_i.addr[OffW-1:0];
   assign qoff   = addr_q[OffW-1:0];
-  assign in_win = (req_addr_i >= win_base_i) && (req_addr_i < win_limit_i);
+  assign in_win = (req_i.addr >= win_base_i) && (req_i.addr < win_limit_i);
   assign hit    = cache_v_q && (cache_a_q == word_a);
 
-  assign req_ready_o = (st_q == PIdle) && !rsp_q;
+  assign rsp_o.ready = (st_q == PIdle) && !rsp_q;
   assign busy_o      = (st_q != PIdle);
   assign own_o       = (st_q == PRdReq) || (st_q == PRdWait) || (st_q == PWrReq);
-  assign rsp_valid_o = rsp_q;
-  assign rsp_data_o  = rsp_d_q;
-  assign err_o       = req_valid_i && req_ready_o && !in_win;
+  assign rsp_o.valid = rsp_q;
+  assign rsp_o.rdata = rsp_d_q;
+  assign err_o       = req_i.valid && rsp_o.ready && !in_win;
 
-  assign mem_req_valid_o = port_free_i && ((st_q == PRdReq) || (st_q == PWrReq));
-  assign mem_req_we_o    = (st_q == PWrReq);
-  assign mem_req_addr_o  = qword_a;
+  // single-beat requests; read beats are always taken
   always_comb begin
-    mem_req_wdata_o = '0;
-    mem_req_wstrb_o = '0;
+    mem_req_o           = '0;
+    mem_req_o.valid     = port_free_i && ((st_q == PRdReq) || (st_q == PWrReq));
+    mem_req_o.we        = (st_q == PWrReq);
+    mem_req_o.addr      = qword_a;
+    mem_req_o.rsp_ready = 1'b1;
     for (int b = 0; b < MemBytes; b++) begin
-      mem_req_wdata_o[b*8 +: 8] = wdata_q;
+      mem_req_o.wdata[b*8 +: 8] = wdata_q;
     end
-    mem_req_wstrb_o[qoff] = 1'b1;
+    mem_req_o.wstrb[StrbIW'(qoff)] = 1'b1;
   end
-  assign ev_rd_beat_o = (st_q == PRdWait) && mem_rsp_valid_i;
-  assign ev_wr_o      = mem_req_valid_o && mem_req_ready_i && mem_req_we_o;
+  assign ev_rd_beat_o = (st_q == PRdWait) && mem_rsp_i.valid;
+  assign ev_wr_o      = mem_req_o.valid && mem_rsp_i.ready && mem_req_o.we;
 
   always_comb begin
     st_d = st_q;
     unique case (st_q)
       PIdle: begin
-        if (req_valid_i && req_ready_o && in_win) begin
-          if (req_we_i) st_d = PWrReq;
+        if (req_i.valid && rsp_o.ready && in_win) begin
+          if (req_i.we) st_d = PWrReq;
           else if (!hit) st_d = PRdReq;
         end
       end
-      PRdReq:  if (mem_req_valid_o && mem_req_ready_i) st_d = PRdWait;
-      PRdWait: if (mem_rsp_valid_i) st_d = PIdle;
-      PWrReq:  if (mem_req_valid_o && mem_req_ready_i) st_d = PIdle;
+      PRdReq:  if (mem_req_o.valid && mem_rsp_i.ready) st_d = PRdWait;
+      PRdWait: if (mem_rsp_i.valid) st_d = PIdle;
+      PWrReq:  if (mem_req_o.valid && mem_rsp_i.ready) st_d = PIdle;
       default: st_d = PIdle;
     endcase
   end
@@ -111,11 +102,11 @@ module nasa_ctrl_port #(
       rsp_q <= 1'b0;
       unique case (st_q)
         PIdle: begin
-          if (req_valid_i && req_ready_o && in_win) begin
-            addr_q  <= req_addr_i;
-            wdata_q <= req_wdata_i;
-            if (req_we_i) begin
-              if (hit) cache_q[off*8 +: 8] <= req_wdata_i;
+          if (req_i.valid && rsp_o.ready && in_win) begin
+            addr_q  <= req_i.addr;
+            wdata_q <= req_i.wdata;
+            if (req_i.we) begin
+              if (hit) cache_q[off*8 +: 8] <= req_i.wdata;
             end else if (hit) begin
               rsp_q   <= 1'b1;
               rsp_d_q <= cache_q[off*8 +: 8];
@@ -123,12 +114,12 @@ module nasa_ctrl_port #(
           end
         end
         PRdWait: begin
-          if (mem_rsp_valid_i) begin
-            cache_q   <= mem_rsp_rdata_i;
+          if (mem_rsp_i.valid) begin
+            cache_q   <= mem_rsp_i.rdata[MemBytes*8-1:0];
             cache_a_q <= qword_a;
             cache_v_q <= 1'b1;
             rsp_q     <= 1'b1;
-            rsp_d_q   <= mem_rsp_rdata_i[qoff*8 +: 8];
+            rsp_d_q   <= mem_rsp_i.rdata[qoff*8 +: 8];
           end
         end
         default: ;
@@ -144,11 +135,11 @@ module nasa_ctrl_port #(
   // a request waiting for the port keeps its address and data (it waits while the port is not
   // free: port_free_i)
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   (mem_req_valid_o && !mem_req_ready_i) |=>
-                   $stable({mem_req_we_o, mem_req_addr_o, mem_req_wdata_o, mem_req_wstrb_o}))
+                   (mem_req_o.valid && !mem_rsp_i.ready) |=>
+                   $stable({mem_req_o.we, mem_req_o.addr, mem_req_o.wdata, mem_req_o.wstrb}))
     else $error("control port request changed while stalled");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   !$isunknown({req_ready_o, rsp_valid_o, own_o, mem_req_valid_o}))
+                   !$isunknown({rsp_o.ready, rsp_o.valid, own_o, mem_req_o.valid}))
     else $error("X on control port outputs");
 `endif
 endmodule

@@ -42,21 +42,15 @@ module nasa_dma #(
   output logic                  ev_wr_o,
   output logic [$clog2(MemBytes):0] ev_wr_bytes_o,
   // memory port
-  output logic                  mem_req_valid_o,
-  input  logic                  mem_req_ready_i,
-  output logic                  mem_req_we_o,
-  output logic [31:0]           mem_req_addr_o,
-  output logic [7:0]            mem_req_len_o,
-  output logic [MemBytes*8-1:0] mem_req_wdata_o,
-  output logic [MemBytes-1:0]   mem_req_wstrb_o,
-  input  logic                  mem_rsp_valid_i,
-  output logic                  mem_rsp_ready_o,
-  input  logic [MemBytes*8-1:0] mem_rsp_rdata_i
+  output nasa_pkg::mem_req_t mem_req_o,
+  input  nasa_pkg::mem_rsp_t mem_rsp_i
 );
   localparam int unsigned OffW = (MemBytes > 1) ? $clog2(MemBytes) : 1;
   localparam int unsigned LenW = $clog2(MaxJob + 1);                      // a job's byte length
   localparam int unsigned BW   = $clog2((MaxJob + MemBytes - 1) / MemBytes + 2);  // its beats
   localparam int unsigned AW   = AddrBits;
+  localparam int unsigned DW   = nasa_pkg::MemBytesMax * 8;  // the port's data fields
+  localparam int unsigned SW   = nasa_pkg::MemBytesMax;
   localparam int unsigned JobW = AW + LenW + TagW;
   // in-flight entry: offset, input beats, output beats, tag
   localparam int unsigned InfW = OffW + BW + BW + TagW;
@@ -129,17 +123,17 @@ module nasa_dma #(
   logic last_was_wr_q, grant_wr, hold_q, hold_wr_q;
   assign grant_wr        = hold_q ? hold_wr_q :
                            (wr_valid_i && !abort_i && (!rd_req_valid || !last_was_wr_q));
-  assign mem_req_valid_o = grant_wr || rd_req_valid;
-  assign mem_req_we_o    = grant_wr;
+  assign mem_req_o.valid = grant_wr || rd_req_valid;
+  assign mem_req_o.we    = grant_wr;
   logic [AW-1:0] req_addr;
   assign req_addr        = grant_wr ? {wr_addr_i[AW-1:OffW], {OffW{1'b0}}} : rq_addr_q;
-  assign mem_req_addr_o  = 32'(req_addr);
-  assign mem_req_len_o   = grant_wr ? 8'd0 : 8'(burst) - 8'd1;
-  assign mem_req_wdata_o = wr_data_i;
-  assign mem_req_wstrb_o = grant_wr ? wr_strb_i : '0;
-  assign rd_req_fire     = mem_req_valid_o && mem_req_ready_i && !grant_wr;
-  assign wr_fire         = mem_req_valid_o && mem_req_ready_i && grant_wr;
-  assign wr_ready_o      = grant_wr && mem_req_ready_i;
+  assign mem_req_o.addr  = 32'(req_addr);
+  assign mem_req_o.len   = grant_wr ? 8'd0 : 8'(burst) - 8'd1;
+  assign mem_req_o.wdata = DW'(wr_data_i);
+  assign mem_req_o.wstrb = grant_wr ? SW'(wr_strb_i) : '0;
+  assign rd_req_fire     = mem_req_o.valid && mem_rsp_i.ready && !grant_wr;
+  assign wr_fire         = mem_req_o.valid && mem_rsp_i.ready && grant_wr;
+  assign wr_ready_o      = grant_wr && mem_rsp_i.ready;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -149,7 +143,7 @@ module nasa_dma #(
     end else begin
       if (wr_fire) last_was_wr_q <= 1'b1;
       else if (rd_req_fire) last_was_wr_q <= 1'b0;
-      hold_q    <= mem_req_valid_o && !mem_req_ready_i;
+      hold_q    <= mem_req_o.valid && !mem_rsp_i.ready;
       hold_wr_q <= grant_wr;
     end
   end
@@ -194,16 +188,18 @@ module nasa_dma #(
   logic [2*MemBytes*8-1:0] cat;
   logic [MemBytes*8-1:0] shifted;
 
+  logic [MemBytes*8-1:0] rdata;  // the port's data bytes this configuration uses
+  assign rdata           = mem_rsp_i.rdata[MemBytes*8-1:0];
   assign h_aligned       = (h_off == '0);
-  assign mem_rsp_ready_o = inf_valid && !flush_q;
-  assign rsp_fire        = mem_rsp_valid_i && mem_rsp_ready_o;
+  assign mem_req_o.rsp_ready = inf_valid && !flush_q;
+  assign rsp_fire            = mem_rsp_i.valid && mem_req_o.rsp_ready;
   assign last_beat       = (beat_q == h_nb - BW'(1));
-  assign cat             = flush_q ? {{(MemBytes * 8) {1'b0}}, prev_q} : {mem_rsp_rdata_i, prev_q};
+  assign cat             = flush_q ? {{(MemBytes * 8) {1'b0}}, prev_q} : {rdata, prev_q};
   assign shifted         = (MemBytes * 8)'(cat >> {h_off, 3'b000});
 
   always_comb begin
     out_valid_o = 1'b0;
-    out_data_o  = mem_rsp_rdata_i;
+    out_data_o  = rdata;
     out_last_o  = 1'b0;
     inf_pop     = 1'b0;
     if (flush_q) begin
@@ -214,7 +210,7 @@ module nasa_dma #(
     end else if (rsp_fire) begin
       if (h_aligned) begin
         out_valid_o = 1'b1;
-        out_data_o  = mem_rsp_rdata_i;
+        out_data_o  = rdata;
         out_last_o  = last_beat;
       end else if (beat_q != '0) begin
         out_valid_o = 1'b1;
@@ -244,7 +240,7 @@ module nasa_dma #(
         beat_q  <= '0;
         oidx_q  <= '0;
       end else if (rsp_fire) begin
-        prev_q <= mem_rsp_rdata_i;
+        prev_q <= rdata;
         if (h_aligned || beat_q != '0) oidx_q <= oidx_q + BW'(1);
         if (last_beat) begin
           if (!h_aligned && h_no == h_nb) begin
@@ -271,24 +267,24 @@ module nasa_dma #(
   // Memory port, valid/ready: a request waiting for ready is held, unchanged, until accepted
   // (abort_i included: started bursts and a granted write complete).
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   (mem_req_valid_o && !mem_req_ready_i) |=>
-                   (mem_req_valid_o && $stable({mem_req_we_o, mem_req_addr_o})))
+                   (mem_req_o.valid && !mem_rsp_i.ready) |=>
+                   (mem_req_o.valid && $stable({mem_req_o.we, mem_req_o.addr})))
     else $error("nasa_dma: memory request changed or withdrawn while stalled");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   (mem_req_valid_o && !mem_req_ready_i && !mem_req_we_o) |=>
-                   $stable(mem_req_len_o))
+                   (mem_req_o.valid && !mem_rsp_i.ready && !mem_req_o.we) |=>
+                   $stable(mem_req_o.len))
     else $error("nasa_dma: read burst length changed while stalled");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   (mem_req_valid_o && !mem_req_ready_i && mem_req_we_o) |=>
-                   $stable({mem_req_wdata_o, mem_req_wstrb_o}))
+                   (mem_req_o.valid && !mem_rsp_i.ready && mem_req_o.we) |=>
+                   $stable({mem_req_o.wdata, mem_req_o.wstrb}))
     else $error("nasa_dma: write data or strobes changed while stalled");
   // Reads are whole bursts of 1..BurstMax aligned words; writes carry at least one byte.
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   (mem_req_valid_o && !mem_req_we_o) |->
-                   (32'(mem_req_len_o) < BurstMax && mem_req_addr_o[OffW-1:0] == '0))
-    else $error("nasa_dma: read burst of %0d beats at %h", 32'(mem_req_len_o) + 1, mem_req_addr_o);
+                   (mem_req_o.valid && !mem_req_o.we) |->
+                   (32'(mem_req_o.len) < BurstMax && mem_req_o.addr[OffW-1:0] == '0))
+    else $error("nasa_dma: read burst of %0d beats at %h", 32'(mem_req_o.len) + 1, mem_req_o.addr);
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   (mem_req_valid_o && mem_req_we_o) |-> (mem_req_wstrb_o != '0))
+                   (mem_req_o.valid && mem_req_o.we) |-> (mem_req_o.wstrb != '0))
     else $error("nasa_dma: write without byte strobes");
   // Read jobs: 1..MaxJob bytes. (A job offered while the queue is full need not be held: the
   // engine's arbiter may offer a more urgent one instead; a job counts only when job_ready_o.)
@@ -301,14 +297,14 @@ module nasa_dma #(
                    (discard_q && !idle_o) |-> !(job_valid_i && !abort_i))
     else $error("nasa_dma: read job offered after an abort before the DMA was idle");
   // Read data comes only while a read is in flight.
-  assert property (@(posedge clk_i) disable iff (!rst_ni) mem_rsp_valid_i |-> inf_valid)
+  assert property (@(posedge clk_i) disable iff (!rst_ni) mem_rsp_i.valid |-> inf_valid)
     else $error("nasa_dma: read data with no read in flight");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   !$isunknown({abort_i, job_valid_i, wr_valid_i, mem_req_valid_o, mem_req_ready_i,
-                                mem_rsp_valid_i, mem_rsp_ready_o}))
+                   !$isunknown({abort_i, job_valid_i, wr_valid_i, mem_req_o.valid, mem_rsp_i.ready,
+                                mem_rsp_i.valid, mem_req_o.rsp_ready}))
     else $error("nasa_dma: X on a control signal");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   mem_req_valid_o |-> !$isunknown({mem_req_we_o, mem_req_addr_o, mem_req_len_o}))
+                   mem_req_o.valid |-> !$isunknown({mem_req_o.we, mem_req_o.addr, mem_req_o.len}))
     else $error("nasa_dma: X on the memory request");
 `endif
 endmodule

@@ -27,25 +27,12 @@ module nasa_engine #(
   input  logic                  clk_i,
   input  logic                  rst_ni,
   // CSR bus
-  input  logic                  csr_valid_i,
-  output logic                  csr_ready_o,
-  input  logic                  csr_we_i,
-  input  logic [11:0]           csr_addr_i,
-  input  logic [31:0]           csr_wdata_i,
-  output logic                  csr_rvalid_o,
-  output logic [31:0]           csr_rdata_o,
+  input  nasa_pkg::csr_req_t csr_req_i,
+  output nasa_pkg::csr_rsp_t csr_rsp_o,
   input  logic [31:0]           csr_ext_rdata_i,  // read data of the CSRs outside the engine's
   // memory port
-  output logic                  mem_req_valid_o,
-  input  logic                  mem_req_ready_i,
-  output logic                  mem_req_we_o,
-  output logic [31:0]           mem_req_addr_o,
-  output logic [7:0]            mem_req_len_o,
-  output logic [MemBytes*8-1:0] mem_req_wdata_o,
-  output logic [MemBytes-1:0]   mem_req_wstrb_o,
-  input  logic                  mem_rsp_valid_i,
-  output logic                  mem_rsp_ready_o,
-  input  logic [MemBytes*8-1:0] mem_rsp_rdata_i,
+  output nasa_pkg::mem_req_t mem_req_o,
+  input  nasa_pkg::mem_rsp_t mem_rsp_i,
   // status
   output logic                  busy_o,
   output logic                  done_o,
@@ -156,13 +143,8 @@ module nasa_engine #(
   ) u_csr (
     .clk_i        (clk_i),
     .rst_ni       (rst_ni),
-    .csr_valid_i  (csr_valid_i),
-    .csr_ready_o  (csr_ready_o),
-    .csr_we_i     (csr_we_i),
-    .csr_addr_i   (csr_addr_i),
-    .csr_wdata_i  (csr_wdata_i),
-    .csr_rvalid_o (csr_rvalid_o),
-    .csr_rdata_o  (csr_rdata_o),
+    .csr_req_i    (csr_req_i),
+    .csr_rsp_o    (csr_rsp_o),
     .ext_rdata_i  (csr_ext_rdata_i),
     .start_o      (start),
     .batch_o      (start_batch),
@@ -394,16 +376,8 @@ module nasa_engine #(
     .ev_rd_beat_o   (ev_rd_beat),
     .ev_wr_o        (ev_wr),
     .ev_wr_bytes_o  (ev_wr_bytes),
-    .mem_req_valid_o(mem_req_valid_o),
-    .mem_req_ready_i(mem_req_ready_i),
-    .mem_req_we_o   (mem_req_we_o),
-    .mem_req_addr_o (mem_req_addr_o),
-    .mem_req_len_o  (mem_req_len_o),
-    .mem_req_wdata_o(mem_req_wdata_o),
-    .mem_req_wstrb_o(mem_req_wstrb_o),
-    .mem_rsp_valid_i(mem_rsp_valid_i),
-    .mem_rsp_ready_o(mem_rsp_ready_o),
-    .mem_rsp_rdata_i(mem_rsp_rdata_i)
+    .mem_req_o      (mem_req_o),
+    .mem_rsp_i      (mem_rsp_i)
   );
 
   // ======================= issue stage, compute, drain =======================
@@ -539,7 +513,7 @@ module nasa_engine #(
     else $error("layer started while a loader is busy");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
                    !$isunknown({busy_o, done_o, error_o, layer_end_o, xd_ready_o, xd_done_o,
-                                ext_wait_o, mem_req_valid_o, mem_rsp_ready_o}))
+                                ext_wait_o, mem_req_o.valid, mem_req_o.rsp_ready}))
     else $error("X on engine control outputs");
 `endif
 endmodule

@@ -54,16 +54,8 @@ module nasa_engine_dma_front #(
   output logic                      ev_wr_o,
   output logic [$clog2(MemBytes):0] ev_wr_bytes_o,
   // memory port
-  output logic                      mem_req_valid_o,
-  input  logic                      mem_req_ready_i,
-  output logic                      mem_req_we_o,
-  output logic [31:0]               mem_req_addr_o,
-  output logic [7:0]                mem_req_len_o,
-  output logic [MemBytes*8-1:0]     mem_req_wdata_o,
-  output logic [MemBytes-1:0]       mem_req_wstrb_o,
-  input  logic                      mem_rsp_valid_i,
-  output logic                      mem_rsp_ready_o,
-  input  logic [MemBytes*8-1:0]     mem_rsp_rdata_i
+  output nasa_pkg::mem_req_t mem_req_o,
+  input  nasa_pkg::mem_rsp_t mem_rsp_i
 );
   localparam int unsigned AW    = AddrBits;
   localparam int unsigned OffW  = $clog2(MemBytes);
@@ -156,16 +148,8 @@ module nasa_engine_dma_front #(
     .ev_rd_beat_o   (ev_rd_beat_o),
     .ev_wr_o        (ev_wr_o),
     .ev_wr_bytes_o  (ev_wr_bytes_o),
-    .mem_req_valid_o(mem_req_valid_o),
-    .mem_req_ready_i(mem_req_ready_i),
-    .mem_req_we_o   (mem_req_we_o),
-    .mem_req_addr_o (mem_req_addr_o),
-    .mem_req_len_o  (mem_req_len_o),
-    .mem_req_wdata_o(mem_req_wdata_o),
-    .mem_req_wstrb_o(mem_req_wstrb_o),
-    .mem_rsp_valid_i(mem_rsp_valid_i),
-    .mem_rsp_ready_o(mem_rsp_ready_o),
-    .mem_rsp_rdata_i(mem_rsp_rdata_i)
+    .mem_req_o      (mem_req_o),
+    .mem_rsp_i      (mem_rsp_i)
   );
 
   // response routing

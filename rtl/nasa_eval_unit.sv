@@ -18,13 +18,8 @@ module nasa_eval_unit #(
   input  logic [15:0] classes_i,  // >= 1
   output logic        done_o,     // pulse
   // control memory byte port (reads only)
-  output logic        mreq_valid_o,
-  input  logic        mreq_ready_i,
-  output logic        mreq_we_o,
-  output logic [31:0] mreq_addr_o,
-  output logic [7:0]  mreq_wdata_o,
-  input  logic        mrsp_valid_i,
-  input  logic [7:0]  mrsp_data_i,
+  output nasa_pkg::byte_req_t mreq_o,
+  input  nasa_pkg::byte_rsp_t mrsp_i,
   // counter read port (host)
   input  logic [15:0] cnt_idx_i,
   output logic [31:0] cnt_o
@@ -44,10 +39,10 @@ module nasa_eval_unit #(
   logic [31:0] rd_q;
 
   assign busy_o       = (st_q != EIdle);
-  assign mreq_we_o    = 1'b0;
-  assign mreq_wdata_o = '0;
-  assign mreq_valid_o = ((st_q == ELogit) || (st_q == ELabel)) && !req_pend_q;
-  assign mreq_addr_o  = (st_q == ELabel) ? lb_q : la_q + 32'(k_q);
+  assign mreq_o.we    = 1'b0;
+  assign mreq_o.wdata = '0;
+  assign mreq_o.valid = ((st_q == ELogit) || (st_q == ELabel)) && !req_pend_q;
+  assign mreq_o.addr  = (st_q == ELabel) ? lb_q : la_q + 32'(k_q);
 
   // the counter RAM: one write port, one synchronous read port shared by update and host
   logic we;
@@ -87,8 +82,8 @@ module nasa_eval_unit #(
           end
         end
         EClear: if (32'(clr_q) == NodeCap - 1) st_d = EIdle;
-        ELogit: if (mrsp_valid_i && (k_q + 16'd1 == classes_q)) st_d = ELabel;
-        ELabel: if (mrsp_valid_i) st_d = ERead;  // rd_q holds the leaf's counter from then on
+        ELogit: if (mrsp_i.valid && (k_q + 16'd1 == classes_q)) st_d = ELabel;
+        ELabel: if (mrsp_i.valid) st_d = ERead;  // rd_q holds the leaf's counter from then on
         ERead:  st_d = EWrite;
         EWrite: st_d = EIdle;
         default: st_d = EIdle;
@@ -116,7 +111,7 @@ module nasa_eval_unit #(
       if (abort_i) begin
         req_pend_q <= 1'b0;
       end else begin
-        if (mreq_valid_o && mreq_ready_i) req_pend_q <= 1'b1;
+        if (mreq_o.valid && mrsp_i.ready) req_pend_q <= 1'b1;
         unique case (st_q)
           EIdle: begin
             if (clear_i) begin
@@ -133,19 +128,19 @@ module nasa_eval_unit #(
           end
           EClear: clr_q <= clr_q + 1'b1;
           ELogit: begin
-            if (mrsp_valid_i) begin
+            if (mrsp_i.valid) begin
               req_pend_q <= 1'b0;
-              if (k_q == 16'd0 || $signed(mrsp_data_i) > $signed(best_q)) begin
-                best_q   <= mrsp_data_i;
+              if (k_q == 16'd0 || $signed(mrsp_i.rdata) > $signed(best_q)) begin
+                best_q   <= mrsp_i.rdata;
                 best_i_q <= k_q;
               end
               k_q <= k_q + 16'd1;
             end
           end
           ELabel: begin
-            if (mrsp_valid_i) begin
+            if (mrsp_i.valid) begin
               req_pend_q <= 1'b0;
-              ok_q       <= (16'(mrsp_data_i) == best_i_q);
+              ok_q       <= (16'(mrsp_i.rdata) == best_i_q);
             end
           end
           EWrite: done_o <= 1'b1;
@@ -161,8 +156,8 @@ module nasa_eval_unit #(
   // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
   // valid/ready: a read waiting for ready is held, unchanged, until accepted (abort_i drops it).
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   (mreq_valid_o && !mreq_ready_i && !abort_i) |=>
-                   (mreq_valid_o && $stable(mreq_addr_o)))
+                   (mreq_o.valid && !mrsp_i.ready && !abort_i) |=>
+                   (mreq_o.valid && $stable(mreq_o.addr)))
     else $error("nasa_eval_unit: request changed or withdrawn while stalled");
   // FSM legality; start and clear come while idle.
   assert property (@(posedge clk_i) disable iff (!rst_ni)
@@ -171,8 +166,8 @@ module nasa_eval_unit #(
   assert property (@(posedge clk_i) disable iff (!rst_ni) (start_i || clear_i) |-> !busy_o)
     else $error("nasa_eval_unit: start or clear while busy");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   !$isunknown({clear_i, abort_i, start_i, mreq_valid_o, mreq_ready_i,
-                                mrsp_valid_i}))
+                   !$isunknown({clear_i, abort_i, start_i, mreq_o.valid, mrsp_i.ready,
+                                mrsp_i.valid}))
     else $error("nasa_eval_unit: X on a control signal");
 `endif
 endmodule

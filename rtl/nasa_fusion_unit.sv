@@ -38,13 +38,8 @@ module nasa_fusion_unit #(
   input  logic [31:0]            cand_count_i,  // 1..MaxCands
   output logic [15:0]            node_count_o,
   // control memory byte port (reads only)
-  output logic                   mreq_valid_o,
-  input  logic                   mreq_ready_i,
-  output logic                   mreq_we_o,
-  output logic [31:0]            mreq_addr_o,
-  output logic [7:0]             mreq_wdata_o,
-  input  logic                   mrsp_valid_i,
-  input  logic [7:0]             mrsp_data_i,
+  output nasa_pkg::byte_req_t mreq_o,
+  input  nasa_pkg::byte_rsp_t mrsp_i,
   // table read port (while idle): data for the index of one cycle shows the next cycle
   input  logic [15:0]            node_idx_i,
   output logic [15:0]            node_parent_o,
@@ -147,10 +142,10 @@ module nasa_fusion_unit #(
   assign err_code_o   = err_code_q;
   assign err_index_o  = 32'(err_index_q);
   assign node_count_o = count_q;
-  assign mreq_valid_o = req_q;
-  assign mreq_we_o    = 1'b0;
-  assign mreq_addr_o  = addr_q;
-  assign mreq_wdata_o = '0;
+  assign mreq_o.valid = req_q;
+  assign mreq_o.we    = 1'b0;
+  assign mreq_o.addr  = addr_q;
+  assign mreq_o.wdata = '0;
 
   logic unused_inputs;
   assign unused_inputs = ^{cand_count_i[31:JW], leaf_idx_i[15:CandAW]};
@@ -166,8 +161,8 @@ module nasa_fusion_unit #(
   end
   assign last_layer = (8'(wi_q) == num_layers_i - 8'd1);
   assign last_cand  = (j_q + JW'(1) == cand_count_i[JW-1:0]);
-  assign byte_v     = pend_q && mrsp_valid_i;
-  assign fire       = req_q && mreq_ready_i;
+  assign byte_v     = pend_q && mrsp_i.valid;
+  assign fire       = req_q && mrsp_i.ready;
 
   logic alloc, resolve, found_last;
   logic [IdW-1:0] res_node;
@@ -188,7 +183,7 @@ module nasa_fusion_unit #(
     base_d       = base_q;
     addr_d       = addr_q;
     req_d        = req_q && !fire;
-    pend_d       = (pend_q && !mrsp_valid_i) || fire;
+    pend_d       = (pend_q && !mrsp_i.valid) || fire;
     done_d       = 1'b0;
     err_d        = 1'b0;
     err_code_d   = err_code_q;
@@ -237,10 +232,10 @@ module nasa_fusion_unit #(
       StWait: begin
         // read the first child now so that StStep has it
         rd_addr     = cur_first_q[IdW-1:0];
-        node_choice = mrsp_data_i[ChW-1:0];
+        node_choice = mrsp_i.rdata[ChW-1:0];
         if (byte_v) begin
-          ch_d = mrsp_data_i[ChW-1:0];
-          if (mrsp_data_i >= k_cur) begin
+          ch_d = mrsp_i.rdata[ChW-1:0];
+          if (mrsp_i.rdata >= k_cur) begin
             state_d     = StIdle;
             err_d       = 1'b1;
             err_code_d  = nasa_pkg::ErrBadChoice;
@@ -392,10 +387,10 @@ module nasa_fusion_unit #(
     else $error("nasa_fusion_unit: request while a read is outstanding");
   // valid/ready: a request waiting for ready is held, unchanged, until accepted (abort_i drops it).
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   (mreq_valid_o && !mreq_ready_i && !abort_i) |=>
-                   (mreq_valid_o && $stable(mreq_addr_o)))
+                   (mreq_o.valid && !mrsp_i.ready && !abort_i) |=>
+                   (mreq_o.valid && $stable(mreq_o.addr)))
     else $error("nasa_fusion_unit: request changed or withdrawn while stalled");
-  assert property (@(posedge clk_i) disable iff (!rst_ni) !(mreq_valid_o && mreq_we_o))
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !(mreq_o.valid && mreq_o.we))
     else $error("nasa_fusion_unit: a write request");
   // FSM legality, and done/err are single pulses that end a run.
   assert property (@(posedge clk_i) disable iff (!rst_ni)
@@ -406,7 +401,7 @@ module nasa_fusion_unit #(
   assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(count_q) <= NodeCap)
     else $error("nasa_fusion_unit: %0d nodes, NodeCap %0d", count_q, NodeCap);
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   !$isunknown({start_i, abort_i, mreq_valid_o, mreq_ready_i, mrsp_valid_i}))
+                   !$isunknown({start_i, abort_i, mreq_o.valid, mrsp_i.ready, mrsp_i.valid}))
     else $error("nasa_fusion_unit: X on a control signal");
 `endif
 endmodule

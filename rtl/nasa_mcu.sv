@@ -31,24 +31,11 @@ module nasa_mcu #(
   input  logic                  clk_i,
   input  logic                  rst_ni,
   // CSR bus
-  input  logic                  csr_valid_i,
-  output logic                  csr_ready_o,
-  input  logic                  csr_we_i,
-  input  logic [11:0]           csr_addr_i,
-  input  logic [31:0]           csr_wdata_i,
-  output logic                  csr_rvalid_o,
-  output logic [31:0]           csr_rdata_o,
+  input  nasa_pkg::csr_req_t csr_req_i,
+  output nasa_pkg::csr_rsp_t csr_rsp_o,
   // memory port
-  output logic                  mem_req_valid_o,
-  input  logic                  mem_req_ready_i,
-  output logic                  mem_req_we_o,
-  output logic [31:0]           mem_req_addr_o,
-  output logic [7:0]            mem_req_len_o,
-  output logic [MemBytes*8-1:0] mem_req_wdata_o,
-  output logic [MemBytes-1:0]   mem_req_wstrb_o,
-  input  logic                  mem_rsp_valid_i,
-  output logic                  mem_rsp_ready_o,
-  input  logic [MemBytes*8-1:0] mem_rsp_rdata_i,
+  output nasa_pkg::mem_req_t mem_req_o,
+  input  nasa_pkg::mem_rsp_t mem_rsp_i,
   // status
   output logic                  busy_o,
   output logic                  done_o,
@@ -56,6 +43,11 @@ module nasa_mcu #(
   output logic                  layer_end_o
 );
   localparam int unsigned RomAW = $clog2(RomWords);
+  localparam int unsigned PortDW = nasa_pkg::MemBytesMax * 8;  // the memory port's data fields
+  localparam int unsigned PortSW = nasa_pkg::MemBytesMax;
+  if (MemBytes != 4) begin : g_bad_port
+    $error("nasa_mcu: MemBytes must be 4 (one 32-bit word a beat), not %0d", MemBytes);
+  end
   localparam int unsigned RamWords = nasa_pkg::McuRamBytes / 4;
   localparam int unsigned OpTabN = MaxLayers * MaxChoices;
   // the memory map (hw_spec.h NASA_MCU_MAP): parameter page words, regions (address bits 31:28),
@@ -142,22 +134,24 @@ module nasa_mcu #(
     .acc_o      (dot_acc),
     .busy_o     (dot_busy),
     .req_valid_o(dot_req_valid),
-    .req_ready_i(mem_req_ready_i),
+    .req_ready_i(mem_rsp_i.ready),
     .req_addr_o (dot_req_addr),
-    .rsp_valid_i(mem_rsp_valid_i),
-    .rsp_rdata_i(mem_rsp_rdata_i[31:0])
+    .rsp_valid_i(mem_rsp_i.valid),
+    .rsp_rdata_i(mem_rsp_i.rdata[31:0])
   );
 
   // main memory through the port: a store completes when accepted, a load when its beat arrives
   logic ld_wait_q, cpu_mem;
   assign cpu_mem         = main_acc && !dot_busy;
-  assign mem_req_valid_o = dot_busy ? dot_req_valid : (cpu_mem && !ld_wait_q);
-  assign mem_req_we_o    = !dot_busy && bus_we;
-  assign mem_req_addr_o  = dot_busy ? 32'(dot_req_addr) : {4'd0, bus_addr[27:2], 2'b00};
-  assign mem_req_len_o   = 8'd0;
-  assign mem_req_wdata_o = bus_wdata;  // (MemBytes is 4: one word per beat)
-  assign mem_req_wstrb_o = bus_wstrb;
-  assign mem_rsp_ready_o = 1'b1;
+  always_comb begin
+    mem_req_o           = '0;  // single beats (MemBytes is 4: one word), read beats always taken
+    mem_req_o.valid     = dot_busy ? dot_req_valid : (cpu_mem && !ld_wait_q);
+    mem_req_o.we        = !dot_busy && bus_we;
+    mem_req_o.addr      = dot_busy ? 32'(dot_req_addr) : {4'd0, bus_addr[27:2], 2'b00};
+    mem_req_o.wdata     = PortDW'(bus_wdata);
+    mem_req_o.wstrb     = PortSW'(bus_wstrb);
+    mem_req_o.rsp_ready = 1'b1;
+  end
 
   // internal RAM, registers and tables: a write completes in its first cycle, a read in its
   // second; a core access of the parameter page or a table the host uses this cycle, and of the
@@ -170,8 +164,8 @@ module nasa_mcu #(
       ld_wait_q <= 1'b0;
       int_rd_q  <= 1'b0;
     end else begin
-      if (cpu_mem && !bus_we && !ld_wait_q && mem_req_ready_i) ld_wait_q <= 1'b1;
-      else if (ld_wait_q && mem_rsp_valid_i) ld_wait_q <= 1'b0;
+      if (cpu_mem && !bus_we && !ld_wait_q && mem_rsp_i.ready) ld_wait_q <= 1'b1;
+      else if (ld_wait_q && mem_rsp_i.valid) ld_wait_q <= 1'b0;
       int_rd_q <= int_acc && !bus_we && !int_rd_q && !blocked;
     end
   end
@@ -179,8 +173,8 @@ module nasa_mcu #(
     bus_done  = 1'b0;
     bus_rdata = int_rdata;
     if (main_acc) begin
-      bus_done  = cpu_mem && (bus_we ? mem_req_ready_i : (ld_wait_q && mem_rsp_valid_i));
-      bus_rdata = mem_rsp_rdata_i[31:0];
+      bus_done  = cpu_mem && (bus_we ? mem_rsp_i.ready : (ld_wait_q && mem_rsp_i.valid));
+      bus_rdata = mem_rsp_i.rdata[31:0];
     end else if (go_acc) begin
       bus_done  = go_done;
       bus_rdata = {30'd0, go_q};
@@ -212,17 +206,16 @@ module nasa_mcu #(
   logic [61:0] rd_words_q;
 
   logic hwr, hrd;
-  assign hwr = csr_valid_i && csr_we_i;
-  assign hrd = csr_valid_i && !csr_we_i;
-  assign csr_ready_o = 1'b1;
+  assign hwr = csr_req_i.valid && csr_req_i.we;
+  assign hrd = csr_req_i.valid && !csr_req_i.we;
 
   logic is_start, is_ctrl, is_tbl_data;
   logic [7:0] tbl_sel;
   logic [23:0] tbl_idx;
-  assign is_ctrl     = (csr_addr_i == 12'(nasa_pkg::CsrCtrl));
+  assign is_ctrl     = (csr_req_i.addr == 12'(nasa_pkg::CsrCtrl));
   assign is_start    = hwr && is_ctrl && !busy_q &&
-                       (csr_wdata_i[nasa_pkg::CtrlStartBit] || csr_wdata_i[nasa_pkg::CtrlBatchBit]);
-  assign is_tbl_data = csr_valid_i && (csr_addr_i == 12'(nasa_pkg::CsrTblData));
+                       (csr_req_i.wdata[nasa_pkg::CtrlStartBit] || csr_req_i.wdata[nasa_pkg::CtrlBatchBit]);
+  assign is_tbl_data = csr_req_i.valid && (csr_req_i.addr == 12'(nasa_pkg::CsrTblData));
   assign tbl_sel     = tbl_addr_q[31:24];
   assign tbl_idx     = tbl_addr_q[23:0];
 
@@ -233,17 +226,17 @@ module nasa_mcu #(
       (64'd1 << (nasa_pkg::CsrDescAddr / 4)) | (64'd1 << (nasa_pkg::CsrDescCount / 4)) |
       (64'd1 << (nasa_pkg::CsrWinBase / 4)) | (64'd1 << (nasa_pkg::CsrWinLimit / 4));
   logic low_csr;  // a word address below the counters
-  assign low_csr = (csr_addr_i[11:8] == 4'd0) && (csr_addr_i[1:0] == 2'd0);
+  assign low_csr = (csr_req_i.addr[11:8] == 4'd0) && (csr_req_i.addr[1:0] == 2'd0);
   logic rw_csr;
-  assign rw_csr = low_csr && RwMask[csr_addr_i[7:2]];
+  assign rw_csr = low_csr && RwMask[csr_req_i.addr[7:2]];
   // CSRs the host reads from the page: every address below the counters but the live ones
   // (their words are the RW CSRs' and what the firmware writes; the others stay 0), and Macs
   logic page_csr;
   logic [7:0] page_csr_word;
   always_comb begin
     page_csr      = 1'b0;
-    page_csr_word = 8'(csr_addr_i[7:2]);
-    unique case (csr_addr_i)
+    page_csr_word = 8'(csr_req_i.addr[7:2]);
+    unique case (csr_req_i.addr)
       12'(nasa_pkg::CsrStatus), 12'(nasa_pkg::CsrErrCode), 12'(nasa_pkg::CsrTblAddr),
       12'(nasa_pkg::CsrTblData): page_csr = 1'b0;
       12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntMacs): begin
@@ -254,23 +247,23 @@ module nasa_mcu #(
         page_csr      = 1'b1;
         page_csr_word = 8'(PMacs + 1);
       end
-      default: page_csr = (csr_addr_i[11:8] == 4'd0);  // (below CsrCounterBase, 0x100)
+      default: page_csr = (csr_req_i.addr[11:8] == 4'd0);  // (below CsrCounterBase, 0x100)
     endcase
   end
   logic [31:0] win_wdata;
   if (AddrBits < 32) begin : g_clamp
-    assign win_wdata = (csr_wdata_i > 32'(1 << AddrBits)) ? 32'(1 << AddrBits) : csr_wdata_i;
+    assign win_wdata = (csr_req_i.wdata > 32'(1 << AddrBits)) ? 32'(1 << AddrBits) : csr_req_i.wdata;
   end else begin : g_noclamp
-    assign win_wdata = csr_wdata_i;
+    assign win_wdata = csr_req_i.wdata;
   end
   // TBL_ADDR: the host writes it when idle; a TBL_DATA access advances its index
   logic tbl_wr, tbl_inc;
-  assign tbl_wr  = hwr && !busy_q && csr_addr_i == 12'(nasa_pkg::CsrTblAddr);
+  assign tbl_wr  = hwr && !busy_q && csr_req_i.addr == 12'(nasa_pkg::CsrTblAddr);
   assign tbl_inc = is_tbl_data && (hwr ? !busy_q : 1'b1);
   logic [31:0] tbl_addr_d;
   always_comb begin
     tbl_addr_d = tbl_addr_q;
-    if (tbl_wr) tbl_addr_d = csr_wdata_i;
+    if (tbl_wr) tbl_addr_d = csr_req_i.wdata;
     else if (tbl_inc) tbl_addr_d = {tbl_sel, tbl_idx + 24'd1};
   end
   // the entry at TBL_ADDR, if a writable table's, and its page word: registered from the next
@@ -298,11 +291,11 @@ module nasa_mcu #(
   logic tbl_wr_ok, tbl_ok_d;
   logic [7:0] tbl_word, tbl_word_d;
   logic [8:0] size_w, size_q;
-  assign size_w = tbl_size(csr_wdata_i[31:24]);
+  assign size_w = tbl_size(csr_req_i.wdata[31:24]);
   assign size_q = tbl_size(tbl_sel);
   always_comb begin
     if (tbl_wr) begin
-      tbl_ok_d = (size_w != '0) && (csr_wdata_i[23:9] == '0) && (csr_wdata_i[8:0] < size_w);
+      tbl_ok_d = (size_w != '0) && (csr_req_i.wdata[23:9] == '0) && (csr_req_i.wdata[8:0] < size_w);
     end else if (tbl_inc) begin
       tbl_ok_d = (size_q != '0) &&
                  (((tbl_idx[23:9] == '0) && (tbl_idx[8:0] < size_q - 9'd1)) || (&tbl_idx));
@@ -330,17 +323,17 @@ module nasa_mcu #(
   logic [31:0] pp_wdata;
   always_comb begin
     pp_we_h  = 1'b0;
-    pp_waddr = csr_addr_i[9:2];
-    pp_wdata = csr_wdata_i;
+    pp_waddr = csr_req_i.addr[9:2];
+    pp_wdata = csr_req_i.wdata;
     if (hwr && !busy_q && rw_csr) begin
       pp_we_h = 1'b1;
-      if (csr_addr_i == 12'(nasa_pkg::CsrWinBase) || csr_addr_i == 12'(nasa_pkg::CsrWinLimit)) begin
+      if (csr_req_i.addr == 12'(nasa_pkg::CsrWinBase) || csr_req_i.addr == 12'(nasa_pkg::CsrWinLimit)) begin
         pp_wdata = win_wdata;
       end
     end else if (hwr && !busy_q && is_tbl_data && tbl_wr_ok) begin
       pp_we_h  = 1'b1;
       pp_waddr = tbl_word;
-      pp_wdata = (tbl_sel == 8'(nasa_pkg::TblLayerK)) ? {24'd0, csr_wdata_i[7:0]} : csr_wdata_i;
+      pp_wdata = (tbl_sel == 8'(nasa_pkg::TblLayerK)) ? {24'd0, csr_req_i.wdata[7:0]} : csr_req_i.wdata;
     end
     pp_we_c = mmio && bus_we && (page == PgParam) && !pp_we_h;
     if (pp_we_c) begin
@@ -410,7 +403,7 @@ module nasa_mcu #(
       tbl_addr_q   <= '0;
     end else begin
       // host
-      if (hwr && is_ctrl && csr_wdata_i[nasa_pkg::CtrlClearBit]) begin
+      if (hwr && is_ctrl && csr_req_i.wdata[nasa_pkg::CtrlClearBit]) begin
         done_q     <= 1'b0;
         error_q    <= 1'b0;
         err_code_q <= '0;
@@ -420,7 +413,7 @@ module nasa_mcu #(
         done_q     <= 1'b0;
         error_q    <= 1'b0;
         err_code_q <= '0;
-        go_q       <= csr_wdata_i[nasa_pkg::CtrlBatchBit] ? 2'd2 : 2'd1;
+        go_q       <= csr_req_i.wdata[nasa_pkg::CtrlBatchBit] ? 2'd2 : 2'd1;
       end
       tbl_addr_q <= tbl_addr_d;
       if (go_acc && go_done) begin
@@ -459,9 +452,9 @@ module nasa_mcu #(
     if (is_start || (go_acc && go_done)) cycles_q <= '0;
     else if (run_q) cycles_q <= cycles_q + 64'd1;
     if (is_start) rd_words_q <= '0;
-    else if (busy_q && mem_rsp_valid_i) rd_words_q <= rd_words_q + 62'd1;
+    else if (busy_q && mem_rsp_i.valid) rd_words_q <= rd_words_q + 62'd1;
     if (is_start) wr_bytes_q <= '0;
-    else if (busy_q && mem_req_valid_o && mem_req_ready_i && mem_req_we_o) begin
+    else if (busy_q && mem_req_o.valid && mem_rsp_i.ready && mem_req_o.we) begin
       wr_bytes_q <= wr_bytes_q + 64'(wr_count);
     end
   end
@@ -495,6 +488,7 @@ module nasa_mcu #(
   typedef enum logic [2:0] {HrReg, HrPage, HrNode, HrCorr, HrLeaf} hr_e;
   hr_e hr_q, hr_d;
   logic [31:0] hr_val_q, hr_val;
+  logic hr_rvalid_q;
   logic idx_in_nodes, idx_in_leaves;
   assign idx_in_nodes  = (tbl_idx[23:NCW] == '0) && (tbl_idx[NCW-1:0] < node_count_q);
   assign idx_in_leaves = (tbl_idx[23:LCW] == '0) && (tbl_idx[LCW-1:0] < leaf_count_q);
@@ -511,7 +505,7 @@ module nasa_mcu #(
     end else if (page_csr) begin
       hr_d = HrPage;
     end else begin
-      unique case (csr_addr_i)
+      unique case (csr_req_i.addr)
         12'(nasa_pkg::CsrStatus):  hr_val = {29'd0, error_q, done_q, busy_q};
         12'(nasa_pkg::CsrErrCode): hr_val = {24'd0, err_code_q};
         12'(nasa_pkg::CsrTblAddr): hr_val = tbl_addr_q;
@@ -527,22 +521,24 @@ module nasa_mcu #(
   end
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      csr_rvalid_o <= 1'b0;
-      hr_q         <= HrReg;
-      hr_val_q     <= '0;
+      hr_rvalid_q <= 1'b0;
+      hr_q        <= HrReg;
+      hr_val_q    <= '0;
     end else begin
-      csr_rvalid_o <= hrd;
-      hr_q         <= hr_d;
-      hr_val_q     <= hr_val;
+      hr_rvalid_q <= hrd;
+      hr_q        <= hr_d;
+      hr_val_q    <= hr_val;
     end
   end
   always_comb begin
+    csr_rsp_o.ready = 1'b1;
+    csr_rsp_o.valid = hr_rvalid_q;
     unique case (hr_q)
-      HrPage: csr_rdata_o = pp_rd_q;
-      HrNode: csr_rdata_o = node_rd_q;
-      HrCorr: csr_rdata_o = corr_rd_q;
-      HrLeaf: csr_rdata_o = {16'd0, leaf_rd_q};
-      default: csr_rdata_o = hr_val_q;
+      HrPage: csr_rsp_o.rdata = pp_rd_q;
+      HrNode: csr_rsp_o.rdata = node_rd_q;
+      HrCorr: csr_rsp_o.rdata = corr_rd_q;
+      HrLeaf: csr_rsp_o.rdata = {16'd0, leaf_rd_q};
+      default: csr_rsp_o.rdata = hr_val_q;
     endcase
   end
 endmodule

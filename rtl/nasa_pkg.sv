@@ -312,12 +312,66 @@ package nasa_pkg;
   localparam int unsigned McuDotMaxStride = 4095;  // dot unit: largest stride
 
   // Layout constants.
-  localparam int unsigned DescWords  = 16;          // 32-bit little-endian words per descriptor
-  localparam int unsigned DescBytes  = 64;          // bytes per descriptor
+  localparam int unsigned DescWords   = 16;          // 32-bit little-endian words per descriptor
+  localparam int unsigned DescBytes   = 64;          // bytes per descriptor
   // per-channel record: int32 bias, u16 M, u8 S, 1 spare
-  localparam int unsigned ParamBytes = 8;
-  localparam int unsigned MaxShift   = 47;          // requant shift S in [1, MaxShift]
-  localparam int unsigned Magic      = 'h4E415341;  // value of CSR Magic, 'NASA'
+  localparam int unsigned ParamBytes  = 8;
+  localparam int unsigned MaxShift    = 47;          // requant shift S in [1, MaxShift]
+  localparam int unsigned MemBytesMax = 64;          // memory port bytes, largest of any config
+  localparam int unsigned Magic       = 'h4E415341;  // value of CSR Magic, 'NASA'
+
+  // The accelerator's buses (hw_spec.h kCsrReq ...; docs/engine.md "Ports"): a request
+  // struct (master to slave) and a response struct (slave to master) each, every struct
+  // carrying the ready of the other direction's channel.
+  //   - CSR bus: a request is taken with req.valid && rsp.ready; a read's data return the
+  //     next cycle with rsp.valid.
+  //   - Memory port: a request (a read burst of len+1 beats, or one strobed write beat) is
+  //     taken with req.valid && rsp.ready; read beats return in order, taken with
+  //     rsp.valid && req.rsp_ready. Data fields are MemBytesMax bytes wide (the widest
+  //     configuration's); a configuration uses the low MemBytes bytes, the rest are zero.
+  //   - Byte port of the control units: one byte a request, taken with req.valid &&
+  //     rsp.ready; a read's byte returns with rsp.valid (always taken).
+  typedef struct packed {
+    logic                     valid;
+    logic                     we;
+    logic [11:0]              addr;
+    logic [31:0]              wdata;
+  } csr_req_t;
+
+  typedef struct packed {
+    logic                     ready;        // the request is taken
+    logic                     valid;        // read data of last cycle's request
+    logic [31:0]              rdata;
+  } csr_rsp_t;
+
+  typedef struct packed {
+    logic                     valid;
+    logic                     we;
+    logic [31:0]              addr;
+    logic [7:0]               len;          // read burst: beats - 1 (writes: 0)
+    logic                     rsp_ready;    // a read beat is taken
+    logic [MemBytesMax-1:0]   wstrb;
+    logic [MemBytesMax*8-1:0] wdata;
+  } mem_req_t;
+
+  typedef struct packed {
+    logic                     ready;        // the request is taken
+    logic                     valid;        // a read beat
+    logic [MemBytesMax*8-1:0] rdata;
+  } mem_rsp_t;
+
+  typedef struct packed {
+    logic                     valid;
+    logic                     we;
+    logic [31:0]              addr;
+    logic [7:0]               wdata;
+  } byte_req_t;
+
+  typedef struct packed {
+    logic                     ready;        // the request is taken
+    logic                     valid;        // a read's byte (always taken)
+    logic [7:0]               rdata;
+  } byte_rsp_t;
 
   // Batch mode: capacities, tables (CSR TblAddr[31:24]) and PATCH bits.
   // node table entries (root included); largest of any config

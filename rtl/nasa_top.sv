@@ -22,24 +22,11 @@ module nasa_top #(
   input  logic                  clk_i,
   input  logic                  rst_ni,
   // CSR bus
-  input  logic                  csr_valid_i,
-  output logic                  csr_ready_o,
-  input  logic                  csr_we_i,
-  input  logic [11:0]           csr_addr_i,
-  input  logic [31:0]           csr_wdata_i,
-  output logic                  csr_rvalid_o,
-  output logic [31:0]           csr_rdata_o,
+  input  nasa_pkg::csr_req_t csr_req_i,
+  output nasa_pkg::csr_rsp_t csr_rsp_o,
   // memory port
-  output logic                  mem_req_valid_o,
-  input  logic                  mem_req_ready_i,
-  output logic                  mem_req_we_o,
-  output logic [31:0]           mem_req_addr_o,
-  output logic [7:0]            mem_req_len_o,
-  output logic [MemBytes*8-1:0] mem_req_wdata_o,
-  output logic [MemBytes-1:0]   mem_req_wstrb_o,
-  input  logic                  mem_rsp_valid_i,
-  output logic                  mem_rsp_ready_o,
-  input  logic [MemBytes*8-1:0] mem_rsp_rdata_i,
+  output nasa_pkg::mem_req_t mem_req_o,
+  input  nasa_pkg::mem_rsp_t mem_rsp_i,
   // status
   output logic                  busy_o,
   output logic                  done_o,
@@ -49,11 +36,8 @@ module nasa_top #(
   localparam int unsigned OTW = $clog2(MaxLayers * MaxChoices);
 
   // ======================= engine =======================
-  logic e_req_valid, e_req_ready, e_req_we, e_rsp_valid, e_rsp_ready;
-  logic [31:0] e_req_addr;
-  logic [7:0] e_req_len;
-  logic [MemBytes*8-1:0] e_req_wdata;
-  logic [MemBytes-1:0] e_req_wstrb;
+  nasa_pkg::mem_req_t e_req;
+  nasa_pkg::mem_rsp_t e_rsp;
   logic [31:0] b_rdata;  // read data of the batch CSRs (the engine's CSR block registers it)
   logic batch_start, xd_valid, xd_ready, xd_done, xd_end, ext_wait;
   logic [31:0] xd_tpl, xd_x, xd_y, xd_l, xd_err_index, win_base, win_limit;
@@ -74,24 +58,11 @@ module nasa_top #(
   ) u_engine (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
-    .csr_valid_i    (csr_valid_i),
-    .csr_ready_o    (csr_ready_o),
-    .csr_we_i       (csr_we_i),
-    .csr_addr_i     (csr_addr_i),
-    .csr_wdata_i    (csr_wdata_i),
-    .csr_rvalid_o   (csr_rvalid_o),
-    .csr_rdata_o    (csr_rdata_o),
+    .csr_req_i      (csr_req_i),
+    .csr_rsp_o      (csr_rsp_o),
     .csr_ext_rdata_i(b_rdata),
-    .mem_req_valid_o(e_req_valid),
-    .mem_req_ready_i(e_req_ready),
-    .mem_req_we_o   (e_req_we),
-    .mem_req_addr_o (e_req_addr),
-    .mem_req_len_o  (e_req_len),
-    .mem_req_wdata_o(e_req_wdata),
-    .mem_req_wstrb_o(e_req_wstrb),
-    .mem_rsp_valid_i(e_rsp_valid),
-    .mem_rsp_ready_o(e_rsp_ready),
-    .mem_rsp_rdata_i(mem_rsp_rdata_i),
+    .mem_req_o      (e_req),
+    .mem_rsp_i      (e_rsp),
     .busy_o         (busy_o),
     .done_o         (done_o),
     .error_o        (error_o),
@@ -131,10 +102,7 @@ module nasa_top #(
   ) u_batch_csr (
     .clk_i         (clk_i),
     .rst_ni        (rst_ni),
-    .csr_valid_i   (csr_valid_i),
-    .csr_we_i      (csr_we_i),
-    .csr_addr_i    (csr_addr_i),
-    .csr_wdata_i   (csr_wdata_i),
+    .csr_req_i     (csr_req_i),
     .rdata_o       (b_rdata),
     .busy_i        (busy_o),
     .cfg_o         (cfg),
@@ -163,12 +131,9 @@ module nasa_top #(
   logic [31:0] ev_logits, ev_label;
 
   // byte requests of the three units, one phase at a time
-  logic cg_mv, cg_mwe, fu_mv, fu_mwe, ev_mv, ev_mwe;
-  logic [31:0] cg_ma, fu_ma, ev_ma;
-  logic [7:0] cg_md, fu_md, ev_md;
-  logic cp_valid, cp_ready, cp_we, cp_rsp, cp_err, cp_busy, cp_own;
-  logic [31:0] cp_addr;
-  logic [7:0] cp_wdata, cp_rdata;
+  nasa_pkg::byte_req_t cg_req, fu_req, ev_req, cp_req;
+  nasa_pkg::byte_rsp_t cg_rsp, fu_rsp, ev_rsp, cp_rsp;
+  logic cp_err, cp_busy, cp_own;
 
   nasa_top_pkg::tstate_e st_q, st_d;
 
@@ -189,13 +154,8 @@ module nasa_top #(
     .count_i        (cfg.cand_count),
     .parent_addr_i  (cfg.parent_addr),
     .parent_count_i (cfg.parent_count),
-    .mreq_valid_o   (cg_mv),
-    .mreq_ready_i   (cp_ready && st_q == nasa_top_pkg::TGen),
-    .mreq_we_o      (cg_mwe),
-    .mreq_addr_o    (cg_ma),
-    .mreq_wdata_o   (cg_md),
-    .mrsp_valid_i   (cp_rsp && st_q == nasa_top_pkg::TGen),
-    .mrsp_data_i    (cp_rdata)
+    .mreq_o         (cg_req),
+    .mrsp_i         (cg_rsp)
   );
 
   logic [15:0] node_idx;
@@ -222,13 +182,8 @@ module nasa_top #(
     .cand_stride_i (cfg.cand_stride),
     .cand_count_i  (cfg.cand_count),
     .node_count_o  (node_count),
-    .mreq_valid_o  (fu_mv),
-    .mreq_ready_i  (cp_ready && st_q == nasa_top_pkg::TFuse),
-    .mreq_we_o     (fu_mwe),
-    .mreq_addr_o   (fu_ma),
-    .mreq_wdata_o  (fu_md),
-    .mrsp_valid_i  (cp_rsp && st_q == nasa_top_pkg::TFuse),
-    .mrsp_data_i   (cp_rdata),
+    .mreq_o         (fu_req),
+    .mrsp_i         (fu_rsp),
     .node_idx_i    (node_idx),
     .node_parent_o (n_parent),
     .node_first_o  (n_first),
@@ -298,49 +253,36 @@ module nasa_top #(
     .label_addr_i (ev_label),
     .classes_i    (cfg.classes[15:0]),
     .done_o       (ev_done),
-    .mreq_valid_o (ev_mv),
-    .mreq_ready_i (cp_ready && st_q == nasa_top_pkg::TSched),
-    .mreq_we_o    (ev_mwe),
-    .mreq_addr_o  (ev_ma),
-    .mreq_wdata_o (ev_md),
-    .mrsp_valid_i (cp_rsp && st_q == nasa_top_pkg::TSched),
-    .mrsp_data_i  (cp_rdata),
+    .mreq_o         (ev_req),
+    .mrsp_i         (ev_rsp),
     .cnt_idx_i    (tbl_idx_d),
     .cnt_o        (ev_cnt)
   );
 
+  // the unit of the phase owns the control port; the others see no handshake
   always_comb begin
-    cp_valid = 1'b0;
-    cp_we    = 1'b0;
-    cp_addr  = '0;
-    cp_wdata = '0;
+    cp_req = '0;
+    cg_rsp = '0;
+    fu_rsp = '0;
+    ev_rsp = '0;
     unique case (st_q)
       nasa_top_pkg::TGen: begin
-        cp_valid = cg_mv;
-        cp_we    = cg_mwe;
-        cp_addr  = cg_ma;
-        cp_wdata = cg_md;
+        cp_req = cg_req;
+        cg_rsp = cp_rsp;
       end
       nasa_top_pkg::TFuse: begin
-        cp_valid = fu_mv;
-        cp_we    = fu_mwe;
-        cp_addr  = fu_ma;
-        cp_wdata = fu_md;
+        cp_req = fu_req;
+        fu_rsp = cp_rsp;
       end
       nasa_top_pkg::TSched: begin
-        cp_valid = ev_mv;
-        cp_we    = ev_mwe;
-        cp_addr  = ev_ma;
-        cp_wdata = ev_md;
+        cp_req = ev_req;
+        ev_rsp = cp_rsp;
       end
       default: ;
     endcase
   end
 
-  logic c_req_valid, c_req_we;
-  logic [31:0] c_req_addr;
-  logic [MemBytes*8-1:0] c_req_wdata;
-  logic [MemBytes-1:0] c_req_wstrb;
+  nasa_pkg::mem_req_t c_req;
   nasa_ctrl_port #(.MemBytes(MemBytes)) u_ctrl_port (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
@@ -350,36 +292,22 @@ module nasa_top #(
     .win_limit_i    (win_limit),
     .err_o          (cp_err),
     .busy_o         (cp_busy),
-    .req_valid_i    (cp_valid),
-    .req_ready_o    (cp_ready),
-    .req_we_i       (cp_we),
-    .req_addr_i     (cp_addr),
-    .req_wdata_i    (cp_wdata),
-    .rsp_valid_o    (cp_rsp),
-    .rsp_data_o     (cp_rdata),
+    .req_i          (cp_req),
+    .rsp_o          (cp_rsp),
     .own_o          (cp_own),
-    .mem_req_valid_o(c_req_valid),
-    .mem_req_ready_i(mem_req_ready_i),
-    .mem_req_we_o   (c_req_we),
-    .mem_req_addr_o (c_req_addr),
-    .mem_req_wdata_o(c_req_wdata),
-    .mem_req_wstrb_o(c_req_wstrb),
-    .mem_rsp_valid_i(mem_rsp_valid_i),
-    .mem_rsp_rdata_i(mem_rsp_rdata_i),
+    .mem_req_o      (c_req),
+    .mem_rsp_i      (mem_rsp_i),
     .ev_rd_beat_o   (c_rd_beat),
     .ev_wr_o        (c_wr)
   );
 
   // memory port: the control master only while the engine's DMA is idle (it waits in ext mode)
-  assign mem_req_valid_o = cp_own ? c_req_valid : e_req_valid;
-  assign mem_req_we_o    = cp_own ? c_req_we : e_req_we;
-  assign mem_req_addr_o  = cp_own ? c_req_addr : e_req_addr;
-  assign mem_req_len_o   = cp_own ? 8'd0 : e_req_len;
-  assign mem_req_wdata_o = cp_own ? c_req_wdata : e_req_wdata;
-  assign mem_req_wstrb_o = cp_own ? c_req_wstrb : e_req_wstrb;
-  assign e_req_ready     = !cp_own && mem_req_ready_i;
-  assign e_rsp_valid     = !cp_own && mem_rsp_valid_i;
-  assign mem_rsp_ready_o = cp_own ? 1'b1 : e_rsp_ready;
+  assign mem_req_o = cp_own ? c_req : e_req;
+  always_comb begin
+    e_rsp = mem_rsp_i;
+    e_rsp.ready = !cp_own && mem_rsp_i.ready;
+    e_rsp.valid = !cp_own && mem_rsp_i.valid;
+  end
 
   // ======================= batch sequencer =======================
   logic cfg_bad;
@@ -512,5 +440,5 @@ module nasa_top #(
 `endif
 
   logic unused;
-  assign unused = ^{s_optab_idx[15:OTW], cg_busy, sc_busy, cp_busy, ev_mwe, ev_md, fu_mwe, fu_md};
+  assign unused = ^{s_optab_idx[15:OTW], cg_busy, sc_busy, cp_busy};
 endmodule

@@ -12,10 +12,7 @@ module nasa_top_batch_csr #(
 ) (
   input  logic                         clk_i,
   input  logic                         rst_ni,
-  input  logic                         csr_valid_i,
-  input  logic                         csr_we_i,
-  input  logic [11:0]                  csr_addr_i,
-  input  logic [31:0]                  csr_wdata_i,
+  input  nasa_pkg::csr_req_t           csr_req_i,
   output logic [31:0]                  rdata_o,       // this cycle's read data (its addresses)
   input  logic                         busy_i,        // a run: writes ignored, tables the units'
   output nasa_top_pkg::batch_cfg_t     cfg_o,
@@ -45,15 +42,15 @@ module nasa_top_batch_csr #(
   logic [7:0] tbl_sel;
   logic [23:0] tbl_idx, tbl_idx_d;
 
-  assign wr      = csr_valid_i && csr_we_i && !busy_i;
-  assign rd      = csr_valid_i && !csr_we_i;
+  assign wr      = csr_req_i.valid && csr_req_i.we && !busy_i;
+  assign rd      = csr_req_i.valid && !csr_req_i.we;
   assign tbl_sel = tbl_addr_q[31:24];
   assign tbl_idx = tbl_addr_q[23:0];
-  assign tbl_acc = csr_valid_i && (csr_addr_i == 12'(nasa_pkg::CsrTblData)) && (rd || wr);
+  assign tbl_acc = csr_req_i.valid && (csr_req_i.addr == 12'(nasa_pkg::CsrTblData)) && (rd || wr);
   // the index after this cycle: synchronous table RAMs read it one cycle ahead
   always_comb begin
     tbl_idx_d = tbl_idx;
-    if (wr && csr_addr_i == 12'(nasa_pkg::CsrTblAddr)) tbl_idx_d = csr_wdata_i[23:0];
+    if (wr && csr_req_i.addr == 12'(nasa_pkg::CsrTblAddr)) tbl_idx_d = csr_req_i.wdata[23:0];
     else if (tbl_acc) tbl_idx_d = tbl_idx + 24'd1;
   end
 
@@ -66,7 +63,7 @@ module nasa_top_batch_csr #(
                        tbl_idx < 24'(OpTabN);
   assign optab_raddr = busy_i ? optab_idx_i : tbl_idx_d[OTW-1:0];
   always_ff @(posedge clk_i) begin
-    if (optab_we) optab_mem[tbl_idx[OTW-1:0]] <= csr_wdata_i;
+    if (optab_we) optab_mem[tbl_idx[OTW-1:0]] <= csr_req_i.wdata;
     optab_q <= optab_mem[optab_raddr];
   end
   assign optab_o = optab_q;
@@ -82,37 +79,37 @@ module nasa_top_batch_csr #(
       end
     end else begin
       if (wr) begin
-        unique case (csr_addr_i)
-          12'(nasa_pkg::CsrNumLayers):    cfg_q.num_layers <= csr_wdata_i;
-          12'(nasa_pkg::CsrCandAddr):     cfg_q.cand_addr <= csr_wdata_i;
-          12'(nasa_pkg::CsrCandStride):   cfg_q.cand_stride <= csr_wdata_i;
-          12'(nasa_pkg::CsrCandCount):    cfg_q.cand_count <= csr_wdata_i;
-          12'(nasa_pkg::CsrTplAddr):      cfg_q.tpl_addr <= csr_wdata_i;
-          12'(nasa_pkg::CsrStemTpl):      cfg_q.stem_tpl <= csr_wdata_i;
-          12'(nasa_pkg::CsrHeadTpl):      cfg_q.head_tpl <= csr_wdata_i;
-          12'(nasa_pkg::CsrImgAddr):      cfg_q.img_addr <= csr_wdata_i;
-          12'(nasa_pkg::CsrImgStride):    cfg_q.img_stride <= csr_wdata_i;
-          12'(nasa_pkg::CsrImgCount):     cfg_q.img_count <= csr_wdata_i;
-          12'(nasa_pkg::CsrLabelAddr):    cfg_q.label_addr <= csr_wdata_i;
-          12'(nasa_pkg::CsrMiniBatch):    cfg_q.mini_batch <= csr_wdata_i;
-          12'(nasa_pkg::CsrClasses):      cfg_q.classes <= csr_wdata_i;
-          12'(nasa_pkg::CsrLogitsAddr):   cfg_q.logits_addr <= csr_wdata_i;
-          12'(nasa_pkg::CsrLogitsStride): cfg_q.logits_stride <= csr_wdata_i;
-          12'(nasa_pkg::CsrGenMode):      cfg_q.gen_mode <= csr_wdata_i;
-          12'(nasa_pkg::CsrGenSeed):      cfg_q.gen_seed <= csr_wdata_i;
-          12'(nasa_pkg::CsrGenProb):      cfg_q.gen_prob <= csr_wdata_i;
-          12'(nasa_pkg::CsrParentAddr):   cfg_q.parent_addr <= csr_wdata_i;
-          12'(nasa_pkg::CsrParentCount):  cfg_q.parent_count <= csr_wdata_i;
-          12'(nasa_pkg::CsrTblAddr):      tbl_addr_q <= csr_wdata_i;
+        unique case (csr_req_i.addr)
+          12'(nasa_pkg::CsrNumLayers):    cfg_q.num_layers <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrCandAddr):     cfg_q.cand_addr <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrCandStride):   cfg_q.cand_stride <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrCandCount):    cfg_q.cand_count <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrTplAddr):      cfg_q.tpl_addr <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrStemTpl):      cfg_q.stem_tpl <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrHeadTpl):      cfg_q.head_tpl <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrImgAddr):      cfg_q.img_addr <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrImgStride):    cfg_q.img_stride <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrImgCount):     cfg_q.img_count <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrLabelAddr):    cfg_q.label_addr <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrMiniBatch):    cfg_q.mini_batch <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrClasses):      cfg_q.classes <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrLogitsAddr):   cfg_q.logits_addr <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrLogitsStride): cfg_q.logits_stride <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrGenMode):      cfg_q.gen_mode <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrGenSeed):      cfg_q.gen_seed <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrGenProb):      cfg_q.gen_prob <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrParentAddr):   cfg_q.parent_addr <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrParentCount):  cfg_q.parent_count <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrTblAddr):      tbl_addr_q <= csr_req_i.wdata;
           12'(nasa_pkg::CsrTblData): begin
             if (tbl_sel == 8'(nasa_pkg::TblLayerK) && tbl_idx < 24'(MaxLayers)) begin
-              layer_k_q[tbl_idx[LKW-1:0]] <= csr_wdata_i[7:0];
+              layer_k_q[tbl_idx[LKW-1:0]] <= csr_req_i.wdata[7:0];
             end
             if (tbl_sel == 8'(nasa_pkg::TblArenaAddr) && tbl_idx <= 24'(MaxLayers)) begin
-              arena_addr_q[tbl_idx[LAW-1:0]] <= csr_wdata_i;
+              arena_addr_q[tbl_idx[LAW-1:0]] <= csr_req_i.wdata;
             end
             if (tbl_sel == 8'(nasa_pkg::TblArenaStride) && tbl_idx <= 24'(MaxLayers)) begin
-              arena_stride_q[tbl_idx[LAW-1:0]] <= csr_wdata_i;
+              arena_stride_q[tbl_idx[LAW-1:0]] <= csr_req_i.wdata;
             end
           end
           default: ;
@@ -157,7 +154,7 @@ module nasa_top_batch_csr #(
 
   always_comb begin
     rdata_d = '0;
-    unique case (csr_addr_i)
+    unique case (csr_req_i.addr)
       12'(nasa_pkg::CsrNumLayers):    rdata_d = cfg_q.num_layers;
       12'(nasa_pkg::CsrCandAddr):     rdata_d = cfg_q.cand_addr;
       12'(nasa_pkg::CsrCandStride):   rdata_d = cfg_q.cand_stride;
@@ -195,7 +192,7 @@ module nasa_top_batch_csr #(
   assert property (@(posedge clk_i) disable iff (!rst_ni) !$isunknown({optab_we, tbl_acc}))
     else $error("X on batch CSR control");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   csr_valid_i |-> !$isunknown(rdata_o))
+                   csr_req_i.valid |-> !$isunknown(rdata_o))
     else $error("X on batch CSR read data");
 `endif
 endmodule

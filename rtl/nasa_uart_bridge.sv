@@ -20,21 +20,12 @@ module nasa_uart_bridge #(
   output logic        tx_valid_o,
   input  logic        tx_ready_i,
   output logic [7:0]  tx_data_o,
-  // memory byte port: a read's data comes back on mrsp_valid_i
-  output logic        mreq_valid_o,
-  input  logic        mreq_ready_i,
-  output logic        mreq_we_o,
-  output logic [31:0] mreq_addr_o,
-  output logic [7:0]  mreq_wdata_o,
-  input  logic        mrsp_valid_i,
-  input  logic [7:0]  mrsp_data_i,
-  // CSR port: csr_rdata_i is taken with the handshake of a read
-  output logic        csr_valid_o,
-  input  logic        csr_ready_i,
-  output logic        csr_we_o,
-  output logic [31:0] csr_addr_o,
-  output logic [31:0] csr_wdata_o,
-  input  logic [31:0] csr_rdata_i,
+  // memory byte port: a read's data comes back on mrsp_i.valid
+  output nasa_pkg::byte_req_t mreq_o,
+  input  nasa_pkg::byte_rsp_t mrsp_i,
+  // CSR bus (the core's CSR port; addresses above its 12 bits alias)
+  output nasa_pkg::csr_req_t csr_req_o,
+  input  nasa_pkg::csr_rsp_t csr_rsp_i,
   // status for LEDs and tests
   output logic        busy_o,
   output logic        error_o  // pulse: a frame was rejected
@@ -44,7 +35,7 @@ module nasa_uart_bridge #(
   localparam int unsigned QW = $clog2(GapCycles + 1);
 
   typedef enum logic [3:0] {
-    BHunt, BHeader, BBody, BCheck, BLoad, BWrite, BCsr, BResp, BDrain
+    BHunt, BHeader, BBody, BCheck, BLoad, BWrite, BCsr, BCsrRd, BResp, BDrain
   } bstate_e;
 
   // CRC-16/CCITT-FALSE, one byte
@@ -149,17 +140,17 @@ module nasa_uart_bridge #(
   assign tx_fire = tx_valid_o && tx_ready_i;
 
   // memory port: WRITE_MEM writes in BWrite; READ_MEM reads while the response goes out
-  assign mreq_valid_o = (st_q == BWrite) ||
+  assign mreq_o.valid = (st_q == BWrite) ||
                         ((st_q == BResp) && (cmd_q == 8'd2) && (status_q == 3'd0) && in_payload &&
                          !rd_pend_q && !rd_have_q);
-  assign mreq_we_o    = (st_q == BWrite);
-  assign mreq_addr_o  = addr_q + ((st_q == BWrite) ? 32'(ptr_q) : 32'(pay_idx));
-  assign mreq_wdata_o = buf_rd_q;
+  assign mreq_o.we    = (st_q == BWrite);
+  assign mreq_o.addr  = addr_q + ((st_q == BWrite) ? 32'(ptr_q) : 32'(pay_idx));
+  assign mreq_o.wdata = buf_rd_q;
 
-  assign csr_valid_o = (st_q == BCsr);
-  assign csr_we_o    = (cmd_q == 8'd3);
-  assign csr_addr_o  = addr_q;
-  assign csr_wdata_o = csr_val_q;
+  assign csr_req_o.valid = (st_q == BCsr);
+  assign csr_req_o.we    = (cmd_q == 8'd3);
+  assign csr_req_o.addr  = addr_q[11:0];
+  assign csr_req_o.wdata = csr_val_q;
 
   assign busy_o = (st_q != BHunt);
 
@@ -213,9 +204,10 @@ module nasa_uart_bridge #(
       end
       BLoad: st_d = BWrite;  // buf_rd_q <= buf[ptr_q]
       BWrite: begin
-        if (mreq_ready_i) st_d = (16'(ptr_q) + 16'd1 == len_q) ? BResp : BLoad;
+        if (mrsp_i.ready) st_d = (16'(ptr_q) + 16'd1 == len_q) ? BResp : BLoad;
       end
-      BCsr: if (csr_ready_i) st_d = BResp;
+      BCsr: if (csr_rsp_i.ready) st_d = (cmd_q == 8'd4) ? BCsrRd : BResp;
+      BCsrRd: if (csr_rsp_i.valid) st_d = BResp;  // the read's data, the cycle after
       BResp: begin
         if (tx_fire && (tx_idx_q == crc_hi_at_q)) begin
           // done: after an error wait for a quiet line (a timeout has just seen one)
@@ -347,7 +339,7 @@ module nasa_uart_bridge #(
           end
         end
         BWrite: begin
-          if (mreq_ready_i) begin
+          if (mrsp_i.ready) begin
             if (16'(ptr_q) + 16'd1 == len_q) begin
               last_valid_q <= 1'b1;
               last_seq_q   <= seq_q;
@@ -360,24 +352,25 @@ module nasa_uart_bridge #(
           end
         end
         BCsr: begin
-          if (csr_ready_i) begin
+          if (csr_rsp_i.ready) begin
             last_valid_q <= 1'b1;
             last_seq_q   <= seq_q;
             last_cmd_q   <= cmd_q;
             last_addr_q  <= addr_q;
-            if (cmd_q == 8'd4) begin
-              csr_val_q    <= csr_rdata_i;
-              last_rdata_q <= csr_rdata_i;
-              `NASA_RESPOND(3'd0, 16'd4)
-            end else begin
-              `NASA_RESPOND(3'd0, 16'd0)
-            end
+            if (cmd_q != 8'd4) `NASA_RESPOND(3'd0, 16'd0)
+          end
+        end
+        BCsrRd: begin
+          if (csr_rsp_i.valid) begin
+            csr_val_q    <= csr_rsp_i.rdata;
+            last_rdata_q <= csr_rsp_i.rdata;
+            `NASA_RESPOND(3'd0, 16'd4)
           end
         end
         BResp: begin
-          if (mreq_valid_o && mreq_ready_i) rd_pend_q <= 1'b1;
-          if (mrsp_valid_i && rd_pend_q) begin
-            rd_q      <= mrsp_data_i;
+          if (mreq_o.valid && mrsp_i.ready) rd_pend_q <= 1'b1;
+          if (mrsp_i.valid && rd_pend_q) begin
+            rd_q      <= mrsp_i.rdata;
             rd_pend_q <= 1'b0;
             rd_have_q <= 1'b1;
           end
@@ -400,25 +393,25 @@ module nasa_uart_bridge #(
   // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
   // valid/ready on the memory, CSR and transmit ports: an offer waiting for ready is held.
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   (mreq_valid_o && !mreq_ready_i) |=>
-                   (mreq_valid_o && $stable({mreq_we_o, mreq_addr_o, mreq_wdata_o})))
+                   (mreq_o.valid && !mrsp_i.ready) |=>
+                   (mreq_o.valid && $stable({mreq_o.we, mreq_o.addr, mreq_o.wdata})))
     else $error("nasa_uart_bridge: memory request changed or withdrawn while stalled");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   (csr_valid_o && !csr_ready_i) |=>
-                   (csr_valid_o && $stable({csr_we_o, csr_addr_o, csr_wdata_o})))
+                   (csr_req_o.valid && !csr_rsp_i.ready) |=> (csr_req_o.valid && $stable(csr_req_o)))
     else $error("nasa_uart_bridge: CSR request changed or withdrawn while stalled");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
                    (tx_valid_o && !tx_ready_i) |=> (tx_valid_o && $stable(tx_data_o)))
     else $error("nasa_uart_bridge: response byte changed or withdrawn while stalled");
   // One memory read at a time; FSM legality.
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   (mreq_valid_o && !mreq_we_o) |-> !rd_pend_q)
+                   (mreq_o.valid && !mreq_o.we) |-> !rd_pend_q)
     else $error("nasa_uart_bridge: read request while a read is outstanding");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   st_q inside {BHunt, BHeader, BBody, BCheck, BLoad, BWrite, BCsr, BResp, BDrain})
+                   st_q inside {BHunt, BHeader, BBody, BCheck, BLoad, BWrite, BCsr, BCsrRd, BResp,
+                                BDrain})
     else $error("nasa_uart_bridge: illegal state %0d", st_q);
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   !$isunknown({rx_valid_i, tx_ready_i, mreq_ready_i, mrsp_valid_i, csr_ready_i}))
+                   !$isunknown({rx_valid_i, tx_ready_i, mrsp_i.ready, mrsp_i.valid, csr_rsp_i.ready}))
     else $error("nasa_uart_bridge: X on a control input");
 `endif
 endmodule

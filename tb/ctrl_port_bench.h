@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "nasa/hw_spec.h"
+#include "nasa/sim/bus.h"
 #include "nasa/sim/vbench.h"
 
 namespace nasa::testing {
@@ -45,8 +46,7 @@ class CtrlPortBench {
     top_->rst_ni = 0;
     top_->start_i = 0;
     top_->abort_i = 0;
-    top_->mreq_ready_i = 0;
-    top_->mrsp_valid_i = 0;
+    rsp_.put(top_->mrsp_i);
   }
 
   // Three cycles in reset and one after; the derived bench drives its own inputs first.
@@ -75,13 +75,17 @@ class CtrlPortBench {
 
   // Drives the response port for this cycle: the oldest response once it is due, else nothing.
   void drive_response() {
-    top_->mrsp_valid_i = 0;
+    rsp_.valid = false;
     if (!pending_.empty() && pending_.front().due <= cycle_) {
-      top_->mrsp_valid_i = 1;
-      top_->mrsp_data_i = pending_.front().data;
+      rsp_.valid = true;
+      rsp_.rdata = pending_.front().data;
       pending_.pop_front();
     }
+    rsp_.put(top_->mrsp_i);
   }
+
+  // The unit's request this cycle (after begin_cycle).
+  nasa::sim::bus::ByteReq request() const { return nasa::sim::bus::ByteReq::get(top_->mreq_o); }
 
   // A request on the port (`data` only for a byte write).
   struct Req {
@@ -97,7 +101,7 @@ class CtrlPortBench {
     top_->start_i = start;
     top_->abort_i = abort;
     const bool ready = std::uniform_int_distribution<uint32_t>(0, 99)(rng_) < ready_pct_;
-    top_->mreq_ready_i = ready && allow_ready;
+    rsp_.ready = ready && allow_ready;
     drive_response();
     top_.settle();
   }
@@ -118,7 +122,7 @@ class CtrlPortBench {
     }
     held_.reset();
     if (valid) {
-      if (top_->mreq_ready_i) {
+      if (rsp_.ready) {
         accept(req);
       } else {
         held_ = req;
@@ -138,6 +142,7 @@ class CtrlPortBench {
   std::mt19937 rng_;
   uint64_t cycle_ = 0;
   std::deque<Rsp> pending_;  // in order of delivery
+  nasa::sim::bus::ByteRsp rsp_;  // what the port presents this cycle
 
  private:
   uint32_t mem_base_;

@@ -112,9 +112,10 @@ class Bench : public nasa::testing::CtrlPortBench<Vnasa_cand_gen> {
     begin_cycle(start, abort);
     done_ = top_->done_o != 0;
     busy_ = top_->busy_o != 0;
-    if (top_->mreq_valid_o) ++requests_;
-    const Req req{top_->mreq_we_o != 0, top_->mreq_addr_o, top_->mreq_wdata_o};
-    end_cycle(top_->mreq_valid_o != 0, req, abort, [this](const Req& r) { accept(r); });
+    const auto m = request();
+    if (m.valid) ++requests_;
+    const Req req{m.we, m.addr, m.wdata};
+    end_cycle(m.valid, req, abort, [this](const Req& r) { accept(r); });
   }
 
   bool busy() const { return busy_; }

@@ -17,11 +17,13 @@
 #include <vector>
 
 #include "Vnasa_dma.h"
+#include "nasa/sim/bus.h"
 #include "nasa/sim/vbench.h"
 
 namespace {
 
 using nasa::sim::Bench;
+namespace bus = nasa::sim::bus;
 
 constexpr uint32_t kMemBytes = 32;  // port width (the RTL's default)
 constexpr uint32_t kBurstMax = 8;
@@ -42,7 +44,7 @@ struct Write {
 
 // Memory timing of one test.
 struct Timing {
-  uint32_t ready_pct = 100;   // mem_req_ready_i high this often (percent)
+  uint32_t ready_pct = 100;   // the port's request ready high this often (percent)
   uint32_t lat_lo = 1, lat_hi = 1;
   uint32_t beat_pct = 100;    // a due beat is presented this often
   uint32_t max_reads = 4;     // bursts in flight before ready goes low
@@ -57,8 +59,7 @@ class DmaBench {
     b_->abort_i = 0;
     b_->job_valid_i = 0;
     b_->wr_valid_i = 0;
-    b_->mem_req_ready_i = 0;
-    b_->mem_rsp_valid_i = 0;
+    bus::put_mem_rsp(b_->mem_rsp_i, false, false, {});
     b_.reset(3, 1);
   }
 
@@ -99,20 +100,21 @@ class DmaBench {
       b_->wr_strb_i = wr_offer_->strb;
     }
     // memory side: ready, and the head read's next beat once due
-    b_->mem_req_ready_i = reads_.size() < t_.max_reads && r.chance(t_.ready_pct);
+    const bool ready = reads_.size() < t_.max_reads && r.chance(t_.ready_pct);
     const bool beat = !reads_.empty() && reads_.front().due <= b_.cycle() && r.chance(t_.beat_pct);
-    b_->mem_rsp_valid_i = beat;
+    std::span<const uint8_t> rdata;
     if (beat) {
       const auto& rd = reads_.front();
-      nasa::sim::to_port(std::span<const uint8_t>(rd.data).subspan(rd.beat * kMemBytes, kMemBytes),
-                         b_->mem_rsp_rdata_i);
+      rdata = std::span<const uint8_t>(rd.data).subspan(rd.beat * kMemBytes, kMemBytes);
     }
+    bus::put_mem_rsp(b_->mem_rsp_i, ready, beat, rdata);
     b_.settle();
 
     // outputs of this cycle
+    const bus::MemReq req = bus::MemReq::get(b_->mem_req_o);
     if (b_->out_valid_o) take_output();
-    if (b_->mem_req_valid_o && b_->mem_req_ready_i) accept_request();
-    if (beat && b_->mem_rsp_ready_o) {
+    if (req.valid && ready) accept_request(req);
+    if (beat && req.rsp_ready) {
       ++rsp_beats_;
       auto& rd = reads_.front();
       if (++rd.beat == rd.beats) reads_.pop_front();
@@ -159,7 +161,7 @@ class DmaBench {
         // quiet for a few more cycles: no stray output or request
         for (int q = 0; q < 8; ++q) {
           cycle();
-          ASSERT_FALSE(b_->mem_req_valid_o) << "request with nothing to do";
+          ASSERT_FALSE(bus::MemReq::get(b_->mem_req_o).valid) << "request with nothing to do";
         }
         return;
       }
@@ -198,18 +200,19 @@ class DmaBench {
     uint32_t idx;  // next output beat
   };
 
-  void accept_request() {
-    const uint32_t addr = b_->mem_req_addr_o;
-    if (b_->mem_req_we_o) {
+  void accept_request(const bus::MemReq& req) {
+    const uint32_t addr = req.addr;
+    if (req.we) {
       ASSERT_EQ(addr % kMemBytes, 0u) << "unaligned write";
       ASSERT_TRUE(addr >= kReadRegion && addr + kMemBytes <= kMemSize)
           << fmt::format("write at {:#x} outside the write region", addr);
-      const auto data = nasa::sim::port_bytes(b_->mem_req_wdata_o, kMemBytes);
-      const uint32_t strb = b_->mem_req_wstrb_o;
+      std::vector<uint8_t> data(kMemBytes);
+      bus::MemReq::wdata(b_->mem_req_o, data);
+      const uint64_t strb = bus::MemReq::wstrb(b_->mem_req_o, kMemBytes);
       mem_.write_if(addr, data, [strb](size_t i) { return ((strb >> i) & 1) != 0; });
       return;
     }
-    const uint32_t beats = uint32_t{b_->mem_req_len_o} + 1;
+    const uint32_t beats = req.len + 1;
     ASSERT_EQ(addr % kMemBytes, 0u) << "unaligned read burst";
     ASSERT_LE(beats, kBurstMax) << "burst longer than BurstMax";
     ASSERT_TRUE(mem_.contains(addr, beats * kMemBytes))

@@ -158,9 +158,10 @@ class Bench : public nasa::testing::CtrlPortBench<Vnasa_fusion_unit> {
     done_ = top_->done_o != 0;
     err_ = top_->err_o != 0;
     busy_ = top_->busy_o != 0;
-    const bool valid = top_->mreq_valid_o != 0;
+    const auto m = request();
+    const bool valid = m.valid;
     if (valid) ++requests_;
-    const Req req{top_->mreq_we_o != 0, top_->mreq_addr_o};
+    const Req req{m.we, m.addr};
     EXPECT_FALSE(valid && req.we) << "a write request, cycle " << cycle_;
     if (valid &&
         std::any_of(pending_.begin(), pending_.end(), [](const Rsp& r) { return !r.stale; })) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "Vnasa_uart_bridge.h"
+#include "nasa/sim/bus.h"
 #include "nasa/sim/vbench.h"
 #include "nasa/uart_protocol.h"
 #include "uart_fuzz.h"
@@ -20,6 +21,7 @@
 namespace {
 
 using namespace nasa::uart;
+namespace bus = nasa::sim::bus;
 
 constexpr size_t kMemBytes = 1 << 20;   // the RTL's default MemBytes
 constexpr uint64_t kGapCycles = 400;    // the RTL's default GapCycles
@@ -36,14 +38,14 @@ class Bench {
       : top_("uart_bridge", seed),
         rng_(seed),
         mem_(kMemBytes, 0),
-        model_(kMemBytes, [this](uint32_t a) { return lookup(model_csr_, a); },
-               [this](uint32_t a, uint32_t v) { model_csr_[a] = v; }) {
+        // the bridge's CSR bus carries the low 12 bits of a frame's CSR address (the CSR map)
+        model_(kMemBytes, [this](uint32_t a) { return lookup(model_csr_, a & 0xFFFu); },
+               [this](uint32_t a, uint32_t v) { model_csr_[a & 0xFFFu] = v; }) {
     top_->rst_ni = 0;
     top_->rx_valid_i = 0;
     top_->tx_ready_i = 0;
-    top_->mreq_ready_i = 0;
-    top_->mrsp_valid_i = 0;
-    top_->csr_ready_i = 0;
+    bus::ByteRsp{}.put(top_->mrsp_i);
+    bus::CsrRsp{}.put(top_->csr_rsp_i);
     top_.settle();
     tick();
     tick();
@@ -84,35 +86,43 @@ class Bench {
  private:
   void tick() {
     // inputs for this cycle (random backpressure), then the rising edge
+    // (the read responses of last cycle's requests are already on mrsp_i / csr_rsp_i)
     top_->tx_ready_i = (rng_() % 4) != 0;
-    top_->mreq_ready_i = (rng_() % 3) != 0;
-    top_->csr_ready_i = (rng_() % 2) != 0;
+    mrsp_.ready = (rng_() % 3) != 0;
+    crsp_.ready = (rng_() % 2) != 0;
+    mrsp_.put(top_->mrsp_i);
+    crsp_.put(top_->csr_rsp_i);
+    top_.settle();
     const bool tx = top_->tx_valid_o && top_->tx_ready_i;
     const uint8_t tx_byte = top_->tx_data_o;
-    const bool req = top_->mreq_valid_o && top_->mreq_ready_i;
-    const bool we = top_->mreq_we_o;
-    const uint32_t addr = top_->mreq_addr_o;
-    const uint8_t wdata = top_->mreq_wdata_o;
-    const bool csr = top_->csr_valid_o && top_->csr_ready_i;
-    const bool csr_we = top_->csr_we_o;
-    const uint32_t csr_addr = top_->csr_addr_o, csr_wdata = top_->csr_wdata_o;
-    top_->csr_rdata_i = lookup(csr_, csr_addr);
-    top_.settle();
+    const bus::ByteReq m = bus::ByteReq::get(top_->mreq_o);
+    const bool req = m.valid && mrsp_.ready;
+    const bus::CsrReq c = bus::CsrReq::get(top_->csr_req_o);
+    const bool csr = c.valid && crsp_.ready;
     top_.tick();
-    // the memory answers a read on the next cycle
-    top_->mrsp_valid_i = 0;
+    // the memory answers a read, and the CSR bus a read, on the next cycle
+    bus::ByteRsp mrsp;
+    bus::CsrRsp crsp;
     if (tx) got_.push_back(tx_byte);
     if (req) {
-      ASSERT_LT(addr, kMemBytes) << "memory access beyond the memory";
-      if (we) {
-        mem_[addr] = wdata;
+      ASSERT_LT(m.addr, kMemBytes) << "memory access beyond the memory";
+      if (m.we) {
+        mem_[m.addr] = m.wdata;
         ++writes_;
       } else {
-        top_->mrsp_valid_i = 1;
-        top_->mrsp_data_i = mem_[addr];
+        mrsp.valid = true;
+        mrsp.rdata = mem_[m.addr];
       }
     }
-    if (csr && csr_we) csr_[csr_addr] = csr_wdata;
+    if (csr && c.we) csr_[c.addr] = c.wdata;
+    if (csr && !c.we) {
+      crsp.valid = true;
+      crsp.rdata = lookup(csr_, c.addr);
+    }
+    mrsp_ = mrsp;
+    crsp_ = crsp;
+    mrsp_.put(top_->mrsp_i);
+    crsp_.put(top_->csr_rsp_i);
     top_.settle();
   }
 
@@ -120,6 +130,8 @@ class Bench {
   std::mt19937 rng_;
   std::vector<uint8_t> mem_;
   std::map<uint32_t, uint32_t> csr_, model_csr_;
+  bus::ByteRsp mrsp_;  // what the memory and the CSR bus present this cycle
+  bus::CsrRsp crsp_;
   BridgeModel model_;
   std::vector<uint8_t> got_;
   uint64_t writes_ = 0;

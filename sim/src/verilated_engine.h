@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "nasa/device.h"
+#include "nasa/sim/bus.h"
 #include "nasa/sim/dram.h"
 #include "nasa/sim/engine_sim.h"
 #include "nasa/sim/fst.h"
@@ -30,13 +31,11 @@ class VerilatedEngine final : public EngineSim {
         ctx_(std::make_unique<VerilatedContext>()),
         dram_(cfg.mem_bytes, cfg.burst_max, timing),
         wbuf_(cfg.mem_bytes) {
-    static_assert(sizeof(decltype(Model::mem_rsp_rdata_i)) >= 4, "unexpected port type");
-    if (sizeof(decltype(Model::mem_rsp_rdata_i)) != cfg.mem_bytes) {
-      throw std::logic_error(fmt::format(
-          "EngineSim: the Verilated model for config '{}' has a {}-byte data port, the config "
-          "says {}; rebuild the models from hw_spec.h",
-          cfg.name, sizeof(decltype(Model::mem_rsp_rdata_i)), cfg.mem_bytes));
-    }
+    // the port structs as nasa_pkg declares them (sim/include/nasa/sim/bus.h reads their fields)
+    static_assert(sizeof(decltype(Model::mem_req_o)) == (bus::MemReqL::width + 31) / 32 * 4,
+                  "mem_req_t of the model differs from hw_spec.h kMemReq: rebuild the models");
+    static_assert(sizeof(decltype(Model::mem_rsp_i)) == (bus::MemRspL::width + 31) / 32 * 4,
+                  "mem_rsp_t of the model differs from hw_spec.h kMemRsp: rebuild the models");
     ctx_->traceEverOn(true);
     ctx_->fatalOnError(false);
     top_ = std::make_unique<Model>(ctx_.get(), "nasa_top");
@@ -70,10 +69,8 @@ class VerilatedEngine final : public EngineSim {
 
   void reset() override {
     top_->rst_ni = 0;
-    top_->csr_valid_i = 0;
-    top_->csr_we_i = 0;
-    top_->mem_req_ready_i = 0;
-    top_->mem_rsp_valid_i = 0;
+    bus::CsrReq{}.put(top_->csr_req_i);
+    bus::put_mem_rsp(top_->mem_rsp_i, false, false, {});
     top_->clk_i = 0;
     top_->eval();
     dump();
@@ -97,27 +94,27 @@ class VerilatedEngine final : public EngineSim {
     Verilated::threadContextp(ctx_.get());
     // Inputs of this cycle: the DRAM model's registered outputs and whatever CSR request the
     // caller set. Settle the low phase, sample the handshakes, then the rising edge.
-    top_->mem_req_ready_i = dram_.req_ready();
     const bool rsp_valid = dram_.rsp_valid();
-    top_->mem_rsp_valid_i = rsp_valid;
-    if (rsp_valid) to_port(dram_.rsp_data(), top_->mem_rsp_rdata_i);
+    bus::put_mem_rsp(top_->mem_rsp_i, dram_.req_ready(), rsp_valid,
+                     rsp_valid ? dram_.rsp_data() : std::span<const uint8_t>{});
     top_->clk_i = 0;
     top_->eval();
     dump();
 
     MemRequest req;
-    const bool req_valid = top_->mem_req_valid_o && top_->rst_ni;
+    const bus::MemReq port = bus::MemReq::get(top_->mem_req_o);
+    const bool req_valid = port.valid && top_->rst_ni;
     if (req_valid) {
-      req.write = top_->mem_req_we_o;
-      req.addr = top_->mem_req_addr_o;
-      req.beats = uint32_t{top_->mem_req_len_o} + 1;
+      req.write = port.we;
+      req.addr = port.addr;
+      req.beats = port.len + 1;
       if (req.write) {
-        from_port(top_->mem_req_wdata_o, wbuf_);
+        bus::MemReq::wdata(top_->mem_req_o, wbuf_);
         req.wdata = wbuf_;
-        req.wstrb = static_cast<uint64_t>(top_->mem_req_wstrb_o);
+        req.wstrb = bus::MemReq::wstrb(top_->mem_req_o, cfg_.mem_bytes);
       }
     }
-    const bool rsp_ready = top_->mem_rsp_ready_o && top_->rst_ni;
+    const bool rsp_ready = port.rsp_ready && top_->rst_ni;
     check_held(req_valid, req);
     // layer completions of a run, by busy cycle (the cycle model's clock: cycle 0 is the first)
     if (recording_) {
@@ -138,26 +135,22 @@ class VerilatedEngine final : public EngineSim {
   }
 
   void csr_write(uint32_t addr, uint32_t value) override {
-    top_->csr_valid_i = 1;
-    top_->csr_we_i = 1;
-    top_->csr_addr_i = addr & 0xFFFu;
-    top_->csr_wdata_i = value;
+    bus::CsrReq{.valid = true, .we = true, .addr = addr & 0xFFFu, .wdata = value}.put(
+        top_->csr_req_i);
     tick();
-    top_->csr_valid_i = 0;
-    top_->csr_we_i = 0;
+    bus::CsrReq{}.put(top_->csr_req_i);
   }
 
   uint32_t csr_read(uint32_t addr) override {
-    top_->csr_valid_i = 1;
-    top_->csr_we_i = 0;
-    top_->csr_addr_i = addr & 0xFFFu;
+    bus::CsrReq{.valid = true, .addr = addr & 0xFFFu}.put(top_->csr_req_i);
     tick();
-    top_->csr_valid_i = 0;
-    if (!top_->csr_rvalid_o) {
+    bus::CsrReq{}.put(top_->csr_req_i);
+    const bus::CsrRsp rsp = bus::CsrRsp::get(top_->csr_rsp_o);
+    if (!rsp.valid) {
       throw std::runtime_error(fmt::format(
-          "CSR read of {:#05x}: csr_rvalid_o was not set the cycle after the request", addr));
+          "CSR read of {:#05x}: csr_rsp_o.valid was not set the cycle after the request", addr));
     }
-    return top_->csr_rdata_o;
+    return rsp.rdata;
   }
 
   uint64_t counter(hw::Counter id) override {
@@ -219,7 +212,7 @@ class VerilatedEngine final : public EngineSim {
     int quiet = 0;
     while (cycle_ < drain_limit && quiet < 8) {
       tick();
-      quiet = dram_.idle() && !top_->mem_req_valid_o ? quiet + 1 : 0;
+      quiet = dram_.idle() && !bus::MemReq::get(top_->mem_req_o).valid ? quiet + 1 : 0;
     }
     st.drained = quiet >= 8;
     st.status = csr_read(static_cast<uint32_t>(hw::Csr::Status));

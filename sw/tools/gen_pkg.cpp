@@ -164,6 +164,46 @@ void emit_desc_struct(std::string& out) {
   out += "  } desc_t;\n\n";
 }
 
+// The buses as packed structs (after the layout block: their widths use MemBytesMax).
+template <size_t N>
+void emit_bus_struct(std::string& out, std::string_view type,
+                     const std::array<nasa::hw::BusField, N>& fields) {
+  namespace hw = nasa::hw;
+  out += "  typedef struct packed {\n";
+  for (const nasa::hw::BusField& f : fields) {
+    std::string width;
+    if (f.width == hw::kMemBytesMax) width = "[MemBytesMax-1:0]";
+    else if (f.width == 8 * hw::kMemBytesMax) width = "[MemBytesMax*8-1:0]";
+    else if (f.width > 1) width = fmt::format("[{}:0]", f.width - 1);
+    std::string line = fmt::format("    logic {:<19} {};", width, f.name);
+    if (!f.doc.empty()) line = fmt::format("{:<43} // {}", line, f.doc);
+    out += line + "\n";
+  }
+  out += fmt::format("  }} {};\n\n", type);
+}
+
+void emit_buses(std::string& out) {
+  namespace hw = nasa::hw;
+  out +=
+      "  // The accelerator's buses (hw_spec.h kCsrReq ...; docs/engine.md \"Ports\"): a request\n"
+      "  // struct (master to slave) and a response struct (slave to master) each, every struct\n"
+      "  // carrying the ready of the other direction's channel.\n"
+      "  //   - CSR bus: a request is taken with req.valid && rsp.ready; a read's data return the\n"
+      "  //     next cycle with rsp.valid.\n"
+      "  //   - Memory port: a request (a read burst of len+1 beats, or one strobed write beat) is\n"
+      "  //     taken with req.valid && rsp.ready; read beats return in order, taken with\n"
+      "  //     rsp.valid && req.rsp_ready. Data fields are MemBytesMax bytes wide (the widest\n"
+      "  //     configuration's); a configuration uses the low MemBytes bytes, the rest are zero.\n"
+      "  //   - Byte port of the control units: one byte a request, taken with req.valid &&\n"
+      "  //     rsp.ready; a read's byte returns with rsp.valid (always taken).\n";
+  emit_bus_struct(out, "csr_req_t", hw::kCsrReq);
+  emit_bus_struct(out, "csr_rsp_t", hw::kCsrRsp);
+  emit_bus_struct(out, "mem_req_t", hw::kMemReq);
+  emit_bus_struct(out, "mem_rsp_t", hw::kMemRsp);
+  emit_bus_struct(out, "byte_req_t", hw::kByteReq);
+  emit_bus_struct(out, "byte_rsp_t", hw::kByteRsp);
+}
+
 std::string generate() {
   namespace hw = nasa::hw;
   std::string out;
@@ -215,8 +255,10 @@ std::string generate() {
       .add("DescBytes", hw::kDescBytes, "bytes per descriptor")
       .add("ParamBytes", hw::kParamBytes, "per-channel record: int32 bias, u16 M, u8 S, 1 spare")
       .add("MaxShift", hw::kMaxShift, "requant shift S in [1, MaxShift]")
+      .add("MemBytesMax", hw::kMemBytesMax, "memory port bytes, largest of any config")
       .add("Magic", fmt::format("'h{:08X}", hw::kMagic), "value of CSR Magic, 'NASA'");
   layout.emit(out);
+  emit_buses(out);
 
   ParamBlock batch("Batch mode: capacities, tables (CSR TblAddr[31:24]) and PATCH bits.");
   batch.add("NodeCap", hw::kNodeCap, "node table entries (root included); largest of any config")

@@ -391,4 +391,61 @@ static_assert(detail::configs_within_maxima(),
               "DmaInflight or WTiles is not a power of two >= 2, or Mcu is not 0/1 (1 needs a "
               "4-byte memory port)");
 
+// ---- The RTL's buses: the packed structs nasa_pkg declares for them (csr_req_t ...), fields
+// most significant first. Protocols: docs/engine.md "Ports". The data fields are as wide as the
+// widest configuration's memory port (a configuration uses the low MemBytes bytes of them) and
+// come last, so a simulator's port image has them at bit 0 (sim/include/nasa/sim/bus.h). ----
+inline constexpr uint32_t kMemBytesMax = [] {
+  uint32_t m = 0;
+  for (const Config& c : kConfigs) m = std::max(m, c.mem_bytes);
+  return m;
+}();
+
+struct BusField {
+  std::string_view name;
+  uint32_t width;
+  std::string_view doc;
+};
+// CSR bus: a request is taken with req.valid && rsp.ready; read data come the next cycle.
+inline constexpr std::array kCsrReq = {BusField{"valid", 1, ""}, BusField{"we", 1, ""},
+                                       BusField{"addr", 12, ""}, BusField{"wdata", 32, ""}};
+inline constexpr std::array kCsrRsp = {BusField{"ready", 1, "the request is taken"},
+                                       BusField{"valid", 1, "read data of last cycle's request"},
+                                       BusField{"rdata", 32, ""}};
+// Memory port: read bursts of len+1 beats and single strobed write beats.
+inline constexpr std::array kMemReq = {
+    BusField{"valid", 1, ""},
+    BusField{"we", 1, ""},
+    BusField{"addr", 32, ""},
+    BusField{"len", 8, "read burst: beats - 1 (writes: 0)"},
+    BusField{"rsp_ready", 1, "a read beat is taken"},
+    BusField{"wstrb", kMemBytesMax, ""},
+    BusField{"wdata", 8 * kMemBytesMax, ""}};
+inline constexpr std::array kMemRsp = {BusField{"ready", 1, "the request is taken"},
+                                       BusField{"valid", 1, "a read beat"},
+                                       BusField{"rdata", 8 * kMemBytesMax, ""}};
+// Byte port of the control units (cand_gen, fusion_unit, eval_unit, the UART bridge).
+inline constexpr std::array kByteReq = {BusField{"valid", 1, ""}, BusField{"we", 1, ""},
+                                        BusField{"addr", 32, ""}, BusField{"wdata", 8, ""}};
+inline constexpr std::array kByteRsp = {BusField{"ready", 1, "the request is taken"},
+                                        BusField{"valid", 1, "a read's byte (always taken)"},
+                                        BusField{"rdata", 8, ""}};
+
+// A bus struct's width, and the lsb of one of its fields (a compile error when it has none).
+template <size_t N>
+constexpr uint32_t bus_width(const std::array<BusField, N>& fields) {
+  uint32_t w = 0;
+  for (const BusField& f : fields) w += f.width;
+  return w;
+}
+template <size_t N>
+constexpr uint32_t bus_lsb(const std::array<BusField, N>& fields, std::string_view name) {
+  uint32_t lsb = bus_width(fields);
+  for (const BusField& f : fields) {
+    lsb -= f.width;
+    if (f.name == name) return lsb;
+  }
+  throw "bus_lsb: no such field";
+}
+
 }  // namespace nasa::hw
