@@ -29,6 +29,7 @@
 #include "nasa/float_eval.h"
 #include "nasa/fusion.h"
 #include "nasa/parallel.h"
+#include "nasa/report.h"
 #include "nasa/runtime.h"
 #include "nasa/schedule.h"
 #include "nasa/search.h"
@@ -376,7 +377,11 @@ json peers_study(size_t n_cands, size_t n_images, int repeats, int threads) {
            {"cycles", res.cycles},
            {"seconds", s},
            {"cands_per_s", static_cast<double>(n_cands) / s},
-           {"images_per_s", static_cast<double>(n_cands * n_images) / s}};
+           {"images_per_s", static_cast<double>(n_cands * n_images) / s},
+           {"macs", res.macs},
+           {"dram_bytes", res.dram_read + res.dram_written}};
+      a.update(nasa::report::batch_utilization_json(res, cfg));
+      a.erase("by_node");  // (per node: `nasa eval --fused --json`)
       if (std::string(name) == "fpga") {
         a["note"] =
             "at the 24 MHz target clock (the fpga config does not fit the UP5K yet: no Fmax)";
@@ -623,6 +628,29 @@ std::string markdown(const json& r) {
   }
   md += fmt::format("\nFused int8 reference vs libtorch fp32: **{:.2f}x** candidates/s.\n",
                     p["fused_ref_vs_libtorch_ratio"].get<double>());
+  md += "\nPE utilization of that fused batch (MACs / (Rows x Cols x cycles), reference backend, "
+        "cycle-exact; docs/engine.md \"Utilization\"; issue 17 asks for >= 0.75 on `sim` and >= "
+        "0.60 on `large`), and where its cycles go by op (share of the run's cycles / PE "
+        "utilization of those cycles; control: the batch units' own cycles):\n\n"
+        "| config | PEs | cycles | MACs | DRAM bytes | PE utilization | by op |\n"
+        "|---|---:|---:|---:|---:|---:|---|\n";
+  for (auto& [k, v] : p["accel_model"].items()) {
+    if (!v.contains("pe_utilization")) continue;
+    std::string ops;
+    for (const auto& o : v.value("by_op", json::array())) {
+      ops += fmt::format("{} {:.1f}% / {:.3f}; ", o["op"].get<std::string>(),
+                         100 * o["share_of_cycles"].get<double>(),
+                         o["pe_utilization"].get<double>());
+    }
+    if (v.contains("control_cycles")) {
+      ops += fmt::format("control {:.1f}%", 100 * v["control_cycles"].get<double>() /
+                                               v["cycles"].get<double>());
+    }
+    const auto& cfg = nasa::config_by_name(k);
+    md += fmt::format("| {} | {}x{} | {} | {} | {} | **{:.3f}** | {} |\n", k, cfg.rows, cfg.cols,
+                      v["cycles"].get<uint64_t>(), v["macs"].get<uint64_t>(),
+                      v["dram_bytes"].get<uint64_t>(), v["pe_utilization"].get<double>(), ops);
+  }
   md += "\nOne candidate per program (cycle model): one image, its layers streaming through the "
         "engine (each fetched, decoded and loaded while the one before computes) against the same "
         "layers each run alone; and a program of a mini-batch of images, compiled layer-major "

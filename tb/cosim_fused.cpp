@@ -111,10 +111,12 @@ void expect_tables_match(const nasa::fusion::FusedGraph& g, const nasa::runtime:
   for (size_t j = 0; j < g.leaf_of.size(); ++j) EXPECT_EQ(r.leaf[j], g.leaf_of[j]) << "cand " << j;
 }
 
-// MACs the engine executes per image for the fused graph: every unique node's templates once,
-// the head once per unique leaf (from the compiled templates, so it is the counter's definition).
-uint64_t fused_macs_per_image(const nasa::compile::BatchProgram& bp,
-                              const nasa::fusion::FusedGraph& g, const nasa::hw::Config& cfg) {
+// MACs the engine executes per image for each node of the fused graph: its templates (the stem
+// for the root), plus the head at every unique leaf (from the compiled templates, so it is the
+// counter's definition).
+std::vector<uint64_t> node_macs_per_image(const nasa::compile::BatchProgram& bp,
+                                          const nasa::fusion::FusedGraph& g,
+                                          const nasa::hw::Config& cfg) {
   const auto& t = bp.program.descs;
   auto run_macs = [&](uint32_t e) {
     uint64_t m = 0;
@@ -123,12 +125,40 @@ uint64_t fused_macs_per_image(const nasa::compile::BatchProgram& bp,
     }
     return m;
   };
-  uint64_t m = run_macs(bp.regs.stem_tpl);
+  std::vector<uint64_t> m(g.nodes.size());
+  m[0] = run_macs(bp.regs.stem_tpl);
   for (size_t i = 1; i < g.nodes.size(); ++i) {
-    m += run_macs(bp.regs.optab[static_cast<size_t>(g.nodes[i].layer) * cfg.max_choices +
-                                static_cast<size_t>(g.nodes[i].choice)]);
+    m[i] = run_macs(bp.regs.optab[static_cast<size_t>(g.nodes[i].layer) * cfg.max_choices +
+                                  static_cast<size_t>(g.nodes[i].choice)]);
   }
-  return m + run_macs(bp.regs.head_tpl) * g.unique_leaves.size();
+  for (uint32_t leaf : g.unique_leaves) m[leaf] += run_macs(bp.regs.head_tpl);
+  return m;
+}
+
+// A batch run's profile (the reference device's) accounts for every cycle and MAC of the run,
+// and each node's MACs are its own templates' (and the head's at a leaf) for every image.
+void expect_profile_accounts_for_the_run(const nasa::runtime::FusedResult& r,
+                                         std::span<const uint64_t> node_macs, size_t images) {
+  ASSERT_TRUE(r.profile.has_value());
+  const nasa::batch::Profile& p = *r.profile;
+  uint64_t op_cycles = 0, op_macs = 0, node_cycles = 0, node_total_macs = 0;
+  for (const auto& u : p.by_op) {
+    op_cycles += u.cycles;
+    op_macs += u.macs;
+  }
+  for (const auto& u : p.by_node) {
+    node_cycles += u.cycles;
+    node_total_macs += u.macs;
+  }
+  EXPECT_EQ(op_cycles + p.control_cycles, r.cycles);
+  EXPECT_EQ(node_cycles, op_cycles);
+  EXPECT_EQ(op_macs, r.macs);
+  EXPECT_EQ(node_total_macs, r.macs);
+  EXPECT_GT(p.control_cycles, 0u);
+  ASSERT_EQ(p.by_node.size(), node_macs.size());
+  for (size_t n = 0; n < node_macs.size(); ++n) {
+    EXPECT_EQ(p.by_node[n].macs, node_macs[n] * images) << "node " << n;
+  }
 }
 
 TEST(FusedTables, HardwareNodeTableEqualsSoftwareGraph) {
@@ -163,7 +193,11 @@ void check_fused_equals_alone(nasa::runtime::Runtime& rt, const Net& t,
   const auto g = nasa::fusion::fuse(t.net, batch);
   expect_tables_match(g, r);
   const auto bp = nasa::compile::compile_batch(t.q, batch, 0, t.images, t.labels, cfg, opt);
-  EXPECT_EQ(r.macs, fused_macs_per_image(bp, g, cfg) * t.images.size());
+  const auto node_macs = node_macs_per_image(bp, g, cfg);
+  uint64_t macs_per_image = 0;
+  for (uint64_t m : node_macs) macs_per_image += m;
+  EXPECT_EQ(r.macs, macs_per_image * t.images.size());
+  if (rt.backend() == "ref") expect_profile_accounts_for_the_run(r, node_macs, t.images.size());
   for (size_t j = 0; j < batch.size() && j < alone_limit; ++j) {
     SCOPED_TRACE(nasa::spec::format_candidate(batch[j]));
     const auto alone = rt.evaluate(batch[j], t.images, t.labels);

@@ -200,6 +200,16 @@ TEST(Search, EveryCandidateValidUniqueAndWithinConstraints) {
       EXPECT_EQ(e.cycles, cm.cycles(e.arch)) << a;
       EXPECT_DOUBLE_EQ(e.val_accuracy, static_cast<double>(e.correct) / f.images.size()) << a;
     }
+    // each generation's PE utilization is its batches' MACs over what the array could do
+    ASSERT_EQ(r.generations.size(), c.generations);
+    for (const auto& g : r.generations) {
+      ASSERT_GT(g.cycles, 0u);
+      EXPECT_DOUBLE_EQ(g.pe_utilization, static_cast<double>(g.macs) /
+                                             (static_cast<double>(f.cfg.rows) * f.cfg.cols *
+                                              static_cast<double>(g.cycles)));
+      EXPECT_GT(g.pe_utilization, 0.0);
+      EXPECT_LT(g.pe_utilization, 1.0);
+    }
   }
 }
 

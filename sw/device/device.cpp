@@ -217,8 +217,11 @@ class RefDevice final : public HostMemoryDevice {
     result_.err_index = b.err_index;
     result_.layers_done = b.layers_done;
     result_.counters = b.counters;
+    profile_ = b.profile;
     done_ = true;
   }
+
+  std::optional<batch::Profile> batch_profile() const override { return profile_; }
 
   WaitResult wait(uint64_t /*timeout_cycles*/) override {
     // The reference model runs to completion inside start().
@@ -237,6 +240,7 @@ class RefDevice final : public HostMemoryDevice {
   ref::RunResult result_;
   batch::Regs regs_;
   batch::Tables tables_;
+  std::optional<batch::Profile> profile_;  // of the last batch run
   uint32_t tbl_addr_ = 0;
 };
 

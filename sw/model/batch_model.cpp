@@ -152,8 +152,10 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
 
     // ---- scheduler + eval_unit ----
     std::vector<uint32_t> correct(nodes.size(), 0);
+    res.profile.by_node.assign(nodes.size(), {});
     std::vector<uint32_t> out_base(L + 1), out_stride(L + 1);
-    auto issue = [&](uint32_t tpl_index, uint32_t x, uint32_t y, uint32_t l) {
+    auto& macs_total = c[static_cast<size_t>(hw::Counter::Macs)];
+    auto issue = [&](uint32_t node, uint32_t tpl_index, uint32_t x, uint32_t y, uint32_t l) {
       const uint32_t ta = r.tpl_addr + tpl_index * hw::kDescBytes;
       if (static_cast<uint64_t>(ta) + hw::kDescBytes > win_limit || ta < win_base) {
         throw Stop{hw::Err::Window, res.layers_done};
@@ -169,7 +171,13 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
       const hw::Err e = validate(d, cfg, win_base, win_limit);
       if (e != hw::Err::None) throw Stop{e, res.layers_done};
       ref::execute(d, mem);
+      const uint64_t cyc0 = cycles_total, mac0 = macs_total;
       memo.add_layer(d, c, ta);
+      for (Usage* u : {&res.profile.by_node[node], &res.profile.by_op[d.op & 7u]}) {
+        u->cycles += cycles_total - cyc0;
+        u->macs += macs_total - mac0;
+        ++u->layers;
+      }
       port.invalidate();
       port.cyc(3);
       ++res.layers_done;
@@ -221,10 +229,10 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
           const uint32_t x = xb + b * xs, y = r.arena_addr[d] + b * r.arena_stride[d];
           const uint32_t l = r.logits_stride == 0 ? r.logits_addr : lnode + g * r.classes;
           port.cyc(2);
-          for (uint32_t k = 0; k < count; ++k) issue(first + k, x, y, l);
+          for (uint32_t k = 0; k < count; ++k) issue(n, first + k, x, y, l);
           if (is_leaf) {
             const uint32_t hx = count == 0 ? x : y;
-            for (uint32_t k = 0; k < head_count; ++k) issue(head_first + k, hx, y, l);
+            for (uint32_t k = 0; k < head_count; ++k) issue(n, head_first + k, hx, y, l);
             evaluate(n, g, l);
           }
         }
@@ -240,6 +248,9 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
     res.err = s.err;
     res.err_index = s.index;
   }
+  uint64_t layer_cycles = 0;
+  for (const Usage& u : res.profile.by_op) layer_cycles += u.cycles;
+  res.profile.control_cycles = cycles_total - layer_cycles;
   t.node_count = static_cast<uint32_t>(nodes.size());
   t.node.clear();
   for (const Node& n : nodes) t.node.push_back(hw::node_word(n.parent, n.layer, n.choice));

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "nasa/desc.h"
 #include "nasa/svg.h"
 
 namespace nasa::report {
@@ -79,7 +80,47 @@ double tick_step(double span, int n) {
   return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
 }
 
+
+json usage_json(const batch::Usage& u, uint64_t run_cycles, const hw::Config& cfg) {
+  return {{"layers", u.layers},
+          {"cycles", u.cycles},
+          {"macs", u.macs},
+          {"share_of_cycles",
+           run_cycles ? static_cast<double>(u.cycles) / static_cast<double>(run_cycles) : 0.0},
+          {"pe_utilization", hw::pe_utilization(u.macs, u.cycles, cfg)}};
+}
+
 }  // namespace
+
+json batch_utilization_json(const runtime::FusedResult& r, const hw::Config& cfg) {
+  json j = {{"pe_utilization", hw::pe_utilization(r.macs, r.cycles, cfg)}};
+  if (!r.profile) return j;
+  const batch::Profile& p = *r.profile;
+  j["control_cycles"] = p.control_cycles;
+  json ops = json::array();
+  for (size_t op = 0; op < p.by_op.size(); ++op) {
+    if (p.by_op[op].layers == 0) continue;
+    json e = usage_json(p.by_op[op], r.cycles, cfg);
+    e["op"] = op_name(static_cast<uint8_t>(op));
+    ops.push_back(e);
+  }
+  j["by_op"] = ops;
+  json nodes = json::array();
+  for (size_t n = 0; n < p.by_node.size() && n < r.nodes.size(); ++n) {
+    json e = usage_json(p.by_node[n], r.cycles, cfg);
+    e["node"] = n;
+    if (n == 0) {
+      e["layer"] = nullptr;  // the root: the stem
+    } else {
+      e["layer"] = (r.nodes[n] >> 16) & 0xFFu;
+      e["choice"] = (r.nodes[n] >> 24) & 0xFFu;
+      e["parent"] = r.nodes[n] & 0xFFFFu;
+    }
+    nodes.push_back(e);
+  }
+  j["by_node"] = nodes;
+  return j;
+}
 
 json to_json(const SearchResult& r) {
   json j;
@@ -97,6 +138,7 @@ json to_json(const SearchResult& r) {
                     {"nodes", g.nodes},
                     {"batch_cycles", g.cycles},
                     {"batch_macs", g.macs},
+                    {"pe_utilization", g.pe_utilization},
                     {"best_val_accuracy", g.best_val_accuracy}});
   }
   j["top"] = top;
@@ -211,11 +253,12 @@ std::string markdown(std::span<const SearchResult> runs) {
     md += fmt::format("\n## {}: Pareto front (accuracy vs cycles per image)\n\n", name);
     candidate_table(md, r, r.pareto);
     md += fmt::format("\n## {}: fused evaluation per generation\n\n", name);
-    md += "| generation | candidates | batches | nodes | accelerator cycles | MACs |\n";
-    md += "|---:|---:|---:|---:|---:|---:|\n";
+    md += "| generation | candidates | batches | nodes | accelerator cycles | MACs | PE "
+          "utilization |\n";
+    md += "|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& g : r.generations) {
-      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", g.generation, g.candidates, g.batches,
-                        g.nodes, g.cycles, g.macs);
+      md += fmt::format("| {} | {} | {} | {} | {} | {} | {:.3f} |\n", g.generation, g.candidates,
+                        g.batches, g.nodes, g.cycles, g.macs, g.pe_utilization);
     }
     md += "\n";
   }

@@ -176,6 +176,7 @@ FusedResult Runtime::evaluate_fused(std::span<const spec::Candidate> cands, size
   res.dram_read = res.counters[static_cast<size_t>(hw::Counter::DramRdBytes)];
   res.dram_written = res.counters[static_cast<size_t>(hw::Counter::DramWrBytes)];
   res.layers = w.layers_done;
+  res.profile = dev->batch_profile();
   return res;
 }
 

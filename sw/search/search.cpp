@@ -173,6 +173,7 @@ class Searcher {
     res_.supernet = net_.name;
     res_.backend = backend_name;
     res_.hw_config = std::string(cfg.name);
+    hw_ = &cfg;
     res_.val_images = val_images_;
     for (size_t g = 0; g < c_.generations; ++g) {
       std::vector<spec::Candidate> batch;
@@ -328,6 +329,7 @@ class Searcher {
     st.nodes = r.nodes;
     st.cycles = r.cycles;
     st.macs = r.macs;
+    st.pe_utilization = hw::pe_utilization(r.macs, r.cycles, *hw_);
     for (size_t i = 0; i < batch.size(); ++i) {
       Evaluated e = pending_.at(batch[i]);
       e.correct = r.correct.empty() ? 0 : r.correct[i];
@@ -367,6 +369,7 @@ class Searcher {
   size_t feasible_ = 0;
   uint64_t min_cycles_ = UINT64_MAX;
   SearchResult res_;
+  const hw::Config* hw_ = nullptr;  // the target (run())
 };
 
 }  // namespace

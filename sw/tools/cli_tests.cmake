@@ -86,6 +86,13 @@ if(TARGET nasa)
   nasa_cli_error_test(cli_fuse_bad_arch_line
     "mkdir -p $1 && printf '0-0-0-0-0-0\\n# ok\\n0-9-0-0-0-0\\n' > $1/a.txt && $0 fuse --space fmnist-mb --arch-file $1/a.txt"
     "nasa: error: [^\n]*a.txt:3[^\n]*.*exit=1")
+  # the fused run's profile: PE utilization by run, op and node, cycles and MACs accounted for
+  add_test(NAME cli_eval_fused_profile
+    COMMAND sh -c "rm -rf \"$1\" && \"$0\" init --seed 4 --out \"$1\" >/dev/null && \"$0\" eval --supernet \"$1\" --random 6 --seed 3 --fused --images 4 --json | python3 \"$2\""
+            $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_fused_profile
+            ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_eval_profile.py)
+  set_tests_properties(cli_eval_fused_profile PROPERTIES LABELS "unit;cli"
+                       PASS_REGULAR_EXPRESSION "PROFILE OK")
   nasa_cli_error_test(cli_eval_fused_needs_batch
     "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && $0 eval --supernet $1 --arch 0-0-0-0-0-0 --fused"
     "nasa: error: [^\n]*exactly one of|--fused needs.*exit=1")

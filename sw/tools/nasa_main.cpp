@@ -15,6 +15,7 @@
 
 #include "nasa/compiler.h"
 #include "nasa/data.h"
+#include "nasa/desc.h"
 #include "nasa/float_eval.h"
 #include "nasa/fusion.h"
 #include "nasa/report.h"
@@ -240,7 +241,10 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
   std::vector<nasa::spec::Candidate> batch;
   if (o.generate == 0) batch = o.batch.load(net);
   nlohmann::json per = nlohmann::json::array();
-  nlohmann::json j = {{"backend", o.backend}, {"config", o.config}, {"images", imgs.size()}};
+  nlohmann::json j = {{"backend", o.backend},
+                      {"config", o.config},
+                      {"pe_array", {rt.config().rows, rt.config().cols}},
+                      {"images", imgs.size()}};
   const bool fused = o.fused || o.generate > 0;
   j["fused"] = fused;
   if (fused) {
@@ -286,6 +290,7 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     j["dram_read_bytes"] = r.dram_read;
     j["dram_written_bytes"] = r.dram_written;
     j["descriptors"] = r.layers;
+    j.update(nasa::report::batch_utilization_json(r, rt.config()));
   } else {
     uint64_t cycles = 0, macs = 0, dram = 0;
     for (const auto& c : batch) {
@@ -294,6 +299,7 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
                      {"correct", r.correct},
                      {"accuracy", r.accuracy()},
                      {"cycles", r.cycles},
+                     {"pe_utilization", nasa::hw::pe_utilization(r.macs, r.cycles, rt.config())},
                      {"logits_sha256", r.logits_sha256}});
       cycles += r.cycles;
       macs += r.macs;
@@ -305,6 +311,7 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     j["cycles"] = cycles;
     j["macs_executed"] = macs;
     j["dram_bytes"] = dram;
+    j["pe_utilization"] = nasa::hw::pe_utilization(macs, cycles, rt.config());
   }
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
@@ -314,10 +321,21 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     fmt::print("{:<24} {:>6} correct ({:.2f}%)\n", e["arch"].get<std::string>(),
                e["correct"].get<size_t>(), 100.0 * e["accuracy"].get<double>());
   }
-  fmt::print("{} on {} ({}), {} images: {} cycles, {} MACs executed, {} DRAM bytes\n",
-             fused ? "fused batch" : "candidates one by one", o.backend, o.config, imgs.size(),
-             j["cycles"].get<uint64_t>(), j["macs_executed"].get<uint64_t>(),
-             j["dram_bytes"].get<uint64_t>());
+  fmt::print(
+      "{} on {} ({}), {} images: {} cycles, {} MACs executed, {} DRAM bytes, PE utilization "
+      "{:.3f}\n",
+      fused ? "fused batch" : "candidates one by one", o.backend, o.config, imgs.size(),
+      j["cycles"].get<uint64_t>(), j["macs_executed"].get<uint64_t>(),
+      j["dram_bytes"].get<uint64_t>(), j["pe_utilization"].get<double>());
+  if (j.contains("by_op")) {
+    fmt::print("by op: share of cycles / PE utilization\n");
+    for (const auto& e : j["by_op"]) {
+      fmt::print("  {:<8} {:>6.1f}% {:>7.3f}\n", e["op"].get<std::string>(),
+                 100.0 * e["share_of_cycles"].get<double>(), e["pe_utilization"].get<double>());
+    }
+    fmt::print("  {:<8} {:>6.1f}%\n", "control",
+               100.0 * j["control_cycles"].get<double>() / j["cycles"].get<double>());
+  }
   return 0;
 }
 

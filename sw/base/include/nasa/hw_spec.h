@@ -391,6 +391,14 @@ static_assert(detail::configs_within_maxima(),
               "DmaInflight or WTiles is not a power of two >= 2, or Mcu is not 0/1 (1 needs a "
               "4-byte memory port)");
 
+// PE utilization: the MACs a run executed over what Rows x Cols PEs could in its cycles (the
+// metric of docs/engine.md "Utilization"; 0 for a run of no cycles).
+inline double pe_utilization(uint64_t macs, uint64_t cycles, const Config& c) {
+  return cycles == 0 ? 0.0
+                     : static_cast<double>(macs) /
+                           (static_cast<double>(c.rows) * c.cols * static_cast<double>(cycles));
+}
+
 // ---- The RTL's buses: the packed structs nasa_pkg declares for them (csr_req_t ...), fields
 // most significant first. Protocols: docs/engine.md "Ports". The data fields are as wide as the
 // widest configuration's memory port (a configuration uses the low MemBytes bytes of them) and

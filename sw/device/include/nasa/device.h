@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "nasa/batch_model.h"
 #include "nasa/hw_spec.h"
 
 namespace nasa::device {
@@ -44,6 +46,10 @@ class Device {
   // descriptors completed (targets that run instantly may never call it).
   using ProgressFn = std::function<void(uint64_t cycles, uint32_t descriptors)>;
   virtual void set_progress(ProgressFn /*fn*/) {}
+
+  // Where the last batch run's cycles went, by fused-trie node and by opcode, on targets that
+  // model it (the reference device); none on the others.
+  virtual std::optional<batch::Profile> batch_profile() const { return std::nullopt; }
 
   uint64_t counter(hw::Counter id);
   // Programs the CSRs, starts, waits: the usual sequence.

@@ -23,11 +23,25 @@ struct Tables {
   std::vector<uint32_t> correct;  // per node
 };
 
+// Where a batch run's cycles went: the cycles and MACs of each descriptor the scheduler issued,
+// summed by fused-trie node (the stem counts for the root, the head for each leaf) and by opcode;
+// the rest of the run's cycles are the control units' (cand_gen, fusion_unit, scheduler and
+// eval_unit steps).
+struct Usage {
+  uint64_t cycles = 0, macs = 0, layers = 0;
+};
+struct Profile {
+  std::vector<Usage> by_node;  // by node id (the node table's order)
+  std::array<Usage, 8> by_op{};  // by opcode value (hw::Op)
+  uint64_t control_cycles = 0;
+};
+
 struct RunResult {
   hw::Err err = hw::Err::None;
   uint32_t err_index = 0;
   uint32_t layers_done = 0;  // descriptors completed
   cycles::Counters counters{};
+  Profile profile;
 };
 
 RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& regs, uint32_t win_base,

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "nasa/runtime.h"
 #include "nasa/search.h"
 
 namespace nasa::report {
@@ -31,5 +32,11 @@ std::string pareto_svg(std::span<const search::SearchResult> runs);
 void check_writable(const std::filesystem::path& dir, bool force);
 void write_outputs(const std::filesystem::path& dir, std::span<const search::SearchResult> runs,
                    bool force);
+
+// A fused batch run's utilization: pe_utilization (MACs / (Rows x Cols x cycles)) and, when the
+// target reported where its cycles went (runtime::FusedResult::profile), control_cycles, by_op
+// and by_node rows {layers, cycles, macs, share_of_cycles, pe_utilization} (docs/engine.md
+// "Utilization").
+nlohmann::json batch_utilization_json(const runtime::FusedResult& r, const hw::Config& cfg);
 
 }  // namespace nasa::report

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +41,8 @@ struct FusedResult {
   std::vector<std::vector<int8_t>> logits;
   uint64_t cycles = 0, macs = 0, dram_read = 0, dram_written = 0, layers = 0;
   std::array<uint64_t, hw::kNumCounters> counters{};
+  // where the cycles went, by node and opcode (targets that model it: the reference device)
+  std::optional<batch::Profile> profile;
 };
 
 // A supernet directory as `nasa init` / `nasa train` write it: supernet.json and

@@ -65,6 +65,7 @@ struct Evaluated {
 struct GenerationStats {
   size_t generation = 0, candidates = 0, batches = 0, nodes = 0;
   uint64_t cycles = 0, macs = 0;
+  double pe_utilization = 0;     // macs / (Rows x Cols x cycles) of the generation's batches
   double best_val_accuracy = 0;  // best so far
 };
 
