@@ -5,7 +5,9 @@
 //   2. accelerator efficiency per op type and shape class on the RTL (sim, large);
 //   3. peers side by side on the same candidates and images: libtorch fp32 one candidate at a
 //      time, the fused int8 reference executor, and the modeled accelerator;
-//   4. Verilator simulation speed per configuration.
+//   4. Verilator simulation speed per configuration;
+//   5. whether fusion pays (issue 17): each batch alone and fused, cycles, DRAM bytes, PE
+//      utilization and the DRAM lower bound, on sim and large.
 // Writes bench/results.json and BENCHMARKS.md (every figure in them comes from this run).
 // --quick: a small version for CI that checks fused MACs <= unfused MACs and the cache budget.
 #include <fmt/format.h>
@@ -22,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "nasa/cand_gen.h"
 #include "nasa/compiler.h"
 #include "nasa/cycle_model.h"
 #include "nasa/data.h"
@@ -321,20 +324,35 @@ json efficiency_study(const nasa::hw::Config& cfg, uint64_t layers, bool& ok) {
 // ---------------------------------------------------------------------------------------------
 // 3. Peers.
 
-json peers_study(size_t n_cands, size_t n_images, int repeats, int threads) {
-  const auto net = nasa::spec::builtin_space(std::string(nasa::spec::kDefaultSpace));
-  const auto w = nasa::weights::random_weights(net, 1);
-  const auto train = nasa::data::load_fashion_mnist("train", 32);
-  const auto test = nasa::data::load_fashion_mnist("test", n_images);
-  const auto calib = nasa::floatnet::dataset_images(train, 0, train.size());
-  const auto q = nasa::compile::quantize(net, w, calib);
-  const auto cands = nasa::fusion::random_candidates(net, n_cands, 3);
-  const auto imgs = test.byte_images(0, n_images);
-  const auto labels = test.label_range(0, n_images);
-  std::vector<float> fimgs;
-  for (const auto& t : nasa::floatnet::dataset_images(test, 0, n_images)) {
-    fimgs.insert(fimgs.end(), t.v.begin(), t.v.end());
+// The default space with random weights (seed 1), quantized on 32 training images, `n_cands`
+// random candidates (seed 3) and the first `n_images` Fashion-MNIST test images: the candidates
+// and images of sections 3 and 5.
+struct CandidateSet {
+  nasa::spec::Supernet net;
+  nasa::weights::TensorFile w;
+  nasa::compile::QSupernet q;
+  std::vector<nasa::spec::Candidate> cands;
+  std::vector<std::vector<uint8_t>> imgs;
+  std::vector<uint8_t> labels;
+  std::vector<float> fimgs;  // the images as the float network takes them
+  CandidateSet(size_t n_cands, size_t n_images)
+      : net(nasa::spec::builtin_space(std::string(nasa::spec::kDefaultSpace))),
+        w(nasa::weights::random_weights(net, 1)) {
+    const auto train = nasa::data::load_fashion_mnist("train", 32);
+    const auto test = nasa::data::load_fashion_mnist("test", n_images);
+    q = nasa::compile::quantize(net, w, nasa::floatnet::dataset_images(train, 0, train.size()));
+    cands = nasa::fusion::random_candidates(net, n_cands, 3);
+    imgs = test.byte_images(0, n_images);
+    labels = test.label_range(0, n_images);
+    for (const auto& t : nasa::floatnet::dataset_images(test, 0, n_images)) {
+      fimgs.insert(fimgs.end(), t.v.begin(), t.v.end());
+    }
   }
+};
+
+json peers_study(const CandidateSet& set, int repeats, int threads) {
+  const auto& [net, w, q, cands, imgs, labels, fimgs] = set;
+  const size_t n_cands = cands.size(), n_images = imgs.size();
   const auto& sim_cfg = nasa::config_by_name("sim");
   const nasa::runtime::DeviceFactory ref = [](const nasa::hw::Config& c, uint64_t m) {
     return nasa::device::make_ref_device(c, m);
@@ -465,6 +483,93 @@ json peers_study(size_t n_cands, size_t n_images, int repeats, int threads) {
           {"accel_model", accel},
           {"programs", programs},
           {"checksum", checksum}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Does fusion pay? Issue 17's acceptance figures on the current design, reference backend
+// (cycle-exact): each batch alone (`nasa eval`: every candidate's own program) and fused (one
+// batch run, mini-batch 32).
+
+json fusion_pays_case(const CandidateSet& set, const std::string& name,
+                      std::span<const nasa::spec::Candidate> cands, size_t n_images,
+                      const nasa::hw::Config& cfg, int threads) {
+  const auto imgs = std::span(set.imgs).first(n_images);
+  const auto labels = std::span(set.labels).first(n_images);
+  const nasa::runtime::DeviceFactory ref = [](const nasa::hw::Config& c, uint64_t m) {
+    return nasa::device::make_ref_device(c, m);
+  };
+  std::vector<nasa::runtime::EvalResult> alone(cands.size());
+  nasa::parallel_for(cands.size(), threads, [&](size_t i) {
+    nasa::runtime::Runtime rt(set.q, cfg, ref, "ref");
+    alone[i] = rt.evaluate(cands[i], imgs, labels);
+    alone[i].logits.clear();
+  });
+  uint64_t a_cycles = 0, a_macs = 0, a_dram = 0;
+  for (const auto& r : alone) {
+    a_cycles += r.cycles;
+    a_macs += r.macs;
+    a_dram += r.dram_read + r.dram_written;
+  }
+  nasa::runtime::Runtime rt(set.q, cfg, ref, "ref");
+  const nasa::compile::BatchOptions bo;
+  const auto f = rt.evaluate_fused(cands, 0, imgs, labels, bo);
+  const uint64_t f_dram = f.dram_read + f.dram_written;
+  // DRAM lower bound: every weight set of the fused trie once per mini-batch, every image once,
+  // every unique leaf's logits once per image
+  const auto g = nasa::fusion::fuse(set.net, cands);
+  const auto st = nasa::fusion::fusion_stats(set.net, g);
+  const uint64_t mini_batches = (n_images + bo.mini_batch - 1) / bo.mini_batch;
+  const uint64_t bound =
+      st.weight_bytes_fused * mini_batches +
+      uint64_t{static_cast<uint64_t>(set.net.in_h) * set.net.in_w * set.net.in_c} * n_images +
+      uint64_t{static_cast<uint64_t>(set.net.classes)} * g.unique_leaves.size() * n_images;
+  // issue 17: fused cycles <= 1.05 x alone cycles x fused MACs / alone MACs
+  const double pay = static_cast<double>(f.cycles) /
+                     (static_cast<double>(a_cycles) * static_cast<double>(f.macs) /
+                      static_cast<double>(a_macs));
+  return {{"batch", name},
+          {"config", std::string(cfg.name)},
+          {"candidates", cands.size()},
+          {"images", n_images},
+          {"alone_cycles", a_cycles},
+          {"alone_macs", a_macs},
+          {"alone_dram_bytes", a_dram},
+          {"alone_pe_utilization", nasa::hw::pe_utilization(a_macs, a_cycles, cfg)},
+          {"fused_cycles", f.cycles},
+          {"fused_macs", f.macs},
+          {"fused_dram_bytes", f_dram},
+          {"fused_pe_utilization", nasa::hw::pe_utilization(f.macs, f.cycles, cfg)},
+          {"cycles_vs_mac_share", pay},
+          {"fusion_pays_cycles", pay <= 1.05},
+          {"fusion_pays_dram", f_dram < a_dram},
+          {"dram_lower_bound", bound},
+          {"dram_vs_bound", static_cast<double>(f_dram) / static_cast<double>(bound)}};
+}
+
+json fusion_pays_study(const CandidateSet& set, bool quick, int threads) {
+  // an evolution generation: mutations (probability 0.1 a layer) of 8 parents, as SPOS makes them
+  std::vector<int> ks;
+  for (const auto& l : set.net.layers) ks.push_back(static_cast<int>(l.choices.size()));
+  const auto parents = std::span(set.cands).first(std::min<size_t>(8, set.cands.size()));
+  auto generation = [&](size_t n) {
+    return nasa::cand_gen::generate(nasa::cand_gen::Mode::Mutate, 11,
+                                    nasa::cand_gen::kProbOne / 10, ks, n, parents);
+  };
+  const size_t small = quick ? 4 : 64;
+  json cases = json::array();
+  for (const char* name : {"sim", "large"}) {
+    const auto& cfg = nasa::config_by_name(name);
+    status(fmt::format("5/5 fusion pays? {}: {} random candidates", name, set.cands.size()));
+    cases.push_back(fusion_pays_case(set, fmt::format("{} random", set.cands.size()), set.cands,
+                                     set.imgs.size(), cfg, threads));
+    for (size_t n : {quick ? size_t{6} : size_t{50}, quick ? size_t{10} : size_t{200}}) {
+      status(fmt::format("5/5 fusion pays? {}: evolution generation of {}", name, n));
+      cases.push_back(fusion_pays_case(set, fmt::format("evolution generation of {}", n),
+                                       generation(n), std::min(small, set.imgs.size()), cfg,
+                                       threads));
+    }
+  }
+  return cases;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -683,6 +788,29 @@ std::string markdown(const json& r) {
     md += fmt::format("| {} | {:.0f} |\n", e["config"].get<std::string>(),
                       e["sim_cycles_per_s"].get<double>());
   }
+  md += "\n## 5. Does fusion pay? (issue 17's acceptance, current design)\n\n"
+        "Reference backend (cycle-exact). *Alone*: every candidate's own program (`nasa eval`); "
+        "*fused*: one batch run (`nasa eval --fused`, mini-batch 32). Fusion pays in cycles when "
+        "fused cycles <= 1.05 x alone cycles x fused MACs / alone MACs (the ratio column), in DRAM "
+        "when fused bytes < alone bytes. DRAM lower bound: every weight set of the fused trie once "
+        "per mini-batch, every image once, every unique leaf's logits once per image (issue 17 asks "
+        "for <= 10x). Evolution generations: mutations (0.1 a layer) of 8 of the random candidates "
+        "(cand_gen's model), on the first images only (the images column).\n\n"
+        "| config | batch | images | alone cycles | fused cycles | MACs fused / alone | ratio "
+        "(<= 1.05) | alone DRAM | fused DRAM | fused / bound | PE util. alone | PE util. fused "
+        "|\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& c : r["fusion_pays"]) {
+    md += fmt::format(
+        "| {} | {} | {} | {} | {} | {:.3f} | {:.3f} {} | {} | {} {} | {:.1f}x | {:.3f} | {:.3f} "
+        "|\n",
+        c["config"].get<std::string>(), c["batch"].get<std::string>(), c["images"].get<size_t>(),
+        c["alone_cycles"].get<uint64_t>(), c["fused_cycles"].get<uint64_t>(),
+        c["fused_macs"].get<double>() / c["alone_macs"].get<double>(),
+        c["cycles_vs_mac_share"].get<double>(), c["fusion_pays_cycles"].get<bool>() ? "pays" : "no",
+        c["alone_dram_bytes"].get<uint64_t>(), c["fused_dram_bytes"].get<uint64_t>(),
+        c["fusion_pays_dram"].get<bool>() ? "pays" : "no", c["dram_vs_bound"].get<double>(),
+        c["alone_pe_utilization"].get<double>(), c["fused_pe_utilization"].get<double>());
+  }
   md += "\nCommands: `make bench` (full; `build/bin/nasa-bench --quick` is the CI version, ctest "
         "`bench_quick`). Raw numbers: `bench/results.json`.\n";
   return md;
@@ -714,21 +842,23 @@ int main(int argc, char** argv) {
     }
     r["repeats"] = o.repeats;
     const auto& sim = nasa::config_by_name("sim");
-    status("1/4 fusion on fbnet-imagenet and proxyless-imagenet");
+    status("1/5 fusion on fbnet-imagenet and proxyless-imagenet");
     const size_t gens = o.quick ? 3 : 20, images = o.quick ? 4 : 64;
     const uint64_t budget = o.quick ? (64ull << 20) : (1ull << 30);
     r["fusion"] = json::array(
         {fusion_study("fbnet-imagenet", 400'000'000, gens, images, budget, sim, ok),
          fusion_study("proxyless-imagenet", 400'000'000, gens, images, budget, sim, ok)});
-    status("2/4 accelerator efficiency on the RTL, 4/4 simulation speed");
+    status("2/5 accelerator efficiency on the RTL, 4/5 simulation speed");
     json eff = json::array();
     for (const char* name : {"fpga", "sim", "large"}) {
       const uint64_t n = o.quick ? 10 : (std::string(name) == "large" ? 250 : 800);
       eff.push_back(efficiency_study(nasa::config_by_name(name), n, ok));
     }
     r["efficiency"] = eff;
-    status("3/4 peers: libtorch fp32, fused int8 reference, modeled accelerator");
-    r["peers"] = peers_study(o.quick ? 4 : 20, o.quick ? 32 : 256, o.repeats, o.threads);
+    status("3/5 peers: libtorch fp32, fused int8 reference, modeled accelerator");
+    const CandidateSet set(o.quick ? 4 : 20, o.quick ? 32 : 256);
+    r["peers"] = peers_study(set, o.repeats, o.threads);
+    r["fusion_pays"] = fusion_pays_study(set, o.quick, o.threads);
     r["seconds"] = since(t_all);
     r["checks_passed"] = ok;
     const fs::path out(o.out);
