@@ -66,173 +66,144 @@ module nasa_cand_gen #(
     else par_inc = {idx + 32'd1, base + stride};
   endfunction
 
-  state_e state_d, state_q;
-  logic [31:0] x_d, x_q;                                    // PRNG state
-  logic [31:0] j_d, j_q;                                    // candidate
-  logic [7:0] i_d, i_q;                                     // layer
-  logic [31:0] cbase_d, cbase_q;                            // out_addr + j * stride
-  logic [31:0] pa_d, pa_q, pb_d, pb_q;                      // parents (mode 2: p = pa; 3: a, b)
-  logic [31:0] pa_base_d, pa_base_q, pb_base_d, pb_base_q;  // their vector addresses
-  logic sel_b_d, sel_b_q;                                   // read parent b (mode 3, r >> 31)
-  logic [7:0] c_d, c_q;                                     // the byte to write
-  logic done_d, done_q;
+  // the registers (reset: all zero)
+  typedef struct packed {
+    state_e      state;
+    logic [31:0] x;                              // PRNG state
+    logic [31:0] j;                              // candidate
+    logic [7:0]  i;                              // layer
+    logic [31:0] cbase;                          // out_addr + j * stride
+    logic [31:0] pa;                             // parents (mode 2: p = pa; 3: a, b)
+    logic [31:0] pb;
+    logic [31:0] pa_base;                        // their vector addresses
+    logic [31:0] pb_base;
+    logic        sel_b;                          // read parent b (mode 3, r >> 31)
+    logic [7:0]  c;                              // the byte to write
+    logic        done;
+  } regs_t;
+  regs_t q, d;
 
   logic [31:0] r;
   logic [7:0] k_cur;
   logic [63:0] inc_a, inc_b, inc_b2;
   logic last_layer, last_cand;
 
-  assign r          = xs_next(x_q);
-  assign k_cur      = layer_k_i[i_q[IW-1:0]*8 +: 8];
-  assign last_layer = (i_q + 8'd1 == num_layers_i);
-  assign last_cand  = (j_q + 32'd1 == count_i);
+  assign r          = xs_next(q.x);
+  assign k_cur      = layer_k_i[q.i[IW-1:0]*8 +: 8];
+  assign last_layer = (q.i + 8'd1 == num_layers_i);
+  assign last_cand  = (q.j + 32'd1 == count_i);
   // Mode 2: p <- p + 1. Mode 3: a <- b + 1, b <- b + 2 (so a = 2j mod P, b = (2j + 1) mod P).
-  assign inc_a      = par_inc(pa_q, pa_base_q, parent_count_i, parent_addr_i, stride_i);
-  assign inc_b      = par_inc(pb_q, pb_base_q, parent_count_i, parent_addr_i, stride_i);
+  assign inc_a      = par_inc(q.pa, q.pa_base, parent_count_i, parent_addr_i, stride_i);
+  assign inc_b      = par_inc(q.pb, q.pb_base, parent_count_i, parent_addr_i, stride_i);
   assign inc_b2     = par_inc(inc_b[63:32], inc_b[31:0], parent_count_i, parent_addr_i, stride_i);
 
   always_comb begin
-    state_d   = state_q;
-    x_d       = x_q;
-    j_d       = j_q;
-    i_d       = i_q;
-    cbase_d   = cbase_q;
-    pa_d      = pa_q;
-    pb_d      = pb_q;
-    pa_base_d = pa_base_q;
-    pb_base_d = pb_base_q;
-    sel_b_d   = sel_b_q;
-    c_d       = c_q;
-    done_d    = 1'b0;
+    d = q;
+    d.done    = 1'b0;
 
     mreq_o.valid = 1'b0;
     mreq_o.we    = 1'b0;
-    mreq_o.addr  = (sel_b_q ? pb_base_q : pa_base_q) + 32'(i_q);
-    mreq_o.wdata = c_q;
+    mreq_o.addr  = (q.sel_b ? q.pb_base : q.pa_base) + 32'(q.i);
+    mreq_o.wdata = q.c;
 
-    unique case (state_q)
+    unique case (q.state)
       StIdle: begin
         if (start_i) begin
-          x_d       = (seed_i == 32'd0) ? SeedZero : seed_i;
-          j_d       = '0;
-          i_d       = '0;
-          cbase_d   = out_addr_i;
-          sel_b_d   = 1'b0;
-          pa_d      = '0;
-          pa_base_d = parent_addr_i;
+          d.x       = (seed_i == 32'd0) ? SeedZero : seed_i;
+          d.j       = '0;
+          d.i       = '0;
+          d.cbase   = out_addr_i;
+          d.sel_b   = 1'b0;
+          d.pa      = '0;
+          d.pa_base = parent_addr_i;
           if (parent_count_i == 32'd1) begin
-            pb_d      = '0;
-            pb_base_d = parent_addr_i;
+            d.pb      = '0;
+            d.pb_base = parent_addr_i;
           end else begin
-            pb_d      = 32'd1;
-            pb_base_d = parent_addr_i + stride_i;
+            d.pb      = 32'd1;
+            d.pb_base = parent_addr_i + stride_i;
           end
           // Nothing to write: done at once (the top rejects L = 0 and count = 0 anyway).
-          if (mode_i == 2'd0 || count_i == 32'd0 || num_layers_i == 8'd0) done_d = 1'b1;
-          else state_d = StLayer;
+          if (mode_i == 2'd0 || count_i == 32'd0 || num_layers_i == 8'd0) d.done = 1'b1;
+          else d.state = StLayer;
         end
       end
       StLayer: begin
-        x_d     = r;
-        sel_b_d = 1'b0;
+        d.x     = r;
+        d.sel_b = 1'b0;
         unique case (mode_i)
           ModeSample: begin
-            c_d     = sample_k(r, k_cur);
-            state_d = StWrite;
+            d.c     = sample_k(r, k_cur);
+            d.state = StWrite;
           end
           ModeMutate: begin
-            state_d = ({1'b0, r[31:16]} < prob_i) ? StSample : StRdReq;
+            d.state = ({1'b0, r[31:16]} < prob_i) ? StSample : StRdReq;
           end
           ModeCross: begin
-            sel_b_d = r[31];
-            state_d = StRdReq;
+            d.sel_b = r[31];
+            d.state = StRdReq;
           end
-          default: state_d = StIdle;  // mode 0 never leaves idle
+          default: d.state = StIdle;  // mode 0 never leaves idle
         endcase
       end
       StSample: begin
-        x_d     = r;
-        c_d     = sample_k(r, k_cur);
-        state_d = StWrite;
+        d.x     = r;
+        d.c     = sample_k(r, k_cur);
+        d.state = StWrite;
       end
       StRdReq: begin
         mreq_o.valid = 1'b1;
-        if (mrsp_i.ready) state_d = StRdWait;
+        if (mrsp_i.ready) d.state = StRdWait;
       end
       StRdWait: begin
         if (mrsp_i.valid) begin
-          c_d     = mrsp_i.rdata;
-          state_d = StWrite;
+          d.c     = mrsp_i.rdata;
+          d.state = StWrite;
         end
       end
       StWrite: begin
         mreq_o.valid = 1'b1;
         mreq_o.we    = 1'b1;
-        mreq_o.addr  = cbase_q + 32'(i_q);
+        mreq_o.addr  = q.cbase + 32'(q.i);
         if (mrsp_i.ready) begin
-          state_d = StLayer;
+          d.state = StLayer;
           if (!last_layer) begin
-            i_d = i_q + 8'd1;
+            d.i = q.i + 8'd1;
           end else if (last_cand) begin
-            state_d = StIdle;
-            done_d  = 1'b1;
+            d.state = StIdle;
+            d.done  = 1'b1;
           end else begin
-            i_d     = '0;
-            j_d     = j_q + 32'd1;
-            cbase_d = cbase_q + stride_i;
+            d.i     = '0;
+            d.j     = q.j + 32'd1;
+            d.cbase = q.cbase + stride_i;
             if (mode_i == ModeCross) begin
-              pa_d      = inc_b[63:32];
-              pa_base_d = inc_b[31:0];
-              pb_d      = inc_b2[63:32];
-              pb_base_d = inc_b2[31:0];
+              d.pa      = inc_b[63:32];
+              d.pa_base = inc_b[31:0];
+              d.pb      = inc_b2[63:32];
+              d.pb_base = inc_b2[31:0];
             end else begin
-              pa_d      = inc_a[63:32];
-              pa_base_d = inc_a[31:0];
+              d.pa      = inc_a[63:32];
+              d.pa_base = inc_a[31:0];
             end
           end
         end
       end
-      default: state_d = StIdle;
+      default: d.state = StIdle;
     endcase
 
     if (abort_i) begin
-      state_d = StIdle;
-      done_d  = 1'b0;
+      d.state = StIdle;
+      d.done  = 1'b0;
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      state_q   <= StIdle;
-      x_q       <= '0;
-      j_q       <= '0;
-      i_q       <= '0;
-      cbase_q   <= '0;
-      pa_q      <= '0;
-      pb_q      <= '0;
-      pa_base_q <= '0;
-      pb_base_q <= '0;
-      sel_b_q   <= 1'b0;
-      c_q       <= '0;
-      done_q    <= 1'b0;
-    end else begin
-      state_q   <= state_d;
-      x_q       <= x_d;
-      j_q       <= j_d;
-      i_q       <= i_d;
-      cbase_q   <= cbase_d;
-      pa_q      <= pa_d;
-      pb_q      <= pb_d;
-      pa_base_q <= pa_base_d;
-      pb_base_q <= pb_base_d;
-      sel_b_q   <= sel_b_d;
-      c_q       <= c_d;
-      done_q    <= done_d;
-    end
+    if (!rst_ni) q <= '0;
+    else q <= d;
   end
 
-  assign busy_o = (state_q != StIdle);
-  assign done_o = done_q;
+  assign busy_o = (q.state != StIdle);
+  assign done_o = q.done;
 
 // Off unless NASA_RTL_ASSERT is defined: Verilator 5.006 deadlocks destroying a model
 // whose assertions registered scopes (the benches check the same rule from outside).

@@ -1,6 +1,6 @@
 // Engine unit: the layer sequencer. Three stages work on consecutive layers of a program: the
-// front end (state_q: fetch, decode) on layer fe_li_q, the loaders on the newest started layer,
-// the issue stage on slot A (a_v_q, the layer register lay_o) while slot B (b_v_q, nx_q) holds the
+// front end (state_q: fetch, decode) on layer q.fe_li, the loaders on the newest started layer,
+// the issue stage on slot A (q.a_v, the layer register lay_o) while slot B (q.b_v, nx_q) holds the
 // next, loading; finished tiles drain meanwhile. A decoded layer starts loading (ld_start_o, into
 // B) once the loaders are done with the layer before (ld_free_i), B is free, its input fits the
 // input buffer beside the computing layer's, and it reads nothing an unfinished layer writes; it
@@ -80,23 +80,31 @@ module nasa_engine_seq #(
   localparam int unsigned DW  = (DW0 > KW + 1) ? DW0 : KW + 1;
   localparam int unsigned LIAW = nasa_engine_pkg::LyIaw;
 
-  nasa_engine_pkg::fe_state_e state_q, state_d;
-  logic [31:0] fe_li_q, fe_li_d;  // descriptor the front end fetches / decodes
-  logic a_v_q, a_v_d, b_v_q, b_v_d;
-  logic [2:0] pend_q, pend_d;     // layers started (ld_start) and not complete
-  logic ld_par_q, ld_par_d;       // parity of the newest started layer
-  logic [IAW-1:0] ld_ib_q, ld_ib_d;          // its place in the input buffer
-  logic [IAW-1:0] ld_in_end_q, ld_in_end_d;  // and its extent (modulo the buffer)
-  logic ext_q, ext_d;
-  logic [31:0] xq_x_q, xq_x_d, xq_y_q, xq_y_d, xq_l_q, xq_l_d;
-  logic [7:0] err_q, err_d;
-  logic [31:0] err_index_q, err_index_d, layers_done_q, layers_done_d;
-  logic finish_q, finish_d;
+  // the registers (reset: all zero)
+  typedef struct packed {
+    logic [31:0]    fe_li;                       // descriptor the front end fetches / decodes
+    logic           a_v;
+    logic           b_v;
+    logic [2:0]     pend;                        // layers started (ld_start) and not complete
+    logic           ld_par;                      // parity of the newest started layer
+    logic [IAW-1:0] ld_ib;                       // its place in the input buffer
+    logic [IAW-1:0] ld_in_end;                   // and its extent (modulo the buffer)
+    logic           ext;
+    logic [31:0]    xq_x;
+    logic [31:0]    xq_y;
+    logic [31:0]    xq_l;
+    logic [7:0]     err;
+    logic [31:0]    err_index;
+    logic [31:0]    layers_done;
+    logic           finish;
+  } regs_t;
+  regs_t q, d;
+  nasa_engine_pkg::fe_state_e state_q, state_d;  // (a typed enum: outside the struct for Yosys 0.23)
   nasa_engine_pkg::layer_t r_q, nx_q;
 
   logic [31:0] desc_src;
   logic desc_in_win, be_idle, a_fin, dec_ok, in_room, hz_ok, ld_start, cs_start;
-  assign desc_src    = ext_q ? xd_tpl_i : desc_addr_i + (fe_li_q << 6);
+  assign desc_src    = q.ext ? xd_tpl_i : desc_addr_i + (q.fe_li << 6);
   // the next descriptor lies inside the window
   nasa_engine_win_check #(
     .AddrBits(AddrBits),
@@ -109,83 +117,70 @@ module nasa_engine_seq #(
     .inside_o(desc_in_win)
   );
   assign desc_valid_o = (state_q == nasa_engine_pkg::StFetch) && desc_in_win &&
-                        (!ext_q || (xd_valid_i && !xd_end_i));
+                        (!q.ext || (xd_valid_i && !xd_end_i));
   assign desc_src_o   = AW'(desc_src);
 
-  assign be_idle  = (pend_q == '0);
-  assign a_fin    = a_v_q && c_done_i && (OW'(a_loaded_i) == OW'(r_q.in_end));
+  assign be_idle  = (q.pend == '0);
+  assign a_fin    = q.a_v && c_done_i && (OW'(a_loaded_i) == OW'(r_q.in_end));
   assign dec_ok   = dec_last_i && (dec_err_i == nasa_pkg::ErrNone);
-  assign in_room  = !a_v_q || ((OW + 1)'(OW'(r_q.in_end)) + (OW + 1)'(OW'(dec_layer_i.in_end)) <=
+  assign in_room  = !q.a_v || ((OW + 1)'(OW'(r_q.in_end)) + (OW + 1)'(OW'(dec_layer_i.in_end)) <=
                                (OW + 1)'(InBufBytes));
-  assign hz_ok    = (pend_q <= 3'd2) && !(dec_hz_i[0] && pend_q >= 3'd1) &&
-                    !(dec_hz_i[1] && pend_q >= 3'd2);
-  assign ld_start = dec_ok && !b_v_q && ld_free_i && (ext_q ? be_idle : (in_room && hz_ok));
-  assign cs_start = b_v_q && (!a_v_q || a_fin);
+  assign hz_ok    = (q.pend <= 3'd2) && !(dec_hz_i[0] && q.pend >= 3'd1) &&
+                    !(dec_hz_i[1] && q.pend >= 3'd2);
+  assign ld_start = dec_ok && !q.b_v && ld_free_i && (q.ext ? be_idle : (in_room && hz_ok));
+  assign cs_start = q.b_v && (!q.a_v || a_fin);
 
   always_comb begin
-    state_d       = state_q;
-    fe_li_d       = fe_li_q;
-    a_v_d         = a_v_q;
-    b_v_d         = b_v_q;
-    pend_d        = pend_q;
-    ld_par_d      = ld_par_q;
-    ld_ib_d       = ld_ib_q;
-    ld_in_end_d   = ld_in_end_q;
-    ext_d         = ext_q;
-    xq_x_d        = xq_x_q;
-    xq_y_d        = xq_y_q;
-    xq_l_d        = xq_l_q;
-    err_d         = err_q;
-    err_index_d   = err_index_q;
-    layers_done_d = layers_done_q;
-    finish_d      = 1'b0;
+    d = q;
+    state_d = state_q;
+    d.finish      = 1'b0;
     unique case (state_q)
       nasa_engine_pkg::StIdle: begin
         if (start_i) begin
-          fe_li_d       = '0;
-          a_v_d         = 1'b0;
-          b_v_d         = 1'b0;
-          pend_d        = '0;
-          ld_par_d      = 1'b0;
-          ld_ib_d       = '0;
-          ld_in_end_d   = '0;
-          layers_done_d = '0;
-          err_d         = nasa_pkg::ErrNone;
-          err_index_d   = '0;
-          ext_d         = batch_i;
+          d.fe_li       = '0;
+          d.a_v         = 1'b0;
+          d.b_v         = 1'b0;
+          d.pend        = '0;
+          d.ld_par      = 1'b0;
+          d.ld_ib       = '0;
+          d.ld_in_end   = '0;
+          d.layers_done = '0;
+          d.err         = nasa_pkg::ErrNone;
+          d.err_index   = '0;
+          d.ext         = batch_i;
           if (batch_i) begin
             state_d = nasa_engine_pkg::StFetch;
           end else if (desc_count_i == '0) begin
-            err_d    = nasa_pkg::ErrEmptyProgram;
-            finish_d = 1'b1;
+            d.err    = nasa_pkg::ErrEmptyProgram;
+            d.finish = 1'b1;
           end else begin
             state_d = nasa_engine_pkg::StFetch;
           end
         end
       end
       nasa_engine_pkg::StFetch: begin
-        if (ext_q && xd_end_i) begin
-          err_d       = xd_err_i;
-          err_index_d = xd_err_index_i;
+        if (q.ext && xd_end_i) begin
+          d.err       = xd_err_i;
+          d.err_index = xd_err_index_i;
           if (xd_err_i != nasa_pkg::ErrNone) begin
             state_d = nasa_engine_pkg::StAbort;
           end else begin
             state_d  = nasa_engine_pkg::StIdle;
-            finish_d = 1'b1;
+            d.finish = 1'b1;
           end
-        end else if (ext_q && !xd_valid_i) begin
+        end else if (q.ext && !xd_valid_i) begin
           state_d = nasa_engine_pkg::StFetch;
         end else if (!desc_in_win) begin
           if (be_idle) begin  // the layers before it complete first
-            err_d       = nasa_pkg::ErrWindow;
-            err_index_d = fe_li_q;
+            d.err       = nasa_pkg::ErrWindow;
+            d.err_index = q.fe_li;
             state_d     = nasa_engine_pkg::StAbort;
           end
         end else if (job_ready_i) begin
           state_d = nasa_engine_pkg::StFetchWait;
-          xq_x_d  = xd_x_i;
-          xq_y_d  = xd_y_i;
-          xq_l_d  = xd_l_i;
+          d.xq_x  = xd_x_i;
+          d.xq_y  = xd_y_i;
+          d.xq_l  = xd_l_i;
         end
       end
       nasa_engine_pkg::StFetchWait: begin
@@ -196,96 +191,68 @@ module nasa_engine_seq #(
           state_d = nasa_engine_pkg::StDecode;  // (the decode steps count in nasa_engine_decode)
         end else if (dec_err_i != nasa_pkg::ErrNone) begin
           if (be_idle) begin
-            err_d       = dec_err_i;
-            err_index_d = fe_li_q;
+            d.err       = dec_err_i;
+            d.err_index = q.fe_li;
             state_d     = nasa_engine_pkg::StAbort;
           end
         end else if (ld_start) begin
-          fe_li_d = fe_li_q + 1;
-          state_d = (!ext_q && fe_li_q + 1 != desc_count_i) ? nasa_engine_pkg::StFetch :
+          d.fe_li = q.fe_li + 1;
+          state_d = (!q.ext && q.fe_li + 1 != desc_count_i) ? nasa_engine_pkg::StFetch :
                                                               nasa_engine_pkg::StRun;
         end
       end
       nasa_engine_pkg::StRun: begin
         // every descriptor started (programs) or one batch layer runs: wait for completion
         if (be_idle && dma_idle_i) begin
-          if (ext_q) begin
+          if (q.ext) begin
             state_d = nasa_engine_pkg::StFetch;
           end else begin
             state_d  = nasa_engine_pkg::StIdle;
-            finish_d = 1'b1;
+            d.finish = 1'b1;
           end
         end
       end
       nasa_engine_pkg::StAbort: begin
         if (dma_idle_i) begin
           state_d  = nasa_engine_pkg::StIdle;
-          finish_d = 1'b1;
+          d.finish = 1'b1;
         end
       end
       default: state_d = nasa_engine_pkg::StIdle;
     endcase
     // the back end
     if (ld_start) begin
-      b_v_d       = 1'b1;
-      ld_par_d    = !ld_par_q;
-      ld_ib_d     = ld_ib_q + ld_in_end_q;
-      ld_in_end_d = IAW'(dec_layer_i.in_end);
+      d.b_v       = 1'b1;
+      d.ld_par    = !q.ld_par;
+      d.ld_ib     = q.ld_ib + q.ld_in_end;
+      d.ld_in_end = IAW'(dec_layer_i.in_end);
     end
     if (cs_start) begin
-      a_v_d = 1'b1;
-      if (!ld_start) b_v_d = 1'b0;
+      d.a_v = 1'b1;
+      if (!ld_start) d.b_v = 1'b0;
     end else if (a_fin) begin
-      a_v_d = 1'b0;
+      d.a_v = 1'b0;
     end
-    pend_d = pend_q + 3'(ld_start) - 3'(ly_end_i);
-    if (ly_end_i) layers_done_d = layers_done_q + 1;
+    d.pend = q.pend + 3'(ld_start) - 3'(ly_end_i);
+    if (ly_end_i) d.layers_done = q.layers_done + 1;
     if (quant_err_i) begin
-      err_d       = nasa_pkg::ErrBadQuant;
-      err_index_d = r_q.idx;
+      d.err       = nasa_pkg::ErrBadQuant;
+      d.err_index = r_q.idx;
       state_d     = nasa_engine_pkg::StAbort;
     end
     if (quant_err_i || state_q == nasa_engine_pkg::StAbort) begin
-      a_v_d = 1'b0;
-      b_v_d = 1'b0;
+      d.a_v = 1'b0;
+      d.b_v = 1'b0;
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      state_q       <= nasa_engine_pkg::StIdle;
-      fe_li_q       <= '0;
-      a_v_q         <= 1'b0;
-      b_v_q         <= 1'b0;
-      pend_q        <= '0;
-      ld_par_q      <= 1'b0;
-      ld_ib_q       <= '0;
-      ld_in_end_q   <= '0;
-      ext_q         <= 1'b0;
-      xq_x_q        <= '0;
-      xq_y_q        <= '0;
-      xq_l_q        <= '0;
-      err_q         <= '0;
-      err_index_q   <= '0;
-      layers_done_q <= '0;
-      finish_q      <= 1'b0;
+      q <= '0;
+      state_q <= nasa_engine_pkg::StIdle;
     end else begin
-      state_q       <= state_d;
-      fe_li_q       <= fe_li_d;
-      a_v_q         <= a_v_d;
-      b_v_q         <= b_v_d;
-      pend_q        <= pend_d;
-      ld_par_q      <= ld_par_d;
-      ld_ib_q       <= ld_ib_d;
-      ld_in_end_q   <= ld_in_end_d;
-      ext_q         <= ext_d;
-      xq_x_q        <= xq_x_d;
-      xq_y_q        <= xq_y_d;
-      xq_l_q        <= xq_l_d;
-      err_q         <= err_d;
-      err_index_q   <= err_index_d;
-      layers_done_q <= layers_done_d;
-      finish_q      <= finish_d;
+      q <= d;
+      state_q <= state_d;
     end
   end
 
@@ -294,34 +261,34 @@ module nasa_engine_seq #(
   always_ff @(posedge clk_i) begin
     if (ld_start) begin
       nx_q     <= dec_layer_i;
-      nx_q.ib  <= LIAW'(ld_ib_d);
-      nx_q.par <= !ld_par_q;
-      nx_q.idx <= fe_li_q;
+      nx_q.ib  <= LIAW'(d.ld_ib);
+      nx_q.par <= !q.ld_par;
+      nx_q.idx <= q.fe_li;
     end
     if (cs_start) r_q <= nx_q;
   end
 
   assign busy_o        = (state_q != nasa_engine_pkg::StIdle);
-  assign finish_o      = finish_q;
-  assign err_o         = err_q;
-  assign err_index_o   = err_index_q;
-  assign layers_done_o = layers_done_q;
-  assign ext_o         = ext_q;
-  assign xq_x_o        = xq_x_q;
-  assign xq_y_o        = xq_y_q;
-  assign xq_l_o        = xq_l_q;
+  assign finish_o      = q.finish;
+  assign err_o         = q.err;
+  assign err_index_o   = q.err_index;
+  assign layers_done_o = q.layers_done;
+  assign ext_o         = q.ext;
+  assign xq_x_o        = q.xq_x;
+  assign xq_y_o        = q.xq_y;
+  assign xq_l_o        = q.xq_l;
   assign fetch_o       = (state_q == nasa_engine_pkg::StFetch);
   assign dec_start_o   = (state_q == nasa_engine_pkg::StFetchWait) && desc_arrived_i;
   assign decoding_o    = (state_q == nasa_engine_pkg::StDecode);
-  assign li_par_o      = fe_li_q[0];
+  assign li_par_o      = q.fe_li[0];
   assign ld_start_o    = ld_start;
   assign cs_start_o    = cs_start;
   assign run_start_o   = start_i && (state_q == nasa_engine_pkg::StIdle);
   assign stop_o        = (state_q == nasa_engine_pkg::StAbort);
-  assign a_v_o         = a_v_q;
-  assign ld_par_o      = ld_par_q;
-  assign ld_ib_o       = ld_ib_q;
-  assign desc_stall_o  = !a_v_q && (state_q == nasa_engine_pkg::StFetch ||
+  assign a_v_o         = q.a_v;
+  assign ld_par_o      = q.ld_par;
+  assign ld_ib_o       = q.ld_ib;
+  assign desc_stall_o  = !q.a_v && (state_q == nasa_engine_pkg::StFetch ||
                                     state_q == nasa_engine_pkg::StFetchWait ||
                                     state_q == nasa_engine_pkg::StDecode);
   assign lay_o         = r_q;
@@ -339,15 +306,15 @@ module nasa_engine_seq #(
                    state_q == nasa_engine_pkg::StAbort)
     else $error("sequencer state is not a legal state");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   !$isunknown({state_q, ld_start, cs_start, finish_q, busy_o, a_v_q, b_v_q}))
+                   !$isunknown({state_q, ld_start, cs_start, q.finish, busy_o, q.a_v, q.b_v}))
     else $error("X on sequencer control");
   // the descriptor job holds until the DMA takes it (program runs: nothing withdraws it)
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   (desc_valid_o && !job_ready_i && !ext_q && !quant_err_i) |=>
+                   (desc_valid_o && !job_ready_i && !q.ext && !quant_err_i) |=>
                    (desc_valid_o && $stable(desc_src_o)))
     else $error("descriptor job withdrawn or changed while stalled");
   // at most two layers ahead of the writer (slots A and B, plus one draining)
-  assert property (@(posedge clk_i) disable iff (!rst_ni) pend_q <= 3'd3)
+  assert property (@(posedge clk_i) disable iff (!rst_ni) q.pend <= 3'd3)
     else $error("more layers in flight than the slots hold");
 `endif
 endmodule

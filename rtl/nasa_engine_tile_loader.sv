@@ -4,7 +4,7 @@
 // weights of a tile load column by column (WChunk bytes of every row, then the next WChunk), so
 // the PE array starts on a tile as soon as the columns its next steps read are in. Records are
 // freed oldest first, and only when the loader needs room and the compute has moved past them
-// (rec_rd_q != c_rec_i), so the last tiles stay in the ring. Weights kept on chip: a layer with
+// (q.rec_rd != c_rec_i), so the last tiles stay in the ring. Weights kept on chip: a layer with
 // the previous layer's weights and records (same addresses, Cout and reduction) computes from
 // that layer's tiles while all of them are still in the ring, and loads none.
 // Contract: a job request holds until granted (unless the run stops or a layer starts); idle_o
@@ -60,21 +60,28 @@ module nasa_engine_tile_loader #(
   localparam int unsigned LAW    = nasa_engine_pkg::LyAw;
   localparam int unsigned LBW    = nasa_engine_pkg::LyBw;
 
-  nasa_engine_pkg::tl_phase_e tl_phase_q, tl_phase_d;
-  logic [JW-1:0] tl_j_q, tl_j_d;
-  logic [CoW-1:0] tl_co0_q, tl_co0_d;
-  logic [7:0] tl_row_q, tl_row_d;  // row of a weight column (< Cols) or depthwise tap (< 49)
-  logic [KW-1:0] tl_off_q, tl_off_d;  // offset of the weight column in a row (< KredMax)
-  logic [AW-1:0] tl_row_src_q, tl_row_src_d, tl_rsrc_q, tl_rsrc_d;
-  logic [AW-1:0] tl_tap_src_q, tl_tap_src_d, tl_tapbase_q, tl_tapbase_d;
-  logic [NW-1:0] tl_cg_q, tl_cg_d;
-  logic [WRW-1:0] tl_base_q, tl_base_d;  // ring address of the tile being issued
-  logic tl_pe_q, tl_pe_d;
-  // tiles [rec_rd_q, rec_wr_q) are live, [rec_rd_q, rec_fill_q) complete; rsp_cols_q counts the
+  // the registers (reset: all zero)
+  typedef struct packed {
+    logic [JW-1:0]   tl_j;
+    logic [CoW-1:0]  tl_co0;
+    logic [7:0]      tl_row;                     // weight column row (< Cols) or depthwise tap
+    logic [KW-1:0]   tl_off;                     // offset of the weight column in a row (< KredMax)
+    logic [AW-1:0]   tl_row_src;
+    logic [AW-1:0]   tl_rsrc;
+    logic [AW-1:0]   tl_tap_src;
+    logic [AW-1:0]   tl_tapbase;
+    logic [NW-1:0]   tl_cg;
+    logic [WRW-1:0]  tl_base;                    // ring address of the tile being issued
+    logic            tl_pe;
+    logic [WRW-1:0]  rg_head;
+    logic [WRW:0]    rg_used;
+    logic [PtrW-1:0] rec_rd;
+    logic [PtrW-1:0] rec_wr;
+  } regs_t;
+  regs_t q, d;
+  nasa_engine_pkg::tl_phase_e tl_phase_q, tl_phase_d;  // (a typed enum: outside the struct for Yosys 0.23)
+  // tiles [q.rec_rd, q.rec_wr) are live, [q.rec_rd, rec_fill_q) complete; rsp_cols_q counts the
   // complete weight columns of tile rec_fill_q
-  logic [WRW-1:0] rg_head_q, rg_head_d;
-  logic [WRW:0] rg_used_q, rg_used_d;
-  logic [PtrW-1:0] rec_rd_q, rec_rd_d, rec_wr_q, rec_wr_d;
   logic [WRW-1:0] rec_base_q [WTiles];
   logic [WRW-1:0] rec_size_q [WTiles];
   logic [PtrW-1:0] rec_fill_q, rec_n, rec0_q;
@@ -115,43 +122,43 @@ module nasa_engine_tile_loader #(
   assign reuse     = pw_v_q && cfg_i.pe && cfg_i.wrow == pw_wrow_q && AW'(cfg_i.wgt) == pw_wgt_q &&
                      AW'(cfg_i.prm) == pw_prm_q && cfg_i.cout == pw_cout_q &&
                      KW'(cfg_i.kred) == pw_kred_q;
-  assign tl_rest   = tl_kred_q - tl_off_q;
-  assign tl_colend = (9'(tl_row_q) + 9'd1 == 9'(tl_cg_q));
-  assign rec_n     = rec_wr_q - rec_rd_q;
+  assign tl_rest   = tl_kred_q - q.tl_off;
+  assign tl_colend = (9'(q.tl_row) + 9'd1 == 9'(q.tl_cg));
+  assign rec_n     = q.rec_wr - q.rec_rd;
   // the loader stays at most one tile ahead of the compute (loading further ahead takes the
   // memory port from the output writes); it evicts only when the ring has no room for the next
-  assign ahead_ok  = (rec_wr_q - c_rec_i < PtrW'(2));
+  assign ahead_ok  = (q.rec_wr - c_rec_i < PtrW'(2));
   assign space_ok  = (rec_n != PtrW'(WTiles)) &&
-                     ((WRW + 1)'(rg_used_q) + (WRW + 1)'(tl_tsz_q) <= (WRW + 1)'(WDepth));
-  assign evict_ok  = (rec_n != '0) && (rec_rd_q != c_rec_i);
-  assign alloc     = (tl_phase_q == nasa_engine_pkg::TlAlloc) && !stop_i && tl_pe_q &&
-                     tl_j_q < tl_nct_q && ahead_ok;
-  assign pw_evict  = alloc && !space_ok && evict_ok && rec_rd_q == pw_rec0_q;
-  assign cg_full   = CoW'(tl_cout_q) - tl_co0_q;
-  assign tl_waddr  = tl_base_q + (tl_wrow_q ? WRW'(tl_off_q) : WRW'(tl_row_q));
+                     ((WRW + 1)'(q.rg_used) + (WRW + 1)'(tl_tsz_q) <= (WRW + 1)'(WDepth));
+  assign evict_ok  = (rec_n != '0) && (q.rec_rd != c_rec_i);
+  assign alloc     = (tl_phase_q == nasa_engine_pkg::TlAlloc) && !stop_i && q.tl_pe &&
+                     q.tl_j < tl_nct_q && ahead_ok;
+  assign pw_evict  = alloc && !space_ok && evict_ok && q.rec_rd == pw_rec0_q;
+  assign cg_full   = CoW'(tl_cout_q) - q.tl_co0;
+  assign tl_waddr  = q.tl_base + (tl_wrow_q ? WRW'(q.tl_off) : WRW'(q.tl_row));
 
   logic [AW-1:0] prm_src;
-  assign prm_src     = tl_prm_q + (AW'(tl_co0_q) << 3);
-  assign req_valid_o = !stop_i && tl_pe_q && (tl_phase_q != nasa_engine_pkg::TlAlloc);
+  assign prm_src     = tl_prm_q + (AW'(q.tl_co0) << 3);
+  assign req_valid_o = !stop_i && q.tl_pe && (tl_phase_q != nasa_engine_pkg::TlAlloc);
   always_comb begin
     req_o = '0;
     if (tl_phase_q == nasa_engine_pkg::TlPrm) begin
       req_o.src  = LAW'(prm_src);
-      req_o.len  = 32'(tl_cg_q) << 3;
-      req_o.base = LBW'(TRW'(rec_wr_q - PtrW'(1)));
+      req_o.len  = 32'(q.tl_cg) << 3;
+      req_o.base = LBW'(TRW'(q.rec_wr - PtrW'(1)));
       req_o.dst  = nasa_engine_pkg::DstPrm;
     end else if (tl_wrow_q) begin
-      req_o.src  = LAW'(tl_rsrc_q);
+      req_o.src  = LAW'(q.tl_rsrc);
       req_o.len  = (32'(tl_rest) > 32'(WChunk)) ? 32'(WChunk) : 32'(tl_rest);
       req_o.base = LBW'(tl_waddr);
-      req_o.bank = {tl_colend, tl_row_q[6:0]};
+      req_o.bank = {tl_colend, q.tl_row[6:0]};
       req_o.flag = tl_colend && 32'(tl_rest) <= 32'(WChunk);
       req_o.dst  = nasa_engine_pkg::DstWRow;
     end else begin
-      req_o.src  = LAW'(tl_tap_src_q);
-      req_o.len  = 32'(tl_cg_q);
+      req_o.src  = LAW'(q.tl_tap_src);
+      req_o.len  = 32'(q.tl_cg);
       req_o.base = LBW'(tl_waddr);
-      req_o.flag = 16'(tl_row_q) + 16'd1 == tl_kk_q;
+      req_o.flag = 16'(q.tl_row) + 16'd1 == tl_kk_q;
       req_o.dst  = nasa_engine_pkg::DstWScat;
     end
   end
@@ -175,42 +182,28 @@ module nasa_engine_tile_loader #(
 
   always_ff @(posedge clk_i) begin
     if (alloc && space_ok) begin
-      rec_base_q[TRW'(rec_wr_q)] <= rg_head_q;
-      rec_size_q[TRW'(rec_wr_q)] <= tl_tsz_q;
+      rec_base_q[TRW'(q.rec_wr)] <= q.rg_head;
+      rec_size_q[TRW'(q.rec_wr)] <= tl_tsz_q;
     end
   end
 
   always_comb begin
-    tl_phase_d   = tl_phase_q;
-    tl_j_d       = tl_j_q;
-    tl_co0_d     = tl_co0_q;
-    tl_row_d     = tl_row_q;
-    tl_off_d     = tl_off_q;
-    tl_row_src_d = tl_row_src_q;
-    tl_rsrc_d    = tl_rsrc_q;
-    tl_tap_src_d = tl_tap_src_q;
-    tl_tapbase_d = tl_tapbase_q;
-    tl_cg_d      = tl_cg_q;
-    tl_base_d    = tl_base_q;
-    tl_pe_d      = tl_pe_q;
-    rg_head_d    = rg_head_q;
-    rg_used_d    = rg_used_q;
-    rec_rd_d     = rec_rd_q;
-    rec_wr_d     = rec_wr_q;
+    d = q;
+    tl_phase_d = tl_phase_q;
     if (run_start_i) begin
-      rg_head_d = '0;
-      rg_used_d = '0;
-      rec_rd_d  = '0;
-      rec_wr_d  = '0;
+      d.rg_head = '0;
+      d.rg_used = '0;
+      d.rec_rd  = '0;
+      d.rec_wr  = '0;
     end else if (ld_start_i) begin
-      tl_pe_d      = cfg_i.pe && !reuse;
+      d.tl_pe      = cfg_i.pe && !reuse;
       tl_phase_d   = nasa_engine_pkg::TlAlloc;
-      tl_j_d       = '0;
-      tl_co0_d     = '0;
-      tl_row_src_d = AW'(cfg_i.wgt);
-      tl_tapbase_d = AW'(cfg_i.wgt);
+      d.tl_j       = '0;
+      d.tl_co0     = '0;
+      d.tl_row_src = AW'(cfg_i.wgt);
+      d.tl_tapbase = AW'(cfg_i.wgt);
     end else if (stop_i) begin
-      tl_pe_d    = 1'b0;  // the loader idles
+      d.tl_pe    = 1'b0;  // the loader idles
       tl_phase_d = nasa_engine_pkg::TlAlloc;
     end else begin
       unique case (tl_phase_q)
@@ -218,18 +211,18 @@ module nasa_engine_tile_loader #(
           if (alloc) begin
             if (space_ok) begin
               tl_phase_d   = nasa_engine_pkg::TlPrm;
-              tl_base_d    = rg_head_q;
-              rg_head_d    = rg_head_q + tl_tsz_q;
-              rg_used_d    = rg_used_q + (WRW + 1)'(tl_tsz_q);
-              rec_wr_d     = rec_wr_q + PtrW'(1);
-              tl_rsrc_d    = tl_row_src_q;
-              tl_cg_d      = (cg_full > CoW'(Cols)) ? NW'(Cols) : NW'(cg_full);
-              tl_row_d     = '0;
-              tl_off_d     = '0;
-              tl_tap_src_d = tl_tapbase_q;
+              d.tl_base    = q.rg_head;
+              d.rg_head    = q.rg_head + tl_tsz_q;
+              d.rg_used    = q.rg_used + (WRW + 1)'(tl_tsz_q);
+              d.rec_wr     = q.rec_wr + PtrW'(1);
+              d.tl_rsrc    = q.tl_row_src;
+              d.tl_cg      = (cg_full > CoW'(Cols)) ? NW'(Cols) : NW'(cg_full);
+              d.tl_row     = '0;
+              d.tl_off     = '0;
+              d.tl_tap_src = q.tl_tapbase;
             end else if (evict_ok) begin
-              rg_used_d = rg_used_q - (WRW + 1)'(rec_size_q[TRW'(rec_rd_q)]);
-              rec_rd_d  = rec_rd_q + PtrW'(1);
+              d.rg_used = q.rg_used - (WRW + 1)'(rec_size_q[TRW'(q.rec_rd)]);
+              d.rec_rd  = q.rec_rd + PtrW'(1);
             end
           end
         end
@@ -240,28 +233,28 @@ module nasa_engine_tile_loader #(
           if (grant_i) begin
             if (tl_wrow_q) begin
               if (tl_colend) begin
-                tl_row_d = '0;
+                d.tl_row = '0;
                 if (32'(tl_rest) <= 32'(WChunk)) begin
                   tl_phase_d   = nasa_engine_pkg::TlAlloc;
-                  tl_j_d       = tl_j_q + JW'(1);
-                  tl_co0_d     = tl_co0_q + CoW'(Cols);
-                  tl_row_src_d = tl_row_src_q + (AW'(tl_kred_q) << ColW);
+                  d.tl_j       = q.tl_j + JW'(1);
+                  d.tl_co0     = q.tl_co0 + CoW'(Cols);
+                  d.tl_row_src = q.tl_row_src + (AW'(tl_kred_q) << ColW);
                 end else begin
-                  tl_off_d  = tl_off_q + KW'(WChunk);
-                  tl_rsrc_d = tl_row_src_q + AW'(tl_off_q) + AW'(WChunk);
+                  d.tl_off  = q.tl_off + KW'(WChunk);
+                  d.tl_rsrc = q.tl_row_src + AW'(q.tl_off) + AW'(WChunk);
                 end
               end else begin
-                tl_row_d  = tl_row_q + 8'd1;
-                tl_rsrc_d = tl_rsrc_q + AW'(tl_kred_q);
+                d.tl_row  = q.tl_row + 8'd1;
+                d.tl_rsrc = q.tl_rsrc + AW'(tl_kred_q);
               end
             end else begin
-              tl_tap_src_d = tl_tap_src_q + AW'(tl_cin_q);
-              tl_row_d     = tl_row_q + 8'd1;
-              if (16'(tl_row_q) + 16'd1 == tl_kk_q) begin
+              d.tl_tap_src = q.tl_tap_src + AW'(tl_cin_q);
+              d.tl_row     = q.tl_row + 8'd1;
+              if (16'(q.tl_row) + 16'd1 == tl_kk_q) begin
                 tl_phase_d   = nasa_engine_pkg::TlAlloc;
-                tl_j_d       = tl_j_q + JW'(1);
-                tl_co0_d     = tl_co0_q + CoW'(Cols);
-                tl_tapbase_d = tl_tapbase_q + AW'(Cols);
+                d.tl_j       = q.tl_j + JW'(1);
+                d.tl_co0     = q.tl_co0 + CoW'(Cols);
+                d.tl_tapbase = q.tl_tapbase + AW'(Cols);
               end
             end
           end
@@ -273,39 +266,11 @@ module nasa_engine_tile_loader #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      tl_phase_q   <= nasa_engine_pkg::TlAlloc;
-      tl_j_q       <= '0;
-      tl_co0_q     <= '0;
-      tl_row_q     <= '0;
-      tl_off_q     <= '0;
-      tl_row_src_q <= '0;
-      tl_rsrc_q    <= '0;
-      tl_tap_src_q <= '0;
-      tl_tapbase_q <= '0;
-      tl_cg_q      <= '0;
-      tl_base_q    <= '0;
-      rg_head_q    <= '0;
-      rg_used_q    <= '0;
-      rec_rd_q     <= '0;
-      rec_wr_q     <= '0;
-      tl_pe_q      <= 1'b0;
+      q <= '0;
+      tl_phase_q <= nasa_engine_pkg::TlAlloc;
     end else begin
-      tl_phase_q   <= tl_phase_d;
-      tl_j_q       <= tl_j_d;
-      tl_co0_q     <= tl_co0_d;
-      tl_row_q     <= tl_row_d;
-      tl_off_q     <= tl_off_d;
-      tl_row_src_q <= tl_row_src_d;
-      tl_rsrc_q    <= tl_rsrc_d;
-      tl_tap_src_q <= tl_tap_src_d;
-      tl_tapbase_q <= tl_tapbase_d;
-      tl_cg_q      <= tl_cg_d;
-      tl_base_q    <= tl_base_d;
-      rg_head_q    <= rg_head_d;
-      rg_used_q    <= rg_used_d;
-      rec_rd_q     <= rec_rd_d;
-      rec_wr_q     <= rec_wr_d;
-      tl_pe_q      <= tl_pe_d;
+      q <= d;
+      tl_phase_q <= tl_phase_d;
     end
   end
 
@@ -323,19 +288,19 @@ module nasa_engine_tile_loader #(
       pw_prm_q  <= AW'(cfg_i.prm);
       pw_cout_q <= cfg_i.cout;
       pw_kred_q <= KW'(cfg_i.kred);
-      pw_rec0_q <= reuse ? pw_rec0_q : rec_wr_q;
+      pw_rec0_q <= reuse ? pw_rec0_q : q.rec_wr;
     end
   end
 
   // the started layer's first tile: the compute's at its cs_start
   always_ff @(posedge clk_i) begin
-    if (ld_start_i) rec0_q <= reuse ? pw_rec0_q : rec_wr_q;
+    if (ld_start_i) rec0_q <= reuse ? pw_rec0_q : q.rec_wr;
   end
 
-  assign idle_o     = !tl_pe_q || (tl_j_q == tl_nct_q);
+  assign idle_o     = !q.tl_pe || (q.tl_j == tl_nct_q);
   assign c_base_o   = rec_base_q[TRW'(c_rec_i)];
   assign rec0_o     = rec0_q;
-  assign rec_wr_o   = rec_wr_q;
+  assign rec_wr_o   = q.rec_wr;
   assign rec_fill_o = rec_fill_q;
   assign rsp_cols_o = rsp_cols_q;
 
@@ -357,7 +322,7 @@ module nasa_engine_tile_loader #(
     else $error("X on tile loader control");
   // the ring never holds more tiles than record slots, nor more bytes than it has
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   rec_n <= PtrW'(WTiles) && rg_used_q <= (WRW + 1)'(WDepth))
+                   rec_n <= PtrW'(WTiles) && q.rg_used <= (WRW + 1)'(WDepth))
     else $error("weight ring overfull");
 `endif
 endmodule

@@ -68,29 +68,34 @@ module nasa_fusion_unit #(
 
   typedef enum logic [1:0] {
     StIdle,  // table readable by the host
-    StWait,  // waiting for the choice byte of (candidate j_q, layer wi_q); checks it
-    StStep,  // comparing child x_q (read last cycle) with ch_q
+    StWait,  // waiting for the choice byte of (candidate q.j, layer q.wi); checks it
+    StStep,  // comparing child q.x (read last cycle) with q.ch
     StNew    // clearing the links of the node allocated last cycle
   } state_e;
 
-  state_e state_d, state_q;
-  logic [JW-1:0] j_d, j_q;                    // candidate
-  logic [LayW-1:0] wi_d, wi_q;                // layer
-  logic [IdW-1:0] cur_d, cur_q;               // node the walk is at
-  logic [LinkW-1:0] cur_first_d, cur_first_q; // its first child
-  logic [LinkW-1:0] root_first_d, root_first_q;
-  logic [IdW-1:0] x_d, x_q;                   // child being compared
-  logic [ChW-1:0] ch_d, ch_q;                 // choice searched for
-  logic [IdW-1:0] new_d, new_q;               // node allocated last cycle
-  logic last_d, last_q;                       // ... by the last candidate's last layer
-  logic [15:0] count_d, count_q;
-  logic [31:0] base_d, base_q;                // current candidate's vector
-  logic [31:0] addr_d, addr_q;                // next byte to read
-  logic req_d, req_q;                         // read request presented
-  logic pend_d, pend_q;                       // read accepted, response not yet seen
-  logic done_d, done_q, err_d, err_q;
-  logic [7:0] err_code_d, err_code_q;
-  logic [JW-1:0] err_index_d, err_index_q;
+  // the registers (reset: ResetQ)
+  typedef struct packed {
+    state_e           state;
+    logic [JW-1:0]    j;                         // candidate
+    logic [LayW-1:0]  wi;                        // layer
+    logic [IdW-1:0]   cur;                       // node the walk is at
+    logic [LinkW-1:0] cur_first;                 // its first child
+    logic [LinkW-1:0] root_first;
+    logic [IdW-1:0]   x;                         // child being compared
+    logic [ChW-1:0]   ch;                        // choice searched for
+    logic [IdW-1:0]   new_id;                    // node allocated last cycle
+    logic             last;                      // ... by the last candidate's last layer
+    logic [15:0]      count;
+    logic [31:0]      base;                      // current candidate's vector
+    logic [31:0]      addr;                      // next byte to read
+    logic             req;                       // read request presented
+    logic             pend;                      // read accepted, response not yet seen
+    logic             done;
+    logic             err;
+    logic [7:0]       err_code;
+    logic [JW-1:0]    err_index;
+  } regs_t;
+  regs_t q, d;
 
   // ---------------- table RAMs ----------------
   // parent, layer and choice of a node are written together and read together: one RAM (one
@@ -109,7 +114,7 @@ module nasa_fusion_unit #(
   logic [IdW-1:0] leaf_rd_q;
   logic root_rd_q;
 
-  logic node_we;  // parent/layer/choice of node count_q
+  logic node_we;  // parent/layer/choice of node q.count
   logic [ChW-1:0] node_choice;
   logic first_we, next_we, leaf_we;
   logic [IdW-1:0] first_waddr, next_waddr;
@@ -117,10 +122,10 @@ module nasa_fusion_unit #(
   logic [IdW-1:0] leaf_wdata;
 
   always_ff @(posedge clk_i) begin
-    if (node_we) plc_mem[count_q[IdW-1:0]] <= {node_choice, wi_q, cur_q};
+    if (node_we) plc_mem[q.count[IdW-1:0]] <= {node_choice, q.wi, q.cur};
     if (first_we) first_mem[first_waddr] <= first_wdata;
     if (next_we) next_mem[next_waddr] <= next_wdata;
-    if (leaf_we) leaf_mem[j_q[CandAW-1:0]] <= leaf_wdata;
+    if (leaf_we) leaf_mem[q.j[CandAW-1:0]] <= leaf_wdata;
     {choice_rd_q, layer_rd_q, parent_rd_q} <= plc_mem[rd_addr];
     first_rd_q  <= first_mem[rd_addr];
     next_rd_q   <= next_mem[rd_addr];
@@ -136,15 +141,15 @@ module nasa_fusion_unit #(
   assign leaf_o        = 16'(leaf_rd_q);
 
   // ---------------- outputs ----------------
-  assign busy_o       = (state_q != StIdle);
-  assign done_o       = done_q;
-  assign err_o        = err_q;
-  assign err_code_o   = err_code_q;
-  assign err_index_o  = 32'(err_index_q);
-  assign node_count_o = count_q;
-  assign mreq_o.valid = req_q;
+  assign busy_o       = (q.state != StIdle);
+  assign done_o       = q.done;
+  assign err_o        = q.err;
+  assign err_code_o   = q.err_code;
+  assign err_index_o  = 32'(q.err_index);
+  assign node_count_o = q.count;
+  assign mreq_o.valid = q.req;
   assign mreq_o.we    = 1'b0;
-  assign mreq_o.addr  = addr_q;
+  assign mreq_o.addr  = q.addr;
   assign mreq_o.wdata = '0;
 
   logic unused_inputs;
@@ -156,71 +161,57 @@ module nasa_fusion_unit #(
   always_comb begin
     k_cur = layer_k_i[7:0];
     for (int i = 0; i < MaxLayers; i++) begin
-      if (wi_q == LayW'(i)) k_cur = layer_k_i[i*8 +: 8];
+      if (q.wi == LayW'(i)) k_cur = layer_k_i[i*8 +: 8];
     end
   end
-  assign last_layer = (8'(wi_q) == num_layers_i - 8'd1);
-  assign last_cand  = (j_q + JW'(1) == cand_count_i[JW-1:0]);
-  assign byte_v     = pend_q && mrsp_i.valid;
-  assign fire       = req_q && mrsp_i.ready;
+  assign last_layer = (8'(q.wi) == num_layers_i - 8'd1);
+  assign last_cand  = (q.j + JW'(1) == cand_count_i[JW-1:0]);
+  assign byte_v     = q.pend && mrsp_i.valid;
+  assign fire       = q.req && mrsp_i.ready;
 
   logic alloc, resolve, found_last;
   logic [IdW-1:0] res_node;
   logic [LinkW-1:0] res_first;
 
   always_comb begin
-    state_d      = state_q;
-    j_d          = j_q;
-    wi_d         = wi_q;
-    cur_d        = cur_q;
-    cur_first_d  = cur_first_q;
-    root_first_d = root_first_q;
-    x_d          = x_q;
-    ch_d         = ch_q;
-    new_d        = new_q;
-    last_d       = last_q;
-    count_d      = count_q;
-    base_d       = base_q;
-    addr_d       = addr_q;
-    req_d        = req_q && !fire;
-    pend_d       = (pend_q && !mrsp_i.valid) || fire;
-    done_d       = 1'b0;
-    err_d        = 1'b0;
-    err_code_d   = err_code_q;
-    err_index_d  = err_index_q;
+    d = q;
+    d.req        = q.req && !fire;
+    d.pend       = (q.pend && !mrsp_i.valid) || fire;
+    d.done       = 1'b0;
+    d.err        = 1'b0;
 
     rd_addr     = node_idx_i[IdW-1:0];
     node_we     = 1'b0;
-    node_choice = ch_q;
+    node_choice = q.ch;
     first_we    = 1'b0;
-    first_waddr = cur_q;
-    first_wdata = link_of(count_q[IdW-1:0]);
+    first_waddr = q.cur;
+    first_wdata = link_of(q.count[IdW-1:0]);
     next_we     = 1'b0;
-    next_waddr  = x_q;
-    next_wdata  = link_of(count_q[IdW-1:0]);
+    next_waddr  = q.x;
+    next_wdata  = link_of(q.count[IdW-1:0]);
     leaf_we     = 1'b0;
     leaf_wdata  = '0;
-    alloc       = 1'b0;  // insert (cur_q, wi_q, node_choice) as a child of cur_q
+    alloc       = 1'b0;  // insert (q.cur, q.wi, node_choice) as a child of q.cur
     resolve     = 1'b0;  // this layer of this candidate ends on res_node
     found_last  = 1'b0;
-    res_node    = x_q;
+    res_node    = q.x;
     res_first   = first_rd_q;
 
-    unique case (state_q)
+    unique case (q.state)
       StIdle: begin
         if (start_i && !abort_i) begin
-          state_d      = StWait;
-          j_d          = '0;
-          wi_d         = '0;
-          cur_d        = '0;
-          cur_first_d  = LinkNone;
-          root_first_d = LinkNone;
-          count_d      = 16'd1;
-          base_d       = cand_addr_i;
-          addr_d       = cand_addr_i;
-          req_d        = 1'b1;
-          err_code_d   = nasa_pkg::ErrNone;
-          err_index_d  = '0;
+          d.state      = StWait;
+          d.j          = '0;
+          d.wi         = '0;
+          d.cur        = '0;
+          d.cur_first  = LinkNone;
+          d.root_first = LinkNone;
+          d.count      = 16'd1;
+          d.base       = cand_addr_i;
+          d.addr       = cand_addr_i;
+          d.req        = 1'b1;
+          d.err_code   = nasa_pkg::ErrNone;
+          d.err_index  = '0;
           first_we     = 1'b1;
           first_waddr  = '0;
           first_wdata  = LinkNone;
@@ -231,69 +222,69 @@ module nasa_fusion_unit #(
       end
       StWait: begin
         // read the first child now so that StStep has it
-        rd_addr     = cur_first_q[IdW-1:0];
+        rd_addr     = q.cur_first[IdW-1:0];
         node_choice = mrsp_i.rdata[ChW-1:0];
         if (byte_v) begin
-          ch_d = mrsp_i.rdata[ChW-1:0];
+          d.ch = mrsp_i.rdata[ChW-1:0];
           if (mrsp_i.rdata >= k_cur) begin
-            state_d     = StIdle;
-            err_d       = 1'b1;
-            err_code_d  = nasa_pkg::ErrBadChoice;
-            err_index_d = j_q;
-          end else if (cur_first_q[IdW]) begin
+            d.state     = StIdle;
+            d.err       = 1'b1;
+            d.err_code  = nasa_pkg::ErrBadChoice;
+            d.err_index = q.j;
+          end else if (q.cur_first[IdW]) begin
             alloc    = 1'b1;
             first_we = 1'b1;  // the new node is cur's first child
           end else begin
-            state_d = StStep;
-            x_d     = cur_first_q[IdW-1:0];
+            d.state = StStep;
+            d.x     = q.cur_first[IdW-1:0];
           end
         end
       end
       StStep: begin
         rd_addr = next_rd_q[IdW-1:0];
-        if (choice_rd_q == ch_q) begin
+        if (choice_rd_q == q.ch) begin
           resolve = 1'b1;
         end else if (next_rd_q[IdW]) begin
           alloc   = 1'b1;
           next_we = 1'b1;  // the new node follows x, the last child
         end else begin
-          x_d = next_rd_q[IdW-1:0];
+          d.x = next_rd_q[IdW-1:0];
         end
       end
       StNew: begin
         first_we    = 1'b1;
-        first_waddr = new_q;
+        first_waddr = q.new_id;
         first_wdata = LinkNone;
         next_we     = 1'b1;
-        next_waddr  = new_q;
+        next_waddr  = q.new_id;
         next_wdata  = LinkNone;
-        if (last_q) begin
-          state_d = StIdle;
-          done_d  = 1'b1;
+        if (q.last) begin
+          d.state = StIdle;
+          d.done  = 1'b1;
         end else begin
-          state_d = StWait;
+          d.state = StWait;
         end
       end
-      default: state_d = StIdle;
+      default: d.state = StIdle;
     endcase
 
     if (alloc) begin
-      if (count_q == 16'(NodeCap)) begin
+      if (q.count == 16'(NodeCap)) begin
         first_we    = 1'b0;
         next_we     = 1'b0;
-        state_d     = StIdle;
-        err_d       = 1'b1;
-        err_code_d  = nasa_pkg::ErrNodeOverflow;
-        err_index_d = j_q;
+        d.state     = StIdle;
+        d.err       = 1'b1;
+        d.err_code  = nasa_pkg::ErrNodeOverflow;
+        d.err_index = q.j;
       end else begin
         node_we   = 1'b1;
-        count_d   = count_q + 16'd1;
-        new_d     = count_q[IdW-1:0];
-        state_d   = StNew;
+        d.count   = q.count + 16'd1;
+        d.new_id     = q.count[IdW-1:0];
+        d.state   = StNew;
         resolve   = 1'b1;
-        res_node  = count_q[IdW-1:0];
+        res_node  = q.count[IdW-1:0];
         res_first = LinkNone;
-        if (cur_q == '0 && cur_first_q[IdW]) root_first_d = link_of(count_q[IdW-1:0]);
+        if (q.cur == '0 && q.cur_first[IdW]) d.root_first = link_of(q.count[IdW-1:0]);
       end
     end
 
@@ -304,86 +295,52 @@ module nasa_fusion_unit #(
         if (last_cand) begin
           found_last = 1'b1;
         end else begin
-          j_d         = j_q + JW'(1);
-          wi_d        = '0;
-          cur_d       = '0;
-          cur_first_d = root_first_d;
-          base_d      = base_q + cand_stride_i;
-          addr_d      = base_q + cand_stride_i;
-          req_d       = 1'b1;
+          d.j         = q.j + JW'(1);
+          d.wi        = '0;
+          d.cur       = '0;
+          d.cur_first = d.root_first;
+          d.base      = q.base + cand_stride_i;
+          d.addr      = q.base + cand_stride_i;
+          d.req       = 1'b1;
         end
       end else begin
-        wi_d        = wi_q + LayW'(1);
-        cur_d       = res_node;
-        cur_first_d = res_first;
-        addr_d      = addr_q + 32'd1;
-        req_d       = 1'b1;
+        d.wi        = q.wi + LayW'(1);
+        d.cur       = res_node;
+        d.cur_first = res_first;
+        d.addr      = q.addr + 32'd1;
+        d.req       = 1'b1;
       end
       if (!alloc) begin
         // a match: the next byte is waited for at once (or the run is over)
-        state_d = found_last ? StIdle : StWait;
-        done_d  = found_last;
+        d.state = found_last ? StIdle : StWait;
+        d.done  = found_last;
       end
-      last_d = found_last;
+      d.last = found_last;
     end
 
     if (abort_i) begin
-      state_d = StIdle;
-      req_d   = 1'b0;
-      pend_d  = 1'b0;
-      done_d  = 1'b0;
-      err_d   = 1'b0;
+      d.state = StIdle;
+      d.req   = 1'b0;
+      d.pend  = 1'b0;
+      d.done  = 1'b0;
+      d.err   = 1'b0;
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      state_q      <= StIdle;
-      j_q          <= '0;
-      wi_q         <= '0;
-      cur_q        <= '0;
-      cur_first_q  <= LinkNone;
-      root_first_q <= LinkNone;
-      x_q          <= '0;
-      ch_q         <= '0;
-      new_q        <= '0;
-      last_q       <= 1'b0;
-      count_q      <= '0;
-      base_q       <= '0;
-      addr_q       <= '0;
-      req_q        <= 1'b0;
-      pend_q       <= 1'b0;
-      done_q       <= 1'b0;
-      err_q        <= 1'b0;
-      err_code_q   <= nasa_pkg::ErrNone;
-      err_index_q  <= '0;
+      q <= '0;
+      q.cur_first <= LinkNone;
+      q.root_first <= LinkNone;
     end else begin
-      state_q      <= state_d;
-      j_q          <= j_d;
-      wi_q         <= wi_d;
-      cur_q        <= cur_d;
-      cur_first_q  <= cur_first_d;
-      root_first_q <= root_first_d;
-      x_q          <= x_d;
-      ch_q         <= ch_d;
-      new_q        <= new_d;
-      last_q       <= last_d;
-      count_q      <= count_d;
-      base_q       <= base_d;
-      addr_q       <= addr_d;
-      req_q        <= req_d;
-      pend_q       <= pend_d;
-      done_q       <= done_d;
-      err_q        <= err_d;
-      err_code_q   <= err_code_d;
-      err_index_q  <= err_index_d;
+      q <= d;
     end
   end
 
 `ifndef SYNTHESIS
   // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
   // One read at a time: a request is presented only with nothing outstanding.
-  assert property (@(posedge clk_i) disable iff (!rst_ni) !(req_q && pend_q))
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !(q.req && q.pend))
     else $error("nasa_fusion_unit: request while a read is outstanding");
   // valid/ready: a request waiting for ready is held, unchanged, until accepted (abort_i drops it).
   assert property (@(posedge clk_i) disable iff (!rst_ni)
@@ -394,12 +351,12 @@ module nasa_fusion_unit #(
     else $error("nasa_fusion_unit: a write request");
   // FSM legality, and done/err are single pulses that end a run.
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   state_q inside {StIdle, StWait, StStep, StNew})
-    else $error("nasa_fusion_unit: illegal state %0d", state_q);
-  assert property (@(posedge clk_i) disable iff (!rst_ni) !(done_q && err_q))
+                   q.state inside {StIdle, StWait, StStep, StNew})
+    else $error("nasa_fusion_unit: illegal state %0d", q.state);
+  assert property (@(posedge clk_i) disable iff (!rst_ni) !(q.done && q.err))
     else $error("nasa_fusion_unit: done and error together");
-  assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(count_q) <= NodeCap)
-    else $error("nasa_fusion_unit: %0d nodes, NodeCap %0d", count_q, NodeCap);
+  assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(q.count) <= NodeCap)
+    else $error("nasa_fusion_unit: %0d nodes, NodeCap %0d", q.count, NodeCap);
   assert property (@(posedge clk_i) disable iff (!rst_ni)
                    !$isunknown({start_i, abort_i, mreq_o.valid, mrsp_i.ready, mrsp_i.valid}))
     else $error("nasa_fusion_unit: X on a control signal");

@@ -47,9 +47,10 @@ void set_bits(P& port, uint32_t lsb, uint32_t width, uint32_t value) {
 }
 
 // Field positions, from the tables nasa_pkg's structs are generated from (hw_spec.h).
+// (consteval: the harnesses read the ports every cycle, the positions are constants)
 template <const auto& Fields>
 struct Layout {
-  static constexpr uint32_t lsb(std::string_view name) { return hw::bus_lsb(Fields, name); }
+  static consteval uint32_t lsb(std::string_view name) { return hw::bus_lsb(Fields, name); }
   static constexpr uint32_t width = hw::bus_width(Fields);
 };
 using CsrReqL = Layout<hw::kCsrReq>;
