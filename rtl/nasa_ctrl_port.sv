@@ -31,29 +31,33 @@ module nasa_ctrl_port #(
 
   typedef enum logic [2:0] {PIdle, PRdReq, PRdWait, PWrReq} pstate_e;
   pstate_e st_q, st_d;
-  logic [31:0] addr_q;
-  logic [7:0] wdata_q;
-  logic cache_v_q;
-  logic [31:0] cache_a_q;  // word address (aligned)
+  // registers (all zero after reset)
+  typedef struct packed {
+    logic [31:0] addr;
+    logic [7:0]  wdata;
+    logic        cache_v;
+    logic [31:0] cache_a;                        // word address (aligned)
+    logic        rsp;
+    logic [7:0]  rsp_d;
+  } regs_t;
+  regs_t q;
   logic [MemBytes*8-1:0] cache_q;
-  logic rsp_q;
-  logic [7:0] rsp_d_q;
 
   logic [31:0] word_a, qword_a;
   logic in_win, hit;
   logic [OffW-1:0] off, qoff;
   assign word_a = req_i.addr & ~32'(MemBytes - 1);
-  assign qword_a = addr_q & ~32'(MemBytes - 1);
+  assign qword_a = q.addr & ~32'(MemBytes - 1);
   assign off    = req_i.addr[OffW-1:0];
-  assign qoff   = addr_q[OffW-1:0];
+  assign qoff   = q.addr[OffW-1:0];
   assign in_win = (req_i.addr >= win_base_i) && (req_i.addr < win_limit_i);
-  assign hit    = cache_v_q && (cache_a_q == word_a);
+  assign hit    = q.cache_v && (q.cache_a == word_a);
 
-  assign rsp_o.ready = (st_q == PIdle) && !rsp_q;
+  assign rsp_o.ready = (st_q == PIdle) && !q.rsp;
   assign busy_o      = (st_q != PIdle);
   assign own_o       = (st_q == PRdReq) || (st_q == PRdWait) || (st_q == PWrReq);
-  assign rsp_o.valid = rsp_q;
-  assign rsp_o.rdata = rsp_d_q;
+  assign rsp_o.valid = q.rsp;
+  assign rsp_o.rdata = q.rsp_d;
   assign err_o       = req_i.valid && rsp_o.ready && !in_win;
 
   // single-beat requests; read beats are always taken
@@ -64,7 +68,7 @@ module nasa_ctrl_port #(
     mem_req_o.addr      = qword_a;
     mem_req_o.rsp_ready = 1'b1;
     for (int b = 0; b < MemBytes; b++) begin
-      mem_req_o.wdata[b*8 +: 8] = wdata_q;
+      mem_req_o.wdata[b*8 +: 8] = q.wdata;
     end
     mem_req_o.wstrb[StrbIW'(qoff)] = 1'b1;
   end
@@ -90,41 +94,36 @@ module nasa_ctrl_port #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       st_q      <= PIdle;
-      addr_q    <= '0;
-      wdata_q   <= '0;
-      cache_v_q <= 1'b0;
-      cache_a_q <= '0;
+      q <= '0;
       cache_q   <= '0;
-      rsp_q     <= 1'b0;
-      rsp_d_q   <= '0;
     end else begin
       st_q  <= st_d;
-      rsp_q <= 1'b0;
+      q.rsp <= 1'b0;
       unique case (st_q)
         PIdle: begin
           if (req_i.valid && rsp_o.ready && in_win) begin
-            addr_q  <= req_i.addr;
-            wdata_q <= req_i.wdata;
+            q.addr  <= req_i.addr;
+            q.wdata <= req_i.wdata;
             if (req_i.we) begin
               if (hit) cache_q[off*8 +: 8] <= req_i.wdata;
             end else if (hit) begin
-              rsp_q   <= 1'b1;
-              rsp_d_q <= cache_q[off*8 +: 8];
+              q.rsp   <= 1'b1;
+              q.rsp_d <= cache_q[off*8 +: 8];
             end
           end
         end
         PRdWait: begin
           if (mem_rsp_i.valid) begin
             cache_q   <= mem_rsp_i.rdata[MemBytes*8-1:0];
-            cache_a_q <= qword_a;
-            cache_v_q <= 1'b1;
-            rsp_q     <= 1'b1;
-            rsp_d_q   <= mem_rsp_i.rdata[qoff*8 +: 8];
+            q.cache_a <= qword_a;
+            q.cache_v <= 1'b1;
+            q.rsp     <= 1'b1;
+            q.rsp_d   <= mem_rsp_i.rdata[qoff*8 +: 8];
           end
         end
         default: ;
       endcase
-      if (inval_i) cache_v_q <= 1'b0;
+      if (inval_i) q.cache_v <= 1'b0;
     end
   end
 

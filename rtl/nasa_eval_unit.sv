@@ -29,26 +29,33 @@ module nasa_eval_unit #(
   typedef enum logic [2:0] {EIdle, EClear, ELogit, ELabel, ERead, EWrite} estate_e;
   estate_e st_q, st_d;
   logic [31:0] cnt_mem [NodeCap];
-  logic [NW-1:0] clr_q;
-  logic [15:0] leaf_q, k_q, best_i_q;
-  logic [7:0] best_q;
-  logic [31:0] la_q, lb_q;
-  logic [15:0] classes_q;
-  logic req_pend_q;  // a request was accepted, waiting for its response
-  logic ok_q;
+  // registers (all zero after reset)
+  typedef struct packed {
+    logic [NW-1:0] clr;
+    logic [15:0]   leaf;
+    logic [15:0]   k;
+    logic [15:0]   best_i;
+    logic [7:0]    best;
+    logic [31:0]   la;
+    logic [31:0]   lb;
+    logic [15:0]   classes;
+    logic          req_pend;                     // a request was accepted, waiting for its response
+    logic          ok;
+  } regs_t;
+  regs_t q;
   logic [31:0] rd_q;
 
   assign busy_o       = (st_q != EIdle);
   assign mreq_o.we    = 1'b0;
   assign mreq_o.wdata = '0;
-  assign mreq_o.valid = ((st_q == ELogit) || (st_q == ELabel)) && !req_pend_q;
-  assign mreq_o.addr  = (st_q == ELabel) ? lb_q : la_q + 32'(k_q);
+  assign mreq_o.valid = ((st_q == ELogit) || (st_q == ELabel)) && !q.req_pend;
+  assign mreq_o.addr  = (st_q == ELabel) ? q.lb : q.la + 32'(q.k);
 
   // the counter RAM: one write port, one synchronous read port shared by update and host
   logic we;
   logic [NW-1:0] waddr, raddr;
   logic [31:0] wdata;
-  assign raddr = (st_q == EIdle) ? cnt_idx_i[NW-1:0] : leaf_q[NW-1:0];
+  assign raddr = (st_q == EIdle) ? cnt_idx_i[NW-1:0] : q.leaf[NW-1:0];
   always_ff @(posedge clk_i) begin
     if (we) cnt_mem[waddr] <= wdata;
     rd_q <= cnt_mem[raddr];
@@ -56,14 +63,14 @@ module nasa_eval_unit #(
   assign cnt_o = rd_q;
   always_comb begin
     we    = 1'b0;
-    waddr = leaf_q[NW-1:0];
+    waddr = q.leaf[NW-1:0];
     wdata = rd_q + 32'd1;
     if (st_q == EClear) begin
       we    = 1'b1;
-      waddr = clr_q;
+      waddr = q.clr;
       wdata = '0;
     end else if (st_q == EWrite) begin
-      we = ok_q;
+      we = q.ok;
     end
   end
 
@@ -81,8 +88,8 @@ module nasa_eval_unit #(
             st_d = ELogit;
           end
         end
-        EClear: if (32'(clr_q) == NodeCap - 1) st_d = EIdle;
-        ELogit: if (mrsp_i.valid && (k_q + 16'd1 == classes_q)) st_d = ELabel;
+        EClear: if (32'(q.clr) == NodeCap - 1) st_d = EIdle;
+        ELogit: if (mrsp_i.valid && (q.k + 16'd1 == q.classes)) st_d = ELabel;
         ELabel: if (mrsp_i.valid) st_d = ERead;  // rd_q holds the leaf's counter from then on
         ERead:  st_d = EWrite;
         EWrite: st_d = EIdle;
@@ -94,53 +101,44 @@ module nasa_eval_unit #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       st_q       <= EIdle;
-      clr_q      <= '0;
-      leaf_q     <= '0;
-      k_q        <= '0;
-      best_i_q   <= '0;
-      best_q     <= '0;
-      la_q       <= '0;
-      lb_q       <= '0;
-      classes_q  <= '0;
-      req_pend_q <= 1'b0;
-      ok_q       <= 1'b0;
+      q <= '0;
       done_o     <= 1'b0;
     end else begin
       st_q   <= st_d;
       done_o <= 1'b0;
       if (abort_i) begin
-        req_pend_q <= 1'b0;
+        q.req_pend <= 1'b0;
       end else begin
-        if (mreq_o.valid && mrsp_i.ready) req_pend_q <= 1'b1;
+        if (mreq_o.valid && mrsp_i.ready) q.req_pend <= 1'b1;
         unique case (st_q)
           EIdle: begin
             if (clear_i) begin
-              clr_q <= '0;
+              q.clr <= '0;
             end else if (start_i) begin
-              leaf_q    <= leaf_i;
-              la_q      <= logits_addr_i;
-              lb_q      <= label_addr_i;
-              classes_q <= classes_i;
-              k_q       <= '0;
-              best_i_q  <= '0;
-              best_q    <= 8'h80;
+              q.leaf    <= leaf_i;
+              q.la      <= logits_addr_i;
+              q.lb      <= label_addr_i;
+              q.classes <= classes_i;
+              q.k       <= '0;
+              q.best_i  <= '0;
+              q.best    <= 8'h80;
             end
           end
-          EClear: clr_q <= clr_q + 1'b1;
+          EClear: q.clr <= q.clr + 1'b1;
           ELogit: begin
             if (mrsp_i.valid) begin
-              req_pend_q <= 1'b0;
-              if (k_q == 16'd0 || $signed(mrsp_i.rdata) > $signed(best_q)) begin
-                best_q   <= mrsp_i.rdata;
-                best_i_q <= k_q;
+              q.req_pend <= 1'b0;
+              if (q.k == 16'd0 || $signed(mrsp_i.rdata) > $signed(q.best)) begin
+                q.best   <= mrsp_i.rdata;
+                q.best_i <= q.k;
               end
-              k_q <= k_q + 16'd1;
+              q.k <= q.k + 16'd1;
             end
           end
           ELabel: begin
             if (mrsp_i.valid) begin
-              req_pend_q <= 1'b0;
-              ok_q       <= (16'(mrsp_i.rdata) == best_i_q);
+              q.req_pend <= 1'b0;
+              q.ok       <= (16'(mrsp_i.rdata) == q.best_i);
             end
           end
           EWrite: done_o <= 1'b1;
@@ -150,7 +148,7 @@ module nasa_eval_unit #(
     end
   end
   logic unused;
-  assign unused = ^{cnt_idx_i, leaf_q};
+  assign unused = ^{cnt_idx_i, q.leaf};
 
 `ifndef SYNTHESIS
   // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).

@@ -40,22 +40,40 @@ module nasa_mcu_dot #(
   localparam logic [1:0] ModeMac = 2'd0, ModeMax = 2'd2;  // (1: SUM)
 
   dstate_e st_q, st_d;
-  logic [AW-1:0] x_q, w_q, xa_q, wa_q;   // run starts, element addresses
-  logic [11:0] n_q, xi_q, xo_q, wi_q, wo_q, ni_q;
-  logic [7:0] r_q, nr_q;
+  // registers (all zero after reset)
+  typedef struct packed {
+    logic [AW-1:0] x;                            // run starts, element addresses
+    logic [AW-1:0] w;
+    logic [AW-1:0] xa;
+    logic [AW-1:0] wa;
+    logic [11:0]   n;
+    logic [11:0]   xi;
+    logic [11:0]   xo;
+    logic [11:0]   wi;
+    logic [11:0]   wo;
+    logic [11:0]   ni;
+    logic [7:0]    r;
+    logic [7:0]    nr;
+    logic [31:0]   acc;
+    logic [31:0]   xw;                           // cached operand words
+    logic [31:0]   ww;
+    logic [AW-3:0] xt;                           // their word addresses
+    logic [AW-3:0] wt;
+    logic          xv;
+    logic          wv;
+    logic          drain;
+    logic          pv;
+    logic          pv2;
+  } regs_t;
+  regs_t q;
   logic [1:0] mode_q;
-  logic [31:0] acc_q;
-  logic [31:0] xw_q, ww_q;               // cached operand words
-  logic [AW-3:0] xt_q, wt_q;             // their word addresses
-  logic xv_q, wv_q;
-  logic drain_q;
 
   assign busy_o = (st_q != DIdle);
-  assign acc_o  = acc_q;
+  assign acc_o  = q.acc;
 
   logic x_hit, w_hit, take;
-  assign x_hit = xv_q && (xt_q == xa_q[AW-1:2]);
-  assign w_hit = (mode_q != ModeMac) || (wv_q && (wt_q == wa_q[AW-1:2]));
+  assign x_hit = q.xv && (q.xt == q.xa[AW-1:2]);
+  assign w_hit = (mode_q != ModeMac) || (q.wv && (q.wt == q.wa[AW-1:2]));
   assign take  = (st_q == DRun) && x_hit && w_hit;
 
   // memory requests: presented from the DRun cycle that finds a word missing
@@ -63,15 +81,14 @@ module nasa_mcu_dot #(
   assign want_x = ((st_q == DRun) && !x_hit) || (st_q == DReqX);
   assign want_w = ((st_q == DRun) && x_hit && !w_hit) || (st_q == DReqW);
   assign req_valid_o = want_x || want_w;
-  assign req_addr_o  = want_x ? {xa_q[AW-1:2], 2'b00} : {wa_q[AW-1:2], 2'b00};
+  assign req_addr_o  = want_x ? {q.xa[AW-1:2], 2'b00} : {q.wa[AW-1:2], 2'b00};
 
   // the multiply pipeline: operands registered, product registered, then accumulated
   logic signed [7:0] xb_q, wb_q;
   logic signed [15:0] pr_q;
-  logic pv_q, pv2_q;
   logic [7:0] xbyte, wbyte;
-  assign xbyte = xw_q[8*xa_q[1:0] +: 8];
-  assign wbyte = (mode_q == ModeMac) ? ww_q[8*wa_q[1:0] +: 8] : 8'd1;
+  assign xbyte = q.xw[8*q.xa[1:0] +: 8];
+  assign wbyte = (mode_q == ModeMac) ? q.ww[8*q.wa[1:0] +: 8] : 8'd1;
   always_ff @(posedge clk_i) begin
     xb_q <= xbyte;
     wb_q <= wbyte;
@@ -82,11 +99,11 @@ module nasa_mcu_dot #(
 
   // next element: within the run, or the start of the next run
   logic run_end, last;
-  assign run_end = (ni_q == 12'd1);
-  assign last    = run_end && (nr_q == 8'd1);
+  assign run_end = (q.ni == 12'd1);
+  assign last    = run_end && (q.nr == 8'd1);
   logic [AW-1:0] x_next, w_next;
-  assign x_next = run_end ? x_q + AW'(xo_q) : xa_q + AW'(xi_q);
-  assign w_next = run_end ? w_q + AW'(wo_q) : wa_q + AW'(wi_q);
+  assign x_next = run_end ? q.x + AW'(q.xo) : q.xa + AW'(q.xi);
+  assign w_next = run_end ? q.w + AW'(q.wo) : q.wa + AW'(q.wi);
 
   // next state: an ACC write starts the unit (DDrain at once for an empty dot product); DRun
   // takes an element or fetches the missing word, x first
@@ -94,7 +111,7 @@ module nasa_mcu_dot #(
     st_d = st_q;
     unique case (st_q)
       DIdle: begin
-        if (we_i && (reg_i == 3'd5)) st_d = (n_q == '0 || r_q == '0) ? DDrain : DRun;
+        if (we_i && (reg_i == 3'd5)) st_d = (q.n == '0 || q.r == '0) ? DDrain : DRun;
       end
       DRun: begin
         if (take) begin
@@ -109,7 +126,7 @@ module nasa_mcu_dot #(
       DReqW: if (req_ready_i) st_d = DWaitW;
       DWaitX: if (rsp_valid_i) st_d = DRun;
       DWaitW: if (rsp_valid_i) st_d = DRun;
-      DDrain: if (drain_q) st_d = DIdle;
+      DDrain: if (q.drain) st_d = DIdle;
       default: st_d = DIdle;
     endcase
   end
@@ -117,65 +134,44 @@ module nasa_mcu_dot #(
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       st_q    <= DIdle;
-      x_q     <= '0;
-      w_q     <= '0;
-      xa_q    <= '0;
-      wa_q    <= '0;
-      n_q     <= '0;
-      r_q     <= '0;
+      q <= '0;
       mode_q  <= ModeMac;
-      xi_q    <= '0;
-      xo_q    <= '0;
-      wi_q    <= '0;
-      wo_q    <= '0;
-      ni_q    <= '0;
-      nr_q    <= '0;
-      acc_q   <= '0;
-      xw_q    <= '0;
-      ww_q    <= '0;
-      xt_q    <= '0;
-      wt_q    <= '0;
-      xv_q    <= 1'b0;
-      wv_q    <= 1'b0;
-      drain_q <= 1'b0;
-      pv_q    <= 1'b0;
-      pv2_q   <= 1'b0;
     end else begin
       st_q  <= st_d;
-      pv_q  <= take;
-      pv2_q <= pv_q;
-      if (pv2_q) begin
-        if (mode_q != ModeMax) acc_q <= acc_q + pr_ext;
-        else if ($signed(pr_ext) > $signed(acc_q)) acc_q <= pr_ext;
+      q.pv  <= take;
+      q.pv2 <= q.pv;
+      if (q.pv2) begin
+        if (mode_q != ModeMax) q.acc <= q.acc + pr_ext;
+        else if ($signed(pr_ext) > $signed(q.acc)) q.acc <= pr_ext;
       end
       unique case (st_q)
         DIdle: begin
           if (we_i) begin
             unique case (reg_i)
-              3'd0: x_q <= wdata_i[AW-1:0];
-              3'd1: w_q <= wdata_i[AW-1:0];
+              3'd0: q.x <= wdata_i[AW-1:0];
+              3'd1: q.w <= wdata_i[AW-1:0];
               3'd2: begin
-                n_q    <= wdata_i[11:0];
-                r_q    <= wdata_i[23:16];
+                q.n    <= wdata_i[11:0];
+                q.r    <= wdata_i[23:16];
                 mode_q <= wdata_i[25:24];
               end
               3'd3: begin
-                xi_q <= wdata_i[11:0];
-                xo_q <= wdata_i[27:16];
+                q.xi <= wdata_i[11:0];
+                q.xo <= wdata_i[27:16];
               end
               3'd4: begin
-                wi_q <= wdata_i[11:0];
-                wo_q <= wdata_i[27:16];
+                q.wi <= wdata_i[11:0];
+                q.wo <= wdata_i[27:16];
               end
               3'd5: begin
-                acc_q <= wdata_i;
-                xa_q  <= x_q;
-                wa_q  <= w_q;
-                ni_q  <= n_q;
-                nr_q  <= r_q;
-                xv_q  <= 1'b0;
-                wv_q  <= 1'b0;
-                if (n_q == '0 || r_q == '0) drain_q <= 1'b0;
+                q.acc <= wdata_i;
+                q.xa  <= q.x;
+                q.wa  <= q.w;
+                q.ni  <= q.n;
+                q.nr  <= q.r;
+                q.xv  <= 1'b0;
+                q.wv  <= 1'b0;
+                if (q.n == '0 || q.r == '0) q.drain <= 1'b0;
               end
               default: ;
             endcase
@@ -183,34 +179,34 @@ module nasa_mcu_dot #(
         end
         DRun: begin
           if (take) begin
-            xa_q <= x_next;
-            wa_q <= w_next;
+            q.xa <= x_next;
+            q.wa <= w_next;
             if (run_end) begin
-              x_q  <= x_next;
-              w_q  <= w_next;
-              ni_q <= n_q;
-              nr_q <= nr_q - 8'd1;
+              q.x  <= x_next;
+              q.w  <= w_next;
+              q.ni <= q.n;
+              q.nr <= q.nr - 8'd1;
             end else begin
-              ni_q <= ni_q - 12'd1;
+              q.ni <= q.ni - 12'd1;
             end
-            if (last) drain_q <= 1'b0;
+            if (last) q.drain <= 1'b0;
           end
         end
         DWaitX: begin
           if (rsp_valid_i) begin
-            xw_q <= rsp_rdata_i;
-            xt_q <= xa_q[AW-1:2];
-            xv_q <= 1'b1;
+            q.xw <= rsp_rdata_i;
+            q.xt <= q.xa[AW-1:2];
+            q.xv <= 1'b1;
           end
         end
         DWaitW: begin
           if (rsp_valid_i) begin
-            ww_q <= rsp_rdata_i;
-            wt_q <= wa_q[AW-1:2];
-            wv_q <= 1'b1;
+            q.ww <= rsp_rdata_i;
+            q.wt <= q.wa[AW-1:2];
+            q.wv <= 1'b1;
           end
         end
-        DDrain: drain_q <= 1'b1;
+        DDrain: q.drain <= 1'b1;
         default: ;
       endcase
     end
