@@ -70,9 +70,9 @@ module nasa_out_writer #(
       wr_addr_o = {addr[AW-1:OffW], {OffW{1'b0}}} + AW'(MemBytes);
       wr_data_o = wide[2*MemBytes*8-1:MemBytes*8];
       wr_strb_o = strb2[2*MemBytes-1:MemBytes];
-      q_pop     = wr_ready_i;
+      q_pop     = q_valid && wr_ready_i;
     end else if (strb2[2*MemBytes-1:MemBytes] == '0) begin
-      q_pop = wr_ready_i;
+      q_pop = q_valid && wr_ready_i;
     end
   end
 
@@ -98,10 +98,9 @@ module nasa_out_writer #(
   assert property (@(posedge clk_i) disable iff (!rst_ni)
                    row_valid_i |-> (row_n_i != '0 && 32'(row_n_i) <= Cols))
     else $error("nasa_out_writer: row of %0d bytes (1..%0d)", row_n_i, Cols);
-  // The port accepts only an offered write: last_o and the queue's pop follow wr_ready_i alone,
-  // so a ready with no write offered would pulse last_o for a stale queue entry.
-  assert property (@(posedge clk_i) disable iff (!rst_ni) wr_ready_i |-> wr_valid_o)
-    else $error("nasa_out_writer: wr_ready_i with no write offered");
+  // A row leaves the queue (and last_o pulses) only with its final write accepted.
+  assert property (@(posedge clk_i) disable iff (!rst_ni) q_pop |-> (wr_valid_o && wr_ready_i))
+    else $error("nasa_out_writer: row popped without its write accepted");
   assert property (@(posedge clk_i) disable iff (!rst_ni) wr_valid_o |-> (wr_strb_o != '0))
     else $error("nasa_out_writer: write without byte strobes");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
