@@ -18,6 +18,7 @@
 #include "nasa/mcu_system.h"
 #include "nasa/refmodel.h"
 #include "nasa/sim/cosim.h"
+#include "nasa/sim/env.h"
 #include "nasa/sim/engine_sim.h"
 #include "nasa/sim/memcheck.h"
 #include "nasa/sim/random_layer.h"
@@ -124,7 +125,7 @@ void compare(const sim::Program& p, const hw::Config& cfg, const std::string& wh
                                       fw.err_index, fw.layers_done, descs));
 }
 
-uint64_t count(uint64_t fallback) { return sim::env_u64("NASA_FW_LAYERS", fallback); }
+uint64_t count(uint64_t fallback) { return sim::env_number("NASA_FW_LAYERS", fallback); }
 
 sim::RandomLayerOptions small() {
   sim::RandomLayerOptions o;

@@ -17,6 +17,7 @@
 
 #include "nasa/desc.h"
 #include "nasa/sim/cosim.h"
+#include "nasa/sim/env.h"
 #include "nasa/sim/random_layer.h"
 #include "nasa/sim/memcheck.h"
 
@@ -70,8 +71,8 @@ void run_suite(const hw::Config& cfg, uint64_t count, uint64_t seed, const char*
 
 TEST_P(CosimRandom, LayersMatchReference) {
   const hw::Config& cfg = config_by_name(GetParam());
-  const uint64_t layers = env_u64("NASA_COSIM_LAYERS", cfg.name == "sim" ? 2000 : 200);
-  const uint64_t seed = env_u64("NASA_COSIM_SEED", 1);
+  const uint64_t layers = env_number("NASA_COSIM_LAYERS", cfg.name == "sim" ? 2000 : 200);
+  const uint64_t seed = env_number("NASA_COSIM_SEED", 1);
   run_suite(
       cfg, layers, seed, "layer",
       [&](uint64_t i) { return random_stream(derive_seed(seed, i), cfg, kImages); },
@@ -85,8 +86,8 @@ TEST_P(CosimRandom, LayersMatchReference) {
 // fetched and decoded while a layer finishes, a prefetched layer's start and errors).
 TEST_P(CosimRandom, ProgramsMatchReference) {
   const hw::Config& cfg = config_by_name(GetParam());
-  const uint64_t programs = env_u64("NASA_COSIM_LAYERS", cfg.name == "sim" ? 2000 : 200) / 10;
-  const uint64_t seed = env_u64("NASA_COSIM_SEED", 1);
+  const uint64_t programs = env_number("NASA_COSIM_LAYERS", cfg.name == "sim" ? 2000 : 200) / 10;
+  const uint64_t seed = env_number("NASA_COSIM_SEED", 1);
   run_suite(
       cfg, programs, seed, "program",
       [&](uint64_t i) { return random_program(derive_seed(seed, i), cfg); },
@@ -102,8 +103,8 @@ TEST_P(CosimRandom, ProgramsMatchReference) {
 // its weights on chip.
 TEST_P(CosimRandom, ChainsMatchReference) {
   const hw::Config& cfg = config_by_name(GetParam());
-  const uint64_t chains = env_u64("NASA_COSIM_LAYERS", cfg.name == "sim" ? 2000 : 200) / 10;
-  const uint64_t seed = env_u64("NASA_COSIM_SEED", 1);
+  const uint64_t chains = env_number("NASA_COSIM_LAYERS", cfg.name == "sim" ? 2000 : 200) / 10;
+  const uint64_t seed = env_number("NASA_COSIM_SEED", 1);
   run_suite(
       cfg, chains, seed, "chain", [&](uint64_t i) { return random_chain(derive_seed(seed, i), cfg); },
       [&](uint64_t i) {

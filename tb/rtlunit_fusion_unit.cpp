@@ -310,10 +310,9 @@ uint64_t run_and_check(Bench& bench, const Batch& b, std::mt19937* restarts = nu
   return got.cycles;
 }
 
-// A test's random source, its seed printed first so that a failure can be replayed by hand.
+// A test's random source, its seed printed first (NASA_RTLUNIT_SEED replays it).
 std::mt19937 seeded_rng(const char* what, uint32_t seed) {
-  std::printf("rtlunit_fusion_unit: %s seed %u\n", what, seed);
-  return std::mt19937(seed);
+  return std::mt19937(nasa::sim::test_seed(std::string("rtlunit_fusion_unit ") + what, seed));
 }
 
 uint32_t uni(std::mt19937& rng, uint32_t lo, uint32_t hi) {

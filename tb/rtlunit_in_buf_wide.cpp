@@ -35,8 +35,9 @@ TEST(InBufRtl, WideReadsAtAnyAddressWithWrites) {
   }
   int bad = 0;
   uint32_t last_w = 0;
+  std::vector<uint8_t> w(kMemBytes);
+  std::vector<uint32_t> ra(kPorts);
   for (uint64_t i = 0, n = nasa::sim::iterations(100000); i < n && bad < 10; ++i) {
-    std::vector<uint8_t> w(kMemBytes);
     r.fill(w);
     const bool we = r.chance(50);
     const uint32_t waddr = static_cast<uint32_t>(r.uniform(0, kBytes / kMemBytes - 1)) * kMemBytes;
@@ -44,7 +45,6 @@ TEST(InBufRtl, WideReadsAtAnyAddressWithWrites) {
     b->waddr_i = static_cast<uint16_t>(waddr);
     nasa::sim::to_port(w, b->wdata_i);
     uint64_t raddr = 0;
-    std::vector<uint32_t> ra(kPorts);
     for (uint32_t p = 0; p < kPorts; ++p) {
       // near the last write half of the time (read-during-write, word spans)
       ra[p] = r.chance(50) ? static_cast<uint32_t>(r.uniform(0, kBytes - 1))
@@ -52,21 +52,20 @@ TEST(InBufRtl, WideReadsAtAnyAddressWithWrites) {
       raddr |= uint64_t{ra[p]} << (p * kAW);
     }
     b->raddr_i = raddr;
-    const std::vector<uint8_t> before = mem;
-    if (we) {
-      std::copy(w.begin(), w.end(), mem.begin() + waddr);
-      last_w = waddr;
-    }
     b.tick();
     const auto got = nasa::sim::port_bytes(b->rdata_o, kPorts * kWidth);
     for (uint32_t p = 0; p < kPorts; ++p) {
       for (uint32_t k = 0; k < kWidth && ra[p] + k < kBytes; ++k) {
-        const uint8_t want = before[ra[p] + k];
+        const uint8_t want = mem[ra[p] + k];  // reads see the memory before this cycle's write
         if (got[p * kWidth + k] != want && bad++ < 10) {
           ADD_FAILURE() << fmt::format("cycle {} port {} address {:#x} byte {}: {:#04x}, expected {:#04x}",
                                        b.cycle(), p, ra[p], k, got[p * kWidth + k], want);
         }
       }
+    }
+    if (we) {
+      std::copy(w.begin(), w.end(), mem.begin() + waddr);
+      last_w = waddr;
     }
   }
   EXPECT_EQ(bad, 0);

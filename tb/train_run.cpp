@@ -13,6 +13,7 @@
 #include "nasa/float_eval.h"
 #include "nasa/runtime.h"
 #include "nasa/train.h"
+#include "thrown_message.h"
 
 namespace {
 
@@ -79,13 +80,8 @@ std::string trained_weights(const nasa::spec::Supernet& net, const Config& cfg,
 }
 
 std::string expect_error(const nasa::spec::Supernet& net, const Config& cfg, const fs::path& dir) {
-  try {
-    nasa::train::train_supernet(net, cfg, dir);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an error";
-  return {};
+  return nasa::testing::message_of<std::exception>(
+      [&] { nasa::train::train_supernet(net, cfg, dir); }, "error");
 }
 
 TEST(TrainRun, DeterministicAndLowersLoss) {

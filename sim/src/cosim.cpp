@@ -148,7 +148,6 @@ std::string fst_dump_path(const std::string& tag) {
   return (base / (name + ".fst")).string();
 }
 
-uint64_t env_u64(const char* name, uint64_t fallback) { return env_number(name, fallback); }
 
 std::string format_failure(const Program& p, const CosimResult& r) {
   std::string s = fmt::format("{} (seed {:#x}, {} descriptor(s) at {:#x}, window [{:#x}, {:#x}))",
@@ -171,15 +170,8 @@ std::string format_failure(const Program& p, const CosimResult& r) {
 Cosim::Cosim(const hw::Config& cfg, const cycles::DramTiming& dram)
     : cfg_(cfg), dram_(dram), sim_(EngineSim::create(cfg, 0, dram)) {}
 
-Cosim::~Cosim() {
-  // Verilator 5.006 unregisters a model's scopes (its assertions') from the thread's *current*
-  // context, not the model's own. When another simulator created after this one has been destroyed
-  // meanwhile, that pointer dangles and the destruction deadlocks. With no current context the
-  // default one (alive for the whole process) is used, where the scopes were never registered:
-  // a harmless no-op. (The same is needed wherever a Verilated model is destroyed.)
-  Verilated::threadContextp(nullptr);
-  sim_.reset();
-}
+// (the Verilated engine makes its own context current while it is destroyed: nasa/sim/vbench.h)
+Cosim::~Cosim() = default;
 
 CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
   CosimResult r;

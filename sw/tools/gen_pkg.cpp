@@ -172,8 +172,9 @@ void emit_bus_struct(std::string& out, std::string_view type,
   out += "  typedef struct packed {\n";
   for (const nasa::hw::BusField& f : fields) {
     std::string width;
-    if (f.width == hw::kMemBytesMax) width = "[MemBytesMax-1:0]";
-    else if (f.width == 8 * hw::kMemBytesMax) width = "[MemBytesMax*8-1:0]";
+    if (f.bits_per_port_byte == 1) width = "[MemBytesMax-1:0]";
+    else if (f.bits_per_port_byte > 1)
+      width = fmt::format("[MemBytesMax*{}-1:0]", f.bits_per_port_byte);
     else if (f.width > 1) width = fmt::format("[{}:0]", f.width - 1);
     std::string line = fmt::format("    logic {:<19} {};", width, f.name);
     if (!f.doc.empty()) line = fmt::format("{:<43} // {}", line, f.doc);

@@ -46,12 +46,33 @@ void set_bits(P& port, uint32_t lsb, uint32_t width, uint32_t value) {
   }
 }
 
-// Field positions, from the tables nasa_pkg's structs are generated from (hw_spec.h).
-// (consteval: the harnesses read the ports every cycle, the positions are constants)
+// A field's name as a template argument (its position and width are then constants).
+template <size_t N>
+struct Name {
+  char s[N]{};
+  consteval Name(const char (&v)[N]) { std::copy_n(v, N, s); }
+  constexpr std::string_view view() const { return {s, N - 1}; }
+};
+
+// A bus struct's fields, from the tables nasa_pkg's structs are generated from (hw_spec.h).
 template <const auto& Fields>
 struct Layout {
-  static consteval uint32_t lsb(std::string_view name) { return hw::bus_lsb(Fields, name); }
   static constexpr uint32_t width = hw::bus_width(Fields);
+  template <Name F>
+  static constexpr uint32_t lsb = hw::bus_lsb(Fields, F.view());
+  template <Name F>
+  static constexpr uint32_t bits = hw::bus_field_width(Fields, F.view());
+  // A field of at most 32 bits.
+  template <Name F, class P>
+  static uint32_t get(const P& port) {
+    static_assert(bits<F> <= 32);
+    return get_bits(port, lsb<F>, bits<F>);
+  }
+  template <Name F, class P>
+  static void set(P& port, uint32_t value) {
+    static_assert(bits<F> <= 32);
+    set_bits(port, lsb<F>, bits<F>, value);
+  }
 };
 using CsrReqL = Layout<hw::kCsrReq>;
 using CsrRspL = Layout<hw::kCsrRsp>;
@@ -59,7 +80,7 @@ using MemReqL = Layout<hw::kMemReq>;
 using MemRspL = Layout<hw::kMemRsp>;
 using ByteReqL = Layout<hw::kByteReq>;
 using ByteRspL = Layout<hw::kByteRsp>;
-static_assert(MemReqL::lsb("wdata") == 0 && MemRspL::lsb("rdata") == 0,
+static_assert(MemReqL::lsb<"wdata"> == 0 && MemRspL::lsb<"rdata"> == 0,
               "the memory port's data fields must be the structs' last members");
 
 struct CsrReq {
@@ -67,16 +88,15 @@ struct CsrReq {
   uint32_t addr = 0, wdata = 0;
   template <class P>
   void put(P& port) const {
-    set_bits(port, CsrReqL::lsb("valid"), 1, valid);
-    set_bits(port, CsrReqL::lsb("we"), 1, we);
-    set_bits(port, CsrReqL::lsb("addr"), 12, addr);
-    set_bits(port, CsrReqL::lsb("wdata"), 32, wdata);
+    CsrReqL::set<"valid">(port, valid);
+    CsrReqL::set<"we">(port, we);
+    CsrReqL::set<"addr">(port, addr);
+    CsrReqL::set<"wdata">(port, wdata);
   }
   template <class P>
   static CsrReq get(const P& port) {
-    return {get_bits(port, CsrReqL::lsb("valid"), 1) != 0,
-            get_bits(port, CsrReqL::lsb("we"), 1) != 0, get_bits(port, CsrReqL::lsb("addr"), 12),
-            get_bits(port, CsrReqL::lsb("wdata"), 32)};
+    return {CsrReqL::get<"valid">(port) != 0, CsrReqL::get<"we">(port) != 0,
+            CsrReqL::get<"addr">(port), CsrReqL::get<"wdata">(port)};
   }
 };
 
@@ -85,15 +105,14 @@ struct CsrRsp {
   uint32_t rdata = 0;
   template <class P>
   void put(P& port) const {
-    set_bits(port, CsrRspL::lsb("ready"), 1, ready);
-    set_bits(port, CsrRspL::lsb("valid"), 1, valid);
-    set_bits(port, CsrRspL::lsb("rdata"), 32, rdata);
+    CsrRspL::set<"ready">(port, ready);
+    CsrRspL::set<"valid">(port, valid);
+    CsrRspL::set<"rdata">(port, rdata);
   }
   template <class P>
   static CsrRsp get(const P& port) {
-    return {get_bits(port, CsrRspL::lsb("ready"), 1) != 0,
-            get_bits(port, CsrRspL::lsb("valid"), 1) != 0,
-            get_bits(port, CsrRspL::lsb("rdata"), 32)};
+    return {CsrRspL::get<"ready">(port) != 0, CsrRspL::get<"valid">(port) != 0,
+            CsrRspL::get<"rdata">(port)};
   }
 };
 
@@ -103,9 +122,8 @@ struct ByteReq {
   uint8_t wdata = 0;
   template <class P>
   static ByteReq get(const P& port) {
-    return {get_bits(port, ByteReqL::lsb("valid"), 1) != 0,
-            get_bits(port, ByteReqL::lsb("we"), 1) != 0, get_bits(port, ByteReqL::lsb("addr"), 32),
-            static_cast<uint8_t>(get_bits(port, ByteReqL::lsb("wdata"), 8))};
+    return {ByteReqL::get<"valid">(port) != 0, ByteReqL::get<"we">(port) != 0,
+            ByteReqL::get<"addr">(port), static_cast<uint8_t>(ByteReqL::get<"wdata">(port))};
   }
 };
 
@@ -114,9 +132,9 @@ struct ByteRsp {
   uint8_t rdata = 0;
   template <class P>
   void put(P& port) const {
-    set_bits(port, ByteRspL::lsb("ready"), 1, ready);
-    set_bits(port, ByteRspL::lsb("valid"), 1, valid);
-    set_bits(port, ByteRspL::lsb("rdata"), 8, rdata);
+    ByteRspL::set<"ready">(port, ready);
+    ByteRspL::set<"valid">(port, valid);
+    ByteRspL::set<"rdata">(port, rdata);
   }
 };
 
@@ -126,10 +144,9 @@ struct MemReq {
   uint32_t addr = 0, len = 0;
   template <class P>
   static MemReq get(const P& port) {
-    return {get_bits(port, MemReqL::lsb("valid"), 1) != 0,
-            get_bits(port, MemReqL::lsb("we"), 1) != 0,
-            get_bits(port, MemReqL::lsb("rsp_ready"), 1) != 0,
-            get_bits(port, MemReqL::lsb("addr"), 32), get_bits(port, MemReqL::lsb("len"), 8)};
+    return {MemReqL::get<"valid">(port) != 0, MemReqL::get<"we">(port) != 0,
+            MemReqL::get<"rsp_ready">(port) != 0, MemReqL::get<"addr">(port),
+            MemReqL::get<"len">(port)};
   }
   // The first out.size() bytes of the write data (at bit 0).
   template <class P>
@@ -141,7 +158,7 @@ struct MemReq {
   static uint64_t wstrb(const P& port, uint32_t bytes) {
     uint64_t s = 0;
     for (uint32_t i = 0; i < bytes; i += 32) {
-      s |= uint64_t{get_bits(port, MemReqL::lsb("wstrb") + i, std::min(bytes - i, 32u))} << i;
+      s |= uint64_t{get_bits(port, MemReqL::lsb<"wstrb"> + i, std::min(bytes - i, 32u))} << i;
     }
     return s;
   }
@@ -151,8 +168,8 @@ struct MemReq {
 template <class P>
 void put_mem_rsp(P& port, bool ready, bool valid, std::span<const uint8_t> rdata) {
   to_port(rdata, port);
-  set_bits(port, MemRspL::lsb("valid"), 1, valid);
-  set_bits(port, MemRspL::lsb("ready"), 1, ready);
+  MemRspL::set<"valid">(port, valid);
+  MemRspL::set<"ready">(port, ready);
 }
 
 }  // namespace nasa::sim::bus

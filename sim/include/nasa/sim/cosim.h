@@ -88,7 +88,5 @@ bool fst_on_fail();  // NASA_FST_ON_FAIL=1
 // Where to write the waveform of a failing case: $NASA_FST_DIR (default: the temp directory)
 // / <tag>.fst, with characters unsafe in file names replaced.
 std::string fst_dump_path(const std::string& tag);
-// An unsigned integer from the environment, or `fallback` when unset; throws when malformed.
-uint64_t env_u64(const char* name, uint64_t fallback);
 
 }  // namespace nasa::sim

@@ -413,7 +413,12 @@ struct BusField {
   std::string_view name;
   uint32_t width;
   std::string_view doc;
+  uint32_t bits_per_port_byte = 0;  // a data field: width = this x kMemBytesMax
 };
+// A data field of the memory port: `bits` bits for each of its kMemBytesMax bytes.
+constexpr BusField port_field(std::string_view name, uint32_t bits) {
+  return {name, bits * kMemBytesMax, "", bits};
+}
 // CSR bus: a request is taken with req.valid && rsp.ready; read data come the next cycle.
 inline constexpr std::array kCsrReq = {BusField{"valid", 1, ""}, BusField{"we", 1, ""},
                                        BusField{"addr", 12, ""}, BusField{"wdata", 32, ""}};
@@ -427,11 +432,11 @@ inline constexpr std::array kMemReq = {
     BusField{"addr", 32, ""},
     BusField{"len", 8, "read burst: beats - 1 (writes: 0)"},
     BusField{"rsp_ready", 1, "a read beat is taken"},
-    BusField{"wstrb", kMemBytesMax, ""},
-    BusField{"wdata", 8 * kMemBytesMax, ""}};
+    port_field("wstrb", 1),
+    port_field("wdata", 8)};
 inline constexpr std::array kMemRsp = {BusField{"ready", 1, "the request is taken"},
                                        BusField{"valid", 1, "a read beat"},
-                                       BusField{"rdata", 8 * kMemBytesMax, ""}};
+                                       port_field("rdata", 8)};
 // Byte port of the control units (cand_gen, fusion_unit, eval_unit, the UART bridge).
 inline constexpr std::array kByteReq = {BusField{"valid", 1, ""}, BusField{"we", 1, ""},
                                         BusField{"addr", 32, ""}, BusField{"wdata", 8, ""}};
@@ -439,7 +444,8 @@ inline constexpr std::array kByteRsp = {BusField{"ready", 1, "the request is tak
                                         BusField{"valid", 1, "a read's byte (always taken)"},
                                         BusField{"rdata", 8, ""}};
 
-// A bus struct's width, and the lsb of one of its fields (a compile error when it has none).
+// A bus struct's width, and the lsb and width of one of its fields (a compile error when it has
+// none).
 template <size_t N>
 constexpr uint32_t bus_width(const std::array<BusField, N>& fields) {
   uint32_t w = 0;
@@ -454,6 +460,13 @@ constexpr uint32_t bus_lsb(const std::array<BusField, N>& fields, std::string_vi
     if (f.name == name) return lsb;
   }
   throw "bus_lsb: no such field";
+}
+template <size_t N>
+constexpr uint32_t bus_field_width(const std::array<BusField, N>& fields, std::string_view name) {
+  for (const BusField& f : fields) {
+    if (f.name == name) return f.width;
+  }
+  throw "bus_field_width: no such field";
 }
 
 }  // namespace nasa::hw
