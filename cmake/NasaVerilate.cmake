@@ -17,7 +17,7 @@
 # a configure dependency and a hash of their contents is on the verilator command line
 # (-DNASA_RTL_SHA1=...), which makes verilate() re-run verilator at configure time. Sources are
 # passed relative to the calling directory, so the generated C++ carries no absolute path and
-# ccache hits across clones.
+# ccache hits across clones. `include files (*.svh) come from rtl/ (-I), hashed the same way.
 function(nasa_verilate target)
   cmake_parse_arguments(PARSE_ARGV 1 NV "" "PREFIX;TOP" "SOURCES;ARGS")
   if(NOT NV_PREFIX OR NOT NV_TOP OR NOT NV_SOURCES)
@@ -39,7 +39,14 @@ function(nasa_verilate target)
     file(RELATIVE_PATH _r ${CMAKE_CURRENT_SOURCE_DIR} ${_abs})
     list(APPEND _rel ${_r})
   endforeach()
+  file(GLOB _svh CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/rtl/*.svh)
+  list(SORT _svh)
+  foreach(_f IN LISTS _svh)
+    file(SHA1 ${_f} _h)
+    string(APPEND _hashes ${_h})
+  endforeach()
   string(SHA1 _sha1 "${_hashes}")
+  file(RELATIVE_PATH _inc_dir ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/rtl)
 
   add_library(${target} STATIC)
   verilate(${target}
@@ -48,7 +55,7 @@ function(nasa_verilate target)
     TRACE_FST
     SOURCES ${_rel}
     VERILATOR_ARGS -O3 --x-assign fast --x-initial fast -Wno-fatal --assert
-                   -DNASA_RTL_SHA1=${_sha1} ${NV_ARGS}
+                   -DNASA_RTL_SHA1=${_sha1} -I${_inc_dir} ${NV_ARGS}
     OPT_FAST -O2
     OPT_SLOW -O1
     OPT_GLOBAL -O2)

@@ -17,8 +17,9 @@ module nasa_icebreaker #(
   output logic led_red_no,
   output logic led_green_no
 );
+  localparam nasa_pkg::cfg_t Cfg = nasa_pkg::CfgUp5k;  // the core's configuration
   localparam int unsigned MemBytesTotal = 131072;
-  localparam int unsigned PortBytes = nasa_pkg::CfgUp5kMemBytes;  // 4: one SPRAM word
+  localparam int unsigned PortBytes = Cfg.mem_bytes;  // 4: one SPRAM word
   localparam int unsigned PortDW = nasa_pkg::MemBytesMax * 8;     // the port structs' data fields
 
   // core clock, and the power-on reset: low until the PLL has locked and 15 cycles more
@@ -101,20 +102,20 @@ module nasa_icebreaker #(
   logic core_busy, core_done, core_error;
   nasa_mcu #(
     .RomFile   (RomFile),
-    .Rows      (nasa_pkg::CfgUp5kRows),
-    .Cols      (nasa_pkg::CfgUp5kCols),
+    .Rows      (Cfg.rows),
+    .Cols      (Cfg.cols),
     .MemBytes  (PortBytes),
-    .InBufBytes(nasa_pkg::CfgUp5kInBufBytes),
-    .KredMax   (nasa_pkg::CfgUp5kKredMax),
-    .BurstMax  (nasa_pkg::CfgUp5kBurstMax),
-    .NodeCap   (nasa_pkg::CfgUp5kNodeCap),
-    .MaxLayers (nasa_pkg::CfgUp5kMaxLayers),
-    .MaxChoices(nasa_pkg::CfgUp5kMaxChoices),
-    .MaxCands  (nasa_pkg::CfgUp5kMaxCands),
-    .RqLanes   (nasa_pkg::CfgUp5kRqLanes),
-    .AddrBits  (nasa_pkg::CfgUp5kAddrBits),
-    .DmaInflight(nasa_pkg::CfgUp5kDmaInflight),
-    .WTiles    (nasa_pkg::CfgUp5kWTiles)
+    .InBufBytes(Cfg.in_buf_bytes),
+    .KredMax   (Cfg.kred_max),
+    .BurstMax  (Cfg.burst_max),
+    .NodeCap   (Cfg.node_cap),
+    .MaxLayers (Cfg.max_layers),
+    .MaxChoices(Cfg.max_choices),
+    .MaxCands  (Cfg.max_cands),
+    .RqLanes   (Cfg.rq_lanes),
+    .AddrBits  (Cfg.addr_bits),
+    .DmaInflight(Cfg.dma_inflight),
+    .WTiles    (Cfg.wtiles)
   ) u_core (
     .clk_i          (clk),
     .rst_ni         (rst_n),

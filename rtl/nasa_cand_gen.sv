@@ -10,6 +10,8 @@
 //
 // abort_i returns to idle in the cycle after it is seen and forgets any read in flight: the top
 // aborts its control master too, so no response may arrive for a read accepted before the abort.
+`include "nasa_regs.svh"
+
 module nasa_cand_gen #(
   parameter int unsigned MaxLayers = nasa_pkg::MaxLayers
 ) (
@@ -197,10 +199,7 @@ module nasa_cand_gen #(
     end
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) q <= '0;
-    else q <= d;
-  end
+  `NASA_FF(q, d, '0)
 
   assign busy_o = (q.state != StIdle);
   assign done_o = q.done;

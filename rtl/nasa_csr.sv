@@ -3,13 +3,10 @@
 // the one CSR read decoder of the accelerator: addresses outside the engine's map read
 // ext_rdata_i (the batch CSRs of nasa_top_batch_csr, zero when none).
 module nasa_csr #(
-  parameter int unsigned Rows       = 16,
-  parameter int unsigned Cols       = 16,
-  parameter int unsigned MemBytes   = 32,
-  parameter int unsigned InBufBytes = 131072,
-  parameter int unsigned KredMax    = 8192,
-  parameter int unsigned BurstMax   = 8,
-  parameter int unsigned AddrBits   = 32   // address space [0, 2^AddrBits); window clamped to it
+  parameter nasa_pkg::cfg_t Cfg = nasa_pkg::CfgSim,  // the configuration (nasa_pkg::cfg_t)
+  localparam int unsigned Rows = Cfg.rows, Cols = Cfg.cols, MemBytes = Cfg.mem_bytes,
+                          InBufBytes = Cfg.in_buf_bytes, KredMax = Cfg.kred_max,
+                          BurstMax = Cfg.burst_max, AddrBits = Cfg.addr_bits
 ) (
   input  logic        clk_i,
   input  logic        rst_ni,

@@ -13,16 +13,10 @@
 // (nasa_engine_tile_loader), job arbiter and DMA (nasa_engine_dma_front), issue stage
 // (nasa_engine_issue), compute datapath (nasa_engine_compute) and drain (nasa_engine_drain).
 module nasa_engine #(
-  parameter int unsigned Rows        = 16,
-  parameter int unsigned Cols        = 16,
-  parameter int unsigned MemBytes    = 32,
-  parameter int unsigned InBufBytes  = 131072,
-  parameter int unsigned KredMax     = 8192,
-  parameter int unsigned BurstMax    = 8,
-  parameter int unsigned RqLanes     = 16,  // requant lanes: a row takes Cols/RqLanes cycles
-  parameter int unsigned AddrBits    = 32,  // address space [0, 2^AddrBits)
-  parameter int unsigned DmaInflight = 16,  // DMA read jobs in flight (a power of two)
-  parameter int unsigned WTiles      = 16   // channel tiles the weight ring holds (power of two)
+  parameter nasa_pkg::cfg_t Cfg = nasa_pkg::CfgSim,  // the configuration (nasa_pkg::cfg_t)
+  localparam int unsigned Rows = Cfg.rows, Cols = Cfg.cols, MemBytes = Cfg.mem_bytes,
+                          InBufBytes = Cfg.in_buf_bytes, KredMax = Cfg.kred_max,
+                          BurstMax = Cfg.burst_max, AddrBits = Cfg.addr_bits, WTiles = Cfg.wtiles
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -114,6 +108,13 @@ module nasa_engine #(
   logic [MemBytes*8-1:0] wr_data;
   logic [MemBytes-1:0] wr_strb;
   logic ev_rd_beat, ev_wr;
+  // the DMA's job and read-data sides (job arbiter <-> nasa_dma)
+  localparam int unsigned TagW = nasa_engine_pkg::dma_tag_w(IAW, WRW);
+  logic job_valid, o_valid, o_last;
+  logic [AW-1:0] job_src;
+  logic [31:0] job_len, o_idx;
+  logic [TagW-1:0] job_tag, o_tag;
+  logic [MemBytes*8-1:0] o_data;
   logic [OffW:0] ev_wr_bytes;
   // issue stage, compute, drain
   logic want, w_ok, in_ok, sh_ok, quant_err, c_done, step_valid, tile;
@@ -133,13 +134,7 @@ module nasa_engine #(
 
   // ======================= CSRs =======================
   nasa_csr #(
-    .Rows      (Rows),
-    .Cols      (Cols),
-    .MemBytes  (MemBytes),
-    .InBufBytes(InBufBytes),
-    .KredMax   (KredMax),
-    .BurstMax  (BurstMax),
-    .AddrBits  (AddrBits)
+    .Cfg(Cfg)
   ) u_csr (
     .clk_i        (clk_i),
     .rst_ni       (rst_ni),
@@ -169,10 +164,7 @@ module nasa_engine #(
   // ======================= sequencer =======================
   assign ld_free = il_done && tl_idle;  // the loaders are done with the newest started layer
   nasa_engine_seq #(
-    .Rows      (Rows),
-    .InBufBytes(InBufBytes),
-    .KredMax   (KredMax),
-    .AddrBits  (AddrBits)
+    .Cfg(Cfg)
   ) u_seq (
     .clk_i         (clk_i),
     .rst_ni        (rst_ni),
@@ -250,12 +242,7 @@ module nasa_engine #(
   );
 
   nasa_engine_decode #(
-    .Rows      (Rows),
-    .Cols      (Cols),
-    .MemBytes  (MemBytes),
-    .InBufBytes(InBufBytes),
-    .KredMax   (KredMax),
-    .AddrBits  (AddrBits)
+    .Cfg(Cfg)
   ) u_decode (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -277,11 +264,7 @@ module nasa_engine #(
 
   // ======================= loaders =======================
   nasa_engine_in_loader #(
-    .Rows      (Rows),
-    .MemBytes  (MemBytes),
-    .InBufBytes(InBufBytes),
-    .BurstMax  (BurstMax),
-    .AddrBits  (AddrBits)
+    .Cfg(Cfg)
   ) u_in_loader (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -301,12 +284,7 @@ module nasa_engine #(
   );
 
   nasa_engine_tile_loader #(
-    .Cols    (Cols),
-    .MemBytes(MemBytes),
-    .KredMax (KredMax),
-    .BurstMax(BurstMax),
-    .AddrBits(AddrBits),
-    .WTiles  (WTiles)
+    .Cfg(Cfg)
   ) u_tile_loader (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -334,18 +312,10 @@ module nasa_engine #(
   // ======================= job arbiter and DMA =======================
   assign tl_cur = (rec_wr - PtrW'(1) == c_rec);  // the tile loader is on the compute's tile
   nasa_engine_dma_front #(
-    .MemBytes   (MemBytes),
-    .InBufBytes (InBufBytes),
-    .KredMax    (KredMax),
-    .BurstMax   (BurstMax),
-    .Cols       (Cols),
-    .AddrBits   (AddrBits),
-    .DmaInflight(DmaInflight)
+    .Cfg(Cfg)
   ) u_dma_front (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
-    .abort_i        (stop),
-    .idle_o         (dma_idle),
     .desc_valid_i   (desc_valid),
     .desc_src_i     (desc_src),
     .il_valid_i     (il_valid),
@@ -354,7 +324,6 @@ module nasa_engine #(
     .tl_valid_i     (tl_valid),
     .tl_job_i       (tl_job),
     .tl_grant_o     (tl_grant),
-    .job_ready_o    (job_ready),
     .want_i         (want),
     .w_ok_i         (w_ok),
     .in_ok_i        (in_ok),
@@ -368,6 +337,41 @@ module nasa_engine #(
     .rsp_idx_o      (rsp_idx),
     .rsp_addr_o     (rsp_addr),
     .rsp_data_o     (rsp_data),
+    .job_valid_o    (job_valid),
+    .job_ready_i    (job_ready),
+    .job_src_o      (job_src),
+    .job_len_o      (job_len),
+    .job_tag_o      (job_tag),
+    .o_valid_i      (o_valid),
+    .o_tag_i        (o_tag),
+    .o_idx_i        (o_idx),
+    .o_last_i       (o_last),
+    .o_data_i       (o_data)
+  );
+
+  nasa_dma #(
+    .MemBytes(MemBytes),
+    .BurstMax(BurstMax),
+    .TagW    (TagW),
+    .AddrBits(AW),
+    .JobDepth(nasa_pkg::JobDepth),
+    .Inflight(Cfg.dma_inflight),
+    .MaxJob  (nasa_engine_pkg::dma_max_job(BurstMax * MemBytes, Cols))
+  ) u_dma (
+    .clk_i          (clk_i),
+    .rst_ni         (rst_ni),
+    .abort_i        (stop),
+    .idle_o         (dma_idle),
+    .job_valid_i    (job_valid),
+    .job_ready_o    (job_ready),
+    .job_src_i      (job_src),
+    .job_len_i      (job_len),
+    .job_tag_i      (job_tag),
+    .out_valid_o    (o_valid),
+    .out_tag_o      (o_tag),
+    .out_idx_o      (o_idx),
+    .out_last_o     (o_last),
+    .out_data_o     (o_data),
     .wr_valid_i     (wr_valid),
     .wr_ready_o     (wr_ready),
     .wr_addr_i      (wr_addr),
@@ -382,14 +386,7 @@ module nasa_engine #(
 
   // ======================= issue stage, compute, drain =======================
   nasa_engine_issue #(
-    .Rows      (Rows),
-    .Cols      (Cols),
-    .MemBytes  (MemBytes),
-    .InBufBytes(InBufBytes),
-    .KredMax   (KredMax),
-    .BurstMax  (BurstMax),
-    .AddrBits  (AddrBits),
-    .WTiles    (WTiles)
+    .Cfg(Cfg)
   ) u_issue (
     .clk_i        (clk_i),
     .rst_ni       (rst_ni),
@@ -426,12 +423,7 @@ module nasa_engine #(
   );
 
   nasa_engine_compute #(
-    .Rows      (Rows),
-    .Cols      (Cols),
-    .MemBytes  (MemBytes),
-    .InBufBytes(InBufBytes),
-    .KredMax   (KredMax),
-    .WTiles    (WTiles)
+    .Cfg(Cfg)
   ) u_compute (
     .clk_i       (clk_i),
     .rst_ni      (rst_ni),
@@ -460,11 +452,7 @@ module nasa_engine #(
   );
 
   nasa_engine_drain #(
-    .Rows    (Rows),
-    .Cols    (Cols),
-    .MemBytes(MemBytes),
-    .RqLanes (RqLanes),
-    .AddrBits(AddrBits)
+    .Cfg(Cfg)
   ) u_drain (
     .clk_i        (clk_i),
     .rst_ni       (rst_ni),

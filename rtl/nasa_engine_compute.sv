@@ -5,12 +5,10 @@
 // step counts when step_valid_i); prm_o holds the records of slot prm_slot_i of the cycle before;
 // pe_row_o is row dr_row_i of the PE array's result shadow, vec_res_o the vector unit's.
 module nasa_engine_compute #(
-  parameter int unsigned Rows       = 16,
-  parameter int unsigned Cols       = 16,
-  parameter int unsigned MemBytes   = 32,
-  parameter int unsigned InBufBytes = 131072,
-  parameter int unsigned KredMax    = 8192,
-  parameter int unsigned WTiles     = 16,
+  parameter nasa_pkg::cfg_t Cfg = nasa_pkg::CfgSim,  // the configuration (nasa_pkg::cfg_t)
+  localparam int unsigned Rows = Cfg.rows, Cols = Cfg.cols, MemBytes = Cfg.mem_bytes,
+                          InBufBytes = Cfg.in_buf_bytes, KredMax = Cfg.kred_max,
+                          WTiles = Cfg.wtiles,
   localparam int unsigned NumIn     = (Rows > Cols) ? Rows : Cols,
   localparam int unsigned IAW       = $clog2(InBufBytes),
   localparam int unsigned WAW       = $clog2(KredMax),

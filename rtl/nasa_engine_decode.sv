@@ -5,12 +5,10 @@
 // step err_o (validation, in the order of docs/engine.md), hz_o and the decoded layer are valid
 // and held until the next descriptor: the sequencer starts the layer (ld_start_i) from there.
 module nasa_engine_decode #(
-  parameter int unsigned Rows       = 16,
-  parameter int unsigned Cols       = 16,
-  parameter int unsigned MemBytes   = 32,
-  parameter int unsigned InBufBytes = 131072,
-  parameter int unsigned KredMax    = 8192,
-  parameter int unsigned AddrBits   = 32
+  parameter nasa_pkg::cfg_t Cfg = nasa_pkg::CfgSim,  // the configuration (nasa_pkg::cfg_t)
+  localparam int unsigned Rows = Cfg.rows, Cols = Cfg.cols, MemBytes = Cfg.mem_bytes,
+                          InBufBytes = Cfg.in_buf_bytes, KredMax = Cfg.kred_max,
+                          AddrBits = Cfg.addr_bits
 ) (
   input  logic                       clk_i,
   input  logic                       rst_ni,

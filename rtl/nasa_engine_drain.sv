@@ -4,11 +4,9 @@
 // through the DMA's write path. Contract: tile_i only while shadow_full_o is low; ly_end_o
 // pulses when a layer's last row is written.
 module nasa_engine_drain #(
-  parameter int unsigned Rows     = 16,
-  parameter int unsigned Cols     = 16,
-  parameter int unsigned MemBytes = 32,
-  parameter int unsigned RqLanes  = 16,  // requant lanes: a row takes Cols/RqLanes cycles at most
-  parameter int unsigned AddrBits = 32,
+  parameter nasa_pkg::cfg_t Cfg = nasa_pkg::CfgSim,  // the configuration (nasa_pkg::cfg_t)
+  localparam int unsigned Rows = Cfg.rows, Cols = Cfg.cols, MemBytes = Cfg.mem_bytes,
+                          RqLanes = Cfg.rq_lanes, AddrBits = Cfg.addr_bits,
   localparam int unsigned RowW    = (Rows > 1) ? $clog2(Rows) : 1
 ) (
   input  logic                     clk_i,

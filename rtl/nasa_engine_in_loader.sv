@@ -5,11 +5,9 @@
 // (req_valid_o, req_o) holds until granted, unless the run stops; done_o once every job of the
 // newest started layer is issued; a_loaded_o: bytes arrived of the layer of parity a_par_i.
 module nasa_engine_in_loader #(
-  parameter int unsigned Rows       = 16,
-  parameter int unsigned MemBytes   = 32,
-  parameter int unsigned InBufBytes = 131072,
-  parameter int unsigned BurstMax   = 8,
-  parameter int unsigned AddrBits   = 32
+  parameter nasa_pkg::cfg_t Cfg = nasa_pkg::CfgSim,  // the configuration (nasa_pkg::cfg_t)
+  localparam int unsigned Rows = Cfg.rows, MemBytes = Cfg.mem_bytes, InBufBytes = Cfg.in_buf_bytes,
+                          BurstMax = Cfg.burst_max, AddrBits = Cfg.addr_bits
 ) (
   input  logic                      clk_i,
   input  logic                      rst_ni,

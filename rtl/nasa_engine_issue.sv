@@ -1,5 +1,5 @@
 // Engine unit: the compute issue stage. It walks layer A (lay_i) tile by tile: per channel tile
-// (c_j_q) and position tile (c_pt_q, Rows output positions on the PE array, one pixel on the
+// (c_tile_q.j) and position tile (c_tile_q.pt, Rows output positions on the PE array, one pixel on the
 // vector unit) the reduction steps (ci, kx, ky), one per cycle when the step's weights and input
 // are in and the drain can take the tile's results (fire). Each lane's window corner and input
 // offsets advance by single-position steps when a tile's last step issues. It drives the input
@@ -8,14 +8,10 @@
 // Contract: step_valid_o only with want_o, w_ok_o, in_ok_o and sh_ok_o; tile_o only when the
 // drain's shadow is free.
 module nasa_engine_issue #(
-  parameter int unsigned Rows       = 16,
-  parameter int unsigned Cols       = 16,
-  parameter int unsigned MemBytes   = 32,
-  parameter int unsigned InBufBytes = 131072,
-  parameter int unsigned KredMax    = 8192,
-  parameter int unsigned BurstMax   = 8,
-  parameter int unsigned AddrBits   = 32,
-  parameter int unsigned WTiles     = 16,
+  parameter nasa_pkg::cfg_t Cfg = nasa_pkg::CfgSim,  // the configuration (nasa_pkg::cfg_t)
+  localparam int unsigned Rows = Cfg.rows, Cols = Cfg.cols, MemBytes = Cfg.mem_bytes,
+                          InBufBytes = Cfg.in_buf_bytes, KredMax = Cfg.kred_max,
+                          BurstMax = Cfg.burst_max, AddrBits = Cfg.addr_bits, WTiles = Cfg.wtiles,
   localparam int unsigned NumIn     = (Rows > Cols) ? Rows : Cols,
   localparam int unsigned IAW       = $clog2(InBufBytes),
   localparam int unsigned WAW       = $clog2(KredMax),
@@ -130,43 +126,47 @@ module nasa_engine_issue #(
   assign r_p0_ixy     = CW'(lay_i.p0_ixy);
   assign a_loaded     = OW'(a_loaded_i);
 
-  logic [WAW-1:0] c_widx_q;
   logic [PtrW-1:0] c_rec_q, c_rec_d;
   logic in_ok, w_ok, sh_ok, want, fire, quant_err;
 
   // one output position per PE row (lane 0 is the pixel of the vector unit): column ox, top-left
   // window corner (iy0, ix0, signed), input byte offset of that corner (pbase) and of its row
   // (rowbase), output byte offset (out) and position index (p)
-  logic [15:0] l_ox_q [Rows];
-  logic [CW-1:0] l_iy0_q [Rows];
-  logic [CW-1:0] l_ix0_q [Rows];
-  logic [OW-1:0] l_pbase_q [Rows];
-  logic [OW-1:0] l_rowbase_q [Rows];
-  logic [AW-1:0] l_out_q [Rows];
-  logic [PW-1:0] l_p_q [Rows];
-  logic [15:0] n_ox [Rows];
-  logic [CW-1:0] n_iy0 [Rows];
-  logic [CW-1:0] n_ix0 [Rows];
-  logic [OW-1:0] n_pbase [Rows];
-  logic [OW-1:0] n_rowbase [Rows];
-  logic [AW-1:0] n_out [Rows];
-  logic [PW-1:0] n_p [Rows];
-  logic [JW-1:0] c_j_q;
-  logic [CoW-1:0] c_co0_q;
-  logic [PW-1:0] c_pt_q;
-  logic [KW-1:0] c_ci_q;
-  logic [OW-1:0] c_kyoff_q, c_kxoff_q;
-  logic [15:0] c_kx_q, c_ky_q;
-  logic [NW-1:0] c_cg_q;
-  logic c_done_q, c_reset_pos;
+  // (l_*_q: the lane registers; n_*: their values after the tile, see below)
+  logic [15:0] l_ox_q [Rows], n_ox [Rows];
+  logic [CW-1:0] l_iy0_q [Rows], n_iy0 [Rows];
+  logic [CW-1:0] l_ix0_q [Rows], n_ix0 [Rows];
+  logic [OW-1:0] l_pbase_q [Rows], n_pbase [Rows];
+  logic [OW-1:0] l_rowbase_q [Rows], n_rowbase [Rows];
+  logic [AW-1:0] l_out_q [Rows], n_out [Rows];
+  logic [PW-1:0] l_p_q [Rows], n_p [Rows];
+  // the walk: the tile (channel tile j, its first channel co0 and channel count cg, position
+  // tile pt; done after the layer's last) and the reduction step within it (weight index widx,
+  // input channel ci, kernel tap kx/ky and their input offsets); both zero at a layer's start
+  typedef struct packed {
+    logic [JW-1:0]  j;
+    logic [CoW-1:0] co0;
+    logic [NW-1:0]  cg;
+    logic [PW-1:0]  pt;
+    logic           done;
+  } tile_t;
+  typedef struct packed {
+    logic [WAW-1:0] widx;
+    logic [KW-1:0]  ci;
+    logic [15:0]    kx, ky;
+    logic [OW-1:0]  kxoff, kyoff;
+  } step_t;
+  tile_t c_tile_q;
+  step_t c_step_q;
+  logic c_reset_pos;
 
   logic last_ci, last_kx, last_ky, tile_last, last_pt, last_ct;
-  assign last_ci   = (c_ci_q == r_cin_n - KW'(1));
-  assign last_kx   = (c_kx_q == r_kw - 16'd1);
-  assign last_ky   = (c_ky_q == r_kh - 16'd1);
+  assign last_ci   = (c_step_q.ci == r_cin_n - KW'(1));
+  assign last_kx   = (c_step_q.kx == r_kw - 16'd1);
+  assign last_ky   = (c_step_q.ky == r_kh - 16'd1);
   assign tile_last = last_ci && last_kx && last_ky;
-  assign last_pt   = (c_pt_q == r_npt - PW'(1));
-  assign last_ct   = (c_j_q == r_nct - JW'(1));
+  assign last_pt   = (c_tile_q.pt == r_npt - PW'(1));
+  assign last_ct   = (c_tile_q.j == r_nct - JW'(1));
   // lanes of the first tile are built from position 0 in the cycle after decode
   logic init_lanes_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -229,13 +229,13 @@ module nasa_engine_issue #(
   logic [OW-1:0] rowbase_last;
   assign rowbase_last = r_pe ? l_rowbase_q[Rows-1] : l_rowbase_q[0];
   // (the lanes' input-buffer offsets are the layer's; its place r_ib is added here once)
-  assign koff = c_kyoff_q + c_kxoff_q + OW'(c_ci_q) + OW'(r_ib);
+  assign koff = c_step_q.kyoff + c_step_q.kxoff + OW'(c_step_q.ci) + OW'(r_ib);
 
   always_comb begin : p_need
     logic [OW-1:0] n;
-    // rows up to the one the current kernel row ky reads (its offset is c_kyoff_q = ky*row_b)
+    // rows up to the one the current kernel row ky reads (its offset is c_step_q.kyoff = ky*row_b)
     // (none while the row is above the image: padding)
-    n = rowbase_last + c_kyoff_q + r_rowk;
+    n = rowbase_last + c_step_q.kyoff + r_rowk;
     if ($signed(n) < 0) n = '0;
     if ($signed(n) > $signed(r_in_total)) n = r_in_total;
     if (r_need_all) n = r_in_total;
@@ -248,26 +248,26 @@ module nasa_engine_issue #(
   logic [WAW-1:0] w_col;
   logic [PtrW-1:0] c_fd;
   logic c_complete;
-  assign w_col      = c_widx_q >> $clog2(WChunk);
+  assign w_col      = c_step_q.widx >> $clog2(WChunk);
   assign c_fd       = rec_fill_i - c_rec_q;
   assign c_complete = (c_fd != '0) && !c_fd[PtrW-1];  // tile c_rec_q is older than rec_fill_i
   assign w_ok       = !r_pe || c_complete ||
                       (r_wrow && c_rec_q == rec_fill_i && 32'(rsp_cols_i) > 32'(w_col));
   assign sh_ok = !tile_last || (!shadow_full_i && !(s1_valid_i && s1_last_i));
-  assign want  = a_v_i && !c_done_q && !init_lanes_q;
+  assign want  = a_v_i && !c_tile_q.done && !init_lanes_q;
 
   // a channel tile's per-channel records are checked before its first step
   logic first_step, tap0;
-  // the first reduction step of a tile (c_widx_q cannot tell: it wraps at KredMax, and a global
+  // the first reduction step of a tile (c_step_q.widx cannot tell: it wraps at KredMax, and a global
   // average pool has H*W taps, up to InBufBytes)
-  assign tap0       = (c_ci_q == '0) && (c_kx_q == '0) && (c_ky_q == '0);
+  assign tap0       = (c_step_q.ci == '0) && (c_step_q.kx == '0) && (c_step_q.ky == '0);
   logic [Cols-1:0] s_bad;
-  assign first_step = (c_pt_q == '0) && tap0;
+  assign first_step = (c_tile_q.pt == '0) && tap0;
   always_comb begin : p_sbad
     for (int l = 0; l < Cols; l++) begin : g_l
       logic [7:0] sv;
       sv = prm_i[l*64 + 48 +: 8];
-      s_bad[l] = (NW'(l) < c_cg_q) && (sv == 8'd0 || sv > 8'(nasa_pkg::MaxShift));
+      s_bad[l] = (NW'(l) < c_tile_q.cg) && (sv == 8'd0 || sv > 8'(nasa_pkg::MaxShift));
     end
   end
   // a bad record stops the run once every layer before this one is complete
@@ -293,23 +293,23 @@ module nasa_engine_issue #(
       a = '0;
       if (r_pe) begin
         if (q < Rows) begin
-          iy  = l_iy0_q[q] + CW'(c_ky_q);
-          ix  = l_ix0_q[q] + CW'(c_kx_q);
+          iy  = l_iy0_q[q] + CW'(c_step_q.ky);
+          ix  = l_ix0_q[q] + CW'(c_step_q.kx);
           inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
                             $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
           mask[q] = (l_p_q[q] < r_p) && inb;
           // DwConv: the Cols channels of the tile at this tap (a Cols-byte read)
-          a = l_pbase_q[q] + koff + (r_dw ? OW'(c_co0_q) : OW'(0));
+          a = l_pbase_q[q] + koff + (r_dw ? OW'(c_tile_q.co0) : OW'(0));
           in_raddr_o[q*IAW +: IAW] = a[IAW-1:0];
           n_act = n_act + (l_p_q[q] < r_p ? 1 : 0);
         end
       end else if (q < Cols) begin
-        iy  = l_iy0_q[0] + CW'(c_ky_q);
-        ix  = l_ix0_q[0] + CW'(c_kx_q);
+        iy  = l_iy0_q[0] + CW'(c_step_q.ky);
+        ix  = l_ix0_q[0] + CW'(c_step_q.kx);
         inb = !r_bchk || ($signed(iy) >= 0 && $signed(iy) < $signed(CW'(r_hi)) &&
                           $signed(ix) >= 0 && $signed(ix) < $signed(CW'(r_wi)));
-        mask[q] = (q < c_cg_q) && inb;
-        a = l_pbase_q[0] + koff + OW'(c_co0_q) + OW'(q);
+        mask[q] = (q < c_tile_q.cg) && inb;
+        a = l_pbase_q[0] + koff + OW'(c_tile_q.co0) + OW'(q);
         in_raddr_o[q*IAW +: IAW] = a[IAW-1:0];
       end
       unused_a[q*(OW-IAW) +: OW-IAW] = a[OW-1:IAW];
@@ -330,65 +330,44 @@ module nasa_engine_issue #(
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      c_j_q      <= '0;
-      c_co0_q    <= '0;
-      c_cg_q     <= '0;
-      c_pt_q     <= '0;
-      c_ci_q     <= '0;
-      c_kx_q     <= '0;
-      c_ky_q     <= '0;
-      c_kyoff_q  <= '0;
-      c_kxoff_q  <= '0;
-      c_widx_q   <= '0;
-      c_done_q   <= 1'b1;
+      c_tile_q      <= '0;
+      c_tile_q.done <= 1'b1;
+      c_step_q      <= '0;
     end else if (cs_start_i) begin
-      c_j_q     <= '0;
-      c_co0_q   <= '0;
-      c_cg_q    <= (nx_cout_i > 16'(Cols)) ? NW'(Cols) : NW'(nx_cout_i);
-      c_pt_q    <= '0;
-      c_ci_q    <= '0;
-      c_kx_q    <= '0;
-      c_ky_q    <= '0;
-      c_kyoff_q <= '0;
-      c_kxoff_q <= '0;
-      c_widx_q  <= '0;
-      c_done_q  <= 1'b0;
+      c_tile_q    <= '0;
+      c_tile_q.cg <= (nx_cout_i > 16'(Cols)) ? NW'(Cols) : NW'(nx_cout_i);
+      c_step_q    <= '0;
     end else if (fire) begin
       if (!tile_last) begin
-        c_widx_q <= c_widx_q + 1'b1;
+        c_step_q.widx <= c_step_q.widx + 1'b1;
         if (!last_ci) begin
-          c_ci_q <= c_ci_q + KW'(1);
+          c_step_q.ci <= c_step_q.ci + KW'(1);
         end else begin
-          c_ci_q <= '0;
+          c_step_q.ci <= '0;
           if (!last_kx) begin
-            c_kx_q    <= c_kx_q + 16'd1;
-            c_kxoff_q <= c_kxoff_q + r_cstep;
+            c_step_q.kx    <= c_step_q.kx + 16'd1;
+            c_step_q.kxoff <= c_step_q.kxoff + r_cstep;
           end else begin
-            c_kx_q    <= '0;
-            c_kxoff_q <= '0;
-            c_ky_q    <= c_ky_q + 16'd1;
-            c_kyoff_q <= c_kyoff_q + r_rowk;
+            c_step_q.kx    <= '0;
+            c_step_q.kxoff <= '0;
+            c_step_q.ky    <= c_step_q.ky + 16'd1;
+            c_step_q.kyoff <= c_step_q.kyoff + r_rowk;
           end
         end
       end else begin
-        c_widx_q  <= '0;
-        c_ci_q    <= '0;
-        c_kx_q    <= '0;
-        c_ky_q    <= '0;
-        c_kxoff_q <= '0;
-        c_kyoff_q <= '0;
+        c_step_q <= '0;
         if (last_pt) begin
-          c_pt_q <= '0;
+          c_tile_q.pt <= '0;
           if (last_ct) begin
-            c_done_q <= 1'b1;
+            c_tile_q.done <= 1'b1;
           end else begin
-            c_j_q   <= c_j_q + JW'(1);
-            c_co0_q <= c_co0_q + CoW'(Cols);
-            c_cg_q  <= (32'(r_cout) - 32'(c_co0_q) - 32'(Cols) > 32'(Cols)) ? NW'(Cols) :
-                       NW'(32'(r_cout) - 32'(c_co0_q) - 32'(Cols));
+            c_tile_q.j   <= c_tile_q.j + JW'(1);
+            c_tile_q.co0 <= c_tile_q.co0 + CoW'(Cols);
+            c_tile_q.cg  <= (32'(r_cout) - 32'(c_tile_q.co0) - 32'(Cols) > 32'(Cols)) ?
+                            NW'(Cols) : NW'(32'(r_cout) - 32'(c_tile_q.co0) - 32'(Cols));
           end
         end else begin
-          c_pt_q <= c_pt_q + PW'(1);
+          c_tile_q.pt <= c_tile_q.pt + PW'(1);
         end
       end
     end
@@ -416,7 +395,7 @@ module nasa_engine_issue #(
   // this tile drains): taken when its last step issues
   always_comb begin
     sh_o      = '0;
-    sh_o.n    = LNW'(c_cg_q);
+    sh_o.n    = LNW'(c_tile_q.cg);
     sh_o.rows = LRW'(sh_rows);
     sh_o.lend = last_pt && last_ct;
     sh_o.pe   = r_pe;
@@ -425,7 +404,7 @@ module nasa_engine_issue #(
     sh_o.q6   = r_q6;
     sh_o.m    = r_m;
     sh_o.s    = r_s;
-    for (int r = 0; r < Rows; r++) sh_addr_o[r*AW +: AW] = r_out + l_out_q[r] + AW'(c_co0_q);
+    for (int r = 0; r < Rows; r++) sh_addr_o[r*AW +: AW] = r_out + l_out_q[r] + AW'(c_tile_q.co0);
   end
 
   // the step for stage 1 (registered there every cycle)
@@ -440,7 +419,7 @@ module nasa_engine_issue #(
     step_o.s     = r_s;
     step_o.mb    = r_mb;
     step_o.sb    = r_sb;
-    step_o.macs  = r_pe ? 16'(n_act) * 16'(c_cg_q) : 16'd0;
+    step_o.macs  = r_pe ? 16'(n_act) * 16'(c_tile_q.cg) : 16'd0;
   end
 
   assign step_valid_o = fire;
@@ -451,10 +430,10 @@ module nasa_engine_issue #(
   assign in_ok_o      = in_ok;
   assign sh_ok_o      = sh_ok;
   assign quant_err_o  = quant_err;
-  assign c_done_o     = c_done_q;
+  assign c_done_o     = c_tile_q.done;
   assign c_rec_o      = c_rec_q;
   assign c_rec_d_o    = c_rec_d;
-  assign c_widx_o     = c_widx_q;
+  assign c_widx_o     = c_step_q.widx;
 
   // layer A's fields this unit does not read (the high bits of the rest: nasa_engine_pkg)
   logic unused_lay;

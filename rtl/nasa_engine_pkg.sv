@@ -22,6 +22,19 @@ package nasa_engine_pkg;
   localparam int unsigned LyNw  = 6;   // results of a row: $clog2(Cols + 1)
   localparam int unsigned LyBw  = 17;  // DMA tag base: the larger buffer's byte addresses
 
+  // The DMA's job tag {base, bank[7:0], flag, dst[2:0]} (nasa_engine_dma_front): base is an
+  // input-buffer byte offset, a weight-ring byte address or a record slot, so as wide as the
+  // larger buffer's addresses (iaw, wrw bits), and at least 6 bits.
+  function automatic int unsigned dma_tag_w(int unsigned iaw, int unsigned wrw);
+    dma_tag_w = ((iaw > wrw) ? ((iaw > 6) ? iaw : 6) : ((wrw > 6) ? wrw : 6)) + 12;
+  endfunction
+  // The largest DMA job in bytes: a descriptor (64), an input chunk (chunk bytes) or a tile's
+  // per-channel records (8 bytes a column).
+  function automatic int unsigned dma_max_job(int unsigned chunk, int unsigned cols);
+    dma_max_job = (chunk > cols * 8) ? ((chunk > 64) ? chunk : 64) :
+                                       ((cols * 8 > 64) ? cols * 8 : 64);
+  endfunction
+
   // Front end (sequencer) states: fetch and decode one descriptor at a time.
   typedef enum logic [2:0] {
     StIdle      = 3'd0,

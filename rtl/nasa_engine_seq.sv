@@ -7,11 +7,12 @@
 // starts computing (cs_start_o: B moves to A) when A is done. A layer is complete when the writer
 // has written its last row (ly_end_i). Errors of a later layer are reported only once every layer
 // before it is complete. Batch runs (ext mode) run one layer at a time.
+`include "nasa_regs.svh"
+
 module nasa_engine_seq #(
-  parameter int unsigned Rows       = 16,
-  parameter int unsigned InBufBytes = 131072,
-  parameter int unsigned KredMax    = 8192,
-  parameter int unsigned AddrBits   = 32
+  parameter nasa_pkg::cfg_t Cfg = nasa_pkg::CfgSim,  // the configuration (nasa_pkg::cfg_t)
+  localparam int unsigned Rows = Cfg.rows, InBufBytes = Cfg.in_buf_bytes, KredMax = Cfg.kred_max,
+                          AddrBits = Cfg.addr_bits
 ) (
   input  logic                    clk_i,
   input  logic                    rst_ni,
@@ -246,15 +247,8 @@ module nasa_engine_seq #(
     end
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      q <= '0;
-      state_q <= nasa_engine_pkg::StIdle;
-    end else begin
-      q <= d;
-      state_q <= state_d;
-    end
-  end
+  `NASA_FF(q, d, '0)
+  `NASA_FF(state_q, state_d, nasa_engine_pkg::StIdle)
 
   // the layer registers: the next bank (B) takes the decoded layer at ld_start, A takes B at
   // cs_start

@@ -10,13 +10,12 @@
 // Contract: a job request holds until granted (unless the run stops or a layer starts); idle_o
 // once every job of the newest started layer is issued; rec0_o: the first tile of the layer
 // started last; rec_fill_o / rsp_cols_o: complete tiles / weight columns of tile rec_fill_o.
+`include "nasa_regs.svh"
+
 module nasa_engine_tile_loader #(
-  parameter int unsigned Cols     = 16,
-  parameter int unsigned MemBytes = 32,
-  parameter int unsigned KredMax  = 8192,
-  parameter int unsigned BurstMax = 8,
-  parameter int unsigned AddrBits = 32,
-  parameter int unsigned WTiles   = 16,
+  parameter nasa_pkg::cfg_t Cfg = nasa_pkg::CfgSim,  // the configuration (nasa_pkg::cfg_t)
+  localparam int unsigned Cols = Cfg.cols, MemBytes = Cfg.mem_bytes, KredMax = Cfg.kred_max,
+                          BurstMax = Cfg.burst_max, AddrBits = Cfg.addr_bits, WTiles = Cfg.wtiles,
   localparam int unsigned PtrW    = $clog2(WTiles) + 2,  // ring pointers (see below)
   localparam int unsigned WRW     = $clog2(2 * KredMax),
   localparam int unsigned HJW     = $clog2(2 + Cols * ((KredMax + BurstMax * MemBytes / 2 - 1) /
@@ -264,15 +263,8 @@ module nasa_engine_tile_loader #(
     end
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      q <= '0;
-      tl_phase_q <= nasa_engine_pkg::TlAlloc;
-    end else begin
-      q <= d;
-      tl_phase_q <= tl_phase_d;
-    end
-  end
+  `NASA_FF(q, d, '0)
+  `NASA_FF(tl_phase_q, tl_phase_d, nasa_engine_pkg::TlAlloc)
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin

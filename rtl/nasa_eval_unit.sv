@@ -3,6 +3,8 @@
 // and counts a correct answer for the leaf. Per-node counters live in a RAM cleared at the start of
 // every batch run (clear_i, NodeCap cycles; busy_o meanwhile). The host reads them through
 // cnt_idx_i / cnt_o (registered read, used while idle).
+`include "nasa_regs.svh"
+
 module nasa_eval_unit #(
   parameter int unsigned NodeCap = nasa_pkg::NodeCap
 ) (
@@ -27,10 +29,10 @@ module nasa_eval_unit #(
   localparam int unsigned NW = $clog2(NodeCap);
 
   typedef enum logic [2:0] {EIdle, EClear, ELogit, ELabel, ERead, EWrite} estate_e;
-  estate_e st_q, st_d;
   logic [31:0] cnt_mem [NodeCap];
   // registers (all zero after reset)
   typedef struct packed {
+    estate_e st;   // the FSM state (EIdle: 0)
     logic [NW-1:0] clr;
     logic [15:0]   leaf;
     logic [15:0]   k;
@@ -41,21 +43,22 @@ module nasa_eval_unit #(
     logic [15:0]   classes;
     logic          req_pend;                     // a request was accepted, waiting for its response
     logic          ok;
+    logic          done;                         // done_o
   } regs_t;
-  regs_t q;
+  regs_t q, d;
   logic [31:0] rd_q;
 
-  assign busy_o       = (st_q != EIdle);
+  assign busy_o       = (q.st != EIdle);
   assign mreq_o.we    = 1'b0;
   assign mreq_o.wdata = '0;
-  assign mreq_o.valid = ((st_q == ELogit) || (st_q == ELabel)) && !q.req_pend;
-  assign mreq_o.addr  = (st_q == ELabel) ? q.lb : q.la + 32'(q.k);
+  assign mreq_o.valid = ((q.st == ELogit) || (q.st == ELabel)) && !q.req_pend;
+  assign mreq_o.addr  = (q.st == ELabel) ? q.lb : q.la + 32'(q.k);
 
   // the counter RAM: one write port, one synchronous read port shared by update and host
   logic we;
   logic [NW-1:0] waddr, raddr;
   logic [31:0] wdata;
-  assign raddr = (st_q == EIdle) ? cnt_idx_i[NW-1:0] : q.leaf[NW-1:0];
+  assign raddr = (q.st == EIdle) ? cnt_idx_i[NW-1:0] : q.leaf[NW-1:0];
   always_ff @(posedge clk_i) begin
     if (we) cnt_mem[waddr] <= wdata;
     rd_q <= cnt_mem[raddr];
@@ -65,88 +68,75 @@ module nasa_eval_unit #(
     we    = 1'b0;
     waddr = q.leaf[NW-1:0];
     wdata = rd_q + 32'd1;
-    if (st_q == EClear) begin
+    if (q.st == EClear) begin
       we    = 1'b1;
       waddr = q.clr;
       wdata = '0;
-    end else if (st_q == EWrite) begin
+    end else if (q.st == EWrite) begin
       we = q.ok;
     end
   end
 
-  // next state
+  assign done_o = q.done;
+
+  // next state and registers
   always_comb begin
-    st_d = st_q;
+    d      = q;
+    d.done = 1'b0;
     if (abort_i) begin
-      st_d = EIdle;
+      d.st       = EIdle;
+      d.req_pend = 1'b0;
     end else begin
-      unique case (st_q)
+      if (mreq_o.valid && mrsp_i.ready) d.req_pend = 1'b1;
+      unique case (q.st)
         EIdle: begin
           if (clear_i) begin
-            st_d = EClear;
+            d.st  = EClear;
+            d.clr = '0;
           end else if (start_i) begin
-            st_d = ELogit;
+            d.st      = ELogit;
+            d.leaf    = leaf_i;
+            d.la      = logits_addr_i;
+            d.lb      = label_addr_i;
+            d.classes = classes_i;
+            d.k       = '0;
+            d.best_i  = '0;
+            d.best    = 8'h80;
           end
         end
-        EClear: if (32'(q.clr) == NodeCap - 1) st_d = EIdle;
-        ELogit: if (mrsp_i.valid && (q.k + 16'd1 == q.classes)) st_d = ELabel;
-        ELabel: if (mrsp_i.valid) st_d = ERead;  // rd_q holds the leaf's counter from then on
-        ERead:  st_d = EWrite;
-        EWrite: st_d = EIdle;
-        default: st_d = EIdle;
+        EClear: begin
+          d.clr = q.clr + 1'b1;
+          if (32'(q.clr) == NodeCap - 1) d.st = EIdle;
+        end
+        ELogit: begin
+          if (mrsp_i.valid) begin
+            d.req_pend = 1'b0;
+            if (q.k == 16'd0 || $signed(mrsp_i.rdata) > $signed(q.best)) begin
+              d.best   = mrsp_i.rdata;
+              d.best_i = q.k;
+            end
+            d.k = q.k + 16'd1;
+            if (q.k + 16'd1 == q.classes) d.st = ELabel;
+          end
+        end
+        ELabel: begin
+          if (mrsp_i.valid) begin  // rd_q holds the leaf's counter from the next cycle on
+            d.req_pend = 1'b0;
+            d.ok       = (16'(mrsp_i.rdata) == q.best_i);
+            d.st       = ERead;
+          end
+        end
+        ERead: d.st = EWrite;
+        EWrite: begin
+          d.st   = EIdle;
+          d.done = 1'b1;
+        end
+        default: d.st = EIdle;
       endcase
     end
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      st_q       <= EIdle;
-      q <= '0;
-      done_o     <= 1'b0;
-    end else begin
-      st_q   <= st_d;
-      done_o <= 1'b0;
-      if (abort_i) begin
-        q.req_pend <= 1'b0;
-      end else begin
-        if (mreq_o.valid && mrsp_i.ready) q.req_pend <= 1'b1;
-        unique case (st_q)
-          EIdle: begin
-            if (clear_i) begin
-              q.clr <= '0;
-            end else if (start_i) begin
-              q.leaf    <= leaf_i;
-              q.la      <= logits_addr_i;
-              q.lb      <= label_addr_i;
-              q.classes <= classes_i;
-              q.k       <= '0;
-              q.best_i  <= '0;
-              q.best    <= 8'h80;
-            end
-          end
-          EClear: q.clr <= q.clr + 1'b1;
-          ELogit: begin
-            if (mrsp_i.valid) begin
-              q.req_pend <= 1'b0;
-              if (q.k == 16'd0 || $signed(mrsp_i.rdata) > $signed(q.best)) begin
-                q.best   <= mrsp_i.rdata;
-                q.best_i <= q.k;
-              end
-              q.k <= q.k + 16'd1;
-            end
-          end
-          ELabel: begin
-            if (mrsp_i.valid) begin
-              q.req_pend <= 1'b0;
-              q.ok       <= (16'(mrsp_i.rdata) == q.best_i);
-            end
-          end
-          EWrite: done_o <= 1'b1;
-          default: ;
-        endcase
-      end
-    end
-  end
+  `NASA_FF(q, d, '0)
   logic unused;
   assign unused = ^{cnt_idx_i, q.leaf};
 
@@ -159,8 +149,8 @@ module nasa_eval_unit #(
     else $error("nasa_eval_unit: request changed or withdrawn while stalled");
   // FSM legality; start and clear come while idle.
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   st_q inside {EIdle, EClear, ELogit, ELabel, ERead, EWrite})
-    else $error("nasa_eval_unit: illegal state %0d", st_q);
+                   q.st inside {EIdle, EClear, ELogit, ELabel, ERead, EWrite})
+    else $error("nasa_eval_unit: illegal state %0d", q.st);
   assert property (@(posedge clk_i) disable iff (!rst_ni) (start_i || clear_i) |-> !busy_o)
     else $error("nasa_eval_unit: start or clear while busy");
   assert property (@(posedge clk_i) disable iff (!rst_ni)

@@ -28,19 +28,7 @@ module nasa_mcu #(
   parameter int unsigned RomWords   = nasa_pkg::McuRomBytes / 4,  // the firmware ROM
   parameter              RomFile    = "nasa_fw.hex"
 ) (
-  input  logic                  clk_i,
-  input  logic                  rst_ni,
-  // CSR bus
-  input  nasa_pkg::csr_req_t csr_req_i,
-  output nasa_pkg::csr_rsp_t csr_rsp_o,
-  // memory port
-  output nasa_pkg::mem_req_t mem_req_o,
-  input  nasa_pkg::mem_rsp_t mem_rsp_i,
-  // status
-  output logic                  busy_o,
-  output logic                  done_o,
-  output logic                  error_o,
-  output logic                  layer_end_o
+`include "nasa_core_ports.svh"
 );
   localparam int unsigned RomAW = $clog2(RomWords);
   localparam int unsigned PortDW = nasa_pkg::MemBytesMax * 8;  // the memory port's data fields

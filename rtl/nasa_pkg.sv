@@ -404,73 +404,57 @@ package nasa_pkg;
   localparam int unsigned StatusDoneBit  = 1;
   localparam int unsigned StatusErrorBit = 2;
 
-  // Configuration `fpga` (top-level parameters of nasa_top).
-  localparam int unsigned CfgFpgaRows        = 4;
-  localparam int unsigned CfgFpgaCols        = 4;
-  localparam int unsigned CfgFpgaMemBytes    = 4;
-  localparam int unsigned CfgFpgaInBufBytes  = 2048;
-  localparam int unsigned CfgFpgaKredMax     = 256;
-  localparam int unsigned CfgFpgaBurstMax    = 8;
-  localparam int unsigned CfgFpgaNodeCap     = 256;
-  localparam int unsigned CfgFpgaMaxLayers   = 8;
-  localparam int unsigned CfgFpgaMaxChoices  = 8;
-  localparam int unsigned CfgFpgaMaxCands    = 256;
-  localparam int unsigned CfgFpgaRqLanes     = 1;
-  localparam int unsigned CfgFpgaAddrBits    = 17;
-  localparam int unsigned CfgFpgaDmaInflight = 8;
-  localparam int unsigned CfgFpgaWTiles      = 2;
-  localparam int unsigned CfgFpgaMcu         = 0;
+  // A hardware configuration (hw_spec.h NASA_CONFIGS): the parameter Cfg of the engine's
+  // units. The core's top modules (nasa_top, nasa_mcu) take the fields as parameters of the
+  // same names in UpperCamelCase (-GRows=...); nasa_top builds its Cfg from them.
+  typedef struct packed {
+    int unsigned rows;                   // PE array rows: output positions of a tile
+    int unsigned cols;                   // PE array columns and vector-unit lanes: output channels of a tile
+    int unsigned mem_bytes;              // memory port bytes a beat
+    int unsigned in_buf_bytes;           // input buffer bytes (a power of two)
+    int unsigned kred_max;               // largest reduction k*k*Cin of one output channel
+    int unsigned burst_max;              // beats of a memory read burst, at most
+    int unsigned node_cap;               // node table entries of the fused graph (root included)
+    int unsigned max_layers;             // choice layers of a batch run
+    int unsigned max_choices;            // choices of a layer
+    int unsigned max_cands;              // candidates of a batch run
+    int unsigned rq_lanes;               // requant lanes: a drained row takes Cols/RqLanes cycles
+    int unsigned addr_bits;              // address space [0, 2^AddrBits)
+    int unsigned dma_inflight;           // DMA read jobs in flight (a power of two)
+    int unsigned wtiles;                 // channel tiles the weight ring holds (a power of two)
+  } cfg_t;
 
-  // Configuration `sim` (top-level parameters of nasa_top).
-  localparam int unsigned CfgSimRows        = 16;
-  localparam int unsigned CfgSimCols        = 16;
-  localparam int unsigned CfgSimMemBytes    = 32;
-  localparam int unsigned CfgSimInBufBytes  = 131072;
-  localparam int unsigned CfgSimKredMax     = 8192;
-  localparam int unsigned CfgSimBurstMax    = 8;
-  localparam int unsigned CfgSimNodeCap     = 1024;
-  localparam int unsigned CfgSimMaxLayers   = 16;
-  localparam int unsigned CfgSimMaxChoices  = 16;
-  localparam int unsigned CfgSimMaxCands    = 1024;
-  localparam int unsigned CfgSimRqLanes     = 16;
-  localparam int unsigned CfgSimAddrBits    = 32;
-  localparam int unsigned CfgSimDmaInflight = 16;
-  localparam int unsigned CfgSimWTiles      = 16;
-  localparam int unsigned CfgSimMcu         = 0;
+  // Configuration `fpga`: Rows 4, Cols 4, MemBytes 4, InBufBytes 2048, KredMax 256, BurstMax 8,
+  //   NodeCap 256, MaxLayers 8, MaxChoices 8, MaxCands 256, RqLanes 1, AddrBits 17, DmaInflight 8,
+  //   WTiles 2
+  localparam cfg_t CfgFpga = {
+    32'd4, 32'd4, 32'd4, 32'd2048, 32'd256, 32'd8, 32'd256, 32'd8,
+    32'd8, 32'd256, 32'd1, 32'd17, 32'd8, 32'd2
+  };
 
-  // Configuration `large` (top-level parameters of nasa_top).
-  localparam int unsigned CfgLargeRows        = 32;
-  localparam int unsigned CfgLargeCols        = 32;
-  localparam int unsigned CfgLargeMemBytes    = 64;
-  localparam int unsigned CfgLargeInBufBytes  = 131072;
-  localparam int unsigned CfgLargeKredMax     = 8192;
-  localparam int unsigned CfgLargeBurstMax    = 8;
-  localparam int unsigned CfgLargeNodeCap     = 1024;
-  localparam int unsigned CfgLargeMaxLayers   = 16;
-  localparam int unsigned CfgLargeMaxChoices  = 16;
-  localparam int unsigned CfgLargeMaxCands    = 1024;
-  localparam int unsigned CfgLargeRqLanes     = 32;
-  localparam int unsigned CfgLargeAddrBits    = 32;
-  localparam int unsigned CfgLargeDmaInflight = 16;
-  localparam int unsigned CfgLargeWTiles      = 16;
-  localparam int unsigned CfgLargeMcu         = 0;
+  // Configuration `sim`: Rows 16, Cols 16, MemBytes 32, InBufBytes 131072, KredMax 8192,
+  //   BurstMax 8, NodeCap 1024, MaxLayers 16, MaxChoices 16, MaxCands 1024, RqLanes 16,
+  //   AddrBits 32, DmaInflight 16, WTiles 16
+  localparam cfg_t CfgSim = {
+    32'd16, 32'd16, 32'd32, 32'd131072, 32'd8192, 32'd8, 32'd1024, 32'd16,
+    32'd16, 32'd1024, 32'd16, 32'd32, 32'd16, 32'd16
+  };
 
-  // Configuration `up5k` (top-level parameters of nasa_top).
-  localparam int unsigned CfgUp5kRows        = 1;
-  localparam int unsigned CfgUp5kCols        = 1;
-  localparam int unsigned CfgUp5kMemBytes    = 4;
-  localparam int unsigned CfgUp5kInBufBytes  = 2048;
-  localparam int unsigned CfgUp5kKredMax     = 256;
-  localparam int unsigned CfgUp5kBurstMax    = 1;
-  localparam int unsigned CfgUp5kNodeCap     = 256;
-  localparam int unsigned CfgUp5kMaxLayers   = 8;
-  localparam int unsigned CfgUp5kMaxChoices  = 8;
-  localparam int unsigned CfgUp5kMaxCands    = 256;
-  localparam int unsigned CfgUp5kRqLanes     = 1;
-  localparam int unsigned CfgUp5kAddrBits    = 17;
-  localparam int unsigned CfgUp5kDmaInflight = 2;
-  localparam int unsigned CfgUp5kWTiles      = 2;
-  localparam int unsigned CfgUp5kMcu         = 1;
+  // Configuration `large`: Rows 32, Cols 32, MemBytes 64, InBufBytes 131072, KredMax 8192,
+  //   BurstMax 8, NodeCap 1024, MaxLayers 16, MaxChoices 16, MaxCands 1024, RqLanes 32,
+  //   AddrBits 32, DmaInflight 16, WTiles 16
+  localparam cfg_t CfgLarge = {
+    32'd32, 32'd32, 32'd64, 32'd131072, 32'd8192, 32'd8, 32'd1024, 32'd16,
+    32'd16, 32'd1024, 32'd32, 32'd32, 32'd16, 32'd16
+  };
+
+  // Configuration `up5k`: Rows 1, Cols 1, MemBytes 4, InBufBytes 2048, KredMax 256, BurstMax 1,
+  //   NodeCap 256, MaxLayers 8, MaxChoices 8, MaxCands 256, RqLanes 1, AddrBits 17, DmaInflight 2,
+  //   WTiles 2
+  localparam cfg_t CfgUp5k = {
+    32'd1, 32'd1, 32'd4, 32'd2048, 32'd256, 32'd1, 32'd256, 32'd8,
+    32'd8, 32'd256, 32'd1, 32'd17, 32'd2, 32'd2
+  };
 
 endpackage
 // verilator lint_on UNUSEDPARAM

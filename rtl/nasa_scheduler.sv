@@ -4,6 +4,8 @@
 // arena slot) and L (logits) addresses that the templates' PATCH bits substitute. At a leaf it
 // also issues the head templates and hands (leaf, image) to the eval unit. Only the current path
 // is live: one arena slot per depth (docs/fusion.md).
+`include "nasa_regs.svh"
+
 module nasa_scheduler #(
   parameter int unsigned NodeCap    = nasa_pkg::NodeCap,
   parameter int unsigned MaxLayers  = nasa_pkg::MaxLayers,
@@ -63,254 +65,221 @@ module nasa_scheduler #(
     SIdle, SBatch, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SImg, SIssue, SWait, SRunEnd, SEval,
     SEvalWait, SNext, SClimbRd, SClimbAt
   } sstate_e;
-  sstate_e st_q, st_d;
 
   // per-depth output of the node on the current path: the depth whose arena slot holds it (a
   // skip node's output is its input), or SrcImg for the input images (skips from the root).
   // The arena tables and the mini-batch's image pointer do not change during a walk (CSR
-  // writes are ignored while busy; img_ptr_q moves at the root only), so an index is enough.
+  // writes are ignored while busy; the image pointer moves at the root only), so an index is enough.
   localparam int unsigned SW = $clog2(MaxLayers + 2);
   localparam logic [SW-1:0] SrcImg = SW'(MaxLayers + 1);
   logic [SW-1:0] out_src_q [MaxLayers+1];
-  logic [SW-1:0] xin_src_q;
   logic [15:0] path_q [MaxLayers+1];
+  logic path_we, out_src_we;  // write path_q / out_src_q at the current depth
+  logic [SW-1:0] out_src_d;
 
-  logic [31:0] g0_q, nb_q, b_q, img_ptr_q, img_next_q;
-  // g0 * classes (the logits offset of the mini-batch's image 0) and its value for the next
-  // mini-batch, summed image by image at the root instead of multiplied
-  logic [31:0] g0c_q, g0c_next_q;
-  logic [15:0] node_q, first_q;
-  logic [7:0] layer_q, choice_q;
-  logic [DW-1:0] depth_q;
-  logic [23:0] nfirst_q, cfirst_q;  // the node's templates; the run being issued
-  logic [7:0] ncount_q, ccount_q, t_q;
-  logic head_q;  // issuing the head templates of a leaf
-  logic [31:0] xi_q, yi_q, l_q, lnode_q, xin_base_q, xin_stride_q;
+  // registers (all zero after reset)
+  typedef struct packed {
+    sstate_e st;   // the FSM state (SIdle: 0)
+    logic          done;        // done_o
+    logic [31:0]   g0, nb, b;   // the mini-batch: images [g0, g0 + nb), image b of it
+    logic [31:0]   img_ptr, img_next;
+    // g0 * classes (the logits offset of the mini-batch's image 0) and its value for the next
+    // mini-batch, summed image by image at the root instead of multiplied
+    logic [31:0]   g0c, g0c_next;
+    logic [15:0]   node, first;
+    logic [7:0]    layer, choice;
+    logic [DW-1:0] depth;
+    logic [23:0]   nfirst, cfirst;  // the node's templates; the run being issued
+    logic [7:0]    ncount, ccount, t;
+    logic          head;        // issuing the head templates of a leaf
+    logic [31:0]   xi, yi, l, lnode, xin_base, xin_stride;
+    logic [SW-1:0] xin_src;
+  } regs_t;
+  regs_t q, d;
   logic leaf;
-  assign leaf = (8'(depth_q) == num_layers_i);
+  assign leaf = (8'(q.depth) == num_layers_i);
 
-  assign busy_o = (st_q != SIdle);
+  assign busy_o = (q.st != SIdle);
+  assign done_o = q.done;
 
-  assign optab_idx_o = 16'(layer_q) * 16'(MaxChoices) + 16'(choice_q);
-  assign node_idx_o  = node_q;
+  assign optab_idx_o = 16'(q.layer) * 16'(MaxChoices) + 16'(q.choice);
+  assign node_idx_o  = q.node;
 
   // the head reads the node's output: its slot, or its input for a skip node
-  assign xd_valid_o = (st_q == SIssue);
-  assign xd_tpl_o   = tpl_addr_i + ((32'(cfirst_q) + 32'(t_q)) << 6);
-  assign xd_x_o     = (head_q && ncount_q != '0) ? yi_q : xi_q;
-  assign xd_y_o     = yi_q;
-  assign xd_l_o     = l_q;
+  assign xd_valid_o = (q.st == SIssue);
+  assign xd_tpl_o   = tpl_addr_i + ((32'(q.cfirst) + 32'(q.t)) << 6);
+  assign xd_x_o     = (q.head && q.ncount != '0) ? q.yi : q.xi;
+  assign xd_y_o     = q.yi;
+  assign xd_l_o     = q.l;
 
-  assign ev_start_o  = (st_q == SEval);
-  assign ev_leaf_o   = node_q;
-  assign ev_logits_o = l_q;
-  assign ev_label_o  = label_addr_i + g0_q + b_q;
+  assign ev_start_o  = (q.st == SEval);
+  assign ev_leaf_o   = q.node;
+  assign ev_logits_o = q.l;
+  assign ev_label_o  = label_addr_i + q.g0 + q.b;
 
   logic [31:0] arena_a, arena_s;
-  assign arena_a = arena_addr_i[32'(depth_q)*32 +: 32];
-  assign arena_s = arena_stride_i[32'(depth_q)*32 +: 32];
+  assign arena_a = arena_addr_i[32'(q.depth)*32 +: 32];
+  assign arena_s = arena_stride_i[32'(q.depth)*32 +: 32];
 
   // X of image 0: the parent's output (the image itself at the root)
   logic [31:0] par_base, par_stride;
   logic [SW-1:0] par_src;
   logic [DW-1:0] depth_m1;
-  assign depth_m1   = depth_q - DW'(1);
-  assign par_src    = (depth_q == '0) ? SrcImg : out_src_q[depth_m1];
-  assign par_base   = (par_src == SrcImg) ? img_ptr_q : arena_addr_i[32'(par_src)*32 +: 32];
+  assign depth_m1   = q.depth - DW'(1);
+  assign par_src    = (q.depth == '0) ? SrcImg : out_src_q[depth_m1];
+  assign par_base   = (par_src == SrcImg) ? q.img_ptr : arena_addr_i[32'(par_src)*32 +: 32];
   assign par_stride = (par_src == SrcImg) ? img_stride_i : arena_stride_i[32'(par_src)*32 +: 32];
 
-  // next state
+  // next state and registers
   always_comb begin
-    st_d = st_q;
+    d          = q;
+    d.done     = 1'b0;
+    path_we    = 1'b0;
+    out_src_we = 1'b0;
+    out_src_d  = (q.ncount == '0) ? q.xin_src : SW'(q.depth);  // a skip node's output: its input
     if (abort_i) begin
-      st_d = SIdle;
+      d.st = SIdle;
     end else begin
-      unique case (st_q)
-        SIdle: if (start_i) st_d = SBatch;
-        // next mini-batch, or done
-        SBatch: st_d = (g0_q >= img_count_i) ? SIdle : SNodeRd;
-        SNodeRd: st_d = SNodeAt;  // node_idx_o = node_q; the entry arrives next cycle
-        SNodeAt: st_d = (depth_q == '0) ? SNode : SOpRd;  // the root runs the stem
-        SOpRd: st_d = SOpAt;
-        SOpAt: st_d = SNode;
-        SNode: st_d = SImg;
-        SImg: st_d = (ncount_q == '0) ? SRunEnd : SIssue;
-        SIssue: if (xd_ready_i) st_d = SWait;
+      unique case (q.st)
+        SIdle: begin
+          if (start_i) begin
+            d.st      = SBatch;
+            d.g0      = '0;
+            d.g0c     = '0;
+            d.img_ptr = img_addr_i;
+          end
+        end
+        // next mini-batch: images [g0, g0 + nb), or done
+        SBatch: begin
+          if (q.g0 >= img_count_i) begin
+            d.st   = SIdle;
+            d.done = 1'b1;
+          end else begin
+            d.st       = SNodeRd;
+            d.nb       = (img_count_i - q.g0 < mini_batch_i) ? img_count_i - q.g0 : mini_batch_i;
+            d.g0c_next = q.g0c;
+            d.node     = '0;
+            d.depth    = '0;
+          end
+        end
+        SNodeRd: d.st = SNodeAt;  // node_idx_o = q.node; the entry arrives next cycle
+        SNodeAt: begin
+          d.st         = (q.depth == '0) ? SNode : SOpRd;  // the root runs the stem
+          d.first      = node_first_i;
+          d.layer      = node_layer_i;
+          d.choice     = node_choice_i;
+          path_we      = 1'b1;
+          d.xin_base   = par_base;
+          d.xin_stride = par_stride;
+          d.xin_src    = par_src;
+          d.lnode      = logits_addr_i + 32'(q.node[IdW-1:0]) * logits_stride_i;
+          if (q.depth == '0) begin
+            d.nfirst = stem_tpl_i[23:0];
+            d.ncount = stem_tpl_i[31:24];
+          end
+        end
+        SOpRd: d.st = SOpAt;
+        SOpAt: begin
+          d.st     = SNode;
+          d.nfirst = optab_i[23:0];
+          d.ncount = optab_i[31:24];
+        end
+        // the node's output placement and image 0 of the mini-batch
+        SNode: begin
+          d.st       = SImg;
+          out_src_we = 1'b1;
+          d.b        = '0;
+          d.xi       = q.xin_base;
+          d.yi       = arena_a;
+          d.l        = (logits_stride_i == '0) ? logits_addr_i : q.lnode + q.g0c;
+        end
+        // one image: the node's templates, then (leaf) the head's and the evaluation
+        SImg: begin
+          d.st     = (q.ncount == '0) ? SRunEnd : SIssue;
+          d.cfirst = q.nfirst;
+          d.ccount = q.ncount;
+          d.t      = '0;
+          d.head   = 1'b0;
+        end
+        SIssue: if (xd_ready_i) d.st = SWait;
         SWait: begin
-          if (xd_done_i) st_d = (t_q + 8'd1 < ccount_q) ? SIssue : SRunEnd;
+          if (xd_done_i && (q.t + 8'd1 < q.ccount)) begin
+            d.st = SIssue;
+            d.t  = q.t + 8'd1;
+          end else if (xd_done_i) begin
+            d.st = SRunEnd;
+          end
         end
         SRunEnd: begin
-          if (leaf && !head_q && head_tpl_i[31:24] != '0) begin
-            st_d = SIssue;  // the head's templates
-          end else if (leaf) begin
-            st_d = SEval;
+          if (leaf && !q.head && head_tpl_i[31:24] != '0) begin
+            d.st     = SIssue;  // the head's templates
+            d.head   = 1'b1;
+            d.cfirst = head_tpl_i[23:0];
+            d.ccount = head_tpl_i[31:24];
+            d.t      = '0;
           end else begin
-            st_d = SNext;
+            d.st = leaf ? SEval : SNext;
           end
         end
-        SEval: st_d = SEvalWait;
-        SEvalWait: if (ev_done_i) st_d = SNext;
+        SEval: d.st = SEvalWait;
+        SEvalWait: if (ev_done_i) d.st = SNext;
         // next image of the mini-batch, a child, or climb
         SNext: begin
-          if (b_q + 32'd1 < nb_q) begin
-            st_d = SImg;
-          end else if (first_q != NoNode && !leaf) begin
-            st_d = SNodeRd;
+          if (q.depth == '0) d.g0c_next = q.g0c_next + 32'(classes_i);
+          if (q.b + 32'd1 < q.nb) begin
+            d.st = SImg;
+            d.b  = q.b + 32'd1;
+            d.xi = q.xi + q.xin_stride;
+            d.yi = q.yi + arena_s;
+            d.l  = (logits_stride_i == '0) ? logits_addr_i : q.l + 32'(classes_i);
           end else begin
-            st_d = SClimbRd;  // node_q's entry (its next sibling) is read again
+            // at the root xi is image nb-1 of the mini-batch
+            if (q.depth == '0) d.img_next = q.xi + img_stride_i;
+            if (q.first != NoNode && !leaf) begin
+              d.st    = SNodeRd;
+              d.node  = q.first;
+              d.depth = q.depth + DW'(1);
+            end else begin
+              d.st = SClimbRd;  // the node's entry (its next sibling) is read again
+            end
           end
         end
-        SClimbRd: st_d = SClimbAt;
+        SClimbRd: d.st = SClimbAt;
         SClimbAt: begin
           if (node_next_i != NoNode) begin
-            st_d = SNodeRd;
-          end else if (depth_q <= DW'(1)) begin
-            st_d = SBatch;  // back at the root: the mini-batch is done
+            d.st   = SNodeRd;
+            d.node = node_next_i;
+          end else if (q.depth <= DW'(1)) begin
+            d.st      = SBatch;  // back at the root: the mini-batch is done
+            d.g0      = q.g0 + q.nb;
+            d.g0c     = q.g0c_next;
+            d.img_ptr = q.img_next;
           end else begin
-            st_d = SClimbRd;
+            d.st    = SClimbRd;
+            d.depth = depth_m1;
+            d.node  = path_q[depth_m1];
           end
         end
-        default: st_d = SIdle;
+        default: d.st = SIdle;
       endcase
     end
   end
 
+  `NASA_FF(q, d, '0)
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      st_q         <= SIdle;
-      done_o       <= 1'b0;
-      g0_q         <= '0;
-      g0c_q        <= '0;
-      g0c_next_q   <= '0;
-      nb_q         <= '0;
-      b_q          <= '0;
-      img_ptr_q    <= '0;
-      img_next_q   <= '0;
-      node_q       <= '0;
-      first_q      <= NoNode;
-      layer_q      <= '0;
-      choice_q     <= '0;
-      depth_q      <= '0;
-      nfirst_q     <= '0;
-      ncount_q     <= '0;
-      cfirst_q     <= '0;
-      ccount_q     <= '0;
-      t_q          <= '0;
-      head_q       <= 1'b0;
-      xi_q         <= '0;
-      yi_q         <= '0;
-      l_q          <= '0;
-      lnode_q      <= '0;
-      xin_base_q   <= '0;
-      xin_stride_q <= '0;
-      xin_src_q    <= '0;
-      for (int d = 0; d <= MaxLayers; d++) begin
-        out_src_q[d] <= '0;
-        path_q[d]    <= '0;
+      for (int i = 0; i <= MaxLayers; i++) begin
+        out_src_q[i] <= '0;
+        path_q[i]    <= '0;
       end
     end else begin
-      st_q   <= st_d;
-      done_o <= 1'b0;
-      if (!abort_i) begin
-        unique case (st_q)
-          SIdle: begin
-            if (start_i) begin
-              g0_q      <= '0;
-              g0c_q     <= '0;
-              img_ptr_q <= img_addr_i;
-            end
-          end
-          // next mini-batch: images [g0, g0 + nb)
-          SBatch: begin
-            if (g0_q >= img_count_i) begin
-              done_o <= 1'b1;
-            end else begin
-              nb_q       <= (img_count_i - g0_q < mini_batch_i) ? img_count_i - g0_q : mini_batch_i;
-              g0c_next_q <= g0c_q;
-              node_q     <= '0;
-              depth_q    <= '0;
-            end
-          end
-          SNodeAt: begin
-            first_q         <= node_first_i;
-            layer_q         <= node_layer_i;
-            choice_q        <= node_choice_i;
-            path_q[depth_q] <= node_q;
-            xin_base_q      <= par_base;
-            xin_stride_q    <= par_stride;
-            xin_src_q       <= par_src;
-            lnode_q         <= logits_addr_i + 32'(node_q[IdW-1:0]) * logits_stride_i;
-            if (depth_q == '0) begin
-              nfirst_q <= stem_tpl_i[23:0];
-              ncount_q <= stem_tpl_i[31:24];
-            end
-          end
-          SOpAt: begin
-            nfirst_q <= optab_i[23:0];
-            ncount_q <= optab_i[31:24];
-          end
-          // the node's output placement and image 0 of the mini-batch
-          SNode: begin
-            out_src_q[depth_q] <= (ncount_q == '0) ? xin_src_q : SW'(depth_q);  // skip: its input
-            b_q  <= '0;
-            xi_q <= xin_base_q;
-            yi_q <= arena_a;
-            l_q  <= (logits_stride_i == '0) ? logits_addr_i : lnode_q + g0c_q;
-          end
-          // one image: the node's templates, then (leaf) the head's and the evaluation
-          SImg: begin
-            cfirst_q <= nfirst_q;
-            ccount_q <= ncount_q;
-            t_q      <= '0;
-            head_q   <= 1'b0;
-          end
-          SWait: if (xd_done_i && (t_q + 8'd1 < ccount_q)) t_q <= t_q + 8'd1;
-          SRunEnd: begin
-            if (leaf && !head_q && head_tpl_i[31:24] != '0) begin
-              head_q   <= 1'b1;
-              cfirst_q <= head_tpl_i[23:0];
-              ccount_q <= head_tpl_i[31:24];
-              t_q      <= '0;
-            end
-          end
-          // next image of the mini-batch, or leave the node
-          SNext: begin
-            if (depth_q == '0) g0c_next_q <= g0c_next_q + 32'(classes_i);
-            if (b_q + 32'd1 < nb_q) begin
-              b_q  <= b_q + 32'd1;
-              xi_q <= xi_q + xin_stride_q;
-              yi_q <= yi_q + arena_s;
-              l_q  <= (logits_stride_i == '0) ? logits_addr_i : l_q + 32'(classes_i);
-            end else begin
-              // at the root xi_q is image nb-1 of the mini-batch
-              if (depth_q == '0) img_next_q <= xi_q + img_stride_i;
-              if (first_q != NoNode && !leaf) begin
-                node_q  <= first_q;
-                depth_q <= depth_q + DW'(1);
-              end
-            end
-          end
-          SClimbAt: begin
-            if (node_next_i != NoNode) begin
-              node_q <= node_next_i;
-            end else if (depth_q <= DW'(1)) begin
-              // back at the root: the mini-batch is done
-              g0_q      <= g0_q + nb_q;
-              g0c_q     <= g0c_next_q;
-              img_ptr_q <= img_next_q;
-            end else begin
-              depth_q <= depth_m1;
-              node_q  <= path_q[depth_m1];
-            end
-          end
-          default: ;
-        endcase
-      end
+      if (path_we) path_q[q.depth] <= q.node;
+      if (out_src_we) out_src_q[q.depth] <= out_src_d;
     end
   end
 
   logic unused;
-  assign unused = ^{node_parent_i, node_q[15:IdW]};
+  assign unused = ^{node_parent_i, q.node[15:IdW]};
 
 `ifndef SYNTHESIS
   // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
@@ -321,11 +290,11 @@ module nasa_scheduler #(
     else $error("nasa_scheduler: descriptor changed or withdrawn while stalled");
   // FSM legality; the walk never goes deeper than the layers.
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   st_q inside {SIdle, SBatch, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SImg, SIssue,
+                   q.st inside {SIdle, SBatch, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SImg, SIssue,
                                 SWait, SRunEnd, SEval, SEvalWait, SNext, SClimbRd, SClimbAt})
-    else $error("nasa_scheduler: illegal state %0d", st_q);
-  assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(depth_q) <= MaxLayers)
-    else $error("nasa_scheduler: depth %0d > MaxLayers %0d", depth_q, MaxLayers);
+    else $error("nasa_scheduler: illegal state %0d", q.st);
+  assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(q.depth) <= MaxLayers)
+    else $error("nasa_scheduler: depth %0d > MaxLayers %0d", q.depth, MaxLayers);
   assert property (@(posedge clk_i) disable iff (!rst_ni)
                    !$isunknown({start_i, abort_i, xd_valid_o, xd_ready_i, xd_done_i, ev_done_i}))
     else $error("nasa_scheduler: X on a control signal");

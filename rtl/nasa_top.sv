@@ -19,21 +19,16 @@ module nasa_top #(
   parameter int unsigned DmaInflight = 16,   // DMA read jobs in flight (a power of two)
   parameter int unsigned WTiles     = 16     // channel tiles the weight ring holds (power of two)
 ) (
-  input  logic                  clk_i,
-  input  logic                  rst_ni,
-  // CSR bus
-  input  nasa_pkg::csr_req_t csr_req_i,
-  output nasa_pkg::csr_rsp_t csr_rsp_o,
-  // memory port
-  output nasa_pkg::mem_req_t mem_req_o,
-  input  nasa_pkg::mem_rsp_t mem_rsp_i,
-  // status
-  output logic                  busy_o,
-  output logic                  done_o,
-  output logic                  error_o,
-  output logic                  layer_end_o   // pulse: a layer of a program or batch completed
+`include "nasa_core_ports.svh"
 );
   localparam int unsigned OTW = $clog2(MaxLayers * MaxChoices);
+  // The configuration as one value (the fields of nasa_pkg::cfg_t, in order), for the engine.
+  /* verilator lint_off WIDTHCONCAT */  // (Verilator 5.006 warns on the casts of the parameters)
+  localparam nasa_pkg::cfg_t Cfg = {32'(Rows), 32'(Cols), 32'(MemBytes), 32'(InBufBytes),
+                                    32'(KredMax), 32'(BurstMax), 32'(NodeCap), 32'(MaxLayers),
+                                    32'(MaxChoices), 32'(MaxCands), 32'(RqLanes), 32'(AddrBits),
+                                    32'(DmaInflight), 32'(WTiles)};
+  /* verilator lint_on WIDTHCONCAT */
 
   // ======================= engine =======================
   nasa_pkg::mem_req_t e_req;
@@ -45,16 +40,7 @@ module nasa_top #(
   logic c_rd_beat, c_wr;
 
   nasa_engine #(
-    .Rows      (Rows),
-    .Cols      (Cols),
-    .MemBytes  (MemBytes),
-    .InBufBytes(InBufBytes),
-    .KredMax   (KredMax),
-    .BurstMax  (BurstMax),
-    .RqLanes   (RqLanes),
-    .AddrBits  (AddrBits),
-    .DmaInflight(DmaInflight),
-    .WTiles    (WTiles)
+    .Cfg(Cfg)
   ) u_engine (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),

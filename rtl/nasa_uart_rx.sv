@@ -2,6 +2,8 @@
 // that is gone at its middle is a glitch and ignored; a missing stop bit drops the byte (the
 // frame CRC catches what a lost byte leaves behind) and the next start bit is the next falling
 // edge. ClksPerBit = clock / baud (>= 4).
+`include "nasa_regs.svh"
+
 module nasa_uart_rx #(
   parameter int unsigned ClksPerBit = 12
 ) (
@@ -14,92 +16,74 @@ module nasa_uart_rx #(
   localparam int unsigned CW = $clog2(ClksPerBit + 1);
   typedef enum logic [1:0] {RIdle, RStart, RData, RStop} rstate_e;
 
-  rstate_e st_q, st_d;
   logic [2:0] sync_q;  // two flops against metastability, a third for the falling edge
-  logic [CW-1:0] cnt_q;
-  logic [2:0] bit_q;
-  logic [7:0] sh_q;
+  // registers (all zero after reset)
+  typedef struct packed {
+    rstate_e st;   // the FSM state (RIdle: 0)
+    logic [CW-1:0] cnt;    // clocks to the middle of the next bit
+    logic [2:0]    nbit;   // data bits received
+    logic [7:0]    sh;
+    logic          valid;  // valid_o
+    logic [7:0]    data;   // data_o
+  } regs_t;
+  regs_t q, d;
   logic line;
-  assign line = sync_q[1];
+  assign line    = sync_q[1];
+  assign valid_o = q.valid;
+  assign data_o  = q.data;
 
-  // next state
+  // next state and registers: past the start, each state waits for the middle of its bit
   always_comb begin
-    st_d = st_q;
-    unique case (st_q)
-      RIdle: begin
-        // a start bit is a falling edge: a line held low (a break, a bad stop bit) is not
-        if (!line && sync_q[2]) st_d = RStart;
-      end
-      RStart: begin
-        // at the bit's middle: a start bit that is gone is a glitch
-        if (cnt_q == '0) st_d = line ? RIdle : RData;
-      end
-      RData: begin
-        if ((cnt_q == '0) && (bit_q == 3'd7)) st_d = RStop;
-      end
-      RStop: begin
-        if (cnt_q == '0) st_d = RIdle;
-      end
-      default: st_d = RIdle;
-    endcase
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      sync_q  <= 3'b111;
-      st_q    <= RIdle;
-      cnt_q   <= '0;
-      bit_q   <= '0;
-      sh_q    <= '0;
-      valid_o <= 1'b0;
-      data_o  <= '0;
+    d       = q;
+    d.valid = 1'b0;
+    if (q.st != RIdle && q.cnt != '0) begin
+      d.cnt = q.cnt - CW'(1);
     end else begin
-      sync_q  <= {sync_q[1:0], rx_i};
-      valid_o <= 1'b0;
-      st_q    <= st_d;
-      unique case (st_q)
+      unique case (q.st)
         RIdle: begin
+          // a start bit is a falling edge: a line held low (a break, a bad stop bit) is not
           if (!line && sync_q[2]) begin
-            cnt_q <= CW'(ClksPerBit / 2 - 2);  // the synchronizer already took 2 clocks
+            d.st  = RStart;
+            d.cnt = CW'(ClksPerBit / 2 - 2);  // the synchronizer already took 2 clocks
           end
         end
         RStart: begin
-          if (cnt_q != '0) begin
-            cnt_q <= cnt_q - CW'(1);
-          end else if (!line) begin
-            cnt_q <= CW'(ClksPerBit - 1);
-            bit_q <= '0;
+          if (line) begin
+            d.st = RIdle;  // a start bit that is gone at its middle is a glitch
+          end else begin
+            d.st   = RData;
+            d.cnt  = CW'(ClksPerBit - 1);
+            d.nbit = '0;
           end
         end
         RData: begin
-          if (cnt_q != '0) begin
-            cnt_q <= cnt_q - CW'(1);
-          end else begin
-            sh_q  <= {line, sh_q[7:1]};
-            cnt_q <= CW'(ClksPerBit - 1);
-            bit_q <= bit_q + 3'd1;
-          end
+          d.sh   = {line, q.sh[7:1]};
+          d.cnt  = CW'(ClksPerBit - 1);
+          d.nbit = q.nbit + 3'd1;
+          if (q.nbit == 3'd7) d.st = RStop;
         end
         RStop: begin
-          if (cnt_q != '0) begin
-            cnt_q <= cnt_q - CW'(1);
-          end else if (line) begin
-            valid_o <= 1'b1;
-            data_o  <= sh_q;
+          d.st = RIdle;
+          if (line) begin
+            d.valid = 1'b1;
+            d.data  = q.sh;
           end
         end
-        default: ;
+        default: d.st = RIdle;
       endcase
     end
   end
+
+  `NASA_FF(sync_q, {sync_q[1:0], rx_i}, 3'b111)
+  `NASA_FF(q, d, '0)
 
 `ifndef SYNTHESIS
   // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them).
   // A byte takes ten bit times: valid_o never pulses in two consecutive cycles.
   assert property (@(posedge clk_i) disable iff (!rst_ni) valid_o |=> !valid_o)
     else $error("nasa_uart_rx: valid_o in consecutive cycles");
-  assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(cnt_q) < ClksPerBit)
-    else $error("nasa_uart_rx: bit counter %0d out of range", cnt_q);
+  assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(q.cnt) < ClksPerBit)
+    else $error("nasa_uart_rx: bit counter %0d out of range", q.cnt);
   assert property (@(posedge clk_i) disable iff (!rst_ni) !$isunknown(rx_i))
     else $error("nasa_uart_rx: X on rx_i");
 `endif

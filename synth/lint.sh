@@ -28,7 +28,7 @@ for cfg in "${configs[@]}"; do
     hex=$(nasa_fw_hex) || { status=1; continue; }
     gparams+=("-GRomFile=\"$hex\"")
   fi
-  if verilator --lint-only -Wall --top-module "$NASA_TOP" "${gparams[@]}" \
+  if verilator --lint-only -Wall -Irtl --top-module "$NASA_TOP" "${gparams[@]}" \
       rtl/lint.vlt "${files[@]}" >"$log" 2>&1 && ! grep -q '%Warning' "$log"; then
     echo "lint $cfg: clean ($NASA_TOP, ${#files[@]} files, ${gparams[*]})"
   else
@@ -40,7 +40,7 @@ done
 # Modules outside nasa_top's hierarchy: linted on their own.
 for top in nasa_uart_bridge nasa_uart_rx nasa_uart_tx nasa_mcu_cpu nasa_mcu_dot; do
   [[ -f rtl/$top.sv ]] || continue
-  if verilator --lint-only -Wall --top-module "$top" rtl/lint.vlt "${files[@]}" >"$log" 2>&1 &&
+  if verilator --lint-only -Wall -Irtl --top-module "$top" rtl/lint.vlt "${files[@]}" >"$log" 2>&1 &&
       ! grep -q '%Warning' "$log"; then
     echo "lint $top: clean"
   else
@@ -53,7 +53,7 @@ done
 if [[ -f fpga/nasa_icebreaker.sv ]]; then
   mapfile -t board < <(nasa_board_files)
   hex=$(nasa_fw_hex) || exit 1
-  if verilator --lint-only -Wall --top-module nasa_icebreaker "-GRomFile=\"$hex\"" \
+  if verilator --lint-only -Wall -Irtl --top-module nasa_icebreaker "-GRomFile=\"$hex\"" \
       rtl/lint.vlt "${board[@]}" \
       >"$log" 2>&1 && ! grep -q '%Warning' "$log"; then
     echo "lint nasa_icebreaker: clean"

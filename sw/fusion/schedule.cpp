@@ -309,17 +309,10 @@ uint64_t weight_traffic(const Schedule& s, uint64_t batches, uint64_t capacity) 
 }  // namespace
 
 std::string_view schedule_name(ScheduleKind k) {
-  switch (k) {
-    case ScheduleKind::Unfused:
-      return "unfused";
-    case ScheduleKind::DepthFirst:
-      return "depth_first";
-    case ScheduleKind::DepthFirstGrouped:
-      return "depth_first_grouped";
-    case ScheduleKind::BreadthFirst:
-      return "breadth_first";
-  }
-  return "unknown";
+  static constexpr std::array<std::string_view, kScheduleKinds.size()> kNames = {
+      "unfused", "depth_first", "depth_first_grouped", "breadth_first"};  // kScheduleKinds' order
+  const auto i = static_cast<size_t>(k);
+  return i < kNames.size() ? kNames[i] : "unknown";
 }
 
 uint32_t op_id_of(const spec::Supernet& net, int layer, int choice) {
@@ -520,17 +513,11 @@ ScheduleReport dram_lower_bound(const spec::Supernet& net, const FusedGraph& g, 
   return r;
 }
 
-nlohmann::json to_json(const ScheduleReport& r) {
-  return nlohmann::json{{"name", r.name},
-                        {"steps", r.steps},
-                        {"macs", r.macs},
-                        {"weight_bytes", r.weight_bytes},
-                        {"act_read_bytes", r.act_read_bytes},
-                        {"act_write_bytes", r.act_write_bytes},
-                        {"total_bytes", r.total_bytes},
-                        {"peak_live_act_bytes", r.peak_live_act_bytes},
-                        {"arena_bytes", r.arena_bytes}};
-}
+// The JSON form: a key per field (nlohmann's serializer of the struct).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ScheduleReport, name, steps, macs, weight_bytes, act_read_bytes,
+                                   act_write_bytes, total_bytes, peak_live_act_bytes, arena_bytes)
+
+nlohmann::json to_json(const ScheduleReport& r) { return r; }
 
 nlohmann::json to_json(std::span<const ScheduleReport> reports) {
   nlohmann::json a = nlohmann::json::array();

@@ -164,6 +164,46 @@ void emit_desc_struct(std::string& out) {
   out += "  } desc_t;\n\n";
 }
 
+// The configurations: cfg_t, a packed struct of the RTL columns of NASA_CONFIGS (the one
+// parameter Cfg of the engine's units; the core's top modules take the columns as separate
+// parameters for -G and build it), and one constant of it per configuration. Concatenations, not
+// assignment patterns: Yosys reads those.
+void emit_configs(std::string& out) {
+  namespace hw = nasa::hw;
+  out += R"(  // A hardware configuration (hw_spec.h NASA_CONFIGS): the parameter Cfg of the engine's
+  // units. The core's top modules (nasa_top, nasa_mcu) take the fields as parameters of the
+  // same names in UpperCamelCase (-GRows=...); nasa_top builds its Cfg from them.
+  typedef struct packed {
+)";
+  for (const hw::ConfigField& f : hw::kConfigFields) {
+    if (f.rtl) out += fmt::format("    {:<36} // {}\n", fmt::format("int unsigned {};", f.member), f.doc);
+  }
+  out += "  } cfg_t;\n\n";
+  for (const hw::Config& c : hw::kConfigs) {
+    std::vector<std::string> v, named;
+    for (const hw::ConfigField& f : hw::kConfigFields) {
+      if (!f.rtl) continue;
+      v.push_back(fmt::format("32'd{}", c.*f.value));
+      named.push_back(fmt::format("{} {}", f.param, c.*f.value));
+    }
+    std::string line = fmt::format("  // Configuration `{}`:", c.name);
+    for (const std::string& n : named) {
+      if (line.size() + n.size() + 2 > 100) {
+        out += line + "\n";
+        line = "  //  ";
+      }
+      line += " " + n + (&n == &named.back() ? "" : ",");
+    }
+    out += line + "\n";
+    out += fmt::format("  localparam cfg_t Cfg{} = {{\n", upper_camel(c.name));
+    for (size_t i = 0; i < v.size(); i += 8) {
+      std::vector<std::string> chunk(v.begin() + i, v.begin() + std::min(v.size(), i + 8));
+      out += fmt::format("    {}{}\n", fmt::join(chunk, ", "), i + 8 < v.size() ? "," : "");
+    }
+    out += "  };\n\n";
+  }
+}
+
 // The buses as packed structs (after the layout block: their widths use MemBytesMax).
 template <size_t N>
 void emit_bus_struct(std::string& out, std::string_view type,
@@ -185,18 +225,18 @@ void emit_bus_struct(std::string& out, std::string_view type,
 
 void emit_buses(std::string& out) {
   namespace hw = nasa::hw;
-  out +=
-      "  // The accelerator's buses (hw_spec.h kCsrReq ...; docs/engine.md \"Ports\"): a request\n"
-      "  // struct (master to slave) and a response struct (slave to master) each, every struct\n"
-      "  // carrying the ready of the other direction's channel.\n"
-      "  //   - CSR bus: a request is taken with req.valid && rsp.ready; a read's data return the\n"
-      "  //     next cycle with rsp.valid.\n"
-      "  //   - Memory port: a request (a read burst of len+1 beats, or one strobed write beat) is\n"
-      "  //     taken with req.valid && rsp.ready; read beats return in order, taken with\n"
-      "  //     rsp.valid && req.rsp_ready. Data fields are MemBytesMax bytes wide (the widest\n"
-      "  //     configuration's); a configuration uses the low MemBytes bytes, the rest are zero.\n"
-      "  //   - Byte port of the control units: one byte a request, taken with req.valid &&\n"
-      "  //     rsp.ready; a read's byte returns with rsp.valid (always taken).\n";
+  out += R"(  // The accelerator's buses (hw_spec.h kCsrReq ...; docs/engine.md "Ports"): a request
+  // struct (master to slave) and a response struct (slave to master) each, every struct
+  // carrying the ready of the other direction's channel.
+  //   - CSR bus: a request is taken with req.valid && rsp.ready; a read's data return the
+  //     next cycle with rsp.valid.
+  //   - Memory port: a request (a read burst of len+1 beats, or one strobed write beat) is
+  //     taken with req.valid && rsp.ready; read beats return in order, taken with
+  //     rsp.valid && req.rsp_ready. Data fields are MemBytesMax bytes wide (the widest
+  //     configuration's); a configuration uses the low MemBytes bytes, the rest are zero.
+  //   - Byte port of the control units: one byte a request, taken with req.valid &&
+  //     rsp.ready; a read's byte returns with rsp.valid (always taken).
+)";
   emit_bus_struct(out, "csr_req_t", hw::kCsrReq);
   emit_bus_struct(out, "csr_rsp_t", hw::kCsrRsp);
   emit_bus_struct(out, "mem_req_t", hw::kMemReq);
@@ -280,12 +320,7 @@ std::string generate() {
       .add("StatusErrorBit", static_cast<uint32_t>(std::countr_zero(hw::kStatusError)));
   bits.emit(out);
 
-  for (const hw::Config& c : hw::kConfigs) {
-    const std::string p = "Cfg" + upper_camel(c.name);
-    ParamBlock cfg(fmt::format("Configuration `{}` (top-level parameters of nasa_top).", c.name));
-    for (const hw::ConfigField& f : hw::kConfigFields) cfg.add(p + std::string(f.param), c.*f.value);
-    cfg.emit(out);
-  }
+  emit_configs(out);
   out += "endpackage\n// verilator lint_on UNUSEDPARAM\n";
   return out;
 }

@@ -100,22 +100,6 @@ struct CsrReq {
   }
 };
 
-struct CsrRsp {
-  bool ready = false, valid = false;
-  uint32_t rdata = 0;
-  template <class P>
-  void put(P& port) const {
-    CsrRspL::set<"ready">(port, ready);
-    CsrRspL::set<"valid">(port, valid);
-    CsrRspL::set<"rdata">(port, rdata);
-  }
-  template <class P>
-  static CsrRsp get(const P& port) {
-    return {CsrRspL::get<"ready">(port) != 0, CsrRspL::get<"valid">(port) != 0,
-            CsrRspL::get<"rdata">(port)};
-  }
-};
-
 struct ByteReq {
   bool valid = false, we = false;
   uint32_t addr = 0;
@@ -127,16 +111,26 @@ struct ByteReq {
   }
 };
 
-struct ByteRsp {
+// A response of the CSR bus or the byte port: {ready, valid, rdata}.
+template <const auto& Fields, class Data>
+struct Rsp {
+  using L = Layout<Fields>;
   bool ready = false, valid = false;
-  uint8_t rdata = 0;
+  Data rdata = 0;
   template <class P>
   void put(P& port) const {
-    ByteRspL::set<"ready">(port, ready);
-    ByteRspL::set<"valid">(port, valid);
-    ByteRspL::set<"rdata">(port, rdata);
+    L::template set<"ready">(port, ready);
+    L::template set<"valid">(port, valid);
+    L::template set<"rdata">(port, rdata);
+  }
+  template <class P>
+  static Rsp get(const P& port) {
+    return {L::template get<"ready">(port) != 0, L::template get<"valid">(port) != 0,
+            static_cast<Data>(L::template get<"rdata">(port))};
   }
 };
+using CsrRsp = Rsp<hw::kCsrRsp, uint32_t>;
+using ByteRsp = Rsp<hw::kByteRsp, uint8_t>;
 
 // Memory port request: the control fields here, the data fields with wdata() / wstrb().
 struct MemReq {

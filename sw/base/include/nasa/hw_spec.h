@@ -183,23 +183,24 @@ namespace nasa::hw {
   X(up5k, 1, 1, 4, 2048, 256, 1, 256, 8, 8, 256, 1, 17, 2, 2, 1)
 
 // The columns of NASA_CONFIGS, in order. Row: Config member, RTL parameter name (every column
-// but Mcu is a parameter of the core's top module, passed as -G<Param>=<value>), RTL parameter.
-#define NASA_CONFIG_FIELDS(X)       \
-  X(rows, Rows, 1)                  \
-  X(cols, Cols, 1)                  \
-  X(mem_bytes, MemBytes, 1)         \
-  X(in_buf_bytes, InBufBytes, 1)    \
-  X(kred_max, KredMax, 1)           \
-  X(burst_max, BurstMax, 1)         \
-  X(node_cap, NodeCap, 1)           \
-  X(max_layers, MaxLayers, 1)       \
-  X(max_choices, MaxChoices, 1)     \
-  X(max_cands, MaxCands, 1)         \
-  X(rq_lanes, RqLanes, 1)           \
-  X(addr_bits, AddrBits, 1)         \
-  X(dma_inflight, DmaInflight, 1)   \
-  X(wtiles, WTiles, 1)              \
-  X(mcu, Mcu, 0)
+// but Mcu is a parameter of the core's top module, passed as -G<Param>=<value>, and a field of
+// nasa_pkg::cfg_t, the one parameter Cfg of the engine's units), RTL parameter, meaning.
+#define NASA_CONFIG_FIELDS(X)                                                                   \
+  X(rows, Rows, 1, "PE array rows: output positions of a tile")                                 \
+  X(cols, Cols, 1, "PE array columns and vector-unit lanes: output channels of a tile")         \
+  X(mem_bytes, MemBytes, 1, "memory port bytes a beat")                                         \
+  X(in_buf_bytes, InBufBytes, 1, "input buffer bytes (a power of two)")                         \
+  X(kred_max, KredMax, 1, "largest reduction k*k*Cin of one output channel")                    \
+  X(burst_max, BurstMax, 1, "beats of a memory read burst, at most")                            \
+  X(node_cap, NodeCap, 1, "node table entries of the fused graph (root included)")              \
+  X(max_layers, MaxLayers, 1, "choice layers of a batch run")                                   \
+  X(max_choices, MaxChoices, 1, "choices of a layer")                                           \
+  X(max_cands, MaxCands, 1, "candidates of a batch run")                                        \
+  X(rq_lanes, RqLanes, 1, "requant lanes: a drained row takes Cols/RqLanes cycles")             \
+  X(addr_bits, AddrBits, 1, "address space [0, 2^AddrBits)")                                    \
+  X(dma_inflight, DmaInflight, 1, "DMA read jobs in flight (a power of two)")                   \
+  X(wtiles, WTiles, 1, "channel tiles the weight ring holds (a power of two)")                  \
+  X(mcu, Mcu, 0, "1: the core is the firmware-driven controller nasa_mcu")
 
 // The board controller's memory map (configurations with Mcu = 1: rtl/nasa_mcu.sv, the firmware
 // of fpga/fw/ and the board's host model, docs/fpga.md). Row: name, C name (MCU_<name> in the
@@ -363,8 +364,9 @@ struct ConfigField {
   std::string_view member, param;
   bool rtl;  // a parameter of the core's top module
   uint32_t Config::*value;
+  std::string_view doc;
 };
-#define NASA_FIELD_OF_CONFIG(m, p, r) ConfigField{#m, #p, r != 0, &Config::m},
+#define NASA_FIELD_OF_CONFIG(m, p, r, d) ConfigField{#m, #p, r != 0, &Config::m, d},
 inline constexpr std::array kConfigFields = {NASA_CONFIG_FIELDS(NASA_FIELD_OF_CONFIG)};
 #undef NASA_FIELD_OF_CONFIG
 static_assert(sizeof(Config) == (sizeof(std::string_view) + kConfigFields.size() * sizeof(uint32_t) +
