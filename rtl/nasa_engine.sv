@@ -291,7 +291,6 @@ module nasa_engine #(
     .run_start_i(run_start),
     .ld_start_i (ld_start),
     .cfg_i      (tl_cfg),
-    .ext_i      (ext),
     .stop_i     (stop),
     .req_valid_o(tl_valid),
     .req_o      (tl_job),

@@ -6,7 +6,7 @@
 // input buffer beside the computing layer's, and it reads nothing an unfinished layer writes; it
 // starts computing (cs_start_o: B moves to A) when A is done. A layer is complete when the writer
 // has written its last row (ly_end_i). Errors of a later layer are reported only once every layer
-// before it is complete. Batch runs (ext mode) run one layer at a time.
+// before it is complete. Batch runs (ext mode) stream the scheduler's descriptors the same way.
 `include "nasa_regs.svh"
 
 module nasa_engine_seq #(
@@ -128,7 +128,7 @@ module nasa_engine_seq #(
                                (OW + 1)'(InBufBytes));
   assign hz_ok    = (q.pend <= 3'd2) && !(dec_hz_i[0] && q.pend >= 3'd1) &&
                     !(dec_hz_i[1] && q.pend >= 3'd2);
-  assign ld_start = dec_ok && !q.b_v && ld_free_i && (q.ext ? be_idle : (in_room && hz_ok));
+  assign ld_start = dec_ok && !q.b_v && ld_free_i && in_room && hz_ok;
   assign cs_start = q.b_v && (!q.a_v || a_fin);
 
   always_comb begin
@@ -161,13 +161,17 @@ module nasa_engine_seq #(
       end
       nasa_engine_pkg::StFetch: begin
         if (q.ext && xd_end_i) begin
-          d.err       = xd_err_i;
-          d.err_index = xd_err_index_i;
-          if (xd_err_i != nasa_pkg::ErrNone) begin
-            state_d = nasa_engine_pkg::StAbort;
-          end else begin
-            state_d  = nasa_engine_pkg::StIdle;
-            d.finish = 1'b1;
+          // the end of the batch run, after every layer it issued is complete (the scheduler
+          // ends only then; an error of the control units comes while none runs)
+          if (be_idle && dma_idle_i) begin
+            d.err       = xd_err_i;
+            d.err_index = xd_err_index_i;
+            if (xd_err_i != nasa_pkg::ErrNone) begin
+              state_d = nasa_engine_pkg::StAbort;
+            end else begin
+              state_d  = nasa_engine_pkg::StIdle;
+              d.finish = 1'b1;
+            end
           end
         end else if (q.ext && !xd_valid_i) begin
           state_d = nasa_engine_pkg::StFetch;
@@ -198,19 +202,15 @@ module nasa_engine_seq #(
           end
         end else if (ld_start) begin
           d.fe_li = q.fe_li + 1;
-          state_d = (!q.ext && q.fe_li + 1 != desc_count_i) ? nasa_engine_pkg::StFetch :
-                                                              nasa_engine_pkg::StRun;
+          state_d = (q.ext || q.fe_li + 1 != desc_count_i) ? nasa_engine_pkg::StFetch :
+                                                             nasa_engine_pkg::StRun;
         end
       end
       nasa_engine_pkg::StRun: begin
-        // every descriptor started (programs) or one batch layer runs: wait for completion
+        // every descriptor of the program started: wait for completion
         if (be_idle && dma_idle_i) begin
-          if (q.ext) begin
-            state_d = nasa_engine_pkg::StFetch;
-          end else begin
-            state_d  = nasa_engine_pkg::StIdle;
-            d.finish = 1'b1;
-          end
+          state_d  = nasa_engine_pkg::StIdle;
+          d.finish = 1'b1;
         end
       end
       nasa_engine_pkg::StAbort: begin

@@ -26,7 +26,6 @@ module nasa_engine_tile_loader #(
   input  logic                     run_start_i,  // a run starts with an empty ring
   input  logic                     ld_start_i,   // a layer starts loading (cfg_i valid)
   input  nasa_engine_pkg::tl_cfg_t cfg_i,
-  input  logic                     ext_i,        // batch run: a layer at a time, no reuse
   input  logic                     stop_i,
   output logic                     req_valid_o,
   output nasa_engine_pkg::job_t    req_o,
@@ -274,7 +273,7 @@ module nasa_engine_tile_loader #(
     end else if (pw_evict) begin
       pw_v_q <= 1'b0;  // (no ld_start_i now: the loader is busy)
     end else if (ld_start_i) begin
-      pw_v_q    <= cfg_i.pe && !ext_i;
+      pw_v_q    <= cfg_i.pe;
       pw_wrow_q <= cfg_i.wrow;
       pw_wgt_q  <= AW'(cfg_i.wgt);
       pw_prm_q  <= AW'(cfg_i.prm);

@@ -62,7 +62,7 @@ module nasa_scheduler #(
   localparam logic [15:0] NoNode = 16'(nasa_pkg::NoNode);
 
   typedef enum logic [3:0] {
-    SIdle, SBatch, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SImg, SIssue, SWait, SRunEnd, SEval,
+    SIdle, SBatch, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SImg, SIssue, SRunEnd, SDrain, SEval,
     SEvalWait, SNext, SClimbRd, SClimbAt
   } sstate_e;
 
@@ -92,6 +92,7 @@ module nasa_scheduler #(
     logic [23:0]   nfirst, cfirst;  // the node's templates; the run being issued
     logic [7:0]    ncount, ccount, t;
     logic          head;        // issuing the head templates of a leaf
+    logic [3:0]    out;         // descriptors the engine took and has not completed
     logic [31:0]   xi, yi, l, lnode, xin_base, xin_stride;
     logic [SW-1:0] xin_src;
   } regs_t;
@@ -134,26 +135,32 @@ module nasa_scheduler #(
   always_comb begin
     d          = q;
     d.done     = 1'b0;
+    d.out      = q.out + 4'(xd_valid_o && xd_ready_i) - 4'(xd_done_i);
     path_we    = 1'b0;
     out_src_we = 1'b0;
     out_src_d  = (q.ncount == '0) ? q.xin_src : SW'(q.depth);  // a skip node's output: its input
     if (abort_i) begin
-      d.st = SIdle;
+      d.st  = SIdle;
+      d.out = '0;  // (the engine aborts too: what it took completes no more)
     end else begin
       unique case (q.st)
         SIdle: begin
           if (start_i) begin
             d.st      = SBatch;
+            d.out     = '0;
             d.g0      = '0;
             d.g0c     = '0;
             d.img_ptr = img_addr_i;
           end
         end
-        // next mini-batch: images [g0, g0 + nb), or done
+        // next mini-batch: images [g0, g0 + nb), or done (the last leaf's evaluation waited for
+        // every descriptor to complete)
         SBatch: begin
           if (q.g0 >= img_count_i) begin
-            d.st   = SIdle;
-            d.done = 1'b1;
+            if (q.out == '0) begin
+              d.st   = SIdle;
+              d.done = 1'b1;
+            end
           end else begin
             d.st       = SNodeRd;
             d.nb       = (img_count_i - q.g0 < mini_batch_i) ? img_count_i - q.g0 : mini_batch_i;
@@ -201,12 +208,12 @@ module nasa_scheduler #(
           d.t      = '0;
           d.head   = 1'b0;
         end
-        SIssue: if (xd_ready_i) d.st = SWait;
-        SWait: begin
-          if (xd_done_i && (q.t + 8'd1 < q.ccount)) begin
-            d.st = SIssue;
-            d.t  = q.t + 8'd1;
-          end else if (xd_done_i) begin
+        // streaming: the next template is offered as soon as the engine took this one (its fetch
+        // issued); the engine runs them like a program's layers
+        SIssue: begin
+          if (xd_ready_i && (q.t + 8'd1 < q.ccount)) begin
+            d.t = q.t + 8'd1;
+          end else if (xd_ready_i) begin
             d.st = SRunEnd;
           end
         end
@@ -218,9 +225,11 @@ module nasa_scheduler #(
             d.ccount = head_tpl_i[31:24];
             d.t      = '0;
           end else begin
-            d.st = leaf ? SEval : SNext;
+            d.st = leaf ? SDrain : SNext;
           end
         end
+        // the leaf's logits are written once every descriptor the engine took has completed
+        SDrain: if (q.out == '0) d.st = SEval;
         SEval: d.st = SEvalWait;
         SEvalWait: if (ev_done_i) d.st = SNext;
         // next image of the mini-batch, a child, or climb
@@ -291,8 +300,15 @@ module nasa_scheduler #(
   // FSM legality; the walk never goes deeper than the layers.
   assert property (@(posedge clk_i) disable iff (!rst_ni)
                    q.st inside {SIdle, SBatch, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SImg, SIssue,
-                                SWait, SRunEnd, SEval, SEvalWait, SNext, SClimbRd, SClimbAt})
+                                SRunEnd, SDrain, SEval, SEvalWait, SNext, SClimbRd, SClimbAt})
     else $error("nasa_scheduler: illegal state %0d", q.st);
+  // every completion is of a descriptor taken before; at most four are in the engine at once
+  // (three unfinished layers and one in its front end)
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (xd_done_i && !abort_i) |-> (q.out != '0 || (xd_valid_o && xd_ready_i)))
+    else $error("nasa_scheduler: a completion with no descriptor outstanding");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) q.out <= 4'd4)
+    else $error("nasa_scheduler: %0d descriptors outstanding", q.out);
   assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(q.depth) <= MaxLayers)
     else $error("nasa_scheduler: depth %0d > MaxLayers %0d", q.depth, MaxLayers);
   assert property (@(posedge clk_i) disable iff (!rst_ni)

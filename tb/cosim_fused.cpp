@@ -182,6 +182,16 @@ TEST(FusedTables, HardwareNodeTableEqualsSoftwareGraph) {
   }
 }
 
+// Every counter of a batch run (cycles, busy, MACs, DRAM bytes, stalls) on two targets.
+void expect_same_counters(const nasa::runtime::FusedResult& a,
+                          const nasa::runtime::FusedResult& b) {
+  for (size_t c = 0; c < a.counters.size(); ++c) {
+    EXPECT_EQ(a.counters[c], b.counters[c]) << "counter " << c;
+  }
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_GT(b.cycles, 0u);
+}
+
 // Every candidate's logits and correct count in the fused run equal its own run, on `rt`.
 void check_fused_equals_alone(nasa::runtime::Runtime& rt, const Net& t,
                               const std::vector<Candidate>& batch, size_t alone_limit) {
@@ -230,6 +240,52 @@ TEST(Fused, RtlEqualsAloneAndRef) {
   EXPECT_EQ(a.correct, b.correct);
   EXPECT_EQ(a.macs, b.macs);
   EXPECT_EQ(a.layers, b.layers);
+  expect_same_counters(a, b);
+}
+
+// Batch runs stream (docs/fusion.md "Streaming"): the reference model co-simulates the scheduler
+// with the engine's cycle model, and every counter equals the RTL's, over batch sizes (1: the
+// counter clear outlasts the fusion), mini-batches (1: every image its own walk) and
+// configurations (fpga: 4x4 PEs, a 4-byte port, two weight tiles).
+TEST(Fused, RtlCountersEqualRefWhileStreaming) {
+  const Net t(tiny_net(4, 5), 5, 11);
+  const uint32_t seed = 4321;
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  for (const char* name : {"sim", "fpga", "large"}) {
+    const auto& cfg = nasa::config_by_name(name);
+    nasa::runtime::Runtime ref(t.q, cfg, ref_factory(), "ref");
+    nasa::runtime::Runtime rtl(t.q, cfg, rtl_factory(), "rtl");
+    for (const size_t n : {1, 4, 9, 40}) {
+      for (const uint32_t mb : {1u, 2u, 5u}) {
+        SCOPED_TRACE(::testing::Message() << name << ", " << n << " candidates, mini-batch " << mb);
+        const auto batch = batch_with_duplicates(t.net, n, rng);
+        nasa::compile::BatchOptions opt;
+        opt.mini_batch = mb;
+        const auto a = ref.evaluate_fused(batch, 0, t.images, t.labels, opt);
+        const auto b = rtl.evaluate_fused(batch, 0, t.images, t.labels, opt);
+        EXPECT_EQ(a.correct, b.correct);
+        expect_same_counters(a, b);
+      }
+    }
+    // candidates generated on chip (cand_gen's accesses before the fusion unit's): sampled, and
+    // mutated from or crossed over parents it reads
+    for (const auto mode : {nasa::hw::GenMode::Sample, nasa::hw::GenMode::Mutate,
+                            nasa::hw::GenMode::Crossover}) {
+      SCOPED_TRACE(::testing::Message() << name << ", 24 candidates generated in mode "
+                                        << static_cast<int>(mode));
+      nasa::compile::BatchOptions opt;
+      opt.mini_batch = 3;
+      opt.gen_mode = static_cast<uint32_t>(mode);
+      opt.gen_prob = 20000;
+      if (mode != nasa::hw::GenMode::Sample) opt.parents = batch_with_duplicates(t.net, 3, rng);
+      const auto a = ref.evaluate_fused({}, 24, t.images, t.labels, opt);
+      const auto b = rtl.evaluate_fused({}, 24, t.images, t.labels, opt);
+      EXPECT_EQ(a.candidates, b.candidates);
+      EXPECT_EQ(a.correct, b.correct);
+      expect_same_counters(a, b);
+    }
+  }
 }
 
 TEST(CandGen, RtlAndRefEqualTheModel) {

@@ -1,6 +1,7 @@
 #include "nasa/batch_model.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -14,6 +15,14 @@ namespace nasa::batch {
 namespace {
 
 constexpr uint32_t kNoNode = hw::kNoNode;
+// When the scheduler starts: kFuseToSched cycles after the control units' accesses (their costs
+// above, measured against the RTL), and no earlier than kClearStart cycles after the eval unit's
+// NodeCap-cycle counter clear; the engine waits for descriptors from the run's first cycle; the
+// run ends kSchedEnd cycles after the scheduler (nasa_top's batch sequencer, the engine's end of
+// the run). tb/cosim_fused.cpp checks every counter against the RTL.
+constexpr uint64_t kFuseToSched = 2, kClearStart = 2, kSchedEnd = 2;
+// the eval unit's done pulse comes this many cycles before its accesses' costs are over
+constexpr uint64_t kEvalEarly = 0;
 
 struct Stop {
   hw::Err err;
@@ -35,7 +44,7 @@ class CtrlPort {
     } else {
       cached_ = true;
       word_ = word;
-      cyc(dram_.latency + 4);
+      cyc(dram_.latency + 3);
       c_[static_cast<size_t>(hw::Counter::DramRdBytes)] += cfg_.mem_bytes;
     }
     return mem_[addr];
@@ -43,11 +52,13 @@ class CtrlPort {
   void write(uint32_t addr, uint8_t v) {
     check(addr);
     mem_[addr] = v;
-    cyc(3);
+    cyc(2);
     c_[static_cast<size_t>(hw::Counter::DramWrBytes)] += 1;
   }
   void invalidate() { cached_ = false; }
-  void cyc(uint64_t n) { c_[static_cast<size_t>(hw::Counter::Cycles)] += n; }
+  void cyc(uint64_t n) { cycles_ += n; }
+  // the cycles of the accesses since the last call
+  uint64_t take_cycles() { return std::exchange(cycles_, 0); }
 
  private:
   void check(uint32_t addr) const {
@@ -60,11 +71,194 @@ class CtrlPort {
   cycles::Counters& c_;
   bool cached_ = false;
   uint32_t word_ = 0;
+  uint64_t cycles_ = 0;
 };
 
 struct Node {
   uint32_t parent = kNoNode, layer = 0xFF, choice = 0xFF;
   std::vector<uint32_t> children;
+};
+
+// rtl/nasa_scheduler.sv, cycle by cycle (the same states, registers and transitions): walks the
+// fused node table depth-first once per mini-batch and offers each node's templates per image to
+// the engine, streaming (the next template as soon as the engine took one); at a leaf it waits
+// until every descriptor it issued completed, then has the eval unit score the image.
+class Scheduler {
+ public:
+  enum St : uint8_t {
+    SIdle, SBatch, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SImg, SIssue, SRunEnd, SDrain, SEval,
+    SEvalWait, SNext, SClimbRd, SClimbAt
+  };
+  Scheduler(const hw::Config& cfg, const Regs& r, std::span<const uint32_t> first,
+            std::span<const uint32_t> next, std::span<const Node> nodes)
+      : cfg_(cfg), r_(r), first_(first), next_(next), nodes_(nodes),
+        out_src_(cfg.max_layers + 1, 0), path_(cfg.max_layers + 1, 0) {
+    st_ = SBatch;  // (started: SIdle took start_i)
+    src_img_ = cfg.max_layers + 1;
+    img_ptr_ = r.img_addr;
+  }
+  bool issuing() const { return st_ == SIssue; }
+  bool evaluating() const { return st_ == SEval; }
+  bool waiting_eval() const { return st_ == SEvalWait; }
+  uint32_t tpl_addr() const { return r_.tpl_addr + ((cfirst_ + t_) << 6); }
+  uint32_t x() const { return (head_ && ncount_ != 0) ? yi_ : xi_; }
+  uint32_t y() const { return yi_; }
+  uint32_t l() const { return l_; }
+  uint32_t node() const { return node_; }
+  uint32_t image() const { return g0_ + b_; }
+
+  // One clock edge; returns true in the cycle the scheduler is done (done_o).
+  bool tick(bool xd_ready, bool xd_done, bool ev_done) {
+    const uint32_t L = r_.num_layers;
+    const bool leaf = depth_ == L;
+    const uint32_t depth_m1 = depth_ - 1;
+    const uint32_t q_out = out_;  // (RTL q.out: the states see the register)
+    out_ = q_out + (issuing() && xd_ready ? 1 : 0) - (xd_done ? 1 : 0);
+    bool done = false;
+    switch (st_) {
+      case SBatch:
+        if (g0_ >= r_.img_count) {
+          if (q_out == 0) {
+            st_ = SIdle;
+            done = true;
+          }
+        } else {
+          st_ = SNodeRd;
+          nb_ = std::min(r_.img_count - g0_, r_.mini_batch);
+          g0c_next_ = g0c_;
+          node_ = 0;
+          depth_ = 0;
+        }
+        break;
+      case SNodeRd:
+        st_ = SNodeAt;
+        break;
+      case SNodeAt: {
+        st_ = depth_ == 0 ? SNode : SOpRd;
+        const uint32_t par_src = depth_ == 0 ? src_img_ : out_src_[depth_m1];
+        first_n_ = first_[node_];
+        layer_ = nodes_[node_].layer;
+        choice_ = nodes_[node_].choice;
+        path_[depth_] = node_;
+        xin_base_ = par_src == src_img_ ? img_ptr_ : r_.arena_addr[par_src];
+        xin_stride_ = par_src == src_img_ ? r_.img_stride : r_.arena_stride[par_src];
+        xin_src_ = par_src;
+        lnode_ = r_.logits_addr + node_ * r_.logits_stride;
+        if (depth_ == 0) {
+          nfirst_ = hw::tpl_first(r_.stem_tpl);
+          ncount_ = hw::tpl_count(r_.stem_tpl);
+        }
+        break;
+      }
+      case SOpRd:
+        st_ = SOpAt;
+        break;
+      case SOpAt: {
+        st_ = SNode;
+        const uint32_t e = r_.optab[layer_ * cfg_.max_choices + choice_];
+        nfirst_ = hw::tpl_first(e);
+        ncount_ = hw::tpl_count(e);
+        break;
+      }
+      case SNode:
+        st_ = SImg;
+        out_src_[depth_] = ncount_ == 0 ? xin_src_ : depth_;  // a skip node's output: its input
+        b_ = 0;
+        xi_ = xin_base_;
+        yi_ = r_.arena_addr[depth_];
+        l_ = r_.logits_stride == 0 ? r_.logits_addr : lnode_ + g0c_;
+        break;
+      case SImg:
+        st_ = ncount_ == 0 ? SRunEnd : SIssue;
+        cfirst_ = nfirst_;
+        ccount_ = ncount_;
+        t_ = 0;
+        head_ = false;
+        break;
+      case SIssue:
+        if (xd_ready && t_ + 1 < ccount_) {
+          ++t_;
+        } else if (xd_ready) {
+          st_ = SRunEnd;
+        }
+        break;
+      case SRunEnd:
+        if (leaf && !head_ && hw::tpl_count(r_.head_tpl) != 0) {
+          st_ = SIssue;
+          head_ = true;
+          cfirst_ = hw::tpl_first(r_.head_tpl);
+          ccount_ = hw::tpl_count(r_.head_tpl);
+          t_ = 0;
+        } else {
+          st_ = leaf ? SDrain : SNext;
+        }
+        break;
+      case SDrain:
+        if (q_out == 0) st_ = SEval;
+        break;
+      case SEval:
+        st_ = SEvalWait;
+        break;
+      case SEvalWait:
+        if (ev_done) st_ = SNext;
+        break;
+      case SNext:
+        if (depth_ == 0) g0c_next_ += r_.classes;
+        if (b_ + 1 < nb_) {
+          st_ = SImg;
+          ++b_;
+          xi_ += xin_stride_;
+          yi_ += r_.arena_stride[depth_];
+          l_ = r_.logits_stride == 0 ? r_.logits_addr : l_ + r_.classes;
+        } else {
+          if (depth_ == 0) img_next_ = xi_ + r_.img_stride;  // (xi: image nb-1 at the root)
+          if (first_n_ != kNoNode && !leaf) {
+            st_ = SNodeRd;
+            node_ = first_n_;
+            ++depth_;
+          } else {
+            st_ = SClimbRd;
+          }
+        }
+        break;
+      case SClimbRd:
+        st_ = SClimbAt;
+        break;
+      case SClimbAt:
+        if (next_[node_] != kNoNode) {
+          st_ = SNodeRd;
+          node_ = next_[node_];
+        } else if (depth_ <= 1) {
+          st_ = SBatch;
+          g0_ += nb_;
+          g0c_ = g0c_next_;
+          img_ptr_ = img_next_;
+        } else {
+          st_ = SClimbRd;
+          depth_ = depth_m1;
+          node_ = path_[depth_m1];
+        }
+        break;
+      default:
+        break;
+    }
+    return done;
+  }
+
+ private:
+  const hw::Config& cfg_;
+  const Regs& r_;
+  std::span<const uint32_t> first_, next_;
+  std::span<const Node> nodes_;
+  std::vector<uint32_t> out_src_, path_;
+  uint32_t src_img_ = 0;
+  St st_ = SIdle;
+  uint32_t out_ = 0;  // descriptors the engine took and has not completed
+  uint32_t g0_ = 0, nb_ = 0, b_ = 0, img_ptr_ = 0, img_next_ = 0, g0c_ = 0, g0c_next_ = 0;
+  uint32_t node_ = 0, first_n_ = 0, layer_ = 0, choice_ = 0, depth_ = 0;
+  uint32_t nfirst_ = 0, cfirst_ = 0, ncount_ = 0, ccount_ = 0, t_ = 0;
+  bool head_ = false;
+  uint32_t xi_ = 0, yi_ = 0, l_ = 0, lnode_ = 0, xin_base_ = 0, xin_stride_ = 0, xin_src_ = 0;
 };
 
 hw::Err check_config(const hw::Config& cfg, const Regs& r) {
@@ -90,11 +284,11 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
   RunResult res;
   cycles::Counters& c = res.counters;
   const cycles::DramTiming dram = cycles::default_dram(cfg);
-  cycles::LayerMemo memo(cfg, dram);  // exact: replays each distinct layer once
   CtrlPort port(mem, cfg, dram, win_base, win_limit, c);
   auto& cycles_total = c[static_cast<size_t>(hw::Counter::Cycles)];
   cycles_total += 2;  // start and end of the run
   std::vector<Node> nodes;
+  uint32_t issued = 0;  // descriptors the engine took
   try {
     if (const hw::Err e = check_config(cfg, r); e != hw::Err::None) throw Stop{e, 0};
     const uint32_t L = r.num_layers;
@@ -103,21 +297,33 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
 
     // ---- cand_gen ----
     if (r.gen_mode != static_cast<uint32_t>(hw::GenMode::Memory)) {
+      // the parents' bytes as memory holds them (the unit reads only those it copies, below)
       std::vector<spec::Candidate> parents;
       if (hw::gen_mode_needs_parents(r.gen_mode)) {
         for (uint32_t p = 0; p < r.parent_count; ++p) {
           spec::Candidate v(L);
-          for (uint32_t i = 0; i < L; ++i) v[i] = port.read(r.parent_addr + p * r.cand_stride + i);
+          for (uint32_t i = 0; i < L; ++i) {
+            const uint64_t a = uint64_t{r.parent_addr} + uint64_t{p} * r.cand_stride + i;
+            v[i] = a < mem.size() ? mem[a] : 0;
+          }
           parents.push_back(std::move(v));
         }
       }
+      std::vector<cand_gen::Source> src;
       const auto out = cand_gen::generate(static_cast<cand_gen::Mode>(r.gen_mode), r.gen_seed,
-                                          r.gen_prob, ks, r.cand_count, parents);
+                                          r.gen_prob, ks, r.cand_count, parents, &src);
       for (uint32_t j = 0; j < r.cand_count; ++j) {
         for (uint32_t i = 0; i < L; ++i) {
+          const cand_gen::Source& s = src[size_t{j} * L + i];
+          if (s.parent >= 0) {
+            port.read(r.parent_addr + static_cast<uint32_t>(s.parent) * r.cand_stride + i);
+          } else if (s.second_draw) {
+            port.cyc(1);
+          }
           port.write(r.cand_addr + j * r.cand_stride + i, static_cast<uint8_t>(out[j][i]));
         }
       }
+      port.cyc(1);  // (nasa_top hands over from cand_gen to the fusion unit)
     }
 
     // ---- fusion_unit ----
@@ -128,9 +334,11 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
       for (uint32_t i = 0; i < L; ++i) {
         const uint32_t ch = port.read(r.cand_addr + j * r.cand_stride + i);
         if (ch >= static_cast<uint32_t>(ks[i])) throw Stop{hw::Err::BadChoice, j};
+        // (one cycle per child compared; a new node's own links are cleared while the next byte
+        // is read)
         uint32_t found = kNoNode;
         for (uint32_t k : nodes[cur].children) {
-          port.cyc(2);
+          port.cyc(1);
           if (nodes[k].choice == ch) {
             found = k;
             break;
@@ -141,46 +349,48 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
           found = static_cast<uint32_t>(nodes.size());
           nodes.push_back({cur, i, ch, {}});
           nodes[cur].children.push_back(found);
-          port.cyc(3);
+          // (the fusion unit clears the new node's links in a cycle of its own, hidden behind
+          // the next read; after the last candidate it is the unit's last cycle)
+          if (j + 1 == r.cand_count && i + 1 == L) port.cyc(1);
         }
         cur = found;
       }
       leaf.push_back(cur);
     }
     t.leaf = leaf;
-    port.cyc(2);
 
-    // ---- scheduler + eval_unit ----
+    // ---- scheduler + eval_unit, co-simulated with the engine cycle by cycle ----
+    // The node table as the fusion unit links it: first child, next sibling (insertion order).
+    std::vector<uint32_t> first(nodes.size(), kNoNode), next(nodes.size(), kNoNode);
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      const auto& ch = nodes[n].children;
+      for (size_t i = 0; i < ch.size(); ++i) {
+        if (i == 0) first[n] = ch[i];
+        else next[ch[i - 1]] = ch[i];
+      }
+    }
     std::vector<uint32_t> correct(nodes.size(), 0);
     res.profile.by_node.assign(nodes.size(), {});
-    std::vector<uint32_t> out_base(L + 1), out_stride(L + 1);
-    auto& macs_total = c[static_cast<size_t>(hw::Counter::Macs)];
-    auto issue = [&](uint32_t node, uint32_t tpl_index, uint32_t x, uint32_t y, uint32_t l) {
-      const uint32_t ta = r.tpl_addr + tpl_index * hw::kDescBytes;
-      if (static_cast<uint64_t>(ta) + hw::kDescBytes > win_limit || ta < win_base) {
-        throw Stop{hw::Err::Window, res.layers_done};
+    cycles::ExtEngine eng(cfg, dram);
+    // the engine waited for descriptors since the run started (StallDesc counts those cycles)
+    // (the scheduler starts after the fusion unit and after the eval unit cleared its counters,
+    // NodeCap cycles from the start)
+    const uint64_t pre = std::max<uint64_t>(cycles_total + port.take_cycles() + kFuseToSched,
+                                            uint64_t{cfg.node_cap} + kClearStart);
+    eng.idle(pre);
+    // the descriptors the engine took and has not completed (oldest first): where each cycle and
+    // MAC goes in the profile
+    struct Taken {
+      uint32_t node;
+      uint8_t op;
+    };
+    std::deque<Taken> taken;
+    auto charge = [&](const Taken& k, uint64_t cyc, uint64_t macs, uint64_t layers) {
+      for (Usage* u : {&res.profile.by_node[k.node], &res.profile.by_op[k.op & 7u]}) {
+        u->cycles += cyc;
+        u->macs += macs;
+        u->layers += layers;
       }
-      Desc d = read_desc(mem, ta);
-      if (d.patch & hw::Patch::InFromX) d.in_addr = x;
-      if (d.patch & hw::Patch::In2FromX) d.in2_addr = x;
-      if (d.patch & hw::Patch::OutFromL) {
-        d.out_addr = l;
-      } else if (d.patch & hw::Patch::OutFromY) {
-        d.out_addr = y;
-      }
-      const hw::Err e = validate(d, cfg, win_base, win_limit);
-      if (e != hw::Err::None) throw Stop{e, res.layers_done};
-      ref::execute(d, mem);
-      const uint64_t cyc0 = cycles_total, mac0 = macs_total;
-      memo.add_layer(d, c, ta);
-      for (Usage* u : {&res.profile.by_node[node], &res.profile.by_op[d.op & 7u]}) {
-        u->cycles += cycles_total - cyc0;
-        u->macs += macs_total - mac0;
-        ++u->layers;
-      }
-      port.invalidate();
-      port.cyc(3);
-      ++res.layers_done;
     };
     auto evaluate = [&](uint32_t n, uint32_t g, uint32_t l) {
       int best = 0;
@@ -196,57 +406,87 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
       if (static_cast<uint32_t>(best) == label) ++correct[n];
       port.cyc(3);
     };
-    const uint32_t stem_first = hw::tpl_first(r.stem_tpl), stem_count = hw::tpl_count(r.stem_tpl);
-    const uint32_t head_first = hw::tpl_first(r.head_tpl), head_count = hw::tpl_count(r.head_tpl);
-    uint32_t img_ptr = r.img_addr;
-    for (uint32_t g0 = 0; g0 < r.img_count; g0 += r.mini_batch) {
-      const uint32_t nb = std::min(r.mini_batch, r.img_count - g0);
-      // depth-first pre-order, children in insertion order
-      std::vector<std::pair<uint32_t, uint32_t>> stack{{0u, 0u}};  // (node, depth)
-      while (!stack.empty()) {
-        const auto [n, d] = stack.back();
-        stack.pop_back();
-        port.cyc(6);
-        uint32_t first, count, xb, xs;
-        if (d == 0) {
-          first = stem_first;
-          count = stem_count;
-          xb = img_ptr;
-          xs = r.img_stride;
-        } else {
-          const uint32_t e = r.optab[nodes[n].layer * cfg.max_choices + nodes[n].choice];
-          first = hw::tpl_first(e);
-          count = hw::tpl_count(e);
-          xb = out_base[d - 1];
-          xs = out_stride[d - 1];
+    Scheduler sch(cfg, r, first, next, nodes);
+    uint64_t now = 0, control = 0;  // cycles of the scheduling phase; those with nothing taken
+    uint64_t eval_done_at = 0;
+    bool eval_busy = false;
+    Desc offer{};
+    uint32_t offered_tpl = 0;
+    bool have_offer = false;
+    while (true) {
+      // the scheduler's outputs this cycle
+      if (sch.issuing() && !have_offer) {
+        offered_tpl = sch.tpl_addr();
+        if (static_cast<uint64_t>(offered_tpl) + hw::kDescBytes > win_limit ||
+            offered_tpl < win_base) {
+          throw Stop{hw::Err::Window, issued};
         }
-        out_base[d] = count == 0 ? xb : r.arena_addr[d];
-        out_stride[d] = count == 0 ? xs : r.arena_stride[d];
-        const bool is_leaf = d == L;
-        const uint32_t lnode = r.logits_addr + n * r.logits_stride;
-        for (uint32_t b = 0; b < nb; ++b) {
-          const uint32_t g = g0 + b;
-          const uint32_t x = xb + b * xs, y = r.arena_addr[d] + b * r.arena_stride[d];
-          const uint32_t l = r.logits_stride == 0 ? r.logits_addr : lnode + g * r.classes;
-          port.cyc(2);
-          for (uint32_t k = 0; k < count; ++k) issue(n, first + k, x, y, l);
-          if (is_leaf) {
-            const uint32_t hx = count == 0 ? x : y;
-            for (uint32_t k = 0; k < head_count; ++k) issue(n, head_first + k, hx, y, l);
-            evaluate(n, g, l);
-          }
+        offer = read_desc(mem, offered_tpl);
+        if (offer.patch & hw::Patch::InFromX) offer.in_addr = sch.x();
+        if (offer.patch & hw::Patch::In2FromX) offer.in2_addr = sch.x();
+        if (offer.patch & hw::Patch::OutFromL) {
+          offer.out_addr = sch.l();
+        } else if (offer.patch & hw::Patch::OutFromY) {
+          offer.out_addr = sch.y();
         }
-        if (d == 0) img_ptr += nb * r.img_stride;
-        if (!is_leaf) {
-          const auto& ch = nodes[n].children;
-          for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.emplace_back(*it, d + 1);
-        }
+        // an invalid descriptor: the engine reports it once the layers before it completed
+        const hw::Err e = validate(offer, cfg, win_base, win_limit);
+        if (e != hw::Err::None) throw Stop{e, issued};
+        have_offer = true;
       }
+      if (sch.evaluating()) {
+        // the eval unit reads the logits and the label through the control port; the scheduler
+        // sees its done pulse that many cycles after SEval
+        evaluate(sch.node(), sch.image(), sch.l());
+        eval_done_at = now + port.take_cycles() - kEvalEarly;
+        eval_busy = true;
+      }
+      const bool ev_done = eval_busy && now == eval_done_at;
+      // a quiet stretch: the scheduler waits for the eval unit, the engine for a descriptor
+      if (sch.waiting_eval() && taken.empty() && eng.quiet() && now < eval_done_at) {
+        const uint64_t n = eval_done_at - now;
+        eng.idle(n);
+        control += n;
+        now += n;
+        continue;
+      }
+      const auto st = eng.step(have_offer ? &offer : nullptr, offered_tpl);
+      if (taken.empty()) {
+        ++control;
+      } else {
+        charge(taken.front(), 1, 0, 0);
+      }
+      if (st.ready) {
+        ref::execute(offer, mem);  // (in issue order: the engine keeps their dependences)
+        taken.push_back({sch.node(), offer.op});
+        ++issued;
+        charge(taken.back(), 0, shape_of(offer).macs, 1);
+        port.invalidate();  // (RTL: the control port forgets its word at xd_ready)
+        have_offer = false;
+      }
+      if (st.done) {
+        taken.pop_front();
+        ++res.layers_done;
+      }
+      if (ev_done) {
+        eval_busy = false;
+      }
+      const bool finished = sch.tick(st.ready, st.done, ev_done);
+      ++now;
+      if (finished) break;
     }
+    cycles_total = pre + now + kSchedEnd;
+    const cycles::Counters& ec = eng.counters();
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (i != static_cast<size_t>(hw::Counter::Cycles)) c[i] += ec[i];
+    }
+    c[static_cast<size_t>(hw::Counter::StallDesc)] += kSchedEnd;
     t.correct = std::move(correct);
   } catch (const Stop& s) {
     res.err = s.err;
     res.err_index = s.index;
+    res.layers_done = issued;  // (the engine reports an error once those completed)
+    cycles_total += port.take_cycles();
   }
   uint64_t layer_cycles = 0;
   for (const Usage& u : res.profile.by_op) layer_cycles += u.cycles;

@@ -123,6 +123,36 @@ class Engine {
     return c_;
   }
 
+  // Ext mode (batch runs): the front end waits in kFetch for the scheduler's descriptors.
+  void start_ext() {
+    ext_ = true;
+    c_ = {};
+    state_ = kFetch;
+  }
+  // One cycle in ext mode; `offer`: the descriptor the scheduler presents (xd_valid), fetched
+  // from `tpl_addr`. Returns xd_ready (the fetch was issued) and xd_done (a layer completed).
+  ExtEngine::Step step_ext(const Desc* offer, uint32_t tpl_addr) {
+    offer_ = offer;
+    offer_tpl_ = tpl_addr;
+    out_ = {};
+    step();
+    offer_ = nullptr;
+    return out_;
+  }
+  // Nothing in flight: every started layer complete, the DMA and the front end idle in kFetch.
+  bool quiet() const {
+    return state_ == kFetch && pend_ == 0 && !b_v_ && !a_v_ && job_q_.empty() && rq_left_ == 0 &&
+           inf_.empty() && !flush_ && wq_.empty() && !shadow_full_ && !s1_valid_ && il_done_ &&
+           (!TL_.pe || tl_j_ == TL_.nct);
+  }
+  // `n` cycles of a quiet engine waiting for a descriptor (what step_ext would count).
+  void idle_ext(uint64_t n) {
+    count(hw::Counter::Cycles, n);
+    count(hw::Counter::StallDesc, n);
+    cyc_ += n;
+  }
+  const Counters& counters() const { return c_; }
+
  private:
   static Layer layer_of(const Desc& d, uint32_t mb, uint32_t rows, uint32_t cols) {
     const Shape s = shape_of(d);
@@ -212,6 +242,12 @@ class Engine {
   DramBus dram_;
   std::span<const Desc> descs_;
   uint32_t desc_addr_ = 0;
+  // ext mode: the scheduler's offer this cycle, the descriptor being fetched/decoded, outputs
+  bool ext_ = false;
+  const Desc* offer_ = nullptr;
+  uint32_t offer_tpl_ = 0;
+  Desc cur_{};
+  ExtEngine::Step out_{};
   std::vector<uint64_t>* ends_ = nullptr;  // the cycle each layer completes in, when asked
   Counters c_{};
   uint64_t cyc_ = 0;
@@ -298,8 +334,8 @@ void Engine::step() {
   }
 
   // ---------------- engine combinational ----------------
-  const Desc* d = fe_li_ < descs_.size() ? &descs_[fe_li_] : nullptr;
-  const bool desc_job = state_ == kFetch;
+  const Desc* d = ext_ ? &cur_ : (fe_li_ < descs_.size() ? &descs_[fe_li_] : nullptr);
+  const bool desc_job = state_ == kFetch && (!ext_ || offer_ != nullptr);
   const bool want = a_v_ && !c_done_ && !init_lanes_;
   const bool c_complete = c_rec_ < rec_fill_;
   const bool w_ok = !L_.pe || c_complete ||
@@ -332,7 +368,8 @@ void Engine::step() {
   bool il_grant = false, tl_grant = false, job_push = false;
   Job job{};
   if (desc_job) {
-    job = {desc_addr_ + uint64_t{fe_li_} * hw::kDescBytes, hw::kDescBytes, kDesc, false, false};
+    job = {ext_ ? offer_tpl_ : desc_addr_ + uint64_t{fe_li_} * hw::kDescBytes, hw::kDescBytes,
+           kDesc, false, false};
     job_push = job_ready;
   } else if (il_valid && (!tl_valid || (!prefer_tl && (prefer_il || !rr_)))) {
     job = {il_src_ + il_off_, std::min(il_left, chunk_), kIn, false, ld_par_ != 0};
@@ -659,7 +696,13 @@ void Engine::step() {
   init_lanes_ = cs_start;
   switch (state_) {
     case kFetch:
-      if (job_ready) state_ = kFetchWait;
+      if (desc_job && job_ready) {
+        state_ = kFetchWait;
+        if (ext_) {  // (RTL xd_ready_o; the descriptor register takes the patched template)
+          cur_ = *offer_;
+          out_.ready = true;
+        }
+      }
       break;
     case kFetchWait:
       if (o_valid && o_last && o_dst == kDesc) {
@@ -672,7 +715,7 @@ void Engine::step() {
         ++dec_step_;
       } else if (ld_start) {
         ++fe_li_;
-        state_ = fe_li_ != descs_.size() ? kFetch : kRun;
+        state_ = (ext_ || fe_li_ != descs_.size()) ? kFetch : kRun;
       }
       break;
     case kRun:
@@ -695,10 +738,26 @@ void Engine::step() {
   }
   pend_ = pend_ + (ld_start ? 1 : 0) - (ly_end ? 1 : 0);
   if (ly_end && ends_ != nullptr) ends_->push_back(cyc_);
+  out_.done = ly_end;
   ++cyc_;
 }
 
 }  // namespace
+
+struct ExtEngine::Impl {
+  Impl(const hw::Config& c, const DramTiming& dram) : cfg(c), e(cfg, dram) { e.start_ext(); }
+  hw::Config cfg;  // (the engine keeps a reference)
+  Engine e;
+};
+ExtEngine::ExtEngine(const hw::Config& cfg, const DramTiming& dram)
+    : impl_(std::make_unique<Impl>(cfg, dram)) {}
+ExtEngine::~ExtEngine() = default;
+ExtEngine::Step ExtEngine::step(const Desc* offer, uint32_t tpl_addr) {
+  return impl_->e.step_ext(offer, tpl_addr);
+}
+bool ExtEngine::quiet() const { return impl_->e.quiet(); }
+void ExtEngine::idle(uint64_t n) { impl_->e.idle_ext(n); }
+const Counters& ExtEngine::counters() const { return impl_->e.counters(); }
 
 Counters program(std::span<const Desc> descs, uint32_t desc_addr, const hw::Config& cfg,
                  const DramTiming& dram, std::vector<uint64_t>* layer_ends) {
@@ -720,39 +779,6 @@ size_t LayerMemo::hash_words(std::span<const uint32_t> k) {
     h *= 0x100000001b3ULL;
   }
   return static_cast<size_t>(h ^ (h >> 29));
-}
-
-// The engine uses addresses only modulo its port width (beats per request, the split of a write
-// row), so layers that differ only in where their buffers sit time alike.
-std::array<uint32_t, hw::kDescWords + 1> LayerMemo::key_of(const Desc& d, uint32_t desc_addr) const {
-  const uint32_t mb = cfg_.mem_bytes;
-  Desc k = d;
-  k.in_addr %= mb;
-  k.in2_addr %= mb;
-  k.out_addr %= mb;
-  k.wgt_addr %= mb;
-  k.prm_addr %= mb;
-  std::array<uint32_t, hw::kDescWords + 1> key{};
-  const auto words = encode(k);
-  std::copy(words.begin(), words.end(), key.begin());
-  key[hw::kDescWords] = desc_addr % mb;
-  return key;
-}
-
-const Counters& LayerMemo::single(const Desc& d, uint32_t desc_addr) {
-  const auto key = key_of(d, desc_addr);
-  auto it = memo_.find(key);
-  if (it == memo_.end()) {
-    it = memo_.emplace(key, program(std::span<const Desc>(&d, 1), desc_addr, cfg_, dram_)).first;
-  } else {
-    ++hits_;
-  }
-  return it->second;
-}
-
-void LayerMemo::add_layer(const Desc& d, Counters& c, uint32_t desc_addr) {
-  const Counters& l = single(d, desc_addr);
-  for (size_t i = 0; i < c.size(); ++i) c[i] += l[i];
 }
 
 // Layers stream through the engine (a layer loads while the one before computes, its tiles

@@ -13,7 +13,8 @@ uint32_t sample(Xorshift32& rng, uint32_t k) {
 
 std::vector<spec::Candidate> generate(Mode mode, uint32_t seed, uint32_t prob,
                                       std::span<const int> layer_k, size_t count,
-                                      std::span<const spec::Candidate> parents) {
+                                      std::span<const spec::Candidate> parents,
+                                      std::vector<Source>* sources) {
   const int m = static_cast<int>(mode);
   if (mode == Mode::Memory || m > static_cast<int>(hw::kGenModeLast)) {
     throw std::invalid_argument(
@@ -59,6 +60,7 @@ std::vector<spec::Candidate> generate(Mode mode, uint32_t seed, uint32_t prob,
     spec::Candidate c(layer_k.size());
     for (size_t i = 0; i < layer_k.size(); ++i) {
       const auto k = static_cast<uint32_t>(layer_k[i]);
+      Source src;
       switch (mode) {
         case Mode::Memory:  // (refused above)
         case Mode::Sample:
@@ -66,17 +68,25 @@ std::vector<spec::Candidate> generate(Mode mode, uint32_t seed, uint32_t prob,
           break;
         case Mode::Mutate: {
           const uint32_t r = rng.next();
-          c[i] = (r >> 16) < prob ? static_cast<int>(sample(rng, k)) : parents[j % num_parents][i];
+          if ((r >> 16) < prob) {
+            c[i] = static_cast<int>(sample(rng, k));
+            src.second_draw = true;
+          } else {
+            src.parent = static_cast<int>(j % num_parents);
+            c[i] = parents[j % num_parents][i];
+          }
           break;
         }
         case Mode::Crossover: {
           const uint32_t r = rng.next();
           const size_t a = (2 * j) % num_parents;
           const size_t b = (2 * j + 1) % num_parents;
-          c[i] = parents[(r >> 31) != 0 ? b : a][i];
+          src.parent = static_cast<int>((r >> 31) != 0 ? b : a);
+          c[i] = parents[static_cast<size_t>(src.parent)][i];
           break;
         }
       }
+      if (sources != nullptr) sources->push_back(src);
     }
     out.push_back(std::move(c));
   }

@@ -1,7 +1,9 @@
 // Reference model of a batch run (docs/fusion.md): cand_gen, fusion_unit, scheduler and eval_unit
 // as nasa_top sequences them, over the bit-exact layer executor. The ref Device runs it when CTRL
-// bit 2 is written; tables and error codes are those of the RTL, counters come from the cycle
-// model per descriptor plus a model of the control units' own cycles.
+// bit 2 is written; tables and error codes are those of the RTL. Counters: the control units'
+// accesses are costed per access, and the scheduling phase steps a mirror of the scheduler
+// together with the engine's cycle model in ext mode (cycles::ExtEngine), cycle by cycle, so
+// streaming descriptors overlap as on the RTL (tb/cosim_fused.cpp checks every counter).
 #pragma once
 
 #include <array>
@@ -26,7 +28,8 @@ struct Tables {
 // Where a batch run's cycles went: the cycles and MACs of each descriptor the scheduler issued,
 // summed by fused-trie node (the stem counts for the root, the head for each leaf) and by opcode;
 // the rest of the run's cycles are the control units' (cand_gen, fusion_unit, scheduler and
-// eval_unit steps).
+// eval_unit steps). Descriptors overlap in the engine: a cycle counts for the oldest descriptor
+// taken and not yet complete, and for the control units when there is none.
 struct Usage {
   uint64_t cycles = 0, macs = 0, layers = 0;
 };

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -35,24 +36,19 @@ Counters program(std::span<const Desc> descs, uint32_t desc_addr, const hw::Conf
 // Counters of a one-layer program with its descriptor at desc_addr, added to `c`.
 void add_layer(const Desc& d, const hw::Config& cfg, const DramTiming& dram, Counters& c,
                uint32_t desc_addr = 0);
-// add_layer and program with a memo. A one-layer program's counters depend only on its descriptor
-// and where it sits, and the engine uses every address only modulo its port width, so single
-// layers are keyed by their descriptors with addresses reduced modulo cfg.mem_bytes: batch runs
-// issue the same few layer shapes over and over (per image, per mini-batch), and the engine is
-// replayed once per distinct layer. In a program layers overlap (docs/engine.md "Layer
-// streaming"), so programs are memoized whole. Exact (tb/unit_cycle_memo.cpp).
+// cycles::program with a memo. In a program layers overlap (docs/engine.md "Layer streaming"),
+// so programs are memoized whole, keyed by their descriptors and where the block sits modulo the
+// port width: the search runs the same candidate programs over and over. Exact
+// (tb/unit_cycle_memo.cpp).
 class LayerMemo {
  public:
   LayerMemo(const hw::Config& cfg, const DramTiming& dram) : cfg_(cfg), dram_(dram) {}
-  // What a one-layer program adds (the layers of a batch run, which run one at a time).
-  void add_layer(const Desc& d, Counters& c, uint32_t desc_addr);
   // What the program `descs` at `desc_addr` adds: cycles::program exactly.
   void add_program(std::span<const Desc> descs, uint32_t desc_addr, Counters& c);
   size_t hits() const { return hits_; }
-  size_t misses() const { return memo_.size() + programs_.size(); }
+  size_t misses() const { return programs_.size(); }
 
  private:
-  using Key = std::array<uint32_t, hw::kDescWords + 1>;
   struct KeyHash {
     template <class K>
     size_t operator()(const K& k) const {
@@ -60,13 +56,38 @@ class LayerMemo {
     }
   };
   static size_t hash_words(std::span<const uint32_t> k);
-  Key key_of(const Desc& d, uint32_t desc_addr) const;
-  const Counters& single(const Desc& d, uint32_t desc_addr);
   hw::Config cfg_;
   DramTiming dram_;
-  std::unordered_map<Key, Counters, KeyHash> memo_;
   std::unordered_map<std::vector<uint32_t>, Counters, KeyHash> programs_;
   size_t hits_ = 0;
+};
+
+// The engine of a batch run (ext mode, docs/fusion.md "Streaming"): the scheduler offers one
+// descriptor at a time and the engine streams them like a program's (fetch, decode and loads of
+// the next layers while one computes). Cycle by cycle, for the batch model's co-simulation of
+// the scheduler (sw/model/batch_model.cpp); its counters are the engine's over the steps taken.
+class ExtEngine {
+ public:
+  ExtEngine(const hw::Config& cfg, const DramTiming& dram);
+  ~ExtEngine();
+  ExtEngine(const ExtEngine&) = delete;
+  ExtEngine& operator=(const ExtEngine&) = delete;
+  struct Step {
+    bool ready = false;  // xd_ready: the offered descriptor was taken (its fetch issued)
+    bool done = false;   // xd_done: a layer completed (its last result written)
+  };
+  // One clock cycle; `offer`: the (patched) descriptor the scheduler presents this cycle, null
+  // when none, fetched from the template at `tpl_addr`.
+  Step step(const Desc* offer, uint32_t tpl_addr);
+  // Nothing in flight: every taken descriptor complete, the DMA idle, the front end waiting.
+  bool quiet() const;
+  // `n` cycles of a quiet engine with nothing offered (what n step(nullptr) would do, fast).
+  void idle(uint64_t n);
+  const Counters& counters() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Ideal cycles of a layer on the PE array / vector unit: MACs / (Rows*Cols).

@@ -46,8 +46,15 @@ uint32_t sample(Xorshift32& rng, uint32_t k);
 // std::invalid_argument for prob > kProbOne, an unknown mode, K outside 1..255, no parents in
 // modes Mutate/Crossover, or a parent whose length is not layer_k.size() or with a value that is
 // not a byte.
+// With `sources`, also where each byte came from, in the order the hardware writes them (j, then
+// i): what it reads and how many steps it takes.
+struct Source {
+  int parent = -1;           // copied from this parent (a memory read), or -1: drawn
+  bool second_draw = false;  // drawn after a mutation decision (mode Mutate: one more step)
+};
 std::vector<spec::Candidate> generate(Mode mode, uint32_t seed, uint32_t prob,
                                       std::span<const int> layer_k, size_t count,
-                                      std::span<const spec::Candidate> parents);
+                                      std::span<const spec::Candidate> parents,
+                                      std::vector<Source>* sources = nullptr);
 
 }  // namespace nasa::cand_gen
