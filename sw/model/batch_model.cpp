@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <memory>
+#include <unordered_map>
 #include <stdexcept>
 #include <utility>
 
@@ -79,6 +81,26 @@ struct Node {
   std::vector<uint32_t> children;
 };
 
+// Whether `d` reads (input, second input, weights, records) what `prev` writes: the engine's
+// hazard check (cycle_model.cpp ranges_of).
+bool reads_output_of(const Desc& d, const Desc& prev) {
+  const Shape s = shape_of(d), p = shape_of(prev);
+  const uint64_t lo = prev.out_addr, hi = uint64_t{prev.out_addr} + p.out_bytes;
+  auto hit = [&](uint64_t a, uint64_t n) { return n != 0 && a < hi && lo < a + n; };
+  return hit(d.in_addr, s.in_bytes) ||
+         (d.op == static_cast<uint8_t>(hw::Op::Add) && hit(d.in2_addr, s.in_bytes)) ||
+         (s.wgt_bytes != 0 && (hit(d.wgt_addr, s.wgt_bytes) || hit(d.prm_addr, s.prm_bytes)));
+}
+// `d` with every address modulo the port width (what the engine's timing sees of them).
+Desc mod_addresses(Desc d, uint32_t mb) {
+  d.in_addr %= mb;
+  d.in2_addr %= mb;
+  d.out_addr %= mb;
+  d.wgt_addr %= mb;
+  d.prm_addr %= mb;
+  return d;
+}
+
 // rtl/nasa_scheduler.sv, cycle by cycle (the same states, registers and transitions): walks the
 // fused node table depth-first once per mini-batch and offers each node's templates per image to
 // the engine, streaming (the next template as soon as the engine took one); at a leaf it waits
@@ -91,7 +113,7 @@ class Scheduler {
   };
   Scheduler(const hw::Config& cfg, const Regs& r, std::span<const uint32_t> first,
             std::span<const uint32_t> next, std::span<const Node> nodes)
-      : cfg_(cfg), r_(r), first_(first), next_(next), nodes_(nodes),
+      : cfg_(&cfg), r_(&r), first_(first), next_(next), nodes_(nodes),
         out_src_(cfg.max_layers + 1, 0), path_(cfg.max_layers + 1, 0) {
     st_ = SBatch;  // (started: SIdle took start_i)
     src_img_ = cfg.max_layers + 1;
@@ -100,7 +122,11 @@ class Scheduler {
   bool issuing() const { return st_ == SIssue; }
   bool evaluating() const { return st_ == SEval; }
   bool waiting_eval() const { return st_ == SEvalWait; }
-  uint32_t tpl_addr() const { return r_.tpl_addr + ((cfirst_ + t_) << 6); }
+  // where a memoized stretch may start: leaving an evaluation, or at a mini-batch
+  bool at_rest() const { return st_ == SNext || st_ == SBatch; }
+  // for a dry run (the engine taking every descriptor at once and completing it at once)
+  void forget_outstanding() { out_ = 0; }
+  uint32_t tpl_addr() const { return r_->tpl_addr + ((cfirst_ + t_) << 6); }
   uint32_t x() const { return (head_ && ncount_ != 0) ? yi_ : xi_; }
   uint32_t y() const { return yi_; }
   uint32_t l() const { return l_; }
@@ -109,7 +135,7 @@ class Scheduler {
 
   // One clock edge; returns true in the cycle the scheduler is done (done_o).
   bool tick(bool xd_ready, bool xd_done, bool ev_done) {
-    const uint32_t L = r_.num_layers;
+    const uint32_t L = r_->num_layers;
     const bool leaf = depth_ == L;
     const uint32_t depth_m1 = depth_ - 1;
     const uint32_t q_out = out_;  // (RTL q.out: the states see the register)
@@ -117,14 +143,14 @@ class Scheduler {
     bool done = false;
     switch (st_) {
       case SBatch:
-        if (g0_ >= r_.img_count) {
+        if (g0_ >= r_->img_count) {
           if (q_out == 0) {
             st_ = SIdle;
             done = true;
           }
         } else {
           st_ = SNodeRd;
-          nb_ = std::min(r_.img_count - g0_, r_.mini_batch);
+          nb_ = std::min(r_->img_count - g0_, r_->mini_batch);
           g0c_next_ = g0c_;
           node_ = 0;
           depth_ = 0;
@@ -140,13 +166,13 @@ class Scheduler {
         layer_ = nodes_[node_].layer;
         choice_ = nodes_[node_].choice;
         path_[depth_] = node_;
-        xin_base_ = par_src == src_img_ ? img_ptr_ : r_.arena_addr[par_src];
-        xin_stride_ = par_src == src_img_ ? r_.img_stride : r_.arena_stride[par_src];
+        xin_base_ = par_src == src_img_ ? img_ptr_ : r_->arena_addr[par_src];
+        xin_stride_ = par_src == src_img_ ? r_->img_stride : r_->arena_stride[par_src];
         xin_src_ = par_src;
-        lnode_ = r_.logits_addr + node_ * r_.logits_stride;
+        lnode_ = r_->logits_addr + node_ * r_->logits_stride;
         if (depth_ == 0) {
-          nfirst_ = hw::tpl_first(r_.stem_tpl);
-          ncount_ = hw::tpl_count(r_.stem_tpl);
+          nfirst_ = hw::tpl_first(r_->stem_tpl);
+          ncount_ = hw::tpl_count(r_->stem_tpl);
         }
         break;
       }
@@ -155,7 +181,7 @@ class Scheduler {
         break;
       case SOpAt: {
         st_ = SNode;
-        const uint32_t e = r_.optab[layer_ * cfg_.max_choices + choice_];
+        const uint32_t e = r_->optab[layer_ * cfg_->max_choices + choice_];
         nfirst_ = hw::tpl_first(e);
         ncount_ = hw::tpl_count(e);
         break;
@@ -165,8 +191,8 @@ class Scheduler {
         out_src_[depth_] = ncount_ == 0 ? xin_src_ : depth_;  // a skip node's output: its input
         b_ = 0;
         xi_ = xin_base_;
-        yi_ = r_.arena_addr[depth_];
-        l_ = r_.logits_stride == 0 ? r_.logits_addr : lnode_ + g0c_;
+        yi_ = r_->arena_addr[depth_];
+        l_ = r_->logits_stride == 0 ? r_->logits_addr : lnode_ + g0c_;
         break;
       case SImg:
         st_ = ncount_ == 0 ? SRunEnd : SIssue;
@@ -183,11 +209,11 @@ class Scheduler {
         }
         break;
       case SRunEnd:
-        if (leaf && !head_ && hw::tpl_count(r_.head_tpl) != 0) {
+        if (leaf && !head_ && hw::tpl_count(r_->head_tpl) != 0) {
           st_ = SIssue;
           head_ = true;
-          cfirst_ = hw::tpl_first(r_.head_tpl);
-          ccount_ = hw::tpl_count(r_.head_tpl);
+          cfirst_ = hw::tpl_first(r_->head_tpl);
+          ccount_ = hw::tpl_count(r_->head_tpl);
           t_ = 0;
         } else {
           st_ = leaf ? SDrain : SNext;
@@ -203,15 +229,15 @@ class Scheduler {
         if (ev_done) st_ = SNext;
         break;
       case SNext:
-        if (depth_ == 0) g0c_next_ += r_.classes;
+        if (depth_ == 0) g0c_next_ += r_->classes;
         if (b_ + 1 < nb_) {
           st_ = SImg;
           ++b_;
           xi_ += xin_stride_;
-          yi_ += r_.arena_stride[depth_];
-          l_ = r_.logits_stride == 0 ? r_.logits_addr : l_ + r_.classes;
+          yi_ += r_->arena_stride[depth_];
+          l_ = r_->logits_stride == 0 ? r_->logits_addr : l_ + r_->classes;
         } else {
-          if (depth_ == 0) img_next_ = xi_ + r_.img_stride;  // (xi: image nb-1 at the root)
+          if (depth_ == 0) img_next_ = xi_ + r_->img_stride;  // (xi: image nb-1 at the root)
           if (first_n_ != kNoNode && !leaf) {
             st_ = SNodeRd;
             node_ = first_n_;
@@ -246,8 +272,8 @@ class Scheduler {
   }
 
  private:
-  const hw::Config& cfg_;
-  const Regs& r_;
+  const hw::Config* cfg_;  // (pointers: a dry run copies the scheduler back)
+  const Regs* r_;
   std::span<const uint32_t> first_, next_;
   std::span<const Node> nodes_;
   std::vector<uint32_t> out_src_, path_;
@@ -277,7 +303,7 @@ hw::Err check_config(const hw::Config& cfg, const Regs& r) {
 }  // namespace
 
 RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint32_t win_base,
-              uint32_t win_limit, Tables& t) {
+              uint32_t win_limit, Tables& t, bool use_memo) {
   // the window as the engine's CSRs hold it: clamped to the address space
   win_base = cfg.clamp_window(win_base);
   win_limit = cfg.clamp_window(win_limit);
@@ -383,6 +409,7 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
     struct Taken {
       uint32_t node;
       uint8_t op;
+      uint32_t index = 0;  // in the stretch being recorded
     };
     std::deque<Taken> taken;
     auto charge = [&](const Taken& k, uint64_t cyc, uint64_t macs, uint64_t layers) {
@@ -406,32 +433,155 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
       if (static_cast<uint32_t>(best) == label) ++correct[n];
       port.cyc(3);
     };
-    Scheduler sch(cfg, r, first, next, nodes);
+    // The template the scheduler offers, patched (PATCH bits: X/Y/L), and whether it is valid.
+    auto make_offer = [&](const Scheduler& sc, uint32_t tpl, Desc& d) {
+      if (static_cast<uint64_t>(tpl) + hw::kDescBytes > win_limit || tpl < win_base) {
+        return hw::Err::Window;
+      }
+      d = read_desc(mem, tpl);
+      if (d.patch & hw::Patch::InFromX) d.in_addr = sc.x();
+      if (d.patch & hw::Patch::In2FromX) d.in2_addr = sc.x();
+      if (d.patch & hw::Patch::OutFromL) {
+        d.out_addr = sc.l();
+      } else if (d.patch & hw::Patch::OutFromY) {
+        d.out_addr = sc.y();
+      }
+      return validate(d, cfg, win_base, win_limit);
+    };
+    // The memo of stretches: from rest (the engine quiet, the scheduler leaving an evaluation or
+    // starting a mini-batch) to the next evaluation or the end, keyed by the engine's state and
+    // the stretch's descriptors as the engine's timing sees them (addresses modulo the port
+    // width, whether a descriptor reads what one of the two before it writes, whether it reads
+    // the weights of the one before), with the scheduler's cycles between them. Exact: the
+    // engine uses addresses only so (tb/unit_batch_memo.cpp replays without it).
+    struct Planned {
+      uint32_t tpl;
+      Desc d;
+      uint32_t node;
+    };
+    struct Stretch {
+      uint64_t cycles = 0, control = 0;
+      cycles::Counters add{};
+      std::shared_ptr<const cycles::ExtEngine::Snapshot> end;
+      std::vector<uint64_t> cycles_of;  // per descriptor: the cycles charged to it
+    };
+    struct KeyHash {
+      size_t operator()(const std::vector<uint64_t>& k) const {
+        uint64_t h = 0xcbf29ce484222325ULL;
+        for (uint64_t w : k) h = (h ^ w) * 0x100000001b3ULL;
+        return static_cast<size_t>(h ^ (h >> 29));
+      }
+    };
+    std::unordered_map<std::vector<uint64_t>, Stretch, KeyHash> memo;
+    uint64_t memo_hits = 0;
+    bool recording = false;
+    std::vector<uint64_t> rec_key, rec_cycles;
+    std::vector<Planned> rec_plan;
+    uint64_t rec_start = 0, rec_control = 0;
+    uint32_t rec_taken = 0;
+    cycles::Counters rec_counters{};
     uint64_t now = 0, control = 0;  // cycles of the scheduling phase; those with nothing taken
+    auto finish_recording = [&] {
+      recording = false;
+      if (rec_taken != rec_plan.size()) return;  // (the run went elsewhere: not kept)
+      Stretch m;
+      m.cycles = now - rec_start;
+      m.control = control - rec_control;
+      const cycles::Counters& ec = eng.counters();
+      for (size_t i = 0; i < ec.size(); ++i) m.add[i] = ec[i] - rec_counters[i];
+      m.end = eng.snapshot();
+      m.cycles_of = rec_cycles;
+      memo.emplace(std::move(rec_key), std::move(m));
+    };
+    Scheduler sch(cfg, r, first, next, nodes);
     uint64_t eval_done_at = 0;
     bool eval_busy = false;
     Desc offer{};
     uint32_t offered_tpl = 0;
     bool have_offer = false;
     while (true) {
+      // a stretch to the next evaluation, from rest: replayed when an equivalent one ran before
+      if (use_memo && sch.at_rest() && !recording && !have_offer && taken.empty() && !eval_busy &&
+          eng.quiet()) {
+        Scheduler dry = sch;
+        std::vector<Planned> plan;
+        std::vector<uint64_t> key;
+        eng.state_key(key);
+        bool ok = true, dry_finished = false;
+        uint64_t gap = 0;
+        for (;;) {
+          if (dry.issuing()) {
+            Planned pl{dry.tpl_addr(), {}, dry.node()};
+            if (make_offer(dry, pl.tpl, pl.d) != hw::Err::None) {
+              ok = false;  // (the real run reports it)
+              break;
+            }
+            const size_t i = plan.size();
+            const bool eq_prev = i == 0 ? eng.same_weights(pl.d)
+                                        : (plan[i - 1].d.wgt_addr == pl.d.wgt_addr &&
+                                           plan[i - 1].d.prm_addr == pl.d.prm_addr);
+            key.insert(key.end(), {gap, pl.tpl % cfg.mem_bytes, eq_prev ? 1u : 0u,
+                                   i >= 1 && reads_output_of(pl.d, plan[i - 1].d) ? 1u : 0u,
+                                   i >= 2 && reads_output_of(pl.d, plan[i - 2].d) ? 1u : 0u});
+            for (uint32_t w : encode(mod_addresses(pl.d, cfg.mem_bytes))) key.push_back(w);
+            plan.push_back(pl);
+            gap = 0;
+            dry.forget_outstanding();
+            dry_finished = dry.tick(true, false, false);
+          } else if (dry.evaluating()) {
+            break;
+          } else {
+            dry.forget_outstanding();
+            dry_finished = dry.tick(false, false, false);
+            ++gap;
+          }
+          if (dry_finished) break;
+        }
+        key.push_back(gap);
+        key.push_back(dry_finished ? 1 : 0);
+        if (ok) {
+          auto it = memo.find(key);
+          if (it != memo.end()) {
+            const Stretch& m = it->second;
+            for (size_t i = 0; i < plan.size(); ++i) {
+              ref::execute(plan[i].d, mem);
+              charge({plan[i].node, plan[i].d.op}, m.cycles_of[i], shape_of(plan[i].d).macs, 1);
+            }
+            if (!plan.empty()) {
+              port.invalidate();
+              eng.replay(*m.end, eng.cycle() + m.cycles, m.add, plan.back().d.wgt_addr,
+                         plan.back().d.prm_addr);
+            } else {
+              eng.idle(m.cycles);
+            }
+            issued += static_cast<uint32_t>(plan.size());
+            res.layers_done += static_cast<uint32_t>(plan.size());
+            control += m.control;
+            now += m.cycles;
+            sch = dry;
+            ++memo_hits;
+            if (dry_finished) break;
+            continue;
+          }
+          recording = true;
+          rec_key = std::move(key);
+          rec_plan = std::move(plan);
+          rec_start = now;
+          rec_control = control;
+          rec_counters = eng.counters();
+          rec_cycles.assign(rec_plan.size(), 0);
+          rec_taken = 0;
+        }
+      }
+      // the end of a recorded stretch
+      if (recording && sch.evaluating()) finish_recording();
       // the scheduler's outputs this cycle
       if (sch.issuing() && !have_offer) {
         offered_tpl = sch.tpl_addr();
-        if (static_cast<uint64_t>(offered_tpl) + hw::kDescBytes > win_limit ||
-            offered_tpl < win_base) {
-          throw Stop{hw::Err::Window, issued};
-        }
-        offer = read_desc(mem, offered_tpl);
-        if (offer.patch & hw::Patch::InFromX) offer.in_addr = sch.x();
-        if (offer.patch & hw::Patch::In2FromX) offer.in2_addr = sch.x();
-        if (offer.patch & hw::Patch::OutFromL) {
-          offer.out_addr = sch.l();
-        } else if (offer.patch & hw::Patch::OutFromY) {
-          offer.out_addr = sch.y();
-        }
         // an invalid descriptor: the engine reports it once the layers before it completed
-        const hw::Err e = validate(offer, cfg, win_base, win_limit);
-        if (e != hw::Err::None) throw Stop{e, issued};
+        if (const hw::Err e = make_offer(sch, offered_tpl, offer); e != hw::Err::None) {
+          throw Stop{e, issued};
+        }
         have_offer = true;
       }
       if (sch.evaluating()) {
@@ -455,10 +605,11 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
         ++control;
       } else {
         charge(taken.front(), 1, 0, 0);
+        if (recording) ++rec_cycles[taken.front().index];
       }
       if (st.ready) {
         ref::execute(offer, mem);  // (in issue order: the engine keeps their dependences)
-        taken.push_back({sch.node(), offer.op});
+        taken.push_back({sch.node(), offer.op, recording ? rec_taken++ : 0});
         ++issued;
         charge(taken.back(), 0, shape_of(offer).macs, 1);
         port.invalidate();  // (RTL: the control port forgets its word at xd_ready)
@@ -473,9 +624,14 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
       }
       const bool finished = sch.tick(st.ready, st.done, ev_done);
       ++now;
-      if (finished) break;
+      if (finished) {
+        if (recording) finish_recording();
+        break;
+      }
     }
     cycles_total = pre + now + kSchedEnd;
+    res.memo_hits = memo_hits;
+    res.memo_stretches = memo.size();
     const cycles::Counters& ec = eng.counters();
     for (size_t i = 0; i < c.size(); ++i) {
       if (i != static_cast<size_t>(hw::Counter::Cycles)) c[i] += ec[i];

@@ -98,7 +98,7 @@ Ranges ranges_of(const Desc& d) {
 class Engine {
  public:
   Engine(const hw::Config& cfg, const DramTiming& dram)
-      : cfg_(cfg),
+      : cfg_p_(&cfg),
         mb_(cfg.mem_bytes),
         chunk_(uint64_t{cfg.burst_max} * cfg.mem_bytes),
         wchunk_(chunk_ / 2),
@@ -150,8 +150,39 @@ class Engine {
     count(hw::Counter::Cycles, n);
     count(hw::Counter::StallDesc, n);
     cyc_ += n;
+    dram_.settle(cyc_);
   }
   const Counters& counters() const { return c_; }
+  uint64_t cycle() const { return cyc_; }
+
+  // At rest (quiet()): the state that decides the timing of what comes next, relative to now
+  // and to the ring's oldest tile (absolute addresses only through same_weights()).
+  void state_key(std::vector<uint64_t>& k) const {
+    dram_.key(cyc_, k);
+    const uint64_t live = rec_wr_ - rec_rd_;
+    k.insert(k.end(), {rg_used_, live, rec_fill_ - rec_rd_, c_rec_ - rec_rd_, rsp_cols_, pw_v_,
+                       pw_wrow_, pw_cout_, pw_kred_,
+                       pw_rec0_ >= rec_rd_ ? pw_rec0_ - rec_rd_ + 1 : 0,
+                       static_cast<uint64_t>(ld_par_), rr_, last_was_wr_, hold_, hold_wr_,
+                       second_, flush_, c_done_, dr_row_, rq_ph_, beat_, oidx_, init_lanes_,
+                       static_cast<uint64_t>(state_)});
+    for (uint64_t i = 0; i < live; ++i) k.push_back(rec_size_[(rec_rd_ + i) % cfg().wtiles]);
+  }
+  // Whether `d` reads the weights and records of the last layer started (the reuse check's
+  // addresses; the rest of it is in state_key()).
+  bool same_weights(const Desc& d) const { return pw_wgt_ == d.wgt_addr && pw_prm_ == d.prm_addr; }
+  // This engine as `end` left a replayed stretch: `end`'s state at the cycle `at`, the counters
+  // these plus `add`, the last layer started reading weights `wgt` and records `prm`.
+  void replay(const Engine& end, uint64_t at, const Counters& add, uint64_t wgt, uint64_t prm) {
+    Counters c = c_;
+    for (size_t i = 0; i < c.size(); ++i) c[i] += add[i];
+    *this = end;
+    dram_.shift(at - cyc_);
+    cyc_ = at;
+    c_ = c;
+    pw_wgt_ = wgt;
+    pw_prm_ = prm;
+  }
 
  private:
   static Layer layer_of(const Desc& d, uint32_t mb, uint32_t rows, uint32_t cols) {
@@ -216,7 +247,7 @@ class Engine {
   uint64_t need(uint64_t tile, uint64_t step) const {
     if (L_.need_all) return L_.in_total;
     if (L_.add) return L_.offb + tile * L_.cin + L_.cin;
-    const uint64_t plast = L_.pe ? tile * cfg_.rows + cfg_.rows - 1 : tile;
+    const uint64_t plast = L_.pe ? tile * cfg().rows + cfg().rows - 1 : tile;
     const int64_t iy0 =
         static_cast<int64_t>((plast / L_.wo) * L_.stride) - static_cast<int64_t>(L_.pad);
     const auto ky = static_cast<int64_t>(step / (L_.cin_n * L_.kw));
@@ -236,9 +267,10 @@ class Engine {
 
   void step();
 
-  const hw::Config& cfg_;
-  const uint64_t mb_, chunk_, wchunk_;  // input chunk, weight column (RTL Chunk, WChunk)
-  const uint64_t wdepth_;               // weight-ring bytes per lane (RTL WDepth)
+  const hw::Config* cfg_p_;  // (a pointer: replay() assigns whole engines)
+  const hw::Config& cfg() const { return *cfg_p_; }
+  uint64_t mb_, chunk_, wchunk_;  // input chunk, weight column (RTL Chunk, WChunk)
+  uint64_t wdepth_;               // weight-ring bytes per lane (RTL WDepth)
   DramBus dram_;
   std::span<const Desc> descs_;
   uint32_t desc_addr_ = 0;
@@ -302,7 +334,7 @@ class Engine {
 };
 
 void Engine::step() {
-  const uint64_t rows = cfg_.rows, cols = cfg_.cols;
+  const uint64_t rows = cfg().rows, cols = cfg().cols;
 
   // ---------------- DMA response side ----------------
   const bool rsp_ready = !inf_.empty() && !flush_;
@@ -381,7 +413,7 @@ void Engine::step() {
 
   // drain (RqLanes requant lanes: a row of sh_n_ results takes ceil(sh_n_ / RqLanes) phases)
   // and writer
-  const bool rq_ph_last = (rq_ph_ + 1) * cfg_.rq_lanes >= sh_n_;
+  const bool rq_ph_last = (rq_ph_ + 1) * cfg().rq_lanes >= sh_n_;
   const bool row_valid = shadow_full_ && rq_ph_last;
   const bool row_ready = wq_.size() < kWriterDepth;
   const bool row_fire = row_valid && row_ready;
@@ -390,14 +422,14 @@ void Engine::step() {
   if (wr_valid) two_part = wq_.front().addr % mb_ + wq_.front().n > mb_;
 
   // ---------------- DMA request side ----------------
-  const uint64_t burst = std::min<uint64_t>(rq_left_, cfg_.burst_max);
+  const uint64_t burst = std::min<uint64_t>(rq_left_, cfg().burst_max);
   const bool rd_req_valid = rq_left_ != 0;
   const bool grant_wr = hold_ ? hold_wr_ : (wr_valid && (!rd_req_valid || !last_was_wr_));
   const bool req_valid = grant_wr || rd_req_valid;
   const bool req_ready = dram_.req_ready();
   const bool rd_req_fire = req_valid && req_ready && !grant_wr;
   const bool wr_fire = req_valid && req_ready && grant_wr;
-  const bool take_job = !job_q_.empty() && inf_.size() < cfg_.dma_inflight &&
+  const bool take_job = !job_q_.empty() && inf_.size() < cfg().dma_inflight &&
                         (!rd_req_valid || (rd_req_fire && rq_left_ == burst));
   const bool dma_idle = job_q_.empty() && !rd_req_valid && inf_.empty() && !flush_;
   // the writer pops a row when its last word is accepted; a layer's last row completes it
@@ -412,8 +444,8 @@ void Engine::step() {
   bool ld_start = false;
   Layer N;
   if (dec_ok && !b_v_ && ld_free) {
-    N = layer_of(*d, cfg_.mem_bytes, cfg_.rows, cfg_.cols);
-    const bool in_room = !a_v_ || L_.in_end + N.in_end <= cfg_.in_buf_bytes;
+    N = layer_of(*d, cfg().mem_bytes, cfg().rows, cfg().cols);
+    const bool in_room = !a_v_ || L_.in_end + N.in_end <= cfg().in_buf_bytes;
     const bool hz_ok = pend_ <= 2 && !(pend_ >= 1 && hazard(*d, 1)) &&
                        !(pend_ >= 2 && hazard(*d, 2));
     ld_start = in_room && hz_ok;
@@ -543,7 +575,7 @@ void Engine::step() {
 
   // tile loader: a tile into the weight ring, or the oldest tile out when there is no room
   const uint64_t rec_n = rec_wr_ - rec_rd_;
-  const bool space_ok = rec_n != cfg_.wtiles && rg_used_ + TL_.tsz <= wdepth_;
+  const bool space_ok = rec_n != cfg().wtiles && rg_used_ + TL_.tsz <= wdepth_;
   const bool evict_ok = rec_n != 0 && rec_rd_ != c_rec_;
   // (at most one tile ahead of the compute; evictions only for room)
   const bool alloc_go =
@@ -555,12 +587,12 @@ void Engine::step() {
     ++c_rec_;
   }
   if (alloc_go && !space_ok && evict_ok) {
-    rg_used_ -= rec_size_[rec_rd_ % cfg_.wtiles];
+    rg_used_ -= rec_size_[rec_rd_ % cfg().wtiles];
     ++rec_rd_;
   }
   if (claim) {
     tl_phase_ = 1;
-    rec_size_[rec_wr_ % cfg_.wtiles] = TL_.tsz;
+    rec_size_[rec_wr_ % cfg().wtiles] = TL_.tsz;
     rg_used_ += TL_.tsz;
     ++rec_wr_;
     tl_rsrc_ = tl_row_src_;
@@ -746,9 +778,22 @@ void Engine::step() {
 
 struct ExtEngine::Impl {
   Impl(const hw::Config& c, const DramTiming& dram) : cfg(c), e(cfg, dram) { e.start_ext(); }
-  hw::Config cfg;  // (the engine keeps a reference)
+  hw::Config cfg;  // (the engine keeps a pointer)
   Engine e;
 };
+struct ExtEngine::Snapshot {
+  Engine e;
+};
+std::shared_ptr<const ExtEngine::Snapshot> ExtEngine::snapshot() const {
+  return std::make_shared<const Snapshot>(Snapshot{impl_->e});
+}
+void ExtEngine::replay(const Snapshot& end, uint64_t at, const Counters& add, uint32_t wgt,
+                       uint32_t prm) {
+  impl_->e.replay(end.e, at, add, wgt, prm);
+}
+void ExtEngine::state_key(std::vector<uint64_t>& k) const { impl_->e.state_key(k); }
+bool ExtEngine::same_weights(const Desc& d) const { return impl_->e.same_weights(d); }
+uint64_t ExtEngine::cycle() const { return impl_->e.cycle(); }
 ExtEngine::ExtEngine(const hw::Config& cfg, const DramTiming& dram)
     : impl_(std::make_unique<Impl>(cfg, dram)) {}
 ExtEngine::~ExtEngine() = default;

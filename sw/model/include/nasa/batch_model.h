@@ -45,10 +45,14 @@ struct RunResult {
   uint32_t layers_done = 0;  // descriptors completed
   cycles::Counters counters{};
   Profile profile;
+  // the timing memo: stretches between evaluations replayed from an equivalent earlier one,
+  // and the distinct stretches simulated
+  uint64_t memo_hits = 0, memo_stretches = 0;
 };
 
+// `use_memo = false` simulates every cycle (the memo is exact; tb/unit_batch_memo.cpp checks it).
 RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& regs, uint32_t win_base,
-              uint32_t win_limit, Tables& tables);
+              uint32_t win_limit, Tables& tables, bool use_memo = true);
 
 // CSR/table access semantics shared by the ref device (table bounds and HwBatch are `cfg`'s
 // capacities): returns true when `addr` is a batch CSR.

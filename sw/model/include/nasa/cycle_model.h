@@ -84,6 +84,19 @@ class ExtEngine {
   // `n` cycles of a quiet engine with nothing offered (what n step(nullptr) would do, fast).
   void idle(uint64_t n);
   const Counters& counters() const;
+  uint64_t cycle() const;  // cycles stepped or idled
+
+  // Replaying a stretch the engine ran before from an equivalent state (the batch model's memo):
+  // at rest (quiet()), state_key() appends what decides the timing of what comes next, relative
+  // to now; same_weights(d): whether `d` reads the weights and records of the last layer
+  // started. snapshot() keeps the engine as it is; replay(end, at, add, wgt, prm) continues as
+  // `end` was, at cycle `at`, with these counters plus `add`, the last layer started having
+  // read weights `wgt` and records `prm`.
+  struct Snapshot;
+  void state_key(std::vector<uint64_t>& k) const;
+  bool same_weights(const Desc& d) const;
+  std::shared_ptr<const Snapshot> snapshot() const;
+  void replay(const Snapshot& end, uint64_t at, const Counters& add, uint32_t wgt, uint32_t prm);
 
  private:
   struct Impl;

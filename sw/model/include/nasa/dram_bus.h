@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <vector>
 
 #include "nasa/cycle_model.h"
 
@@ -39,6 +40,25 @@ class DramBus {
       writes_.push_back((bus_free_ + bpc - 1) / bpc);
     }
     while (!writes_.empty() && writes_.front() <= cyc + 1) writes_.pop_front();
+  }
+  // Idle until cycle `cyc` (no request, no beat taken): what clock() would have retired.
+  void settle(uint64_t cyc) {
+    while (!writes_.empty() && writes_.front() <= cyc) writes_.pop_front();
+  }
+  // Every time `delta` cycles later (a replayed stretch of time).
+  void shift(uint64_t delta) {
+    bus_free_ += delta * t_.bytes_per_cycle;
+    for (Beat& b : beats_) b.avail += delta;
+    for (uint64_t& w : writes_) w += delta;
+  }
+  // The timing state relative to cycle `cyc`, for a memo key (none of it is in flight at rest).
+  void key(uint64_t cyc, std::vector<uint64_t>& k) const {
+    const uint64_t now = cyc * t_.bytes_per_cycle;
+    k.push_back(bus_free_ > now ? bus_free_ - now : 0);
+    k.push_back(reads_);
+    k.push_back(beats_.size());
+    k.push_back(writes_.size());
+    for (uint64_t w : writes_) k.push_back(w > cyc ? w - cyc : 0);
   }
 
  private:
