@@ -539,6 +539,14 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
         }
         key.push_back(gap);
         key.push_back(dry_finished ? 1 : 0);
+        // (templates read after a layer of the stretch overwrote them: the dry run read them
+        // too early, so no memo for such a stretch)
+        for (size_t i = 0; ok && i < plan.size(); ++i) {
+          const uint64_t lo = plan[i].d.out_addr, hi = lo + shape_of(plan[i].d).out_bytes;
+          for (size_t j = i + 1; j < plan.size(); ++j) {
+            if (plan[j].tpl < hi && lo < uint64_t{plan[j].tpl} + hw::kDescBytes) ok = false;
+          }
+        }
         if (ok) {
           auto it = memo.find(key);
           if (it != memo.end()) {
