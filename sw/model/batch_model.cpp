@@ -23,8 +23,6 @@ constexpr uint32_t kNoNode = hw::kNoNode;
 // run ends kSchedEnd cycles after the scheduler (nasa_top's batch sequencer, the engine's end of
 // the run). tb/cosim_fused.cpp checks every counter against the RTL.
 constexpr uint64_t kFuseToSched = 2, kClearStart = 2, kSchedEnd = 2;
-// the eval unit's done pulse comes this many cycles before its accesses' costs are over
-constexpr uint64_t kEvalEarly = 0;
 
 struct Stop {
   hw::Err err;
@@ -81,16 +79,6 @@ struct Node {
   std::vector<uint32_t> children;
 };
 
-// Whether `d` reads (input, second input, weights, records) what `prev` writes: the engine's
-// hazard check (cycle_model.cpp ranges_of).
-bool reads_output_of(const Desc& d, const Desc& prev) {
-  const Shape s = shape_of(d), p = shape_of(prev);
-  const uint64_t lo = prev.out_addr, hi = uint64_t{prev.out_addr} + p.out_bytes;
-  auto hit = [&](uint64_t a, uint64_t n) { return n != 0 && a < hi && lo < a + n; };
-  return hit(d.in_addr, s.in_bytes) ||
-         (d.op == static_cast<uint8_t>(hw::Op::Add) && hit(d.in2_addr, s.in_bytes)) ||
-         (s.wgt_bytes != 0 && (hit(d.wgt_addr, s.wgt_bytes) || hit(d.prm_addr, s.prm_bytes)));
-}
 // `d` with every address modulo the port width (what the engine's timing sees of them).
 Desc mod_addresses(Desc d, uint32_t mb) {
   d.in_addr %= mb;
@@ -521,8 +509,8 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
                                         : (plan[i - 1].d.wgt_addr == pl.d.wgt_addr &&
                                            plan[i - 1].d.prm_addr == pl.d.prm_addr);
             key.insert(key.end(), {gap, pl.tpl % cfg.mem_bytes, eq_prev ? 1u : 0u,
-                                   i >= 1 && reads_output_of(pl.d, plan[i - 1].d) ? 1u : 0u,
-                                   i >= 2 && reads_output_of(pl.d, plan[i - 2].d) ? 1u : 0u});
+                                   i >= 1 && cycles::reads_output_of(pl.d, plan[i - 1].d) ? 1u : 0u,
+                                   i >= 2 && cycles::reads_output_of(pl.d, plan[i - 2].d) ? 1u : 0u});
             for (uint32_t w : encode(mod_addresses(pl.d, cfg.mem_bytes))) key.push_back(w);
             plan.push_back(pl);
             gap = 0;
@@ -596,7 +584,7 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
         // the eval unit reads the logits and the label through the control port; the scheduler
         // sees its done pulse that many cycles after SEval
         evaluate(sch.node(), sch.image(), sch.l());
-        eval_done_at = now + port.take_cycles() - kEvalEarly;
+        eval_done_at = now + port.take_cycles();
         eval_busy = true;
       }
       const bool ev_done = eval_busy && now == eval_done_at;

@@ -79,6 +79,14 @@ struct Ranges {
   uint64_t out_lo = 0, out_hi = 0;
 };
 
+// Whether a layer with ranges `n` reads what a layer with ranges `w` writes.
+bool reads_from(const Ranges& n, const Ranges& w) {
+  for (const auto& [lo, hi] : n.rd) {
+    if (lo < hi && lo < w.out_hi && w.out_lo < hi) return true;
+  }
+  return false;
+}
+
 Ranges ranges_of(const Desc& d) {
   const Shape s = shape_of(d);
   Ranges r;
@@ -257,12 +265,7 @@ class Engine {
 
   // RTL hz_q: the decoding layer reads what layer fe_li_ - 1 (back = 1) or - 2 writes
   bool hazard(const Desc& d, int back) const {
-    const Ranges& r = ranges_[(fe_li_ + 2 - back) % 2];
-    const Ranges n = ranges_of(d);
-    for (const auto& [lo, hi] : n.rd) {
-      if (lo < hi && lo < r.out_hi && r.out_lo < hi) return true;
-    }
-    return false;
+    return reads_from(ranges_of(d), ranges_[(fe_li_ + 2 - back) % 2]);
   }
 
   void step();
@@ -775,6 +778,10 @@ void Engine::step() {
 }
 
 }  // namespace
+
+bool reads_output_of(const Desc& d, const Desc& prev) {
+  return reads_from(ranges_of(d), ranges_of(prev));
+}
 
 struct ExtEngine::Impl {
   Impl(const hw::Config& c, const DramTiming& dram) : cfg(c), e(cfg, dram) { e.start_ext(); }

@@ -103,6 +103,10 @@ class ExtEngine {
   std::unique_ptr<Impl> impl_;
 };
 
+// The engine's hazard check: whether `d` reads (input, second input, weights, records) what
+// `prev` writes.
+bool reads_output_of(const Desc& d, const Desc& prev);
+
 // Ideal cycles of a layer on the PE array / vector unit: MACs / (Rows*Cols).
 double ideal_cycles(const Desc& d, const hw::Config& cfg);
 
