@@ -41,6 +41,7 @@ module nasa_engine #(
   input  logic [31:0]           xd_x_i,
   input  logic [31:0]           xd_y_i,
   input  logic [31:0]           xd_l_i,
+  input  logic [31:0]           xd_s_i,         // the image's scratch offset (PATCH ..PlusS)
   output logic                  xd_done_o,      // pulse: the descriptor completed
   input  logic                  xd_end_i,       // end the batch run: xd_err_i, xd_err_index_i
   input  logic [7:0]            xd_err_i,
@@ -75,7 +76,7 @@ module nasa_engine #(
   // sequencer
   logic ext, desc_valid, fetch, dec_start, decoding, li_par, ld_start, cs_start, run_start, stop;
   logic a_v, ld_par, desc_stall, ld_free;
-  logic [31:0] xq_x, xq_y, xq_l;
+  logic [31:0] xq_x, xq_y, xq_l, xq_s;
   logic [AW-1:0] desc_src;
   logic [IAW-1:0] ld_ib;
   logic [15:0] nx_cout;
@@ -184,6 +185,7 @@ module nasa_engine #(
     .xd_x_i        (xd_x_i),
     .xd_y_i        (xd_y_i),
     .xd_l_i        (xd_l_i),
+    .xd_s_i        (xd_s_i),
     .xd_end_i      (xd_end_i),
     .xd_err_i      (xd_err_i),
     .xd_err_index_i(xd_err_index_i),
@@ -191,6 +193,7 @@ module nasa_engine #(
     .xq_x_o        (xq_x),
     .xq_y_o        (xq_y),
     .xq_l_o        (xq_l),
+    .xq_s_o        (xq_s),
     .desc_valid_o  (desc_valid),
     .desc_src_o    (desc_src),
     .job_ready_i   (job_ready),
@@ -238,6 +241,7 @@ module nasa_engine #(
     .x_i    (xq_x),
     .y_i    (xq_y),
     .l_i    (xq_l),
+    .s_i    (xq_s),
     .desc_o (desc)
   );
 

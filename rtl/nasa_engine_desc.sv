@@ -1,6 +1,7 @@
 // Engine unit: the descriptor register. The 64 bytes of a descriptor read job (DMA destination
 // DstDesc) land here; in ext mode (batch runs) the first decode cycle substitutes the
-// template's patched address fields (PATCH bits) with the scheduler's X / Y / logits addresses.
+// template's patched address fields (PATCH bits) with the scheduler's X / Y / logits addresses
+// or adds the image's scratch offset S to them (nasa::patch_template, sw/base/desc.cpp).
 // Contract: desc_o is stable from the last byte's arrival until the next descriptor job.
 module nasa_engine_desc #(
   parameter int unsigned MemBytes = 32
@@ -13,6 +14,7 @@ module nasa_engine_desc #(
   input  logic [31:0]           x_i,
   input  logic [31:0]           y_i,
   input  logic [31:0]           l_i,
+  input  logic [31:0]           s_i,
   output nasa_pkg::desc_t       desc_o
 );
   localparam int unsigned OffW     = $clog2(MemBytes);
@@ -32,6 +34,8 @@ module nasa_engine_desc #(
     if (patch_i) begin
       if (patch[nasa_pkg::PatchInFromXBit]) begin
         desc_q[nasa_pkg::DescInAddrWord*32 +: 32] <= x_i;
+      end else if (patch[nasa_pkg::PatchInPlusSBit]) begin
+        desc_q[nasa_pkg::DescInAddrWord*32 +: 32] <= desc_q[nasa_pkg::DescInAddrWord*32 +: 32] + s_i;
       end
       if (patch[nasa_pkg::PatchIn2FromXBit]) begin
         desc_q[nasa_pkg::DescIn2AddrWord*32 +: 32] <= x_i;
@@ -40,13 +44,15 @@ module nasa_engine_desc #(
         desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] <= l_i;
       end else if (patch[nasa_pkg::PatchOutFromYBit]) begin
         desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] <= y_i;
+      end else if (patch[nasa_pkg::PatchOutPlusSBit]) begin
+        desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] <= desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] + s_i;
       end
     end
   end
   assign desc_o = desc_q;
 
   logic unused_patch;
-  assign unused_patch = ^patch[nasa_pkg::DescPatchWidth-1:4];  // PATCH bits not defined
+  assign unused_patch = ^patch[nasa_pkg::DescPatchWidth-1:6];  // PATCH bits not defined
 
 `ifndef SYNTHESIS
   initial begin

@@ -34,6 +34,7 @@ module nasa_engine_seq #(
   input  logic [31:0]             xd_x_i,
   input  logic [31:0]             xd_y_i,
   input  logic [31:0]             xd_l_i,
+  input  logic [31:0]             xd_s_i,
   input  logic                    xd_end_i,
   input  logic [7:0]              xd_err_i,
   input  logic [31:0]             xd_err_index_i,
@@ -41,6 +42,7 @@ module nasa_engine_seq #(
   output logic [31:0]             xq_x_o,         // the descriptor's X / Y / L (PATCH)
   output logic [31:0]             xq_y_o,
   output logic [31:0]             xq_l_o,
+  output logic [31:0]             xq_s_o,
   // descriptor fetch: the read job (granted by job_ready_i) and the arrival of its bytes
   output logic                    desc_valid_o,
   output logic [AddrBits-1:0]     desc_src_o,
@@ -94,6 +96,7 @@ module nasa_engine_seq #(
     logic [31:0]    xq_x;
     logic [31:0]    xq_y;
     logic [31:0]    xq_l;
+    logic [31:0]    xq_s;
     logic [7:0]     err;
     logic [31:0]    err_index;
     logic [31:0]    layers_done;
@@ -186,6 +189,7 @@ module nasa_engine_seq #(
           d.xq_x  = xd_x_i;
           d.xq_y  = xd_y_i;
           d.xq_l  = xd_l_i;
+          d.xq_s  = xd_s_i;
         end
       end
       nasa_engine_pkg::StFetchWait: begin
@@ -271,6 +275,7 @@ module nasa_engine_seq #(
   assign xq_x_o        = q.xq_x;
   assign xq_y_o        = q.xq_y;
   assign xq_l_o        = q.xq_l;
+  assign xq_s_o        = q.xq_s;
   assign fetch_o       = (state_q == nasa_engine_pkg::StFetch);
   assign dec_start_o   = (state_q == nasa_engine_pkg::StFetchWait) && desc_arrived_i;
   assign decoding_o    = (state_q == nasa_engine_pkg::StDecode);

@@ -212,7 +212,8 @@ module nasa_mcu #(
   localparam logic [63:0] RwMask =
       ((64'd1 << (nasa_pkg::CsrParentCount / 4 + 1)) - (64'd1 << (nasa_pkg::CsrNumLayers / 4))) |
       (64'd1 << (nasa_pkg::CsrDescAddr / 4)) | (64'd1 << (nasa_pkg::CsrDescCount / 4)) |
-      (64'd1 << (nasa_pkg::CsrWinBase / 4)) | (64'd1 << (nasa_pkg::CsrWinLimit / 4));
+      (64'd1 << (nasa_pkg::CsrWinBase / 4)) | (64'd1 << (nasa_pkg::CsrWinLimit / 4)) |
+      (64'd1 << (nasa_pkg::CsrScratchStride / 4));
   logic low_csr;  // a word address below the counters
   assign low_csr = (csr_req_i.addr[11:8] == 4'd0) && (csr_req_i.addr[1:0] == 2'd0);
   logic rw_csr;

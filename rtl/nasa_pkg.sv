@@ -125,63 +125,65 @@ package nasa_pkg;
 
   // CSR byte addresses.
   // W: bit0 start, bit1 clear done/error, bit2 start a batch run
-  localparam int unsigned CsrCtrl         = 'h000;
-  localparam int unsigned CsrStatus       = 'h004;  // R: bit0 busy, bit1 done, bit2 error
-  localparam int unsigned CsrErrCode      = 'h008;  // R: error code of the run
-  localparam int unsigned CsrErrIndex     = 'h00C;  // R: index of the descriptor that failed
-  localparam int unsigned CsrDescAddr     = 'h010;  // RW: byte address of descriptor 0
-  localparam int unsigned CsrDescCount    = 'h014;  // RW: number of descriptors to run
+  localparam int unsigned CsrCtrl          = 'h000;
+  localparam int unsigned CsrStatus        = 'h004;  // R: bit0 busy, bit1 done, bit2 error
+  localparam int unsigned CsrErrCode       = 'h008;  // R: error code of the run
+  localparam int unsigned CsrErrIndex      = 'h00C;  // R: index of the descriptor that failed
+  localparam int unsigned CsrDescAddr      = 'h010;  // RW: byte address of descriptor 0
+  localparam int unsigned CsrDescCount     = 'h014;  // RW: number of descriptors to run
   // RW: first byte of the accessible window (at most 2^AddrBits)
-  localparam int unsigned CsrWinBase      = 'h018;
+  localparam int unsigned CsrWinBase       = 'h018;
   // RW: one past the last byte of the window (at most 2^AddrBits)
-  localparam int unsigned CsrWinLimit     = 'h01C;
-  localparam int unsigned CsrHwShape      = 'h020;  // R: Rows | Cols << 16
+  localparam int unsigned CsrWinLimit      = 'h01C;
+  localparam int unsigned CsrHwShape       = 'h020;  // R: Rows | Cols << 16
   // R: memory port bytes | burst max << 16 | AddrBits << 24
-  localparam int unsigned CsrHwMem        = 'h024;
-  localparam int unsigned CsrHwInBuf      = 'h028;  // R: input buffer bytes
+  localparam int unsigned CsrHwMem         = 'h024;
+  localparam int unsigned CsrHwInBuf       = 'h028;  // R: input buffer bytes
   // R: max reduction length k*k*Cin of one output channel
-  localparam int unsigned CsrHwKredMax    = 'h02C;
-  localparam int unsigned CsrMagic        = 'h030;  // R: 0x4E415341 'NASA'
-  localparam int unsigned CsrLayersDone   = 'h034;  // R: descriptors completed in this run
-  localparam int unsigned CsrNumLayers    = 'h040;  // RW: batch: choice layers L of the supernet
+  localparam int unsigned CsrHwKredMax     = 'h02C;
+  localparam int unsigned CsrMagic         = 'h030;  // R: 0x4E415341 'NASA'
+  localparam int unsigned CsrLayersDone    = 'h034;  // R: descriptors completed in this run
+  localparam int unsigned CsrNumLayers     = 'h040;  // RW: batch: choice layers L of the supernet
   // RW: batch: candidate vectors, one byte per layer
-  localparam int unsigned CsrCandAddr     = 'h044;
-  localparam int unsigned CsrCandStride   = 'h048;  // RW: batch: bytes between candidate vectors
-  localparam int unsigned CsrCandCount    = 'h04C;  // RW: batch: candidates in the batch
+  localparam int unsigned CsrCandAddr      = 'h044;
+  localparam int unsigned CsrCandStride    = 'h048;  // RW: batch: bytes between candidate vectors
+  localparam int unsigned CsrCandCount     = 'h04C;  // RW: batch: candidates in the batch
   // RW: batch: byte address of template descriptor 0
-  localparam int unsigned CsrTplAddr      = 'h050;
+  localparam int unsigned CsrTplAddr       = 'h050;
   // RW: batch: stem templates, first | count << 24
-  localparam int unsigned CsrStemTpl      = 'h054;
+  localparam int unsigned CsrStemTpl       = 'h054;
   // RW: batch: head templates, first | count << 24
-  localparam int unsigned CsrHeadTpl      = 'h058;
-  localparam int unsigned CsrImgAddr      = 'h05C;  // RW: batch: input image 0 (int8 HWC)
-  localparam int unsigned CsrImgStride    = 'h060;  // RW: batch: bytes between input images
-  localparam int unsigned CsrImgCount     = 'h064;  // RW: batch: images to evaluate
-  localparam int unsigned CsrLabelAddr    = 'h068;  // RW: batch: labels, one byte per image
+  localparam int unsigned CsrHeadTpl       = 'h058;
+  localparam int unsigned CsrImgAddr       = 'h05C;  // RW: batch: input image 0 (int8 HWC)
+  localparam int unsigned CsrImgStride     = 'h060;  // RW: batch: bytes between input images
+  localparam int unsigned CsrImgCount      = 'h064;  // RW: batch: images to evaluate
+  localparam int unsigned CsrLabelAddr     = 'h068;  // RW: batch: labels, one byte per image
   // RW: batch: images per mini-batch (arena slots per depth)
-  localparam int unsigned CsrMiniBatch    = 'h06C;
-  localparam int unsigned CsrClasses      = 'h070;  // RW: batch: logits per image
+  localparam int unsigned CsrMiniBatch     = 'h06C;
+  localparam int unsigned CsrClasses       = 'h070;  // RW: batch: logits per image
   // RW: batch: where the head's FC writes logits (see LOGITS_STRIDE)
-  localparam int unsigned CsrLogitsAddr   = 'h074;
-  // RW: 0: logits at LOGITS_ADDR; else leaf n, image g at +n*stride+g*Classes
-  localparam int unsigned CsrLogitsStride = 'h078;
+  localparam int unsigned CsrLogitsAddr    = 'h074;
+  // RW: 0: image b of a mini-batch at LOGITS_ADDR+b*Classes; else leaf n, image g at +n*stride+g*Classes
+  localparam int unsigned CsrLogitsStride  = 'h078;
   // RW: 0 candidates from memory; 1 sample, 2 mutate, 3 crossover
-  localparam int unsigned CsrGenMode      = 'h07C;
-  localparam int unsigned CsrGenSeed      = 'h080;  // RW: cand_gen seed (0 means 0x9E3779B9)
+  localparam int unsigned CsrGenMode       = 'h07C;
+  localparam int unsigned CsrGenSeed       = 'h080;  // RW: cand_gen seed (0 means 0x9E3779B9)
   // RW: cand_gen mutation probability, 0..65536 = 0..1
-  localparam int unsigned CsrGenProb      = 'h084;
+  localparam int unsigned CsrGenProb       = 'h084;
   // RW: cand_gen parent vectors (CAND_STRIDE apart)
-  localparam int unsigned CsrParentAddr   = 'h088;
-  localparam int unsigned CsrParentCount  = 'h08C;  // RW: cand_gen parents
+  localparam int unsigned CsrParentAddr    = 'h088;
+  localparam int unsigned CsrParentCount   = 'h08C;  // RW: cand_gen parents
   // R: batch: nodes in the node table after fusion
-  localparam int unsigned CsrNodeCount    = 'h090;
-  localparam int unsigned CsrTblAddr      = 'h094;  // RW: batch table access: table << 24 | index
+  localparam int unsigned CsrNodeCount     = 'h090;
+  localparam int unsigned CsrTblAddr       = 'h094;  // RW: batch table access: table << 24 | index
   // RW: entry at TBL_ADDR; the index advances after each access
-  localparam int unsigned CsrTblData      = 'h098;
+  localparam int unsigned CsrTblData       = 'h098;
   // R: NodeCap | MaxLayers << 16 | MaxChoices << 24
-  localparam int unsigned CsrHwBatch      = 'h09C;
+  localparam int unsigned CsrHwBatch       = 'h09C;
+  // RW: batch: bytes between the scratch tensors of consecutive images
+  localparam int unsigned CsrScratchStride = 'h0A0;
   // R: 64-bit counters, id i at 0x100 + 8*i (lo) and +4 (hi)
-  localparam int unsigned CsrCounterBase  = 'h100;
+  localparam int unsigned CsrCounterBase   = 'h100;
 
   // Performance counter ids (64-bit counter i at CSR CounterBase + 8*i).
   localparam int unsigned CntCycles      = 0;   // cycles from start to done
@@ -395,6 +397,8 @@ package nasa_pkg;
   localparam int unsigned PatchIn2FromXBit = 1;       // IN2_ADDR <- X
   localparam int unsigned PatchOutFromYBit = 2;       // OUT_ADDR <- Y
   localparam int unsigned PatchOutFromLBit = 3;       // OUT_ADDR <- logits address
+  localparam int unsigned PatchInPlusSBit  = 4;       // IN_ADDR <- IN_ADDR + S
+  localparam int unsigned PatchOutPlusSBit = 5;       // OUT_ADDR <- OUT_ADDR + S
 
   // Bit positions in CSR Ctrl and CSR Status.
   localparam int unsigned CtrlStartBit   = 0;

@@ -1,9 +1,11 @@
 // Scheduler: walks the fused node table depth-first (pre-order, children in insertion order) once
-// per mini-batch of images and, for every node and image, instantiates the node's template
-// descriptors (op table) for the engine: the template address plus the X (node input), Y (node
-// arena slot) and L (logits) addresses that the templates' PATCH bits substitute. At a leaf it
-// also issues the head templates and hands (leaf, image) to the eval unit. Only the current path
-// is live: one arena slot per depth (docs/fusion.md).
+// per mini-batch of images and, for every node, instantiates the node's template descriptors (op
+// table) for the engine, each template for every image of the mini-batch before the next (so its
+// weights stay on chip): the template address plus the X (node input), Y (node arena slot),
+// L (logits) addresses and the scratch offset S that the templates' PATCH bits substitute or add.
+// At a leaf it also issues the head templates the same way, waits until they completed and hands
+// (leaf, image) to the eval unit image by image. Only the current path is live: one arena slot
+// per depth and image (docs/fusion.md).
 `include "nasa_regs.svh"
 
 module nasa_scheduler #(
@@ -30,6 +32,7 @@ module nasa_scheduler #(
   input  logic [15:0] classes_i,
   input  logic [31:0] logits_addr_i,
   input  logic [31:0] logits_stride_i,
+  input  logic [31:0] scratch_stride_i,
   input  logic [(MaxLayers+1)*32-1:0] arena_addr_i,
   input  logic [(MaxLayers+1)*32-1:0] arena_stride_i,
   // op table read port (registered: entry of optab_idx_o valid the next cycle)
@@ -49,6 +52,7 @@ module nasa_scheduler #(
   output logic [31:0] xd_x_o,
   output logic [31:0] xd_y_o,
   output logic [31:0] xd_l_o,
+  output logic [31:0] xd_s_o,
   input  logic        xd_done_i,
   // eval unit
   output logic        ev_start_o,
@@ -62,8 +66,8 @@ module nasa_scheduler #(
   localparam logic [15:0] NoNode = 16'(nasa_pkg::NoNode);
 
   typedef enum logic [3:0] {
-    SIdle, SBatch, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SImg, SIssue, SRunEnd, SDrain, SEval,
-    SEvalWait, SNext, SClimbRd, SClimbAt
+    SIdle, SBatch, SBatchAdv, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SIssue, SRunEnd, SDrain,
+    SEval, SEvalWait, SNext, SClimbRd, SClimbAt
   } sstate_e;
 
   // per-depth output of the node on the current path: the depth whose arena slot holds it (a
@@ -84,7 +88,7 @@ module nasa_scheduler #(
     logic [31:0]   g0, nb, b;   // the mini-batch: images [g0, g0 + nb), image b of it
     logic [31:0]   img_ptr, img_next;
     // g0 * classes (the logits offset of the mini-batch's image 0) and its value for the next
-    // mini-batch, summed image by image at the root instead of multiplied
+    // mini-batch, summed image by image (SBatchAdv) instead of multiplied
     logic [31:0]   g0c, g0c_next;
     logic [15:0]   node, first;
     logic [7:0]    layer, choice;
@@ -93,7 +97,8 @@ module nasa_scheduler #(
     logic [7:0]    ncount, ccount, t;
     logic          head;        // issuing the head templates of a leaf
     logic [3:0]    out;         // descriptors the engine took and has not completed
-    logic [31:0]   xi, yi, l, lnode, xin_base, xin_stride;
+    // image b's X, Y, L and scratch offset S; lnode: L of image 0 (from SNode on)
+    logic [31:0]   xi, yi, l, si, lnode, xin_base, xin_stride;
     logic [SW-1:0] xin_src;
   } regs_t;
   regs_t q, d;
@@ -112,6 +117,7 @@ module nasa_scheduler #(
   assign xd_x_o     = (q.head && q.ncount != '0) ? q.yi : q.xi;
   assign xd_y_o     = q.yi;
   assign xd_l_o     = q.l;
+  assign xd_s_o     = q.si;
 
   assign ev_start_o  = (q.st == SEval);
   assign ev_leaf_o   = q.node;
@@ -162,11 +168,23 @@ module nasa_scheduler #(
               d.done = 1'b1;
             end
           end else begin
-            d.st       = SNodeRd;
+            d.st       = SBatchAdv;
             d.nb       = (img_count_i - q.g0 < mini_batch_i) ? img_count_i - q.g0 : mini_batch_i;
-            d.g0c_next = q.g0c;
+            d.b        = '0;
+            d.img_next = q.img_ptr + img_stride_i;
+            d.g0c_next = q.g0c + 32'(classes_i);
             d.node     = '0;
             d.depth    = '0;
+          end
+        end
+        // the next mini-batch's first image and logits offset, one image a cycle
+        SBatchAdv: begin
+          if (q.b + 32'd1 < q.nb) begin
+            d.b        = q.b + 32'd1;
+            d.img_next = q.img_next + img_stride_i;
+            d.g0c_next = q.g0c_next + 32'(classes_i);
+          end else begin
+            d.st = SNodeRd;
           end
         end
         SNodeRd: d.st = SNodeAt;  // node_idx_o = q.node; the entry arrives next cycle
@@ -191,28 +209,38 @@ module nasa_scheduler #(
           d.nfirst = optab_i[23:0];
           d.ncount = optab_i[31:24];
         end
-        // the node's output placement and image 0 of the mini-batch
+        // the node's output placement, its logits for image 0, its first template for image 0
         SNode: begin
-          d.st       = SImg;
+          d.st       = (q.ncount == '0) ? SRunEnd : SIssue;
           out_src_we = 1'b1;
+          d.lnode    = (logits_stride_i == '0) ? logits_addr_i : q.lnode + q.g0c;
           d.b        = '0;
           d.xi       = q.xin_base;
           d.yi       = arena_a;
-          d.l        = (logits_stride_i == '0) ? logits_addr_i : q.lnode + q.g0c;
+          d.l        = d.lnode;
+          d.si       = '0;
+          d.cfirst   = q.nfirst;
+          d.ccount   = q.ncount;
+          d.t        = '0;
+          d.head     = 1'b0;
         end
-        // one image: the node's templates, then (leaf) the head's and the evaluation
-        SImg: begin
-          d.st     = (q.ncount == '0) ? SRunEnd : SIssue;
-          d.cfirst = q.nfirst;
-          d.ccount = q.ncount;
-          d.t      = '0;
-          d.head   = 1'b0;
-        end
-        // streaming: the next template is offered as soon as the engine took this one (its fetch
-        // issued); the engine runs them like a program's layers
+        // streaming: template t for image b is offered until the engine takes it (its fetch
+        // issued); then the next image, or the next template from image 0. The engine runs them
+        // like a program's layers.
         SIssue: begin
-          if (xd_ready_i && (q.t + 8'd1 < q.ccount)) begin
-            d.t = q.t + 8'd1;
+          if (xd_ready_i && (q.b + 32'd1 < q.nb)) begin
+            d.b  = q.b + 32'd1;
+            d.xi = q.xi + q.xin_stride;
+            d.yi = q.yi + arena_s;
+            d.l  = q.l + 32'(classes_i);
+            d.si = q.si + scratch_stride_i;
+          end else if (xd_ready_i && (q.t + 8'd1 < q.ccount)) begin
+            d.t  = q.t + 8'd1;
+            d.b  = '0;
+            d.xi = q.xin_base;
+            d.yi = arena_a;
+            d.l  = q.lnode;
+            d.si = '0;
           end else if (xd_ready_i) begin
             d.st = SRunEnd;
           end
@@ -224,33 +252,42 @@ module nasa_scheduler #(
             d.cfirst = head_tpl_i[23:0];
             d.ccount = head_tpl_i[31:24];
             d.t      = '0;
+            d.b      = '0;
+            d.xi     = q.xin_base;
+            d.yi     = arena_a;
+            d.l      = q.lnode;
+            d.si     = '0;
           end else begin
             d.st = leaf ? SDrain : SNext;
           end
         end
-        // the leaf's logits are written once every descriptor the engine took has completed
-        SDrain: if (q.out == '0) d.st = SEval;
+        // the leaf's logits are written once every descriptor the engine took has completed;
+        // then the eval unit scores the mini-batch's images one by one
+        SDrain: begin
+          if (q.out == '0) begin
+            d.st = SEval;
+            d.b  = '0;
+            d.l  = q.lnode;
+          end
+        end
         SEval: d.st = SEvalWait;
-        SEvalWait: if (ev_done_i) d.st = SNext;
-        // next image of the mini-batch, a child, or climb
-        SNext: begin
-          if (q.depth == '0) d.g0c_next = q.g0c_next + 32'(classes_i);
-          if (q.b + 32'd1 < q.nb) begin
-            d.st = SImg;
+        SEvalWait: begin
+          if (ev_done_i && (q.b + 32'd1 < q.nb)) begin
+            d.st = SEval;
             d.b  = q.b + 32'd1;
-            d.xi = q.xi + q.xin_stride;
-            d.yi = q.yi + arena_s;
-            d.l  = (logits_stride_i == '0) ? logits_addr_i : q.l + 32'(classes_i);
+            d.l  = q.l + 32'(classes_i);
+          end else if (ev_done_i) begin
+            d.st = SNext;
+          end
+        end
+        // a child, or climb
+        SNext: begin
+          if (q.first != NoNode && !leaf) begin
+            d.st    = SNodeRd;
+            d.node  = q.first;
+            d.depth = q.depth + DW'(1);
           end else begin
-            // at the root xi is image nb-1 of the mini-batch
-            if (q.depth == '0) d.img_next = q.xi + img_stride_i;
-            if (q.first != NoNode && !leaf) begin
-              d.st    = SNodeRd;
-              d.node  = q.first;
-              d.depth = q.depth + DW'(1);
-            end else begin
-              d.st = SClimbRd;  // the node's entry (its next sibling) is read again
-            end
+            d.st = SClimbRd;  // the node's entry (its next sibling) is read again
           end
         end
         SClimbRd: d.st = SClimbAt;
@@ -295,12 +332,13 @@ module nasa_scheduler #(
   // Engine port, valid/ready: a descriptor waiting for ready is held until accepted.
   assert property (@(posedge clk_i) disable iff (!rst_ni)
                    (xd_valid_o && !xd_ready_i && !abort_i) |=>
-                   (xd_valid_o && $stable({xd_tpl_o, xd_x_o, xd_y_o, xd_l_o})))
+                   (xd_valid_o && $stable({xd_tpl_o, xd_x_o, xd_y_o, xd_l_o, xd_s_o})))
     else $error("nasa_scheduler: descriptor changed or withdrawn while stalled");
   // FSM legality; the walk never goes deeper than the layers.
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   q.st inside {SIdle, SBatch, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SImg, SIssue,
-                                SRunEnd, SDrain, SEval, SEvalWait, SNext, SClimbRd, SClimbAt})
+                   q.st inside {SIdle, SBatch, SBatchAdv, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode,
+                                SIssue, SRunEnd, SDrain, SEval, SEvalWait, SNext, SClimbRd,
+                                SClimbAt})
     else $error("nasa_scheduler: illegal state %0d", q.st);
   // every completion is of a descriptor taken before; at most four are in the engine at once
   // (three unfinished layers and one in its front end)

@@ -35,7 +35,7 @@ module nasa_top #(
   nasa_pkg::mem_rsp_t e_rsp;
   logic [31:0] b_rdata;  // read data of the batch CSRs (the engine's CSR block registers it)
   logic batch_start, xd_valid, xd_ready, xd_done, xd_end, ext_wait;
-  logic [31:0] xd_tpl, xd_x, xd_y, xd_l, xd_err_index, win_base, win_limit;
+  logic [31:0] xd_tpl, xd_x, xd_y, xd_l, xd_s, xd_err_index, win_base, win_limit;
   logic [7:0] xd_err;
   logic c_rd_beat, c_wr;
 
@@ -60,6 +60,7 @@ module nasa_top #(
     .xd_x_i         (xd_x),
     .xd_y_i         (xd_y),
     .xd_l_i         (xd_l),
+    .xd_s_i         (xd_s),
     .xd_done_o      (xd_done),
     .xd_end_i       (xd_end),
     .xd_err_i       (xd_err),
@@ -203,6 +204,7 @@ module nasa_top #(
     .classes_i      (cfg.classes[15:0]),
     .logits_addr_i  (cfg.logits_addr),
     .logits_stride_i(cfg.logits_stride),
+    .scratch_stride_i(cfg.scratch_stride),
     .arena_addr_i   (arena_addr_flat),
     .arena_stride_i (arena_stride_flat),
     .optab_idx_o    (s_optab_idx),
@@ -219,6 +221,7 @@ module nasa_top #(
     .xd_x_o         (xd_x),
     .xd_y_o         (xd_y),
     .xd_l_o         (xd_l),
+    .xd_s_o         (xd_s),
     .xd_done_i      (xd_done),
     .ev_start_o     (ev_start),
     .ev_leaf_o      (ev_leaf),

@@ -100,6 +100,7 @@ module nasa_top_batch_csr #(
           12'(nasa_pkg::CsrGenProb):      cfg_q.gen_prob <= csr_req_i.wdata;
           12'(nasa_pkg::CsrParentAddr):   cfg_q.parent_addr <= csr_req_i.wdata;
           12'(nasa_pkg::CsrParentCount):  cfg_q.parent_count <= csr_req_i.wdata;
+          12'(nasa_pkg::CsrScratchStride): cfg_q.scratch_stride <= csr_req_i.wdata;
           12'(nasa_pkg::CsrTblAddr):      tbl_addr_q <= csr_req_i.wdata;
           12'(nasa_pkg::CsrTblData): begin
             if (tbl_sel == 8'(nasa_pkg::TblLayerK) && tbl_idx < 24'(MaxLayers)) begin
@@ -175,6 +176,7 @@ module nasa_top_batch_csr #(
       12'(nasa_pkg::CsrGenProb):      rdata_d = cfg_q.gen_prob;
       12'(nasa_pkg::CsrParentAddr):   rdata_d = cfg_q.parent_addr;
       12'(nasa_pkg::CsrParentCount):  rdata_d = cfg_q.parent_count;
+      12'(nasa_pkg::CsrScratchStride): rdata_d = cfg_q.scratch_stride;
       12'(nasa_pkg::CsrNodeCount):    rdata_d = 32'(node_count_i);
       12'(nasa_pkg::CsrTblAddr):      rdata_d = tbl_addr_q;
       12'(nasa_pkg::CsrTblData):      rdata_d = tbl_rd;

@@ -24,6 +24,7 @@ package nasa_top_pkg;
     logic [31:0] gen_prob;
     logic [31:0] parent_addr;
     logic [31:0] parent_count;
+    logic [31:0] scratch_stride; // bytes between the scratch tensors of consecutive images
   } batch_cfg_t;
 
   // Batch sequencer states (nasa_top).

@@ -410,11 +410,12 @@ static int ctrl_ok(u32 addr) {
   return 1;
 }
 
-static u32 bcsr[NASA_CSR_PARENT_COUNT / 4 + 1];
+static u32 bcsr[NASA_CSR_SCRATCH_STRIDE / 4 + 1];
 #define B(name) bcsr[NASA_CSR_##name / 4]
 
 static u32 batch_config(void) {
   for (u32 a = NASA_CSR_NUM_LAYERS; a <= NASA_CSR_PARENT_COUNT; a += 4) bcsr[a / 4] = csr(a);
+  B(SCRATCH_STRIDE) = csr(NASA_CSR_SCRATCH_STRIDE);
   err_index = 0;
   if (B(CAND_COUNT) == 0 || B(IMG_COUNT) == 0) return NASA_ERR_EMPTY_BATCH;
   int bad = B(NUM_LAYERS) == 0 || B(NUM_LAYERS) > MAX_LAYERS || B(MINI_BATCH) == 0 ||
@@ -523,8 +524,9 @@ static u32 fuse(void) {
   return NASA_ERR_NONE;
 }
 
-/* Issues template `t` with X, Y, L substituted as its PATCH field says. */
-static u32 issue(u32 t, u32 x, u32 y, u32 l) {
+/* Issues template `t` with X, Y, L substituted and S added as its PATCH field says
+ * (sw/base/desc.cpp patch_template). */
+static u32 issue(u32 t, u32 x, u32 y, u32 l, u32 s) {
   err_index = layers_done;
   const u64 ta = (u64)B(TPL_ADDR) + (u64)t * NASA_DESC_BYTES;
   /* (the model compares the 32-bit address) */
@@ -532,9 +534,11 @@ static u32 issue(u32 t, u32 x, u32 y, u32 l) {
   desc_t d;
   read_desc((u32)ta, &d);
   if (d.patch & NASA_PATCH_IN_FROM_X) d.in = x;
+  else if (d.patch & NASA_PATCH_IN_PLUS_S) d.in += s;
   if (d.patch & NASA_PATCH_IN2_FROM_X) d.in2 = x;
   if (d.patch & NASA_PATCH_OUT_FROM_L) d.out = l;
   else if (d.patch & NASA_PATCH_OUT_FROM_Y) d.out = y;
+  else if (d.patch & NASA_PATCH_OUT_PLUS_S) d.out += s;
   return run_layer(&d);
 }
 
@@ -574,19 +578,26 @@ static u32 visit(u32 n, u32 depth, u32 g0, u32 nb, u32 img_ptr) {
   out_base[depth] = count == 0 ? xb : aa;
   out_stride[depth] = count == 0 ? xs : as;
   const u32 hfirst = NASA_TPL_FIRST(B(HEAD_TPL)), hcount = NASA_TPL_COUNT(B(HEAD_TPL));
-  for (u32 b = 0; b < nb; ++b) {
-    const u32 g = g0 + b, x = xb + b * xs, y = aa + b * as;
-    const u32 l = B(LOGITS_STRIDE) == 0 ? B(LOGITS_ADDR)
-                                        : B(LOGITS_ADDR) + n * B(LOGITS_STRIDE) + g * B(CLASSES);
-    for (u32 k = 0; k < count; ++k) {
-      if ((e = issue(first + k, x, y, l)) != NASA_ERR_NONE) return e;
+  /* image b's logits: the leaf's dump entry, or slot b of the mini-batch's logits */
+  const u32 l0 = B(LOGITS_STRIDE) == 0 ? B(LOGITS_ADDR)
+                                       : B(LOGITS_ADDR) + n * B(LOGITS_STRIDE) + g0 * B(CLASSES);
+  /* each template for every image of the mini-batch before the next */
+  for (u32 k = 0; k < count; ++k) {
+    for (u32 b = 0; b < nb; ++b) {
+      e = issue(first + k, xb + b * xs, aa + b * as, l0 + b * B(CLASSES), b * B(SCRATCH_STRIDE));
+      if (e != NASA_ERR_NONE) return e;
     }
-    if (depth == L) {
-      const u32 hx = count == 0 ? x : y;
-      for (u32 k = 0; k < hcount; ++k) {
-        if ((e = issue(hfirst + k, hx, y, l)) != NASA_ERR_NONE) return e;
+  }
+  if (depth == L) {
+    for (u32 k = 0; k < hcount; ++k) {
+      for (u32 b = 0; b < nb; ++b) {
+        const u32 y = aa + b * as, hx = count == 0 ? xb + b * xs : y;
+        e = issue(hfirst + k, hx, y, l0 + b * B(CLASSES), b * B(SCRATCH_STRIDE));
+        if (e != NASA_ERR_NONE) return e;
       }
-      if ((e = evaluate(n, g, l)) != NASA_ERR_NONE) return e;
+    }
+    for (u32 b = 0; b < nb; ++b) {
+      if ((e = evaluate(n, g0 + b, l0 + b * B(CLASSES))) != NASA_ERR_NONE) return e;
     }
   }
   return NASA_ERR_NONE;

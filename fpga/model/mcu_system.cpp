@@ -19,6 +19,7 @@ bool rw_csr(uint32_t a) {
   if (a % 4 != 0) return false;  // (RTL RwMask: word addresses)
   return a == static_cast<uint32_t>(Csr::DescAddr) || a == static_cast<uint32_t>(Csr::DescCount) ||
          a == static_cast<uint32_t>(Csr::WinBase) || a == static_cast<uint32_t>(Csr::WinLimit) ||
+         a == static_cast<uint32_t>(Csr::ScratchStride) ||
          (a >= static_cast<uint32_t>(Csr::NumLayers) &&
           a <= static_cast<uint32_t>(Csr::ParentCount));
 }

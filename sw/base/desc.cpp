@@ -88,6 +88,23 @@ uint64_t align_up(uint64_t a, uint64_t b) { return b == 0 ? a : ceil_div(a, b) *
 
 }  // namespace
 
+Desc patch_template(Desc d, uint32_t x, uint32_t y, uint32_t l, uint32_t s) {
+  if (d.patch & hw::Patch::InFromX) {
+    d.in_addr = x;
+  } else if (d.patch & hw::Patch::InPlusS) {
+    d.in_addr += s;
+  }
+  if (d.patch & hw::Patch::In2FromX) d.in2_addr = x;
+  if (d.patch & hw::Patch::OutFromL) {
+    d.out_addr = l;
+  } else if (d.patch & hw::Patch::OutFromY) {
+    d.out_addr = y;
+  } else if (d.patch & hw::Patch::OutPlusS) {
+    d.out_addr += s;
+  }
+  return d;
+}
+
 std::array<uint32_t, hw::kDescWords> encode(const Desc& d) {
   std::array<uint32_t, hw::kDescWords> words{};
   for_each_field(d, [&](const hw::DescField& f, auto v) { put(words, f, v); });

@@ -494,8 +494,10 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
     }
   }
 
-  // activations: the arena (one slot per depth and mini-batch image), two scratch tensors for
-  // the insides of a node and the logits
+  // activations: the arena (one slot per depth and mini-batch image), two scratch tensors per
+  // mini-batch image for the insides of a node (the scheduler runs each template for every image
+  // of the mini-batch before the next: PATCH InPlusS / OutPlusS add b * SCRATCH_STRIDE) and the
+  // logits
   const auto shapes = spec::layer_shapes(net);
   const auto so = spec::stem_output(net);
   const auto hi = head_input(net);
@@ -522,14 +524,17 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
     r.arena_stride[d] = static_cast<uint32_t>(slot[d]);
     r.arena_addr[d] = mem.alloc(slot[d] * mb, fmt::format("arena depth {}", d));
   }
-  const uint32_t s1 = mem.alloc(scratch, "scratch 1"), s2 = mem.alloc(scratch, "scratch 2");
+  // image b's scratch tensors: s1 + b * stride and s2 + b * stride
+  r.scratch_stride = static_cast<uint32_t>(2 * round64(scratch));
+  const uint32_t s1 = mem.alloc(uint64_t{r.scratch_stride} * mb, "scratch (per image)");
+  const uint32_t s2 = s1 + static_cast<uint32_t>(round64(scratch));
   if (opt.dump_logits) {
     // node ids are below 1 + candidates * layers
     const uint64_t max_nodes = 1 + uint64_t{n_cands} * L;
     r.logits_stride = static_cast<uint32_t>(uint64_t{r.img_count} * r.classes);
     r.logits_addr = mem.alloc(max_nodes * r.logits_stride, "logits of every (leaf, image)");
   } else {
-    r.logits_addr = mem.alloc(r.classes, "logits");
+    r.logits_addr = mem.alloc(uint64_t{r.classes} * mb, "logits (per mini-batch image)");
   }
 
   // templates
@@ -552,8 +557,8 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
       for (size_t k = 0; k < op.convs.size(); ++k) {
         const bool last = k + 1 == op.convs.size();
         const uint32_t in = k % 2 == 0 ? s2 : s1, out = k % 2 == 0 ? s1 : s2;
-        uint8_t patch = k == 0 ? hw::Patch::InFromX : 0;
-        if (last && !op.residual) patch |= hw::Patch::OutFromY;
+        uint8_t patch = k == 0 ? hw::Patch::InFromX : hw::Patch::InPlusS;
+        patch |= last && !op.residual ? hw::Patch::OutFromY : hw::Patch::OutPlusS;
         templ(conv_desc(op.convs[k], placed[i][c][k], ch, cw, k == 0 ? 0 : in, out), patch);
         ch = (ch + op.convs[k].stride - 1) / op.convs[k].stride;
         cw = (cw + op.convs[k].stride - 1) / op.convs[k].stride;
@@ -561,15 +566,16 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
       if (op.residual) {
         const uint32_t last_out = (op.convs.size() - 1) % 2 == 0 ? s1 : s2;
         templ(add_desc(op, ch, cw, s.cout, last_out, 0, 0),
-              hw::Patch::In2FromX | hw::Patch::OutFromY);
+              hw::Patch::InPlusS | hw::Patch::In2FromX | hw::Patch::OutFromY);
       }
       r.optab[i * cfg.max_choices + c] = hw::tpl_word(first, start_of() - first);
     }
   }
   first = start_of();
-  templ(conv_desc(q.head_conv, head, hi.h, hi.w, 0, s1), hw::Patch::InFromX);
-  templ(gap_desc(q, hi.h, hi.w, s1, s2), 0);
-  templ(conv_desc(q.fc, fc, 1, 1, s2, 0), hw::Patch::OutFromL);
+  templ(conv_desc(q.head_conv, head, hi.h, hi.w, 0, s1),
+        hw::Patch::InFromX | hw::Patch::OutPlusS);
+  templ(gap_desc(q, hi.h, hi.w, s1, s2), hw::Patch::InPlusS | hw::Patch::OutPlusS);
+  templ(conv_desc(q.fc, fc, 1, 1, s2, 0), hw::Patch::InPlusS | hw::Patch::OutFromL);
   r.head_tpl = hw::tpl_word(first, 3);
   r.tpl_addr = mem.alloc(uint64_t{hw::kDescBytes} * t.size(), "templates");
   for (size_t i = 0; i < t.size(); ++i) write_desc(p.image, r.tpl_addr + i * hw::kDescBytes, t[i]);
@@ -578,14 +584,14 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
   p.win_base = 0;
   p.win_limit = static_cast<uint32_t>(p.image.size());
   // every template must run with its patched addresses inside the arena/images: check with
-  // representative ones (the window covers the whole image, so the image base is in range)
-  Program probe = p;
-  for (Desc& d : probe.descs) {
-    if (d.patch & hw::Patch::InFromX) d.in_addr = r.arena_addr[0];
-    if (d.patch & hw::Patch::In2FromX) d.in2_addr = r.arena_addr[0];
-    if (d.patch & (hw::Patch::OutFromY | hw::Patch::OutFromL)) d.out_addr = r.arena_addr[0];
+  // representative ones (the window covers the whole image, so the image base is in range), and
+  // the scratch of the mini-batch's first and last image
+  for (const uint32_t b : {0u, mb - 1}) {
+    Program probe = p;
+    for (Desc& d : probe.descs) d = patch_template(d, r.arena_addr[0], r.arena_addr[0],
+                                                        r.arena_addr[0], b * r.scratch_stride);
+    check_program(probe, cfg, fmt::format("supernet '{}' (batch templates)", net.name));
   }
-  check_program(probe, cfg, fmt::format("supernet '{}' (batch templates)", net.name));
   return bp;
 }
 

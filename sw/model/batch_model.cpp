@@ -90,14 +90,15 @@ Desc mod_addresses(Desc d, uint32_t mb) {
 }
 
 // rtl/nasa_scheduler.sv, cycle by cycle (the same states, registers and transitions): walks the
-// fused node table depth-first once per mini-batch and offers each node's templates per image to
-// the engine, streaming (the next template as soon as the engine took one); at a leaf it waits
-// until every descriptor it issued completed, then has the eval unit score the image.
+// fused node table depth-first once per mini-batch and offers each node's templates to the
+// engine, each template for every image of the mini-batch before the next (its weights stay on
+// chip), streaming (the next one as soon as the engine took one); at a leaf it waits until every
+// descriptor it issued completed, then has the eval unit score the mini-batch's images.
 class Scheduler {
  public:
   enum St : uint8_t {
-    SIdle, SBatch, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SImg, SIssue, SRunEnd, SDrain, SEval,
-    SEvalWait, SNext, SClimbRd, SClimbAt
+    SIdle, SBatch, SBatchAdv, SNodeRd, SNodeAt, SOpRd, SOpAt, SNode, SIssue, SRunEnd, SDrain,
+    SEval, SEvalWait, SNext, SClimbRd, SClimbAt
   };
   Scheduler(const hw::Config& cfg, const Regs& r, std::span<const uint32_t> first,
             std::span<const uint32_t> next, std::span<const Node> nodes)
@@ -110,7 +111,7 @@ class Scheduler {
   bool issuing() const { return st_ == SIssue; }
   bool evaluating() const { return st_ == SEval; }
   bool waiting_eval() const { return st_ == SEvalWait; }
-  // where a memoized stretch may start: leaving an evaluation, or at a mini-batch
+  // where a memoized stretch may start: leaving a leaf's evaluations, or at a mini-batch
   bool at_rest() const { return st_ == SNext || st_ == SBatch; }
   // for a dry run (the engine taking every descriptor at once and completing it at once)
   void forget_outstanding() { out_ = 0; }
@@ -118,6 +119,7 @@ class Scheduler {
   uint32_t x() const { return (head_ && ncount_ != 0) ? yi_ : xi_; }
   uint32_t y() const { return yi_; }
   uint32_t l() const { return l_; }
+  uint32_t s() const { return si_; }
   uint32_t node() const { return node_; }
   uint32_t image() const { return g0_ + b_; }
 
@@ -129,6 +131,14 @@ class Scheduler {
     const uint32_t q_out = out_;  // (RTL q.out: the states see the register)
     out_ = q_out + (issuing() && xd_ready ? 1 : 0) - (xd_done ? 1 : 0);
     bool done = false;
+    // image 0 of the node's mini-batch (a template's first image)
+    auto first_image = [&] {
+      b_ = 0;
+      xi_ = xin_base_;
+      yi_ = r_->arena_addr[depth_];
+      l_ = lnode_;
+      si_ = 0;
+    };
     switch (st_) {
       case SBatch:
         if (g0_ >= r_->img_count) {
@@ -137,11 +147,23 @@ class Scheduler {
             done = true;
           }
         } else {
-          st_ = SNodeRd;
+          st_ = SBatchAdv;
           nb_ = std::min(r_->img_count - g0_, r_->mini_batch);
-          g0c_next_ = g0c_;
+          b_ = 0;
+          img_next_ = img_ptr_ + r_->img_stride;
+          g0c_next_ = g0c_ + r_->classes;
           node_ = 0;
           depth_ = 0;
+        }
+        break;
+      // the next mini-batch's first image and logits offset, one image a cycle
+      case SBatchAdv:
+        if (b_ + 1 < nb_) {
+          ++b_;
+          img_next_ += r_->img_stride;
+          g0c_next_ += r_->classes;
+        } else {
+          st_ = SNodeRd;
         }
         break;
       case SNodeRd:
@@ -174,24 +196,28 @@ class Scheduler {
         ncount_ = hw::tpl_count(e);
         break;
       }
+      // the node's output placement, its logits for image 0, its first template
       case SNode:
-        st_ = SImg;
-        out_src_[depth_] = ncount_ == 0 ? xin_src_ : depth_;  // a skip node's output: its input
-        b_ = 0;
-        xi_ = xin_base_;
-        yi_ = r_->arena_addr[depth_];
-        l_ = r_->logits_stride == 0 ? r_->logits_addr : lnode_ + g0c_;
-        break;
-      case SImg:
         st_ = ncount_ == 0 ? SRunEnd : SIssue;
+        out_src_[depth_] = ncount_ == 0 ? xin_src_ : depth_;  // a skip node's output: its input
+        lnode_ = r_->logits_stride == 0 ? r_->logits_addr : lnode_ + g0c_;
+        first_image();
         cfirst_ = nfirst_;
         ccount_ = ncount_;
         t_ = 0;
         head_ = false;
         break;
+      // template t for image b; then the next image, or the next template from image 0
       case SIssue:
-        if (xd_ready && t_ + 1 < ccount_) {
+        if (xd_ready && b_ + 1 < nb_) {
+          ++b_;
+          xi_ += xin_stride_;
+          yi_ += r_->arena_stride[depth_];
+          l_ += r_->classes;
+          si_ += r_->scratch_stride;
+        } else if (xd_ready && t_ + 1 < ccount_) {
           ++t_;
+          first_image();
         } else if (xd_ready) {
           st_ = SRunEnd;
         }
@@ -203,36 +229,38 @@ class Scheduler {
           cfirst_ = hw::tpl_first(r_->head_tpl);
           ccount_ = hw::tpl_count(r_->head_tpl);
           t_ = 0;
+          first_image();
         } else {
           st_ = leaf ? SDrain : SNext;
         }
         break;
       case SDrain:
-        if (q_out == 0) st_ = SEval;
+        if (q_out == 0) {
+          st_ = SEval;
+          b_ = 0;
+          l_ = lnode_;
+        }
         break;
       case SEval:
         st_ = SEvalWait;
         break;
       case SEvalWait:
-        if (ev_done) st_ = SNext;
-        break;
-      case SNext:
-        if (depth_ == 0) g0c_next_ += r_->classes;
-        if (b_ + 1 < nb_) {
-          st_ = SImg;
+        if (ev_done && b_ + 1 < nb_) {
+          st_ = SEval;
           ++b_;
-          xi_ += xin_stride_;
-          yi_ += r_->arena_stride[depth_];
-          l_ = r_->logits_stride == 0 ? r_->logits_addr : l_ + r_->classes;
+          l_ += r_->classes;
+        } else if (ev_done) {
+          st_ = SNext;
+        }
+        break;
+      // a child, or climb
+      case SNext:
+        if (first_n_ != kNoNode && !leaf) {
+          st_ = SNodeRd;
+          node_ = first_n_;
+          ++depth_;
         } else {
-          if (depth_ == 0) img_next_ = xi_ + r_->img_stride;  // (xi: image nb-1 at the root)
-          if (first_n_ != kNoNode && !leaf) {
-            st_ = SNodeRd;
-            node_ = first_n_;
-            ++depth_;
-          } else {
-            st_ = SClimbRd;
-          }
+          st_ = SClimbRd;
         }
         break;
       case SClimbRd:
@@ -272,7 +300,8 @@ class Scheduler {
   uint32_t node_ = 0, first_n_ = 0, layer_ = 0, choice_ = 0, depth_ = 0;
   uint32_t nfirst_ = 0, cfirst_ = 0, ncount_ = 0, ccount_ = 0, t_ = 0;
   bool head_ = false;
-  uint32_t xi_ = 0, yi_ = 0, l_ = 0, lnode_ = 0, xin_base_ = 0, xin_stride_ = 0, xin_src_ = 0;
+  uint32_t xi_ = 0, yi_ = 0, l_ = 0, si_ = 0, lnode_ = 0, xin_base_ = 0, xin_stride_ = 0;
+  uint32_t xin_src_ = 0;
 };
 
 hw::Err check_config(const hw::Config& cfg, const Regs& r) {
@@ -426,14 +455,7 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
       if (static_cast<uint64_t>(tpl) + hw::kDescBytes > win_limit || tpl < win_base) {
         return hw::Err::Window;
       }
-      d = read_desc(mem, tpl);
-      if (d.patch & hw::Patch::InFromX) d.in_addr = sc.x();
-      if (d.patch & hw::Patch::In2FromX) d.in2_addr = sc.x();
-      if (d.patch & hw::Patch::OutFromL) {
-        d.out_addr = sc.l();
-      } else if (d.patch & hw::Patch::OutFromY) {
-        d.out_addr = sc.y();
-      }
+      d = patch_template(read_desc(mem, tpl), sc.x(), sc.y(), sc.l(), sc.s());
       return validate(d, cfg, win_base, win_limit);
     };
     // The memo of stretches: from rest (the engine quiet, the scheduler leaving an evaluation or
@@ -715,6 +737,8 @@ auto* csr_field(R& r, uint32_t addr) {
       return &r.parent_addr;
     case hw::Csr::ParentCount:
       return &r.parent_count;
+    case hw::Csr::ScratchStride:
+      return &r.scratch_stride;
     default:
       return P{};
   }

@@ -17,6 +17,7 @@ struct Regs {
   uint32_t tpl_addr = 0, stem_tpl = 0, head_tpl = 0;
   uint32_t img_addr = 0, img_stride = 0, img_count = 0, label_addr = 0, mini_batch = 0;
   uint32_t classes = 0, logits_addr = 0, logits_stride = 0;
+  uint32_t scratch_stride = 0;
   uint32_t gen_mode = 0, gen_seed = 0, gen_prob = 0, parent_addr = 0, parent_count = 0;
   std::array<uint32_t, hw::kMaxLayers * hw::kMaxChoices> optab{};
   std::array<uint32_t, hw::kMaxLayers> layer_k{};

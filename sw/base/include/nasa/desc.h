@@ -23,6 +23,12 @@ struct Desc {
   uint8_t patch = 0;  // hw::Patch bits; used in batch mode only (templates)
 };
 
+// A batch template as the engine runs it (docs/fusion.md "Op table and templates"): the
+// address fields its PATCH bits name take the scheduler's X (node input), Y (arena slot),
+// L (logits address) of the current image, or add S (the image's scratch offset). InFromX wins
+// over InPlusS; OutFromL over OutFromY over OutPlusS.
+Desc patch_template(Desc d, uint32_t x, uint32_t y, uint32_t l, uint32_t s);
+
 std::array<uint32_t, hw::kDescWords> encode(const Desc& d);
 Desc decode(std::span<const uint32_t, hw::kDescWords> words);
 

@@ -75,7 +75,8 @@ namespace nasa::hw {
   X(Classes, 0x070, "RW: batch: logits per image")                                         \
   X(LogitsAddr, 0x074, "RW: batch: where the head's FC writes logits (see LOGITS_STRIDE)") \
   X(LogitsStride, 0x078,                                                                   \
-    "RW: 0: logits at LOGITS_ADDR; else leaf n, image g at +n*stride+g*Classes")           \
+    "RW: 0: image b of a mini-batch at LOGITS_ADDR+b*Classes; else leaf n, image g at "    \
+    "+n*stride+g*Classes")                                                                 \
   X(GenMode, 0x07C, "RW: 0 candidates from memory; 1 sample, 2 mutate, 3 crossover")       \
   X(GenSeed, 0x080, "RW: cand_gen seed (0 means 0x9E3779B9)")                              \
   X(GenProb, 0x084, "RW: cand_gen mutation probability, 0..65536 = 0..1")                  \
@@ -85,6 +86,7 @@ namespace nasa::hw {
   X(TblAddr, 0x094, "RW: batch table access: table << 24 | index")                         \
   X(TblData, 0x098, "RW: entry at TBL_ADDR; the index advances after each access")         \
   X(HwBatch, 0x09C, "R: NodeCap | MaxLayers << 16 | MaxChoices << 24")                     \
+  X(ScratchStride, 0x0A0, "RW: batch: bytes between the scratch tensors of consecutive images") \
   X(CounterBase, 0x100, "R: 64-bit counters, id i at 0x100 + 8*i (lo) and +4 (hi)")
 
 #define NASA_COUNTERS(X)                                                \
@@ -153,12 +155,15 @@ namespace nasa::hw {
   X(ArenaStride, 6, "RW", "depth d: bytes between the slots of consecutive images")
 
 // Descriptor PATCH bits (batch mode only): the scheduler overwrites these address fields of a
-// template. X: the node's input for the current image; Y: the node's arena slot; L: logits.
-#define NASA_PATCH_BITS(X)        \
-  X(InFromX, 0, "IN_ADDR <- X")   \
-  X(In2FromX, 1, "IN2_ADDR <- X") \
-  X(OutFromY, 2, "OUT_ADDR <- Y") \
-  X(OutFromL, 3, "OUT_ADDR <- logits address")
+// template. X: the node's input for the current image; Y: the node's arena slot; L: logits;
+// S: b * SCRATCH_STRIDE for image b of the mini-batch (a node's insides, one copy per image).
+#define NASA_PATCH_BITS(X)                      \
+  X(InFromX, 0, "IN_ADDR <- X")                 \
+  X(In2FromX, 1, "IN2_ADDR <- X")               \
+  X(OutFromY, 2, "OUT_ADDR <- Y")               \
+  X(OutFromL, 3, "OUT_ADDR <- logits address")  \
+  X(InPlusS, 4, "IN_ADDR <- IN_ADDR + S")       \
+  X(OutPlusS, 5, "OUT_ADDR <- OUT_ADDR + S")
 
 // Hardware configurations (parameters of one RTL source). Row: name, Rows, Cols, MemBytes
 // (memory port width), InBufBytes, KredMax, BurstMax (beats per read burst), and the batch-mode
