@@ -505,10 +505,12 @@ json fusion_pays_case(const CandidateSet& set, const std::string& name,
     alone[i].logits.clear();
   });
   uint64_t a_cycles = 0, a_macs = 0, a_dram = 0;
+  std::array<uint64_t, nasa::hw::kNumCounters> a_counters{};
   for (const auto& r : alone) {
     a_cycles += r.cycles;
     a_macs += r.macs;
     a_dram += r.dram_read + r.dram_written;
+    for (size_t i = 0; i < a_counters.size(); ++i) a_counters[i] += r.counters[i];
   }
   nasa::runtime::Runtime rt(set.q, cfg, ref, "ref");
   const nasa::compile::BatchOptions bo;
@@ -543,7 +545,10 @@ json fusion_pays_case(const CandidateSet& set, const std::string& name,
           {"fusion_pays_cycles", pay <= 1.05},
           {"fusion_pays_dram", f_dram < a_dram},
           {"dram_lower_bound", bound},
-          {"dram_vs_bound", static_cast<double>(f_dram) / static_cast<double>(bound)}};
+          {"dram_vs_bound", static_cast<double>(f_dram) / static_cast<double>(bound)},
+          // energy (docs/energy.md) from the same counters, per candidate
+          {"alone_energy", nasa::report::energy_json(cfg, a_counters, cands.size())},
+          {"fused_energy", nasa::report::energy_json(cfg, f.counters, cands.size())}};
 }
 
 json fusion_pays_study(const CandidateSet& set, bool quick, int threads) {
@@ -811,9 +816,102 @@ std::string markdown(const json& r) {
         c["fusion_pays_dram"].get<bool>() ? "pays" : "no", c["dram_vs_bound"].get<double>(),
         c["alone_pe_utilization"].get<double>(), c["fused_pe_utilization"].get<double>());
   }
+  md += "\n## 6. Energy per candidate, fused and alone\n\n";
+  md +=
+      "The energy model (docs/energy.md: per-event energies from Horowitz, ISSCC 2014, 45 nm) "
+      "applied to the counters of the runs of section 5 (RTL and cycle model agree on every "
+      "counter). Per candidate: the batch's energy over its candidates; DRAM share: the DRAM "
+      "bytes' part of it after the reuse each run achieves. The main events' shares of the "
+      "fused run follow.\n\n"
+      "| config | batch | alone uJ / candidate | fused uJ / candidate | fused / alone | DRAM share "
+      "alone | DRAM share fused | fused: MAC | input buffer | weight ring | requant | control |\n"
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& c : r["fusion_pays"]) {
+    const auto& a = c["alone_energy"];
+    const auto& f = c["fused_energy"];
+    if (!a.contains("energy_pj") || !f.contains("energy_pj")) continue;
+    auto share = [&](std::initializer_list<const char*> names) {
+      double s = 0;
+      for (const auto& e : f["energy_breakdown"]) {
+        for (const char* n : names) {
+          if (e["event"].get<std::string>() == n) s += e["share"].get<double>();
+        }
+      }
+      return fmt::format("{:.1f}%", 100.0 * s);
+    };
+    const double ae = a["energy_per_candidate_pj"].get<double>();
+    const double fe = f["energy_per_candidate_pj"].get<double>();
+    md += fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.3f} | {:.1f}% | {:.1f}% | {} | {} | {} "
+                      "| {} | {} |\n",
+                      c["config"].get<std::string>(), c["batch"].get<std::string>(), ae * 1e-6,
+                      fe * 1e-6, fe / ae, 100.0 * a["energy_dram_share"].get<double>(),
+                      100.0 * f["energy_dram_share"].get<double>(), share({"mac"}),
+                      share({"in_buf_read", "in_buf_write"}), share({"wbuf_read", "wbuf_write"}),
+                      share({"requant"}), share({"control"}));
+  }
+  md += "\n![Energy per candidate by event](bench/energy.svg)\n";
   md += "\nCommands: `make bench` (full; `build/bin/nasa-bench --quick` is the CI version, ctest "
         "`bench_quick`). Raw numbers: `bench/results.json`.\n";
   return md;
+}
+
+// Energy per candidate of every batch of section 5, alone and fused, as stacked bars by event.
+std::string energy_svg(const json& cases) {
+  std::vector<const json*> rows;
+  for (const auto& c : cases) {
+    if (c["alone_energy"].contains("energy_pj") && c["fused_energy"].contains("energy_pj")) {
+      rows.push_back(&c);
+    }
+  }
+  const double w = 860, left = 250, right = 30, bar = 14, gap = 10;
+  const double h = 70 + (2 * bar + gap) * static_cast<double>(rows.size()) + 40;
+  nasa::svg::Doc d(w, h);
+  d.text(w / 2, 22, "Energy per candidate (model, docs/energy.md): alone / fused, by event", 13);
+  const char* colors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                          "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+  double top = 0;
+  for (const json* c : rows) {
+    top = std::max({top, (*c)["alone_energy"]["energy_per_candidate_pj"].get<double>(),
+                    (*c)["fused_energy"]["energy_per_candidate_pj"].get<double>()});
+  }
+  const double pw = w - left - right - 60;  // (room for the totals)
+  double y = 50;
+  std::vector<std::string> events;
+  for (const json* c : rows) {
+    for (const char* k : {"alone_energy", "fused_energy"}) {
+      const json& e = (*c)[k];
+      const double n = static_cast<double>((*c)["candidates"].get<size_t>());
+      double x = left;
+      size_t i = 0;
+      for (const auto& ev : e["energy_breakdown"]) {
+        const std::string name = ev["event"].get<std::string>();
+        if (events.size() <= i) events.push_back(name);
+        const double v = ev["pj"].get<double>() / n;
+        const double bw = top > 0 ? v / top * pw : 0;
+        d.rect(x, y, bw, bar - 2, colors[i % 10],
+               fmt::format("{} {}: {} {:.1f} uJ per candidate", (*c)["config"].get<std::string>(),
+                           (*c)["batch"].get<std::string>(), name, v * 1e-6));
+        x += bw;
+        ++i;
+      }
+      const bool is_alone = k == std::string("alone_energy");
+      d.text(left - 6, y + bar - 4,
+             fmt::format("{} {} {}", (*c)["config"].get<std::string>(),
+                         (*c)["batch"].get<std::string>(), is_alone ? "alone" : "fused"),
+             10, "end");
+      d.text(x + 4, y + bar - 4,
+             fmt::format("{:.0f} uJ", e["energy_per_candidate_pj"].get<double>() * 1e-6), 10,
+             "start");
+      y += bar;
+    }
+    y += gap;
+  }
+  for (size_t i = 0; i < events.size(); ++i) {
+    const double x = 60 + 78.0 * static_cast<double>(i % 10);
+    d.rect(x, h - 30, 10, 10, colors[i % 10]);
+    d.text(x + 12, h - 21, events[i], 9, "start");
+  }
+  return d.str();
 }
 
 }  // namespace
@@ -867,6 +965,7 @@ int main(int argc, char** argv) {
     std::ofstream(o.md) << markdown(r);
     const fs::path svg_path = (out.has_parent_path() ? out.parent_path() : fs::path(".")) / "fusion.svg";
     nasa::svg::write_file(svg_path, fusion_svg(r["fusion"]));
+    nasa::svg::write_file(svg_path.parent_path() / "energy.svg", energy_svg(r["fusion_pays"]));
     status(fmt::format("wrote {} and {} in {:.0f} s; {}", o.out, o.md, since(t_all),
                        ok ? "checks passed" : "CHECKS FAILED"));
     return ok ? 0 : 1;

@@ -492,6 +492,14 @@ module nasa_engine #(
     cnt_inc[nasa_pkg::CntStallInput*16 +: 16]  = 16'(want && w_ok && !in_ok);
     cnt_inc[nasa_pkg::CntStallOutput*16 +: 16] = 16'(want && w_ok && in_ok && !sh_ok);
     cnt_inc[nasa_pkg::CntStallDesc*16 +: 16]   = 16'(desc_stall);
+    // buffer writes (the energy model's events, docs/energy.md)
+    cnt_inc[nasa_pkg::CntInBufWrites*16 +: 16] =
+        16'(rsp_valid && rsp_dst == nasa_engine_pkg::DstIn);
+    cnt_inc[nasa_pkg::CntWBufWrites*16 +: 16]  =
+        16'(rsp_valid && (rsp_dst == nasa_engine_pkg::DstWRow ||
+                          rsp_dst == nasa_engine_pkg::DstWScat));
+    cnt_inc[nasa_pkg::CntPrmWrites*16 +: 16]   =
+        16'(rsp_valid && rsp_dst == nasa_engine_pkg::DstPrm);
   end
 
   // (the record slot is the tile pointer's low bits)

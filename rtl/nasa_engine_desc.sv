@@ -35,7 +35,8 @@ module nasa_engine_desc #(
       if (patch[nasa_pkg::PatchInFromXBit]) begin
         desc_q[nasa_pkg::DescInAddrWord*32 +: 32] <= x_i;
       end else if (patch[nasa_pkg::PatchInPlusSBit]) begin
-        desc_q[nasa_pkg::DescInAddrWord*32 +: 32] <= desc_q[nasa_pkg::DescInAddrWord*32 +: 32] + s_i;
+        desc_q[nasa_pkg::DescInAddrWord*32 +: 32] <=
+            desc_q[nasa_pkg::DescInAddrWord*32 +: 32] + s_i;
       end
       if (patch[nasa_pkg::PatchIn2FromXBit]) begin
         desc_q[nasa_pkg::DescIn2AddrWord*32 +: 32] <= x_i;
@@ -45,7 +46,8 @@ module nasa_engine_desc #(
       end else if (patch[nasa_pkg::PatchOutFromYBit]) begin
         desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] <= y_i;
       end else if (patch[nasa_pkg::PatchOutPlusSBit]) begin
-        desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] <= desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] + s_i;
+        desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] <=
+            desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] + s_i;
       end
     end
   end

@@ -198,7 +198,12 @@ package nasa_pkg;
   localparam int unsigned CntStallOutput = 8;   // cycles compute waited for the output path
   // cycles waiting for a descriptor (fetch, decode; no layer running)
   localparam int unsigned CntStallDesc   = 9;
-  localparam int unsigned NumCounters    = 10;
+  // port words written into the input buffer (every replica)
+  localparam int unsigned CntInBufWrites = 10;
+  localparam int unsigned CntWBufWrites  = 11;  // port words written into the weight ring
+  // port words written into the per-channel record memory
+  localparam int unsigned CntPrmWrites   = 12;
+  localparam int unsigned NumCounters    = 13;
 
   // Descriptor fields: 32-bit word index, lsb and width of each field.
   localparam int unsigned DescOpWord       = 0;

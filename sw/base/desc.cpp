@@ -255,6 +255,15 @@ std::string err_name(hw::Err e) {
   return "err" + std::to_string(static_cast<int>(e)) + "?";
 }
 
+std::string counter_name(hw::Counter c) {
+#define NASA_COUNTER_NAME(n, v, d) \
+  case hw::Counter::n:             \
+    return #n;
+  switch (c) { NASA_COUNTERS(NASA_COUNTER_NAME) }
+#undef NASA_COUNTER_NAME
+  return "counter" + std::to_string(static_cast<int>(c)) + "?";
+}
+
 const hw::Config& config_by_name(std::string_view name) {
   std::string valid;
   for (const hw::Config& c : hw::kConfigs) {

@@ -462,6 +462,12 @@ void Engine::step() {
     count(hw::Counter::Macs, s1_macs_);
   }
   if (rsp_fire) count(hw::Counter::DramRdBytes, mb_);
+  if (o_valid) {
+    // buffer writes (the energy model's events)
+    if (o_dst == kIn) count(hw::Counter::InBufWrites, 1);
+    if (o_dst == kWRow || o_dst == kWScat) count(hw::Counter::WBufWrites, 1);
+    if (o_dst == kPrm) count(hw::Counter::PrmWrites, 1);
+  }
   if (wr_fire) {
     const Row& r = wq_.front();
     const uint64_t off = r.addr % mb_;

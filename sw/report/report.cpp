@@ -1,5 +1,7 @@
 #include "nasa/report.h"
 
+#include "nasa/energy.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -91,6 +93,26 @@ json usage_json(const batch::Usage& u, uint64_t run_cycles, const hw::Config& cf
 }
 
 }  // namespace
+
+json energy_json(const hw::Config& cfg, const std::array<uint64_t, hw::kNumCounters>& counters,
+                 size_t candidates) {
+  if (cfg.mcu) return json::object();
+  const energy::Breakdown b = energy::estimate(cfg, counters);
+  const double total = b.total_pj();
+  json rows = json::array();
+  for (const energy::Event& e : b.events) {
+    rows.push_back({{"event", e.name},
+                    {"what", e.what},
+                    {"count", e.count},
+                    {"pj_each", e.pj_each},
+                    {"pj", e.pj()},
+                    {"share", total > 0 ? e.pj() / total : 0.0}});
+  }
+  return {{"energy_pj", total},
+          {"energy_per_candidate_pj", candidates ? total / static_cast<double>(candidates) : 0.0},
+          {"energy_dram_share", b.dram_share()},
+          {"energy_breakdown", rows}};
+}
 
 json batch_utilization_json(const runtime::FusedResult& r, const hw::Config& cfg) {
   json j = {{"pe_utilization", hw::pe_utilization(r.macs, r.cycles, cfg)}};

@@ -43,6 +43,20 @@ Runtime::Runtime(compile::QSupernet q, const hw::Config& cfg, DeviceFactory fact
       factory_(std::move(factory)),
       backend_(std::move(backend_name)) {}
 
+namespace {
+// A finished run's counters, and the ones a result names.
+template <class Result>
+void take_counters(device::Device& dev, Result& r) {
+  for (int i = 0; i < hw::kNumCounters; ++i) {
+    r.counters[static_cast<size_t>(i)] = dev.counter(static_cast<hw::Counter>(i));
+  }
+  r.cycles = r.counters[static_cast<size_t>(hw::Counter::Cycles)];
+  r.macs = r.counters[static_cast<size_t>(hw::Counter::Macs)];
+  r.dram_read = r.counters[static_cast<size_t>(hw::Counter::DramRdBytes)];
+  r.dram_written = r.counters[static_cast<size_t>(hw::Counter::DramWrBytes)];
+}
+}  // namespace
+
 EvalResult Runtime::evaluate(const spec::Candidate& c, std::span<const std::vector<uint8_t>> images,
                              std::span<const uint8_t> labels) {
   if (labels.size() != images.size()) {
@@ -80,10 +94,7 @@ EvalResult Runtime::evaluate(const spec::Candidate& c, std::span<const std::vect
     }
     r.correct += best == labels[n];
   }
-  r.cycles = dev->counter(hw::Counter::Cycles);
-  r.macs = dev->counter(hw::Counter::Macs);
-  r.dram_read = dev->counter(hw::Counter::DramRdBytes);
-  r.dram_written = dev->counter(hw::Counter::DramWrBytes);
+  take_counters(*dev, r);
   r.logits_sha256 = sha256_hex(
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(r.logits.data()), r.logits.size()));
   return r;
@@ -108,6 +119,7 @@ void program_batch(device::Device& dev, const compile::BatchProgram& bp) {
   csr(hw::Csr::Classes, r.classes);
   csr(hw::Csr::LogitsAddr, r.logits_addr);
   csr(hw::Csr::LogitsStride, r.logits_stride);
+  csr(hw::Csr::ScratchStride, r.scratch_stride);
   csr(hw::Csr::GenMode, r.gen_mode);
   csr(hw::Csr::GenSeed, r.gen_seed);
   csr(hw::Csr::GenProb, r.gen_prob);
@@ -168,13 +180,7 @@ FusedResult Runtime::evaluate_fused(std::span<const spec::Candidate> cands, size
       res.logits.emplace_back(raw.begin(), raw.end());
     }
   }
-  for (int i = 0; i < hw::kNumCounters; ++i) {
-    res.counters[static_cast<size_t>(i)] = dev->counter(static_cast<hw::Counter>(i));
-  }
-  res.cycles = res.counters[static_cast<size_t>(hw::Counter::Cycles)];
-  res.macs = res.counters[static_cast<size_t>(hw::Counter::Macs)];
-  res.dram_read = res.counters[static_cast<size_t>(hw::Counter::DramRdBytes)];
-  res.dram_written = res.counters[static_cast<size_t>(hw::Counter::DramWrBytes)];
+  take_counters(*dev, res);
   res.layers = w.layers_done;
   res.profile = dev->batch_profile();
   return res;

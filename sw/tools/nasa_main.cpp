@@ -236,6 +236,15 @@ uint32_t gen_mode_of(const std::string& m) {
 }
 
 // Per-candidate results of a batch evaluated fused (one batch run) or one by one (unfused).
+// A run's hardware counters by name (hw_spec.h NASA_COUNTERS).
+nlohmann::json counters_json(const std::array<uint64_t, nasa::hw::kNumCounters>& c) {
+  nlohmann::json j = nlohmann::json::object();
+  for (int i = 0; i < nasa::hw::kNumCounters; ++i) {
+    j[nasa::counter_name(static_cast<nasa::hw::Counter>(i))] = c[static_cast<size_t>(i)];
+  }
+  return j;
+}
+
 int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet& net,
                const std::vector<std::vector<uint8_t>>& imgs, std::span<const uint8_t> labels) {
   std::vector<nasa::spec::Candidate> batch;
@@ -291,16 +300,24 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     j["dram_written_bytes"] = r.dram_written;
     j["descriptors"] = r.layers;
     j.update(nasa::report::batch_utilization_json(r, rt.config()));
+    j.update(nasa::report::energy_json(rt.config(), r.counters, r.candidates.size()));
+    j["counters"] = counters_json(r.counters);
   } else {
     uint64_t cycles = 0, macs = 0, dram = 0;
+    std::array<uint64_t, nasa::hw::kNumCounters> counters{};
     for (const auto& c : batch) {
       const auto r = rt.evaluate(c, imgs, labels);
-      per.push_back({{"arch", nasa::spec::format_candidate(c)},
-                     {"correct", r.correct},
-                     {"accuracy", r.accuracy()},
-                     {"cycles", r.cycles},
-                     {"pe_utilization", nasa::hw::pe_utilization(r.macs, r.cycles, rt.config())},
-                     {"logits_sha256", r.logits_sha256}});
+      const double util = nasa::hw::pe_utilization(r.macs, r.cycles, rt.config());
+      nlohmann::json e = {{"arch", nasa::spec::format_candidate(c)},
+                          {"correct", r.correct},
+                          {"accuracy", r.accuracy()},
+                          {"cycles", r.cycles},
+                          {"pe_utilization", util},
+                          {"logits_sha256", r.logits_sha256}};
+      const auto en = nasa::report::energy_json(rt.config(), r.counters, 1);
+      if (en.contains("energy_pj")) e["energy_pj"] = en["energy_pj"];
+      per.push_back(e);
+      for (size_t i = 0; i < counters.size(); ++i) counters[i] += r.counters[i];
       cycles += r.cycles;
       macs += r.macs;
       dram += r.dram_read + r.dram_written;
@@ -312,6 +329,8 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     j["macs_executed"] = macs;
     j["dram_bytes"] = dram;
     j["pe_utilization"] = nasa::hw::pe_utilization(macs, cycles, rt.config());
+    j.update(nasa::report::energy_json(rt.config(), counters, batch.size()));
+    j["counters"] = counters_json(counters);
   }
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
@@ -327,6 +346,12 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
       fused ? "fused batch" : "candidates one by one", o.backend, o.config, imgs.size(),
       j["cycles"].get<uint64_t>(), j["macs_executed"].get<uint64_t>(),
       j["dram_bytes"].get<uint64_t>(), j["pe_utilization"].get<double>());
+  if (j.contains("energy_pj")) {
+    fmt::print("energy (model, docs/energy.md): {:.3f} mJ, {:.3f} mJ per candidate, DRAM {:.1f}%\n",
+               j["energy_pj"].get<double>() * 1e-9,
+               j["energy_per_candidate_pj"].get<double>() * 1e-9,
+               100.0 * j["energy_dram_share"].get<double>());
+  }
   if (j.contains("by_op")) {
     fmt::print("by op: share of cycles / PE utilization\n");
     for (const auto& e : j["by_op"]) {

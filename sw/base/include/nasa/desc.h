@@ -62,6 +62,7 @@ hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32
 
 std::string op_name(uint8_t op);
 std::string err_name(hw::Err e);  // "Window", ...; "err<N>?" for values outside the table
+std::string counter_name(hw::Counter c);  // "Cycles", ...; "counter<N>?" outside the table
 const hw::Config& config_by_name(std::string_view name);  // throws std::invalid_argument
 
 }  // namespace nasa

@@ -99,7 +99,10 @@ namespace nasa::hw {
   X(StallInput, 6, "cycles compute waited for input data")              \
   X(StallWeight, 7, "cycles compute waited for weights/params")         \
   X(StallOutput, 8, "cycles compute waited for the output path")        \
-  X(StallDesc, 9, "cycles waiting for a descriptor (fetch, decode; no layer running)")
+  X(StallDesc, 9, "cycles waiting for a descriptor (fetch, decode; no layer running)")      \
+  X(InBufWrites, 10, "port words written into the input buffer (every replica)")          \
+  X(WBufWrites, 11, "port words written into the weight ring")                            \
+  X(PrmWrites, 12, "port words written into the per-channel record memory")
 
 // Candidate generation (CSR GenMode): where a batch run's candidates come from.
 #define NASA_GEN_MODES(X)                                                       \

@@ -39,4 +39,12 @@ void write_outputs(const std::filesystem::path& dir, std::span<const search::Sea
 // "Utilization").
 nlohmann::json batch_utilization_json(const runtime::FusedResult& r, const hw::Config& cfg);
 
+// A run's energy (nasa/energy.h, docs/energy.md) from its counters, for `candidates` candidates:
+// energy_pj, energy_per_candidate_pj, energy_dram_share and energy_breakdown rows {event, what,
+// count, pj_each, pj, share}. Empty on configurations whose core is the board's controller
+// (Mcu = 1: the model describes the engine).
+nlohmann::json energy_json(const hw::Config& cfg,
+                           const std::array<uint64_t, hw::kNumCounters>& counters,
+                           size_t candidates);
+
 }  // namespace nasa::report

@@ -25,6 +25,7 @@ struct EvalResult {
   size_t images = 0, correct = 0;
   std::vector<int8_t> logits;  // images x classes, image order
   uint64_t cycles = 0, macs = 0, dram_read = 0, dram_written = 0;
+  std::array<uint64_t, hw::kNumCounters> counters{};
   std::string logits_sha256;  // hex SHA-256 over `logits`
   double accuracy() const { return images ? static_cast<double>(correct) / images : 0.0; }
 };
