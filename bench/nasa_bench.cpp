@@ -400,6 +400,7 @@ json peers_study(const CandidateSet& set, int repeats, int threads) {
            {"dram_bytes", res.dram_read + res.dram_written}};
       a.update(nasa::report::batch_utilization_json(res, cfg));
       a.erase("by_node");  // (per node: `nasa eval --fused --json`)
+      a["counters"] = nasa::report::counters_json(res.counters);
       if (std::string(name) == "fpga") {
         a["note"] =
             "at the 24 MHz target clock (the fpga config does not fit the UP5K yet: no Fmax)";
@@ -760,6 +761,27 @@ std::string markdown(const json& r) {
     md += fmt::format("| {} | {}x{} | {} | {} | {} | **{:.3f}** | {} |\n", k, cfg.rows, cfg.cols,
                       v["cycles"].get<uint64_t>(), v["macs"].get<uint64_t>(),
                       v["dram_bytes"].get<uint64_t>(), v["pe_utilization"].get<double>(), ops);
+  }
+  md += "\nWhere the same runs' cycles go by the hardware counters (share of cycles): the PE array "
+        "issuing a MAC step, the vector unit issuing a step, compute waiting for the output path "
+        "(the drain writes one row of a tile, one position's channels, a cycle), for input or "
+        "weights, or no layer running (descriptor); *array fill*: MACs per MAC step over Rows x "
+        "Cols (partial tiles: few positions or channels). PE utilization = PE busy x fill.\n\n"
+        "| config | PE busy | vector busy | output stall | input / weight stall | descriptor "
+        "| array fill |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  for (auto& [k, v] : p["accel_model"].items()) {
+    if (!v.contains("counters")) continue;
+    const auto& c = v["counters"];
+    const auto& cfg = nasa::config_by_name(k);
+    const double cyc = c["Cycles"].get<double>();
+    auto pct = [&](double x) { return fmt::format("{:.1f}%", 100.0 * x / cyc); };
+    md += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {:.3f} |\n", k, pct(c["PeBusy"].get<double>()),
+        pct(c["VecBusy"].get<double>()), pct(c["StallOutput"].get<double>()),
+        pct(c["StallInput"].get<double>() + c["StallWeight"].get<double>()),
+        pct(c["StallDesc"].get<double>()),
+        c["Macs"].get<double>() /
+            (static_cast<double>(cfg.rows) * cfg.cols * std::max(1.0, c["PeBusy"].get<double>())));
   }
   md += "\nOne candidate per program (cycle model): one image, its layers streaming through the "
         "engine (each fetched, decoded and loaded while the one before computes) against the same "

@@ -94,6 +94,14 @@ json usage_json(const batch::Usage& u, uint64_t run_cycles, const hw::Config& cf
 
 }  // namespace
 
+json counters_json(const std::array<uint64_t, hw::kNumCounters>& c) {
+  json j = json::object();
+  for (int i = 0; i < hw::kNumCounters; ++i) {
+    j[counter_name(static_cast<hw::Counter>(i))] = c[static_cast<size_t>(i)];
+  }
+  return j;
+}
+
 json energy_json(const hw::Config& cfg, const std::array<uint64_t, hw::kNumCounters>& counters,
                  size_t candidates) {
   if (cfg.mcu) return json::object();

@@ -236,15 +236,6 @@ uint32_t gen_mode_of(const std::string& m) {
 }
 
 // Per-candidate results of a batch evaluated fused (one batch run) or one by one (unfused).
-// A run's hardware counters by name (hw_spec.h NASA_COUNTERS).
-nlohmann::json counters_json(const std::array<uint64_t, nasa::hw::kNumCounters>& c) {
-  nlohmann::json j = nlohmann::json::object();
-  for (int i = 0; i < nasa::hw::kNumCounters; ++i) {
-    j[nasa::counter_name(static_cast<nasa::hw::Counter>(i))] = c[static_cast<size_t>(i)];
-  }
-  return j;
-}
-
 int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet& net,
                const std::vector<std::vector<uint8_t>>& imgs, std::span<const uint8_t> labels) {
   std::vector<nasa::spec::Candidate> batch;
@@ -301,7 +292,7 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     j["descriptors"] = r.layers;
     j.update(nasa::report::batch_utilization_json(r, rt.config()));
     j.update(nasa::report::energy_json(rt.config(), r.counters, r.candidates.size()));
-    j["counters"] = counters_json(r.counters);
+    j["counters"] = nasa::report::counters_json(r.counters);
   } else {
     uint64_t cycles = 0, macs = 0, dram = 0;
     std::array<uint64_t, nasa::hw::kNumCounters> counters{};
@@ -330,7 +321,7 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     j["dram_bytes"] = dram;
     j["pe_utilization"] = nasa::hw::pe_utilization(macs, cycles, rt.config());
     j.update(nasa::report::energy_json(rt.config(), counters, batch.size()));
-    j["counters"] = counters_json(counters);
+    j["counters"] = nasa::report::counters_json(counters);
   }
   if (o.json) {
     fmt::print("{}\n", j.dump(2));

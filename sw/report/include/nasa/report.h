@@ -39,6 +39,9 @@ void write_outputs(const std::filesystem::path& dir, std::span<const search::Sea
 // "Utilization").
 nlohmann::json batch_utilization_json(const runtime::FusedResult& r, const hw::Config& cfg);
 
+// A run's hardware counters by name (hw_spec.h NASA_COUNTERS).
+nlohmann::json counters_json(const std::array<uint64_t, hw::kNumCounters>& counters);
+
 // A run's energy (nasa/energy.h, docs/energy.md) from its counters, for `candidates` candidates:
 // energy_pj, energy_per_candidate_pj, energy_dram_share and energy_breakdown rows {event, what,
 // count, pj_each, pj, share}. Empty on configurations whose core is the board's controller
