@@ -5,7 +5,7 @@
 # that every candidate's correct count is the same both ways and that the hardware MAC counter
 # equals the fused MACs, and prints `nasa fuse`'s modeled DRAM bytes per schedule.
 # Usage: bench/fusion_rtl.sh [N=50] [IMAGES=64] [SEED=1] [BACKEND=rtl]
-# (rtl: about 15 min fused + 25 min unfused on one core of the reference machine)
+# (rtl: about 3 min fused + 4 min unfused on one core of the reference machine, default space)
 set -euo pipefail
 n=${1:-50}; images=${2:-64}; seed=${3:-1}; backend=${4:-rtl}
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -73,7 +73,8 @@ module nasa_scheduler #(
   // per-depth output of the node on the current path: the depth whose arena slot holds it (a
   // skip node's output is its input), or SrcImg for the input images (skips from the root).
   // The arena tables and the mini-batch's image pointer do not change during a walk (CSR
-  // writes are ignored while busy; the image pointer moves at the root only), so an index is enough.
+  // writes are ignored while busy; the image pointer moves in SClimbAt, between mini-batches),
+  // so an index is enough.
   localparam int unsigned SW = $clog2(MaxLayers + 2);
   localparam logic [SW-1:0] SrcImg = SW'(MaxLayers + 1);
   logic [SW-1:0] out_src_q [MaxLayers+1];

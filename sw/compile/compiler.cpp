@@ -415,6 +415,7 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
   const size_t n_cands = generate ? generate : cands.size();
   if (n_cands == 0) throw std::invalid_argument("compile_batch: the batch has no candidates");
   if (images.empty()) throw std::invalid_argument("compile_batch: no images");
+  if (opt.mini_batch == 0) throw std::invalid_argument("compile_batch: mini-batch 0 (at least 1)");
   if (labels.size() != images.size()) {
     throw std::invalid_argument(
         fmt::format("compile_batch: {} images but {} labels", images.size(), labels.size()));
@@ -590,7 +591,10 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
     Program probe = p;
     for (Desc& d : probe.descs) d = patch_template(d, r.arena_addr[0], r.arena_addr[0],
                                                         r.arena_addr[0], b * r.scratch_stride);
-    check_program(probe, cfg, fmt::format("supernet '{}' (batch templates)", net.name));
+    check_program(probe, cfg,
+                  fmt::format("supernet '{}' (batch templates; mini-batch {}: the arena, scratch "
+                              "and logits grow with it)",
+                              net.name, mb));
   }
   return bp;
 }

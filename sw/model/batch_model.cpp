@@ -450,7 +450,8 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
       if (static_cast<uint32_t>(best) == label) ++correct[n];
       port.cyc(3);
     };
-    // The template the scheduler offers, patched (PATCH bits: X/Y/L), and whether it is valid.
+    // The template the scheduler offers, patched (PATCH bits: X/Y/L, + S), and whether it is
+    // valid.
     auto make_offer = [&](const Scheduler& sc, uint32_t tpl, Desc& d) {
       if (static_cast<uint64_t>(tpl) + hw::kDescBytes > win_limit || tpl < win_base) {
         return hw::Err::Window;
@@ -458,8 +459,8 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
       d = patch_template(read_desc(mem, tpl), sc.x(), sc.y(), sc.l(), sc.s());
       return validate(d, cfg, win_base, win_limit);
     };
-    // The memo of stretches: from rest (the engine quiet, the scheduler leaving an evaluation or
-    // starting a mini-batch) to the next evaluation or the end, keyed by the engine's state and
+    // The memo of stretches: from rest (the engine quiet, the scheduler leaving a leaf's
+    // evaluations or starting a mini-batch) to the next evaluation or the end, keyed by the engine's state and
     // the stretch's descriptors as the engine's timing sees them (addresses modulo the port
     // width, whether a descriptor reads what one of the two before it writes, whether it reads
     // the weights of the one before), with the scheduler's cycles between them. Exact: the

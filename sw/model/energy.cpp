@@ -28,12 +28,15 @@ Breakdown estimate(const hw::Config& cfg, const std::array<uint64_t, hw::kNumCou
   auto n = [&](hw::Counter id) { return static_cast<double>(k[static_cast<size_t>(id)]); };
   const double rows = cfg.rows, cols = cfg.cols, mb = cfg.mem_bytes;
   // the engine's buffers as rtl/nasa_engine_compute.sv builds them: the input buffer is one
-  // replica per read port (max(Rows, Cols) ports, each reading Cols bytes a step, every write
-  // goes to all), the weight ring one bank of 2 * KredMax bytes per column, the record memory
-  // WTiles slots of Cols 8-byte records
+  // replica per read port (max(Rows, Cols) ports, every write goes to all), the weight ring one
+  // bank of 2 * KredMax bytes per column, the record memory WTiles slots of Cols 8-byte records
+  // in whole port words. Reads are charged as an ASIC would make them (docs/energy.md): enabled
+  // in busy steps only, as wide as the step uses (Cols bytes a port, one weight byte a column).
   const double in_ports = std::max(rows, cols);
   const uint64_t wbank = 2ull * cfg.kred_max;
-  const uint64_t prm_mem = uint64_t{cfg.wtiles} * cfg.cols * hw::kParamBytes;
+  const uint64_t prm_words = (uint64_t{cfg.cols} * hw::kParamBytes + cfg.mem_bytes - 1) /
+                             cfg.mem_bytes;
+  const uint64_t prm_mem = uint64_t{cfg.wtiles} * prm_words * cfg.mem_bytes;
   const double steps = n(hw::Counter::PeBusy) + n(hw::Counter::VecBusy);
   Breakdown b;
   b.events = {
@@ -51,7 +54,7 @@ Breakdown estimate(const hw::Config& cfg, const std::array<uint64_t, hw::kNumCou
        sram_pj(prm_mem, mb, c)},
       {"vec", "vector-unit lane operations (Cols lanes a step, a 32-bit add each)",
        n(hw::Counter::VecBusy) * cols, c.add32},
-      {"requant", "requantized outputs (a 32-bit multiply and add each; one per byte written)",
+      {"requant", "requantized outputs (a 32-bit multiply and add each; every byte written)",
        n(hw::Counter::DramWrBytes), c.mul32 + c.add32},
       {"dram", "DRAM bytes read and written", n(hw::Counter::DramRdBytes) +
                                                   n(hw::Counter::DramWrBytes),

@@ -93,12 +93,15 @@ if(TARGET nasa)
             ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_eval_profile.py)
   set_tests_properties(cli_eval_fused_profile PROPERTIES LABELS "unit;cli"
                        PASS_REGULAR_EXPRESSION "PROFILE OK")
+  nasa_cli_error_test(cli_eval_mini_batch_zero
+    "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && $0 eval --supernet $1 --random 2 --fused --mini-batch 0"
+    "--mini-batch[^\n]*not in range 1.*exit=[1-9]")
   nasa_cli_error_test(cli_eval_fused_needs_batch
     "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && $0 eval --supernet $1 --arch 0-0-0-0-0-0 --fused"
     "nasa: error: [^\n]*exactly one of|--fused needs.*exit=1")
   if(NASA_WITH_RTL)  # --backend rtl: the Verilated models (sim/)
     add_test(NAME cli_eval_fused_ref_equals_rtl
-      COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && \"$0\" init --seed 5 --out \"$1\" >/dev/null && printf '3-4-2-5-1-5\\n3-4-2-5-1-5\\n3-4-2-0-1-2\\n0-1-2-3-0-1\\n' > \"$1/a.txt\" && for b in ref rtl; do \"$0\" eval --supernet \"$1\" --arch-file \"$1/a.txt\" --fused --dump-logits --images 3 --backend $b --json > \"$1/$b.json\" || exit 1; done && e=$(grep '\"macs_executed\"' \"$1/rtl.json\" | tr -dc 0-9) && f=$(grep '\"macs_fused\"' \"$1/rtl.json\" | tr -dc 0-9) && test \"$e\" = \"$f\" && a=$(grep -E 'correct|sha256|leaf|macs_executed|nodes' \"$1/ref.json\") && b=$(grep -E 'correct|sha256|leaf|macs_executed|nodes' \"$1/rtl.json\") && test \"$a\" = \"$b\" && echo \"SAME macs $e\""
+      COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && \"$0\" init --seed 5 --out \"$1\" >/dev/null && printf '3-4-2-5-1-5\\n3-4-2-5-1-5\\n3-4-2-0-1-2\\n0-1-2-3-0-1\\n' > \"$1/a.txt\" && for b in ref rtl; do \"$0\" eval --supernet \"$1\" --arch-file \"$1/a.txt\" --fused --dump-logits --images 3 --backend $b --json > \"$1/$b.json\" || exit 1; done && e=$(grep '\"macs_executed\"' \"$1/rtl.json\" | tr -dc 0-9) && f=$(grep '\"macs_fused\"' \"$1/rtl.json\" | tr -dc 0-9) && test \"$e\" = \"$f\" && a=$(grep -E 'correct|sha256|leaf|macs_executed|nodes|energy_pj|Cycles|Busy|Stall|Writes|Dram' \"$1/ref.json\") && b=$(grep -E 'correct|sha256|leaf|macs_executed|nodes|energy_pj|Cycles|Busy|Stall|Writes|Dram' \"$1/rtl.json\") && test \"$a\" = \"$b\" && echo \"SAME macs $e\""
               $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_fused)
     set_tests_properties(cli_eval_fused_ref_equals_rtl PROPERTIES LABELS "cli;cosim"
                          PASS_REGULAR_EXPRESSION "SAME macs [1-9]")

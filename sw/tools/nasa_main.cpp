@@ -620,7 +620,8 @@ int main(int argc, char** argv) {
   eval->add_option("--parents-file", ev.parents_file, "parents of --mode mutate/crossover");
   eval->add_option("--prob", ev.gen_prob, "mutation probability, 0..65536 (default 16384)");
   eval->add_flag("--fused", ev.fused, "evaluate the batch fused in one batch run");
-  eval->add_option("--mini-batch", ev.mini_batch, "images per mini-batch of a fused run");
+  eval->add_option("--mini-batch", ev.mini_batch, "images per mini-batch of a fused run")
+      ->check(CLI::Range(1, 1 << 20));
   eval->add_flag("--dump-logits", ev.dump_logits,
                  "keep every candidate's logits in a fused run (logits_sha256 per candidate)");
   eval->add_option("--images", ev.images, "test images to evaluate (default 64)");
@@ -646,7 +647,8 @@ int main(int argc, char** argv) {
   fuse->add_option("--random", fuse_batch.random, "N random candidates");
   fuse->add_option("--seed", fuse_batch.seed, "seed of --random (default 1)");
   fuse->add_option("--images", fuse_images, "images of the DRAM model (default 64)");
-  fuse->add_option("--mini-batch", fuse_mb, "images per mini-batch (default 32)");
+  fuse->add_option("--mini-batch", fuse_mb, "images per mini-batch (default 32)")
+      ->check(CLI::Range(1, 1 << 20));
   fuse->add_option("--config", fuse_config, "hardware configuration of the buffers (default sim)");
   fuse->add_option("--svg", fuse_svg, "also draw the fused trie to this SVG file");
   fuse->add_flag("--json", fuse_json, "print one JSON object");
@@ -745,7 +747,8 @@ int main(int argc, char** argv) {
   search->add_option("--val-images", so.val_images,
                      "validation images, from the last 10000 training images (default 64)");
   search->add_option("--calib", so.calib, "training images for calibration (default 32)");
-  search->add_option("--mini-batch", so.cfg.mini_batch, "images per mini-batch (default 32)");
+  search->add_option("--mini-batch", so.cfg.mini_batch, "images per mini-batch (default 32)")
+      ->check(CLI::Range(1, 1 << 20));
   search->add_option("--backend", so.backend, "ref (default), rtl or uart (--port)");
   search->add_option("--port", g_uart_port, "serial port of the uart backend");
   auto* search_config = search->add_option(
