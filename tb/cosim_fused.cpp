@@ -351,6 +351,35 @@ TEST(FusedErrors, ImageLargerThanTheAddressSpaceIsRefused) {
                                                nasa::config_by_name("sim"), {}));
 }
 
+// The arena, the scratch and the logits of a batch run grow with the mini-batch: when a smaller
+// one fits the address space, the error names the largest that does, and that one compiles.
+TEST(FusedErrors, MiniBatchTooLargeForTheAddressSpaceNamesOneThatFits) {
+  const Net t(tiny_net(2, 2), 1000, 6);  // 1000 images of 36 bytes
+  std::mt19937 rng(9);
+  const auto batch = batch_with_duplicates(t.net, 4, rng);
+  const auto& fpga = nasa::config_by_name("fpga");
+  nasa::compile::BatchOptions opt;
+  opt.mini_batch = 1000;
+  uint32_t fits = 0;
+  try {
+    nasa::compile::compile_batch(t.q, batch, 0, t.images, t.labels, fpga, opt);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    const std::string m = e.what();
+    const std::string key = "a mini-batch of at most ";
+    const auto at = m.find(key);
+    ASSERT_NE(at, std::string::npos) << m;
+    fits = static_cast<uint32_t>(std::stoul(m.substr(at + key.size())));
+  }
+  ASSERT_GT(fits, 0u);
+  ASSERT_LT(fits, opt.mini_batch);
+  opt.mini_batch = fits;
+  EXPECT_NO_THROW(nasa::compile::compile_batch(t.q, batch, 0, t.images, t.labels, fpga, opt));
+  opt.mini_batch = fits + 1;
+  EXPECT_THROW(nasa::compile::compile_batch(t.q, batch, 0, t.images, t.labels, fpga, opt),
+               std::runtime_error);
+}
+
 TEST(FusedErrors, EachBadBatchHasItsCode) {
   const auto& cfg = nasa::config_by_name("sim");
   const Net small(tiny_net(4, 4), 1, 2);

@@ -584,6 +584,22 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
   p.desc_count = static_cast<uint32_t>(t.size());
   p.win_base = 0;
   p.win_limit = static_cast<uint32_t>(p.image.size());
+  if (p.image.size() > cfg.addr_space()) {
+    // the arena, the scratch and (without a dump) the logits grow with the mini-batch
+    uint64_t per_image = r.scratch_stride + (opt.dump_logits ? 0 : r.classes);
+    for (size_t d = 0; d <= L; ++d) per_image += slot[d];
+    const uint64_t fixed = p.image.size() - (mb - 1) * per_image;
+    const uint64_t fits = fixed <= cfg.addr_space() ? 1 + (cfg.addr_space() - fixed) / per_image
+                                                    : 0;
+    throw std::runtime_error(fmt::format(
+        "compile_batch: the memory image of supernet '{}' needs {} bytes with a mini-batch of {}, "
+        "more than the {}-byte address space of config '{}' (AddrBits {}){}",
+        net.name, p.image.size(), mb, cfg.addr_space(), cfg.name, cfg.addr_bits,
+        fits == 0 ? fmt::format("; a mini-batch of 1 still needs {} bytes: the supernet's "
+                                "weights, the images, labels and templates",
+                                fixed)
+                  : fmt::format("; a mini-batch of at most {} fits", fits)));
+  }
   // every template must run with its patched addresses inside the arena/images: check with
   // representative ones (the window covers the whole image, so the image base is in range), and
   // the scratch of the mini-batch's first and last image
@@ -591,10 +607,7 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
     Program probe = p;
     for (Desc& d : probe.descs) d = patch_template(d, r.arena_addr[0], r.arena_addr[0],
                                                         r.arena_addr[0], b * r.scratch_stride);
-    check_program(probe, cfg,
-                  fmt::format("supernet '{}' (batch templates; mini-batch {}: the arena, scratch "
-                              "and logits grow with it)",
-                              net.name, mb));
+    check_program(probe, cfg, fmt::format("supernet '{}' (batch templates)", net.name));
   }
   return bp;
 }
