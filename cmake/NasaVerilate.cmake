@@ -9,7 +9,10 @@
 # NASA_VERILATOR_RUNTIME_SOURCES). Every model gets:
 #   - FST tracing (TRACE_FST; VM_TRACE=1 VM_TRACE_FST=1 for its users),
 #   - --assert: the RTL's SystemVerilog assertions (`ifndef SYNTHESIS blocks) fire in every model,
-#   - -O3 --x-assign fast --x-initial fast -Wno-fatal (lint is synth/lint.sh's job),
+#   - -O3 -Wno-fatal (lint is synth/lint.sh's job),
+#   - --x-initial unique --x-assign unique: registers and memories without a reset, and X
+#     values, power up as the context's randReset says (all zeros by default; random from a seed
+#     with NASA_X_SEED, nasa::sim::apply_x_seed), so tests can check results do not depend on it,
 #   - -O2 for the per-cycle code, -O1 for constructors (after the build type's -O3: they win),
 #   - Verilator's headers as system includes for its users (no -Werror on code we do not own).
 # Verilator runs when cmake configures, never in the middle of a build: a change to the RTL can
@@ -54,7 +57,7 @@ function(nasa_verilate target)
     TOP_MODULE ${NV_TOP}
     TRACE_FST
     SOURCES ${_rel}
-    VERILATOR_ARGS -O3 --x-assign fast --x-initial fast -Wno-fatal --assert
+    VERILATOR_ARGS -O3 --x-assign unique --x-initial unique -Wno-fatal --assert
                    -DNASA_RTL_SHA1=${_sha1} -I${_inc_dir} ${NV_ARGS}
     OPT_FAST -O2
     OPT_SLOW -O1

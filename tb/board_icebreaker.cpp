@@ -21,6 +21,7 @@
 #include "nasa/compiler.h"
 #include "nasa/fusion.h"
 #include "nasa/runtime.h"
+#include "nasa/sim/x_seed.h"
 #include "nasa/supernet_weights.h"
 #include "nasa/uart_device.h"
 #include "fused_vs_ref.h"
@@ -43,6 +44,7 @@ class BoardSim {
     port_ = ptsname(master_);
     fcntl(master_, F_SETFL, O_NONBLOCK);
     ctx_ = std::make_unique<VerilatedContext>();
+    nasa::sim::apply_x_seed(*ctx_);
     top_ = std::make_unique<Vnasa_icebreaker>(ctx_.get());
     top_->uart_rx_i = 1;
     top_->clk_i = 0;

@@ -20,6 +20,7 @@
 #include "nasa/sim/engine_sim.h"
 #include "nasa/sim/fst.h"
 #include "nasa/sim/port_bytes.h"
+#include "nasa/sim/x_seed.h"
 
 namespace nasa::sim::detail {
 
@@ -38,6 +39,7 @@ class VerilatedEngine final : public EngineSim {
                   "mem_rsp_t of the model differs from hw_spec.h kMemRsp: rebuild the models");
     ctx_->traceEverOn(true);
     ctx_->fatalOnError(false);
+    apply_x_seed(*ctx_);
     top_ = std::make_unique<Model>(ctx_.get(), "nasa_top");
     dram_.memory().assign(memory_bytes, 0);
     if (const char* path = std::getenv("NASA_FST"); path != nullptr && *path != '\0') {

@@ -52,6 +52,7 @@
 #include "nasa/sim/env.h"
 #include "nasa/sim/fst.h"
 #include "nasa/sim/port_bytes.h"
+#include "nasa/sim/x_seed.h"
 
 #if __has_include(<gtest/gtest.h>)
 #include <gtest/gtest.h>
@@ -182,6 +183,7 @@ class Bench {
       : name_(name), rng_(seed), ctx_(std::make_unique<VerilatedContext>()) {
     ctx_->fatalOnError(false);
     ctx_->traceEverOn(true);
+    apply_x_seed(*ctx_);
     top_ = std::make_unique<Model>(ctx_.get(), name.c_str());
     const unsigned n = detail::bench_counter()++;
     if (const char* p = std::getenv("NASA_FST"); p != nullptr && *p != '\0') {
