@@ -80,6 +80,7 @@ module nasa_scheduler #(
   logic [SW-1:0] out_src_q [MaxLayers+1];
   logic [15:0] path_q [MaxLayers+1];
   logic path_we, out_src_we;  // write path_q / out_src_q at the current depth
+  logic first_img;            // back to image 0 of the node's mini-batch (a template's first)
   logic [SW-1:0] out_src_d;
 
   // registers (all zero after reset)
@@ -145,6 +146,7 @@ module nasa_scheduler #(
     d.out      = q.out + 4'(xd_valid_o && xd_ready_i) - 4'(xd_done_i);
     path_we    = 1'b0;
     out_src_we = 1'b0;
+    first_img  = 1'b0;
     out_src_d  = (q.ncount == '0) ? q.xin_src : SW'(q.depth);  // a skip node's output: its input
     if (abort_i) begin
       d.st  = SIdle;
@@ -215,11 +217,7 @@ module nasa_scheduler #(
           d.st       = (q.ncount == '0) ? SRunEnd : SIssue;
           out_src_we = 1'b1;
           d.lnode    = (logits_stride_i == '0) ? logits_addr_i : q.lnode + q.g0c;
-          d.b        = '0;
-          d.xi       = q.xin_base;
-          d.yi       = arena_a;
-          d.l        = d.lnode;
-          d.si       = '0;
+          first_img  = 1'b1;
           d.cfirst   = q.nfirst;
           d.ccount   = q.ncount;
           d.t        = '0;
@@ -236,28 +234,20 @@ module nasa_scheduler #(
             d.l  = q.l + 32'(classes_i);
             d.si = q.si + scratch_stride_i;
           end else if (xd_ready_i && (q.t + 8'd1 < q.ccount)) begin
-            d.t  = q.t + 8'd1;
-            d.b  = '0;
-            d.xi = q.xin_base;
-            d.yi = arena_a;
-            d.l  = q.lnode;
-            d.si = '0;
+            d.t       = q.t + 8'd1;
+            first_img = 1'b1;
           end else if (xd_ready_i) begin
             d.st = SRunEnd;
           end
         end
         SRunEnd: begin
           if (leaf && !q.head && head_tpl_i[31:24] != '0) begin
-            d.st     = SIssue;  // the head's templates
-            d.head   = 1'b1;
-            d.cfirst = head_tpl_i[23:0];
-            d.ccount = head_tpl_i[31:24];
-            d.t      = '0;
-            d.b      = '0;
-            d.xi     = q.xin_base;
-            d.yi     = arena_a;
-            d.l      = q.lnode;
-            d.si     = '0;
+            d.st      = SIssue;  // the head's templates
+            d.head    = 1'b1;
+            d.cfirst  = head_tpl_i[23:0];
+            d.ccount  = head_tpl_i[31:24];
+            d.t       = '0;
+            first_img = 1'b1;
           end else begin
             d.st = leaf ? SDrain : SNext;
           end
@@ -309,6 +299,15 @@ module nasa_scheduler #(
         end
         default: d.st = SIdle;
       endcase
+      // image 0 of the node's mini-batch: its X, Y, logits (d.lnode: SNode sets it this cycle)
+      // and scratch offset
+      if (first_img) begin
+        d.b  = '0;
+        d.xi = q.xin_base;
+        d.yi = arena_a;
+        d.l  = d.lnode;
+        d.si = '0;
+      end
     end
   end
 
