@@ -27,6 +27,7 @@
 #include "nasa/cand_gen.h"
 #include "nasa/compiler.h"
 #include "nasa/cycle_model.h"
+#include "nasa/files.h"
 #include "nasa/data.h"
 #include "nasa/device.h"
 #include "nasa/float_eval.h"
@@ -983,8 +984,8 @@ int main(int argc, char** argv) {
     r["checks_passed"] = ok;
     const fs::path out(o.out);
     if (out.has_parent_path()) fs::create_directories(out.parent_path());
-    std::ofstream(o.out) << r.dump(2) << "\n";
-    std::ofstream(o.md) << markdown(r);
+    nasa::write_file_atomic(o.out, r.dump(2) + "\n");
+    nasa::write_file_atomic(o.md, markdown(r));
     const fs::path svg_path = (out.has_parent_path() ? out.parent_path() : fs::path(".")) / "fusion.svg";
     nasa::svg::write_file(svg_path, fusion_svg(r["fusion"]));
     nasa::svg::write_file(svg_path.parent_path() / "energy.svg", energy_svg(r["fusion_pays"]));

@@ -1,5 +1,7 @@
 #include "nasa/svg.h"
 
+#include "nasa/files.h"
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -82,10 +84,7 @@ std::string Doc::str() const {
 }
 
 void write_file(const std::filesystem::path& path, std::string_view content) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error(fmt::format("cannot write SVG file '{}'", path.string()));
-  f << content;
-  if (!f) throw std::runtime_error(fmt::format("error writing SVG file '{}'", path.string()));
+  write_file_atomic(path, content);
 }
 
 }  // namespace nasa::svg

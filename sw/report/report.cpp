@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "nasa/desc.h"
+#include "nasa/files.h"
 #include "nasa/svg.h"
 
 namespace nasa::report {
@@ -31,24 +32,13 @@ json entry(const Evaluated& e) {
 }
 
 json config_json(const SearchResult& r) {
-  const auto& c = r.config;
-  return {{"strategy", search::strategy_name(c.strategy)},
-          {"population", c.population},
-          {"generations", c.generations},
-          {"topk", c.topk},
-          {"mutations", c.mutations},
-          {"crossovers", c.crossovers},
-          {"mut_prob", c.mut_prob},
-          {"max_macs", c.constraints.max_macs},
-          {"max_params", c.constraints.max_params},
-          {"max_cycles", c.constraints.max_cycles},
-          {"seed", c.seed},
-          {"mini_batch", c.mini_batch},
-          {"supernet", r.supernet},
-          {"backend", r.backend},
-          {"hw_config", r.hw_config},
-          {"val_images", r.val_images},
-          {"calib_images", r.calib_images}};
+  json j = search_settings_json(r.config);
+  j.update({{"supernet", r.supernet},
+            {"backend", r.backend},
+            {"hw_config", r.hw_config},
+            {"val_images", r.val_images},
+            {"calib_images", r.calib_images}});
+  return j;
 }
 
 std::string pct(double f) { return fmt::format("{:.2f}%", 100.0 * f); }
@@ -56,10 +46,7 @@ std::string pct(double f) { return fmt::format("{:.2f}%", 100.0 * f); }
 std::string limit(uint64_t v) { return v ? std::to_string(v) : std::string("none"); }
 
 void write_text(const std::filesystem::path& p, const std::string& s) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", p.string()));
-  f << s;
-  if (!f.flush()) throw std::runtime_error(fmt::format("error writing '{}'", p.string()));
+  write_file_atomic(p, s);
 }
 
 void candidate_table(std::string& md, const SearchResult& r, const std::vector<size_t>& idx) {
@@ -93,6 +80,21 @@ json usage_json(const batch::Usage& u, uint64_t run_cycles, const hw::Config& cf
 }
 
 }  // namespace
+
+json search_settings_json(const search::SearchConfig& c) {
+  return {{"strategy", search::strategy_name(c.strategy)},
+          {"population", c.population},
+          {"generations", c.generations},
+          {"topk", c.topk},
+          {"mutations", c.mutations},
+          {"crossovers", c.crossovers},
+          {"mut_prob", c.mut_prob},
+          {"max_macs", c.constraints.max_macs},
+          {"max_params", c.constraints.max_params},
+          {"max_cycles", c.constraints.max_cycles},
+          {"seed", c.seed},
+          {"mini_batch", c.mini_batch}};
+}
 
 json counters_json(const std::array<uint64_t, hw::kNumCounters>& c) {
   json j = json::object();

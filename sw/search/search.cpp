@@ -12,6 +12,7 @@
 
 #include "nasa/device.h"
 #include "nasa/fusion.h"
+#include "nasa/interrupt.h"
 
 namespace nasa::search {
 
@@ -176,6 +177,7 @@ class Searcher {
     hw_ = &cfg;
     res_.val_images = val_images_;
     for (size_t g = 0; g < c_.generations; ++g) {
+      throw_if_interrupted("the search");
       std::vector<spec::Candidate> batch;
       // Random search draws exactly as many candidates per generation as evolution evaluates,
       // so the two compare at equal evaluations.

@@ -18,6 +18,7 @@
 #include "nasa/desc.h"
 #include "nasa/float_eval.h"
 #include "nasa/fusion.h"
+#include "nasa/interrupt.h"
 #include "nasa/report.h"
 #include "nasa/runtime.h"
 #include "nasa/schedule.h"
@@ -480,6 +481,11 @@ int cmd_run(RunOptions& r) {
     std::fflush(stderr);
   };
   const auto res = nasa::pipeline::run(r.p);
+  if (res.complete_before) {
+    fmt::print(stderr, "{}", res.summary);
+    if (r.json) fmt::print("{}\n", res.result.dump(2));
+    return 0;
+  }
   if (r.json) {
     nlohmann::json j = res.result;
     j.erase("evaluated");
@@ -693,6 +699,8 @@ int main(int argc, char** argv) {
   ro.src.add_options(*run);
   run->add_option("--name", ro.p.name,
                   "run directory name under --runs-dir (default <space>-seed<seed>[-N], new)");
+  run->add_flag("--resume", ro.p.resume,
+                "continue the interrupted run --name (same options): reuses what it finished");
   run->add_option("--runs-dir", ro.runs_dir, "where runs and trained supernets go (default runs)");
   run->add_option("--seed", ro.p.seed, "seed of training, search and fine-tuning (default 1)");
   run->add_option("--epochs", ro.p.train.epochs, "supernet training epochs (default 2)");
@@ -763,13 +771,19 @@ int main(int argc, char** argv) {
   if (so.backend == "uart" && search_config->count() == 0) so.config = "up5k";
   try {
     if (eval->parsed()) return cmd_eval(ev);
-    if (search->parsed()) return cmd_search(so);
+    if (search->parsed()) {
+      nasa::install_interrupt_handlers();  // Ctrl-C stops between generations
+      return cmd_search(so);
+    }
     if (info->parsed()) return cmd_info(info_src, info_json);
     if (fuse->parsed()) {
       return cmd_fuse(fuse_src, fuse_batch, fuse_images, fuse_mb, fuse_config, fuse_svg, fuse_json);
     }
     if (init->parsed()) return cmd_init(init_src, init_seed, init_out, init_force, init_json);
 #ifdef NASA_HAVE_TRAIN
+    // Ctrl-C stops between training steps (and search generations, evaluation pieces) with
+    // every file complete; other subcommands write only at their end and just exit.
+    if (train->parsed() || run->parsed()) nasa::install_interrupt_handlers();
     if (train->parsed()) {
       const Supernet net = train_src.load();
       if (!train_arch.empty()) train_cfg.arch = nasa::spec::parse_candidate(train_arch, net);
@@ -786,6 +800,12 @@ int main(int argc, char** argv) {
     }
     if (run->parsed()) return cmd_run(ro);
 #endif
+  } catch (const nasa::Interrupted& e) {
+    fmt::print(stderr,
+               "nasa: {}; every file written so far is complete (`nasa run --resume` continues "
+               "a run, `nasa train --resume` a training)\n",
+               e.what());
+    return 128 + e.signal;
   } catch (const std::exception& e) {
     fmt::print(stderr, "nasa: error: {}\n", e.what());
     return 1;

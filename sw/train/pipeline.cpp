@@ -12,7 +12,9 @@
 
 #include "nasa/compiler.h"
 #include "nasa/data.h"
+#include "nasa/files.h"
 #include "nasa/float_eval.h"
+#include "nasa/interrupt.h"
 #include "nasa/parallel.h"
 #include "nasa/report.h"
 #include "nasa/supernet_weights.h"
@@ -61,18 +63,68 @@ json train_key(const Options& o) {
           {"threads", t.threads}};
 }
 
-void write_text(const fs::path& p, const std::string& s) {
-  const fs::path tmp = p.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", tmp.string()));
-    f << s;
-    if (!f.flush()) throw std::runtime_error(fmt::format("error writing '{}'", tmp.string()));
-  }
-  fs::rename(tmp, p);
-}
+void write_text(const fs::path& p, const std::string& s) { write_file_atomic(p, s); }
 
 std::string pct(double f) { return fmt::format("{:.2f}%", 100.0 * f); }
+
+// Everything that decides a run's result.json: a resumed run must have the same.
+json run_key(const Options& o) {
+  return {{"spec", spec::to_json(o.net)},
+          {"seed", o.seed},
+          {"train", train_key(o)},
+          // the pipeline runs both strategies with the run's seed
+          {"search", report::search_settings_json(o.search)},
+          {"finetune_epochs", o.finetune_epochs},
+          {"finetune_lr", o.finetune_lr},
+          {"val_images", o.val_images},
+          {"calib_images", o.calib_images},
+          {"top", o.top_n},
+          {"test_images", o.test_images},
+          {"rtl_images", o.rtl_images},
+          {"hw_config", o.hw_config}};
+}
+
+// The first setting where `now` differs from `was` ("search.population: 6 vs 8"), or "".
+std::string first_difference(const json& was, const json& now, const std::string& at = "") {
+  for (const auto& [k, v] : now.items()) {
+    const std::string key = at.empty() ? k : at + "." + k;
+    if (!was.contains(k)) return fmt::format("{}: absent vs {}", key, v.dump());
+    if (v.is_object() && was[k].is_object() && key != "spec") {
+      const std::string d = first_difference(was[k], v, key);
+      if (!d.empty()) return d;
+    } else if (was[k] != v) {
+      return key == "spec" ? std::string("the supernet spec")
+                           : fmt::format("{}: {} vs {}", key, was[k].dump(), v.dump());
+    }
+  }
+  return "";
+}
+
+// Reopens the unfinished run `dir` of the same settings (--resume).
+void reopen_run_dir(const Options& o, const fs::path& dir) {
+  const fs::path key_file = dir / "run.json";
+  if (!fs::exists(key_file)) {
+    throw std::invalid_argument(fmt::format(
+        "--resume: '{}' has no run.json: not a run directory of nasa run, or one whose start was "
+        "interrupted before it was written (remove it and run again)",
+        dir.string()));
+  }
+  json was;
+  try {
+    std::ifstream in(key_file);
+    was = json::parse(in);
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(
+        fmt::format("--resume: '{}' is not valid JSON: {}", key_file.string(), e.what()));
+  }
+  const std::string d = first_difference(was, run_key(o));
+  if (!d.empty()) {
+    throw std::invalid_argument(fmt::format(
+        "--resume: run '{}' was started with other settings ({} now); resume with the same "
+        "options or choose another --name",
+        dir.string(), d));
+  }
+}
 
 // Creates the run directory: never one that exists (earlier results are never touched).
 fs::path make_run_dir(const Options& o) {
@@ -103,6 +155,7 @@ void for_image_chunks(size_t images, const Options& o, const std::string& what,
   size_t done = 0;
   std::mutex log_mu;
   parallel_for(chunks, o.train.threads, [&](size_t k) {
+    throw_if_interrupted(what.c_str());
     const size_t b = k * kEvalChunk, e = std::min(images, b + kEvalChunk);
     fn(k, b, e);
     const std::lock_guard<std::mutex> lock(log_mu);
@@ -255,12 +308,16 @@ void preflight(const Options& o) {
         o.name == "supernets") {
       bad(fmt::format("--name '{}': expected a plain directory name (not 'supernets')", o.name));
     }
-    if (fs::exists(o.runs_dir / o.name)) {
+    if (o.resume && fs::exists(o.runs_dir / o.name)) {
+      reopen_run_dir(o, o.runs_dir / o.name);
+    } else if (fs::exists(o.runs_dir / o.name)) {
       bad(fmt::format(
           "run directory '{}' already exists: an earlier run's results are never overwritten; "
-          "choose another --name or remove it",
+          "choose another --name, remove it, or pass --resume to continue an interrupted run",
           (o.runs_dir / o.name).string()));
     }
+  } else if (o.resume) {
+    bad("--resume needs --name: the run to continue");
   }
 }
 
@@ -269,8 +326,28 @@ Result run(const Options& o) {
   const auto& cfg = config_by_name(o.hw_config);
   const auto t_all = Clock::now();
   Result res;
-  res.dir = make_run_dir(o);
-  say(o, fmt::format("run directory {}", res.dir.string()));
+  const bool resuming = o.resume && fs::exists(o.runs_dir / o.name);
+  if (resuming) {
+    res.dir = o.runs_dir / o.name;
+    const size_t stale = remove_stale_temporaries(res.dir);
+    if (fs::exists(res.dir / "result.json")) {
+      // result.json is written last: the run is complete, nothing is redone.
+      std::ifstream in(res.dir / "result.json");
+      res.result = json::parse(in);
+      res.complete_before = true;
+      res.summary = fmt::format("run '{}' is already complete; nothing to resume\n",
+                                res.dir.string());
+      return res;
+    }
+    say(o, fmt::format("run directory {} (resuming{})", res.dir.string(),
+                       stale ? fmt::format("; {} partial files of the interrupted run removed",
+                                           stale)
+                             : std::string()));
+  } else {
+    res.dir = make_run_dir(o);
+    write_text(res.dir / "run.json", run_key(o).dump(2) + "\n");
+    say(o, fmt::format("run directory {}", res.dir.string()));
+  }
   auto stage = [&](const std::string& name, Clock::time_point t0, const std::string& detail) {
     res.stages.push_back({name, since(t0), detail});
     say(o, fmt::format("stage {} done in {:.1f} s: {}", name, res.stages.back().seconds, detail));
@@ -349,7 +426,7 @@ Result run(const Options& o) {
     });
     runs[k].calib_images = o.calib_images;
   });
-  report::write_outputs(res.dir / "search", runs, false);
+  report::write_outputs(res.dir / "search", runs, resuming);
   const search::SearchResult& evo = runs.back();
   const search::SearchResult& rnd = runs.front();
   if (!evo.best) throw std::runtime_error("search: no candidate was evaluated");
@@ -393,9 +470,10 @@ Result run(const Options& o) {
   fc.lr = o.finetune_lr;
   fc.arch = best.arch;
   fc.init = sn.weights;
-  fc.resume = false;
-  fc.force = false;
   const fs::path ft_dir = res.dir / "final" / "train";
+  // A resumed run continues an interrupted fine-tuning from its last epoch's checkpoint.
+  fc.resume = resuming && fs::exists(ft_dir / "checkpoint.pt");
+  fc.force = resuming && !fc.resume;
   say(o, fmt::format("finetune: {} for {} epochs (lr {}) from inherited weights",
                      spec::format_candidate(best.arch), fc.epochs, fc.lr));
   const train::Result ft = train::train_supernet(o.net, fc, ft_dir);
@@ -441,6 +519,7 @@ Result run(const Options& o) {
       const size_t b = o.rtl_images * k / pieces, e = o.rtl_images * (k + 1) / pieces;
       runtime::Runtime rtl_rt(final_rt.supernet(), cfg, o.rtl_factory, "rtl");
       rtl_rt.set_progress([&, k, t1 = Clock::now()](uint64_t cycles, uint32_t descs) {
+        throw_if_interrupted("the RTL cross-check");
         const std::lock_guard<std::mutex> lock(rtl_mu);
         say(o, fmt::format("rtl[{}]: {:.1f} M cycles, {} descriptors, {:.0f} s", k, cycles / 1e6,
                            descs, since(t1)));
@@ -527,7 +606,6 @@ Result run(const Options& o) {
         {"timeline_svg", "timeline.svg"},
         {"final_model", "final/model"}}}};
   res.result = result;
-  write_text(res.dir / "result.json", result.dump(2) + "\n");
   write_text(res.dir / "pareto.svg", report::pareto_svg(runs));
 
   // The summary table (stdout and report.md).
@@ -601,7 +679,11 @@ Result run(const Options& o) {
     timing.push_back({{"stage", s.name}, {"seconds", s.seconds}, {"detail", s.detail}});
   }
   write_text(res.dir / "timing.json",
-             json{{"stages", timing}, {"total_seconds", since(t_all)}}.dump(2) + "\n");
+             json{{"stages", timing}, {"total_seconds", since(t_all)}, {"resumed", resuming}}
+                     .dump(2) +
+                 "\n");
+  // Last: its presence marks a complete run (--resume then has nothing to do).
+  write_text(res.dir / "result.json", result.dump(2) + "\n");
   if (!rtl_ok) {
     throw std::runtime_error(fmt::format(
         "RTL cross-check failed: the Verilated model's logits differ from the reference model's "

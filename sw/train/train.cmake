@@ -59,6 +59,20 @@ if(TARGET nasa)
   nasa_cli_error_test(cli_run_weights_mismatch
     "rm -rf $1 && $0 run --runs-dir $1/runs ${_run} >/dev/null 2>&1 && d=$(ls -d $1/runs/supernets/*) && sed 's/\"channels\": 128/\"channels\": 64/' $d/supernet.json > $d/s && mv $d/s $d/supernet.json && $0 run --runs-dir $1/runs ${_run}"
     "nasa: error: [^\n]*weights.safetensors[^\n]*head[^\n]*expected.*exit=1")
+
+  # Crash safety (docs/reliability.md): `nasa run` killed with SIGKILL at 20 random moments
+  # spread over the job leaves no truncated file, and each rerun with --resume gives a
+  # result.json byte-identical to an uninterrupted run's; Ctrl-C stops it cleanly (exit 130).
+  add_test(NAME cli_run_kill_resume
+    COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/../tools/kill_resume.py $<TARGET_FILE:nasa>
+            ${CMAKE_BINARY_DIR}/cli_run_kill_resume --trials 20 -- ${_run})
+  set_tests_properties(cli_run_kill_resume PROPERTIES LABELS "unit;cli;crash" TIMEOUT 1800
+    COST 300 PASS_REGULAR_EXPRESSION "20 of 20 kill-and-rerun trials identical; SIGINT ok")
+  # --resume: needs --name; refuses other settings (naming the first that differs); leaves a
+  # complete run as it is.
+  nasa_cli_error_test(cli_run_resume_checks
+    "rm -rf $1 && $0 run --runs-dir $1/runs --resume ${_run}; $0 run --runs-dir $1/runs --name r --resume ${_run} >/dev/null 2>&1 && $0 run --runs-dir $1/runs --name r --resume ${_run} && $0 run --runs-dir $1/runs --name r --resume ${_run} --population 7"
+    "nasa: error: --resume needs --name.*run '[^\n]*runs/r' is already complete; nothing to resume.*nasa: error: --resume: run '[^\n]*runs/r' was started with other settings \\(search.population: 6 vs 7 now\\).*exit=1")
 endif()
 
 # tb/train_*.cpp: GoogleTest benches of the training library.

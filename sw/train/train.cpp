@@ -17,7 +17,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "nasa/files.h"
 #include "nasa/hw_spec.h"
+#include "nasa/interrupt.h"
 #include "nasa/supernet_weights.h"
 
 namespace nasa::train {
@@ -371,11 +373,7 @@ void recalibrate_bn(const spec::Supernet& net, Supernet& model, const Data& d, i
   model->eval();
 }
 
-void append_line(const fs::path& p, const std::string& line) {
-  std::ofstream f(p, std::ios::app);
-  f << line << '\n';
-  if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", p.string()));
-}
+void append_line(const fs::path& p, const std::string& line) { append_line_durable(p, line); }
 
 struct Paths {
   fs::path spec, weights, ckpt, log_jsonl, log_csv;
@@ -427,9 +425,7 @@ void save_checkpoint(const fs::path& path, const spec::Supernet& net,
   opt.save(o);
   ar.write("model", m);
   ar.write("optimizer", o);
-  const fs::path tmp = path.string() + ".tmp";
-  ar.save_to(tmp.string());
-  fs::rename(tmp, path);
+  write_atomic(path, [&](const fs::path& tmp) { ar.save_to(tmp.string()); });
 }
 
 CheckpointState load_checkpoint(const fs::path& path, const spec::Supernet& net,
@@ -541,6 +537,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
     for (const auto& p : paths.all()) fs::remove(p);
   }
   fs::create_directories(dir);
+  remove_stale_temporaries(dir);  // of an earlier training killed while writing
 
   // Keep freed activation buffers in the heap: without this every step maps and faults in
   // fresh pages for its large tensors.
@@ -608,6 +605,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
     int window = 0;
     double lr = cfg.lr;
     for (int64_t s = 0; s < steps_per_epoch; ++s) {
+      throw_if_interrupted("training");
       const int64_t b = s * cfg.batch;
       const int64_t e = std::min<int64_t>(b + cfg.batch, static_cast<int64_t>(d.train_n));
       const torch::Tensor idx = perm.slice(0, b, e);

@@ -16,6 +16,9 @@ namespace nasa::report {
 // One run: {strategy, config, best, top, pareto, evaluated, generations}.
 nlohmann::json to_json(const search::SearchResult& r);
 
+// A search configuration's settings (strategy, budget, constraints, seed, mini-batch).
+nlohmann::json search_settings_json(const search::SearchConfig& c);
+
 // result.json for one or more runs of the same budget: the last run's fields at the top level
 // (evolution when both ran), plus "runs" (every run by strategy) and, with several runs,
 // "comparison" (best val accuracy per strategy at equal evaluations).

@@ -25,8 +25,14 @@ struct Options {
   spec::Supernet net;
   std::filesystem::path runs_dir = "runs";
   // Run directory runs_dir/<name>. Empty: "<space>-seed<seed>", or the first of "-2", "-3", ...
-  // appended that does not exist yet. A given name that exists is an error (never overwritten).
+  // appended that does not exist yet. A given name that exists is an error (never overwritten),
+  // unless `resume` is set.
   std::string name;
+  // Continue the interrupted run `name` (its run.json must hold the same settings): finished
+  // trainings are reused, an interrupted one continues from its last checkpoint, the rest is
+  // redone; result.json comes out identical to an uninterrupted run's. A run that does not
+  // exist yet is started; a complete one (result.json) is left as it is.
+  bool resume = false;
   uint64_t seed = 1;  // training, search and fine-tuning seeds derive from it
   // Supernet training (its seed is `seed`). Trained supernets are kept under
   // runs_dir/supernets/ and reused when spec, seed and settings match.
@@ -59,6 +65,7 @@ struct Result {
   nlohmann::json result;  // what result.json holds
   std::vector<Stage> stages;
   std::string summary;  // the final table, as printed
+  bool complete_before = false;  // resume found the run complete: nothing was done
 };
 
 // Checks everything that can be checked before hours of work (settings, constraints against the
