@@ -25,7 +25,25 @@ find_package(ZLIB REQUIRED)
 find_package(OpenSSL REQUIRED)  # SHA-256 of logits (libcrypto)
 find_package(Threads REQUIRED)
 
+# Sanitizer builds (`make sanitize`, docs/reliability.md): NASA_SANITIZE=address,undefined or
+# thread instruments the project's own code (every nasa_project_target) and links the runtime
+# into its executables. Verilator-generated models and the system libraries stay as they are,
+# so their objects are the ones of the normal build (ccache hits). Any report is fatal.
+set(NASA_SANITIZE "" CACHE STRING "sanitizers for the project's code: address,undefined | thread")
+set(NASA_SANITIZE_FLAGS "")
+if(NASA_SANITIZE)
+  set(NASA_SANITIZE_FLAGS -fsanitize=${NASA_SANITIZE} -fno-sanitize-recover=all
+                          -fno-omit-frame-pointer -g -O1)
+  message(STATUS "Sanitizers: ${NASA_SANITIZE}")
+endif()
+
 # Warnings as errors on the project's own code only (never on Verilator-generated code).
 function(nasa_project_target target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror ${NASA_SANITIZE_FLAGS})
+  if(NASA_SANITIZE)
+    get_target_property(_type ${target} TYPE)
+    if(_type STREQUAL "EXECUTABLE")
+      target_link_options(${target} PRIVATE -fsanitize=${NASA_SANITIZE})
+    endif()
+  endif()
 endfunction()

@@ -21,11 +21,13 @@
 #include "nasa/compiler.h"
 #include "nasa/fusion.h"
 #include "nasa/runtime.h"
+#include "nasa/sim/context.h"
 #include "nasa/sim/x_seed.h"
 #include "nasa/supernet_weights.h"
 #include "nasa/uart_device.h"
 #include "fused_vs_ref.h"
 #include "owning_device.h"
+#include "sanitizer_slowdown.h"
 #include "tiny_net.h"
 
 namespace {
@@ -43,7 +45,7 @@ class BoardSim {
     }
     port_ = ptsname(master_);
     fcntl(master_, F_SETFL, O_NONBLOCK);
-    ctx_ = std::make_unique<VerilatedContext>();
+    ctx_ = nasa::sim::make_context();
     nasa::sim::apply_x_seed(*ctx_);
     top_ = std::make_unique<Vnasa_icebreaker>(ctx_.get());
     top_->uart_rx_i = 1;
@@ -136,7 +138,8 @@ class BoardDevice final : public nasa::testing::OwningDevice<BoardSim> {
  public:
   BoardDevice(const hw::Config& cfg, uint64_t bytes) {
     uart::LinkOptions o;
-    o.response_timeout_ms = 3000;  // simulated time runs far slower than the real clock
+    // simulated time runs far slower than the real clock
+    o.response_timeout_ms = 3000 * nasa::testing::kSanitizerSlowdown;
     o.clock_hz = 2e5;
     dev_ = uart::make_uart_device(board_.port(), cfg, bytes, o);
   }

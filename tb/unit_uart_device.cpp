@@ -26,6 +26,7 @@
 #include "nasa/uart_protocol.h"
 #include "fused_vs_ref.h"
 #include "owning_device.h"
+#include "sanitizer_slowdown.h"
 
 namespace {
 
@@ -114,7 +115,7 @@ class LinkedDevice final : public nasa::testing::OwningDevice<PtyBoard> {
   LinkedDevice(const hw::Config& cfg, uint64_t bytes, uint32_t seed)
       : OwningDevice(cfg, bytes, seed) {
     uart::LinkOptions o;
-    o.response_timeout_ms = 20;
+    o.response_timeout_ms = 20 * nasa::testing::kSanitizerSlowdown;
     dev_ = uart::make_uart_device(board_.port(), cfg, bytes, o);
   }
   static inline std::atomic<uint64_t> retries{0}, faults{0};

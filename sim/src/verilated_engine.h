@@ -20,6 +20,7 @@
 #include "nasa/sim/engine_sim.h"
 #include "nasa/sim/fst.h"
 #include "nasa/sim/port_bytes.h"
+#include "nasa/sim/context.h"
 #include "nasa/sim/x_seed.h"
 
 namespace nasa::sim::detail {
@@ -29,7 +30,7 @@ class VerilatedEngine final : public EngineSim {
  public:
   VerilatedEngine(const hw::Config& cfg, size_t memory_bytes, const cycles::DramTiming& timing)
       : cfg_(cfg),
-        ctx_(std::make_unique<VerilatedContext>()),
+        ctx_(make_context()),
         dram_(cfg.mem_bytes, cfg.burst_max, timing),
         wbuf_(cfg.mem_bytes) {
     // the port structs as nasa_pkg declares them (sim/include/nasa/sim/bus.h reads their fields)
@@ -53,12 +54,12 @@ class VerilatedEngine final : public EngineSim {
     // Verilator 5.006: a model's assertion scopes unregister from the thread's *current* context
     // when it is destroyed; if that context is already gone the process deadlocks (see
     // nasa/sim/vbench.h). Make ours current, destroy the model, and leave none dangling.
-    Verilated::threadContextp(ctx_.get());
+    make_current(ctx_.get());
     if (fst_) fst_->close();
     top_->final();
     fst_.reset();
     top_.reset();
-    Verilated::threadContextp(nullptr);
+    make_current(nullptr);
   }
 
   const hw::Config& config() const override { return cfg_; }
@@ -93,7 +94,7 @@ class VerilatedEngine final : public EngineSim {
 
   void tick() override {
     // (an $error raises the error flag of the thread's current context: make it ours)
-    Verilated::threadContextp(ctx_.get());
+    make_current(ctx_.get());
     // Inputs of this cycle: the DRAM model's registered outputs and whatever CSR request the
     // caller set. Settle the low phase, sample the handshakes, then the rising edge.
     const bool rsp_valid = dram_.rsp_valid();

@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <stdexcept>
 #include <string>
 
@@ -89,8 +88,10 @@ void append_line_durable(const fs::path& path, std::string_view line) {
 }
 
 bool is_atomic_temporary(const fs::path& name) {
-  static const std::regex re(R"(.+\.tmp\.[0-9]+)");
-  return std::regex_match(name.filename().string(), re);
+  const std::string n = name.filename().string();
+  const size_t at = n.rfind(".tmp.");
+  return at != std::string::npos && at > 0 && at + 5 < n.size() &&
+         n.find_first_not_of("0123456789", at + 5) == std::string::npos;
 }
 
 size_t remove_stale_temporaries(const fs::path& dir) {

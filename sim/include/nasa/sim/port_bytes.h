@@ -24,22 +24,23 @@ template <class T>
 requires std::is_integral_v<T>
 void to_port(std::span<const uint8_t> in, T& port) {
   T v = 0;
-  std::memcpy(&v, in.data(), std::min(in.size(), sizeof(T)));
+  // (memcpy from an empty span's null pointer is undefined even for 0 bytes)
+  if (!in.empty()) std::memcpy(&v, in.data(), std::min(in.size(), sizeof(T)));
   port = v;
 }
 template <std::size_t N>
 void to_port(std::span<const uint8_t> in, VlWide<N>& port) {
   std::memset(port.data(), 0, N * sizeof(EData));
-  std::memcpy(port.data(), in.data(), std::min(in.size(), N * sizeof(EData)));
+  if (!in.empty()) std::memcpy(port.data(), in.data(), std::min(in.size(), N * sizeof(EData)));
 }
 template <class T>
 requires std::is_integral_v<T>
 void from_port(const T& port, std::span<uint8_t> out) {
-  std::memcpy(out.data(), &port, std::min(out.size(), sizeof(T)));
+  if (!out.empty()) std::memcpy(out.data(), &port, std::min(out.size(), sizeof(T)));
 }
 template <std::size_t N>
 void from_port(const VlWide<N>& port, std::span<uint8_t> out) {
-  std::memcpy(out.data(), port.data(), std::min(out.size(), N * sizeof(EData)));
+  if (!out.empty()) std::memcpy(out.data(), port.data(), std::min(out.size(), N * sizeof(EData)));
 }
 // Port bytes as a vector of `n` bytes.
 template <class P>

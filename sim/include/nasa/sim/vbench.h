@@ -52,6 +52,7 @@
 #include "nasa/sim/env.h"
 #include "nasa/sim/fst.h"
 #include "nasa/sim/port_bytes.h"
+#include "nasa/sim/context.h"
 #include "nasa/sim/x_seed.h"
 
 #if __has_include(<gtest/gtest.h>)
@@ -180,7 +181,7 @@ class Bench {
  public:
   // `name`: the model's instance name (and the waveform's); `seed`: the bench's random source.
   explicit Bench(const std::string& name = "top", uint64_t seed = 1)
-      : name_(name), rng_(seed), ctx_(std::make_unique<VerilatedContext>()) {
+      : name_(name), rng_(seed), ctx_(make_context()) {
     ctx_->fatalOnError(false);
     ctx_->traceEverOn(true);
     apply_x_seed(*ctx_);
@@ -204,7 +205,7 @@ class Bench {
     // Verilator 5.006: a model's scopes (its assertions') unregister from the thread's *current*
     // context when the model is destroyed; if that context is gone (another bench's, destroyed
     // before this one), the process deadlocks. Make ours current first.
-    Verilated::threadContextp(ctx_.get());
+    make_current(ctx_.get());
     top_->final();
     if (fst_) {
       fst_->close();
@@ -220,7 +221,7 @@ class Bench {
     fst_.reset();
     top_.reset();
     // Leave no dangling current context behind (the default one lives for the whole process).
-    Verilated::threadContextp(nullptr);
+    make_current(nullptr);
   }
   Bench(const Bench&) = delete;
   Bench& operator=(const Bench&) = delete;
@@ -236,7 +237,7 @@ class Bench {
 
   // Re-evaluates the model after inputs changed (no clock edge, no waveform sample).
   void settle() {
-    Verilated::threadContextp(ctx_.get());
+    make_current(ctx_.get());
     top_->eval();
     check_error();
   }
@@ -244,7 +245,7 @@ class Bench {
   // One clock cycle: the rising edge, then the falling edge; a waveform sample after each.
   void tick() {
     static_assert(kHasClock, "tick() needs a model with clk_i");
-    Verilated::threadContextp(ctx_.get());
+    make_current(ctx_.get());
     if constexpr (kHasClock) {
       top_->clk_i = 1;
       top_->eval();
