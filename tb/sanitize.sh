@@ -22,12 +22,13 @@ esac
 dir=build-$kind
 t0=$(date +%s)
 if [ ! -f "$dir/CMakeCache.txt" ]; then
+  mkdir -p "$dir"
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DNASA_SANITIZE=$san \
-    -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON >"$dir.configure.log" 2>&1 \
-    || { cat "$dir.configure.log"; exit 1; }
+    -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON >"$dir/sanitize-configure.log" 2>&1 \
+    || { cat "$dir/sanitize-configure.log"; exit 1; }
 fi
-cmake --build "$dir" -j"$jobs" --target sanitize_targets >"$dir.build.log" 2>&1 \
-  || { tail -50 "$dir.build.log"; exit 1; }
+cmake --build "$dir" -j"$jobs" --target sanitize_targets >"$dir/sanitize-build.log" 2>&1 \
+  || { tail -50 "$dir/sanitize-build.log"; exit 1; }
 t1=$(date +%s)
 echo "sanitize $kind: built in $((t1 - t0)) s"
 
@@ -40,9 +41,9 @@ status=0
 if [ "$kind" = asan ]; then
   # every unit test and CLI test this build has (not the package tests, which rebuild the tree)
   ctest --test-dir "$dir" -L unit -LE package -j"$jobs" --output-on-failure \
-    -E '^(xseed|cosim_)' >"$dir.ctest.log" 2>&1 || status=1
-  grep -E "tests passed|tests failed" "$dir.ctest.log" || true
-  [ $status = 0 ] || grep -E "\*\*\*|Failed|ERROR|runtime error" "$dir.ctest.log" | head -40
+    -E '^(xseed|cosim_)' >"$dir/sanitize-ctest.log" 2>&1 || status=1
+  grep -E "tests passed|tests failed" "$dir/sanitize-ctest.log" || true
+  [ $status = 0 ] || grep -E "\*\*\*|Failed|ERROR|runtime error" "$dir/sanitize-ctest.log" | head -40
   cosim=$dir/bin/nasa-cosim
   seed=${SEED:-$(date +%s)}
   echo "  cosim seed $seed (SEED=$seed reruns it)"
@@ -53,14 +54,14 @@ if [ "$kind" = asan ]; then
     fi
     echo "$out" | grep -E "^(fpga|sim|large) " | sed "s/^/  cosim ${mode:---layers} /"
   done
-  "$dir/bin/cosim_parallel" --gtest_brief=1 >"$dir.cosim_parallel.log" 2>&1 \
-    || { cat "$dir.cosim_parallel.log"; status=1; }
+  "$dir/bin/cosim_parallel" --gtest_brief=1 >"$dir/sanitize-cosim_parallel.log" 2>&1 \
+    || { cat "$dir/sanitize-cosim_parallel.log"; status=1; }
 else
   for t in unit_parallel unit_uart_device cosim_parallel; do
-    if "$dir/bin/$t" --gtest_brief=1 >"$dir.$t.log" 2>&1; then
-      echo "  $t: $(grep -E 'PASSED' "$dir.$t.log")"
+    if "$dir/bin/$t" --gtest_brief=1 >"$dir/sanitize-$t.log" 2>&1; then
+      echo "  $t: $(grep -E 'PASSED' "$dir/sanitize-$t.log")"
     else
-      tail -60 "$dir.$t.log"; status=1
+      tail -60 "$dir/sanitize-$t.log"; status=1
     fi
   done
 fi
@@ -68,6 +69,6 @@ t2=$(date +%s)
 if [ $status = 0 ]; then
   echo "sanitize $kind: OK, no report (build $((t1 - t0)) s, runs $((t2 - t1)) s)"
 else
-  echo "sanitize $kind: FAILED (logs: $dir.*.log)"
+  echo "sanitize $kind: FAILED (logs: $dir/sanitize-*.log)"
 fi
 exit $status
