@@ -16,6 +16,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 import zipfile
 
@@ -84,6 +85,48 @@ def scan(root):
     return files, tmps, problems
 
 
+class Follower:
+    """A job whose output lines go to a log, with the time each line appeared."""
+
+    def __init__(self, cmd, log):
+        self.log = open(log, "ab")
+        self.start = time.monotonic()
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.times = []
+        self.cv = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            self.log.write(line)
+            self.log.flush()
+            with self.cv:
+                self.times.append(time.monotonic())
+                self.cv.notify_all()
+        with self.cv:
+            self.cv.notify_all()
+
+    def wait(self):
+        rc = self.p.wait()
+        self.reader.join()
+        self.log.close()
+        return rc
+
+    def kill_after(self, lines, delay):
+        """SIGKILL `delay` s after the `lines`-th line; False if the job ended first."""
+        with self.cv:
+            self.cv.wait_for(lambda: len(self.times) >= lines or self.p.poll() is not None)
+        try:
+            self.p.wait(timeout=delay)
+            killed = False
+        except subprocess.TimeoutExpired:
+            self.p.send_signal(signal.SIGKILL)
+            killed = True
+        self.wait()
+        return killed
+
+
 def run(cmd, log):
     with open(log, "ab") as f:
         return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
@@ -122,15 +165,19 @@ def main():
     def job(d):
         return [a.nasa, "run", "--runs-dir", d, "--name", "r", "--resume"] + a.args
 
-    # The uninterrupted run, and its length.
+    # The uninterrupted run: its length and when each of its output lines appeared, so trials
+    # can be killed at the same point of the job however fast the machine is at the moment.
     ref_dir = os.path.join(a.work, "ref")
     t0 = time.monotonic()
-    if run(job(ref_dir), ref_dir + ".log") != 0:
+    proc = Follower(job(ref_dir), ref_dir + ".log")
+    if proc.wait() != 0:
         sys.exit(f"kill_resume: the uninterrupted run failed, see {ref_dir}.log")
     length = time.monotonic() - t0
+    ref_lines = [t - proc.start for t in proc.times]
     with open(os.path.join(ref_dir, "r", "result.json"), "rb") as f:
         ref = f.read()
-    print(f"kill_resume: uninterrupted run {length:.1f} s", flush=True)
+    print(f"kill_resume: uninterrupted run {length:.1f} s, {len(ref_lines)} lines of progress",
+          flush=True)
 
     failures = []
 
@@ -154,24 +201,21 @@ def main():
     for i in range(a.trials):
         d = os.path.join(a.work, f"t{i + 1}")
         log = d + ".log"
-        # stratified: trial i is killed in the i-th slice of the run, somewhere random in it
+        # stratified: trial i is killed in the i-th twentieth of the job, at a random point of
+        # it, found as "the k-th line of progress, then so many seconds"
         at = length * (i + rng.random()) / a.trials
-        with open(log, "ab") as f:
-            p = subprocess.Popen(job(d), stdout=f, stderr=subprocess.STDOUT)
-            try:
-                p.wait(timeout=at)
-                killed = False
-            except subprocess.TimeoutExpired:
-                p.send_signal(signal.SIGKILL)
-                p.wait()
-                killed = True
+        k = sum(1 for t in ref_lines if t <= at)
+        delay = at - (ref_lines[k - 1] if k else 0.0)
+        p = Follower(job(d), log)
+        killed = p.kill_after(k, delay)
         stage = last_stage(log) if killed else "(finished first)"
         files, tmps, problems = scan(d)
         for q in problems:
             failures.append(f"trial {i + 1} (killed at {at:.1f} s): {q}")
         ok = rerun_and_compare(d, log, f"trial {i + 1}") and not problems
         identical += ok
-        print(f"kill_resume: trial {i + 1:2d}: SIGKILL at {at:5.1f} s in {stage:<16} "
+        print(f"kill_resume: trial {i + 1:2d}: SIGKILL {delay:4.1f} s after line {k:3d} "
+              f"in {stage:<16} "
               f"{files:3d} files complete, {len(tmps)} temporaries -> rerun "
               f"{'identical' if ok else 'FAILED'}", flush=True)
 

@@ -100,9 +100,19 @@ std::string first_difference(const json& was, const json& now, const std::string
   return "";
 }
 
+// Whether `dir` holds nothing but temporaries of an interrupted write (a run killed between
+// creating its directory and writing run.json).
+bool starts_empty(const fs::path& dir) {
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (!is_atomic_temporary(e.path())) return false;
+  }
+  return true;
+}
+
 // Reopens the unfinished run `dir` of the same settings (--resume).
 void reopen_run_dir(const Options& o, const fs::path& dir) {
   const fs::path key_file = dir / "run.json";
+  if (!fs::exists(key_file) && starts_empty(dir)) return;  // killed before run.json was written
   if (!fs::exists(key_file)) {
     throw std::invalid_argument(fmt::format(
         "--resume: '{}' has no run.json: not a run directory of nasa run, or one whose start was "
@@ -338,6 +348,9 @@ Result run(const Options& o) {
       res.summary = fmt::format("run '{}' is already complete; nothing to resume\n",
                                 res.dir.string());
       return res;
+    }
+    if (!fs::exists(res.dir / "run.json")) {
+      write_text(res.dir / "run.json", run_key(o).dump(2) + "\n");
     }
     say(o, fmt::format("run directory {} (resuming{})", res.dir.string(),
                        stale ? fmt::format("; {} partial files of the interrupted run removed",

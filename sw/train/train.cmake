@@ -68,11 +68,12 @@ if(TARGET nasa)
             ${CMAKE_BINARY_DIR}/cli_run_kill_resume --trials 20 -- ${_run})
   set_tests_properties(cli_run_kill_resume PROPERTIES LABELS "unit;cli;crash" TIMEOUT 1800
     COST 300 PASS_REGULAR_EXPRESSION "20 of 20 kill-and-rerun trials identical; SIGINT ok")
-  # --resume: needs --name; refuses other settings (naming the first that differs); leaves a
-  # complete run as it is.
+  # --resume: needs --name; starts a run killed before its run.json was written (kill_resume
+  # seed 81703); refuses other settings (naming the first that differs); leaves a complete run
+  # as it is.
   nasa_cli_error_test(cli_run_resume_checks
-    "rm -rf $1 && $0 run --runs-dir $1/runs --resume ${_run}; $0 run --runs-dir $1/runs --name r --resume ${_run} >/dev/null 2>&1 && $0 run --runs-dir $1/runs --name r --resume ${_run} && $0 run --runs-dir $1/runs --name r --resume ${_run} --population 7"
-    "nasa: error: --resume needs --name.*run '[^\n]*runs/r' is already complete; nothing to resume.*nasa: error: --resume: run '[^\n]*runs/r' was started with other settings \\(search.population: 6 vs 7 now\\).*exit=1")
+    "rm -rf $1 && $0 run --runs-dir $1/runs --resume ${_run}; mkdir -p $1/runs/r && printf '{\\\"se' > $1/runs/r/run.json.tmp.99 && $0 run --runs-dir $1/runs --name r --resume ${_run} >/dev/null 2>&1 && ls $1/runs/r | grep -c tmp; $0 run --runs-dir $1/runs --name r --resume ${_run} && $0 run --runs-dir $1/runs --name r --resume ${_run} --population 7"
+    "nasa: error: --resume needs --name.*\n0\n.*run '[^\n]*runs/r' is already complete; nothing to resume.*nasa: error: --resume: run '[^\n]*runs/r' was started with other settings \\(search.population: 6 vs 7 now\\).*exit=1")
 endif()
 
 # tb/train_*.cpp: GoogleTest benches of the training library.
