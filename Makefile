@@ -13,11 +13,11 @@ LAYERS     ?= 2000
 DEB_PACKAGES := build-essential cmake make ccache pkg-config verilator yosys nextpnr-ice40 \
   fpga-icestorm libgtest-dev libgmock-dev libfmt-dev libspdlog-dev nlohmann-json3-dev \
   libcli11-dev zlib1g-dev libssl-dev dataset-fashion-mnist libtorch-dev \
-  gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf python3
+  gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf python3 clang libclang-rt-14-dev
 
 # Cheap presence check (no dpkg, no apt): when all of these exist, `deps` is not even run.
 NEED_TOOLS := cmake make c++ ccache pkg-config verilator yosys nextpnr-ice40 icepack \
-  riscv64-unknown-elf-gcc python3
+  riscv64-unknown-elf-gcc python3 clang++
 NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include/fmt/core.h \
   /usr/include/spdlog/spdlog.h /usr/include/nlohmann/json.hpp /usr/include/CLI/CLI.hpp \
   /usr/include/zlib.h /usr/include/openssl/sha.h \
@@ -26,12 +26,13 @@ NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include
 
 COSIM := $(BUILD)/bin/nasa-cosim
 
-.PHONY: help deps need-deps configure build firmware test sim run bench lint synth fpga prog fpga-area gen clean
+.PHONY: help deps need-deps configure build firmware test sim run bench lint synth fpga prog fpga-area gen clean \
+  fuzz fuzz-smoke sanitize
 
 help:
 	@echo "make deps    install missing Debian packages (apt-get; no-op when all are present)"
 	@echo "make build   configure ($(BUILD)/, $(BUILD_TYPE)) and build everything"
-	@echo "make test    build, then ctest: unit, gen_pkg_check, cosim, lint, synth_* tests"
+	@echo "make test    build, then ctest (unit, gen_pkg_check, cosim, lint, synth_*), sanitize, fuzz-smoke"
 	@echo "make run     the NAS job: build nasa, train + search + fine-tune + RTL check (runs/)"
 	@echo "make bench   benchmarks: fusion on FBNet/Proxyless spaces, RTL efficiency, peers; BENCHMARKS.md"
 	@echo "make sim     build and run the cosim suite: SEED=$(SEED) LAYERS=$(LAYERS)"
@@ -42,6 +43,9 @@ help:
 	@echo "make fpga-area  LUT/FF/carry/EBR/DSP per module of the FPGA design: build/fpga/area.md"
 	@echo "make gen     regenerate rtl/nasa_pkg.sv and the configuration views from hw_spec.h"
 	@echo "make clean   remove $(BUILD)/"
+	@echo "make sanitize  ASan+UBSan: unit/CLI tests + short cosim; TSan: parallel paths (build-asan/, build-tsan/)"
+	@echo "make fuzz    libFuzzer, ASan, UBSan on every input parser: $(FUZZ_SECONDS) s each"
+	@echo "make fuzz-smoke  the same, $(FUZZ_SMOKE_SECONDS) s each (CI); docs/reliability.md"
 
 # Installs only what is missing, quietly; apt-get update runs only when something is missing.
 deps:
@@ -96,9 +100,18 @@ prog: fpga
 fpga-area: firmware
 	bash fpga/area.sh
 
-# NASA_MAKE_TEST=1: a test that finds a tool missing fails instead of skipping.
+# NASA_MAKE_TEST=1: a test that finds a tool missing fails instead of skipping. Then the
+# sanitizer runs and the fuzzing smoke (docs/reliability.md): CI runs all three.
 test: build
 	NASA_MAKE_TEST=1 ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+	$(MAKE) --no-print-directory sanitize
+	$(MAKE) --no-print-directory fuzz-smoke
+
+# ASan+UBSan (unit and CLI tests, a short cosim) and TSan (the thread-parallel paths) builds in
+# build-asan/ and build-tsan/; any report fails (tb/sanitize.sh).
+sanitize: need-deps
+	JOBS=$(JOBS) bash tb/sanitize.sh asan
+	JOBS=$(JOBS) bash tb/sanitize.sh tsan
 
 # The NAS job on its default (the fmnist-mb14 Fashion-MNIST supernet): deps -> build (only the
 # `nasa` binary) -> nasa run (train or reuse the supernet, search, test, fine-tune, RTL check).
@@ -138,3 +151,18 @@ gen: need-deps
 
 clean:
 	rm -rf $(BUILD)
+
+# Fuzzing (fuzz/, docs/reliability.md "Fuzzing"): every input parser under libFuzzer with ASan and
+# UBSan, in a clang build of its own (build-fuzz/), two targets at a time: each FUZZ_SECONDS, then
+# on until FUZZ_MIN_EXECS executions (17-22 min in all on 2 cores); fuzz-smoke is CI's run of a
+# few seconds each (about 30 s with a warm ccache). Both fail on a crash, leak, out-of-memory or
+# hang and print a table of executions and coverage. FUZZ_TARGETS="spec idx" runs only those.
+FUZZ_SECONDS ?= 240
+FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_MIN_EXECS ?= 1000000
+FUZZ_TARGETS ?=
+fuzz: need-deps
+	FUZZ_MIN_EXECS=$(FUZZ_MIN_EXECS) fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke: need-deps
+	fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)

@@ -125,7 +125,21 @@ QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
       }
     }
   }
-  q.stem = quantize_conv(fold(wf, "stem"), false, net.stem.stride, act, q.in_scale, q.scale[0]);
+  // Errors name the tensors at fault: a weight file may hold NaN, infinities, a negative
+  // variance, or weights whose activations overflow on the calibration images.
+  auto named = [](const std::string& name, const auto& f) {
+    try {
+      return f();
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("{}: {}", name, e.what()));
+    }
+  };
+  auto conv = [&](const std::string& name, bool depthwise, int stride, hw::Act a, float in,
+                  float out) {
+    return named(name,
+                 [&] { return quantize_conv(fold(wf, name), depthwise, stride, a, in, out); });
+  };
+  q.stem = conv("stem", false, net.stem.stride, act, q.in_scale, q.scale[0]);
   const auto shapes = spec::layer_shapes(net);
   q.ops.resize(L);
   for (size_t i = 0; i < L; ++i) {
@@ -138,30 +152,30 @@ QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
         float cur = sin;
         if (op.expand != 1) {
           const float se = st.scale(prefix + ".expand");
-          qo.convs.push_back(quantize_conv(fold(wf, prefix + ".expand"), false, 1, act, cur, se));
+          qo.convs.push_back(conv(prefix + ".expand", false, 1, act, cur, se));
           cur = se;
         }
         const float sd = st.scale(prefix + ".dw");
-        qo.convs.push_back(
-            quantize_conv(fold(wf, prefix + ".dw"), true, net.layers[i].stride, act, cur, sd));
+        qo.convs.push_back(conv(prefix + ".dw", true, net.layers[i].stride, act, cur, sd));
         qo.residual = net.layers[i].stride == 1 && shapes[i].cin == shapes[i].cout;
         const float sp = qo.residual ? st.scale(prefix + ".project") : sout;
-        qo.convs.push_back(
-            quantize_conv(fold(wf, prefix + ".project"), false, 1, hw::Act::None, sd, sp));
-        if (qo.residual) std::tie(qo.add_a, qo.add_b) = quant::add_requant(sp, sin, sout);
+        qo.convs.push_back(conv(prefix + ".project", false, 1, hw::Act::None, sd, sp));
+        if (qo.residual) {
+          std::tie(qo.add_a, qo.add_b) =
+              named(prefix + ".add", [&] { return quant::add_requant(sp, sin, sout); });
+        }
       } else if (op.kind == spec::OpKind::Conv) {
-        qo.convs.push_back(
-            quantize_conv(fold(wf, prefix), false, net.layers[i].stride, act, sin, sout));
+        qo.convs.push_back(conv(prefix, false, net.layers[i].stride, act, sin, sout));
       }
       q.ops[i].push_back(std::move(qo));
     }
   }
   const float sh = st.scale("head.conv"), sg = st.scale("head.gap");
-  q.head_conv = quantize_conv(fold(wf, "head"), false, 1, act, q.scale[L], sh);
+  q.head_conv = conv("head", false, 1, act, q.scale[L], sh);
   const auto last = shapes.empty() ? spec::stem_output(net) : shapes.back();
   const int hw_out =
       ((last.h + last.stride - 1) / last.stride) * ((last.w + last.stride - 1) / last.stride);
-  q.gap = quant::gap_requant(sh, sg, hw_out);
+  q.gap = named("head.gap", [&] { return quant::gap_requant(sh, sg, hw_out); });
   q.logit_scale = st.scale("logits");
   FoldedConv fc;
   fc.cout = net.classes;
@@ -171,7 +185,8 @@ QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
   const auto fb = wf.at("head.fc.bias").f32();
   fc.w.assign(fw.begin(), fw.end());
   fc.b.assign(fb.begin(), fb.end());
-  q.fc = quantize_conv(fc, false, 1, hw::Act::None, sg, q.logit_scale);
+  q.fc = named("head.fc",
+               [&] { return quantize_conv(fc, false, 1, hw::Act::None, sg, q.logit_scale); });
   q.fc.op = hw::Op::Fc;
   return q;
 }

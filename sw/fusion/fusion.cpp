@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <string>
@@ -263,31 +264,35 @@ std::vector<spec::Candidate> random_candidates(const spec::Supernet& net, size_t
 
 std::vector<spec::Candidate> read_arch_file(const std::filesystem::path& path,
                                             const spec::Supernet& net) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw FusionError(
         fmt::format("cannot open architecture file '{}': {}", path.string(), std::strerror(errno)));
   }
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_arch_text(text, path.string(), net);
+}
+
+std::vector<spec::Candidate> parse_arch_text(std::string_view text, std::string_view source,
+                                             const spec::Supernet& net) {
   std::vector<spec::Candidate> out;
-  std::string line;
   size_t lineno = 0;
-  while (std::getline(in, line)) {
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t eol = std::min(text.find('\n', pos), text.size());
+    const std::string_view line = trim(text.substr(pos, eol - pos));
+    pos = eol + 1;
     ++lineno;
-    std::string_view text = trim(line);
-    if (text.empty() || text.front() == '#') continue;
+    if (line.empty() || line.front() == '#') continue;
     try {
-      out.push_back(spec::parse_candidate(text, net));
+      out.push_back(spec::parse_candidate(line, net));
     } catch (const spec::SpecError& e) {
-      throw FusionError(fmt::format("{}:{}: {}", path.string(), lineno, e.what()));
+      throw FusionError(fmt::format("{}:{}: {}", source, lineno, e.what()));
     }
-  }
-  if (in.bad()) {
-    throw FusionError(fmt::format("error reading architecture file '{}'", path.string()));
   }
   if (out.empty()) {
     throw FusionError(fmt::format(
         "{}: no candidates (expected one per line in text form, e.g. '{}'; '#' starts a comment)",
-        path.string(), spec::format_candidate(spec::Candidate(net.layers.size(), 0))));
+        source, spec::format_candidate(spec::Candidate(net.layers.size(), 0))));
   }
   return out;
 }

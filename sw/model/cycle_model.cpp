@@ -300,7 +300,7 @@ class Engine {
   bool init_lanes_ = false;
   // DMA
   std::deque<Job> job_q_;
-  uint64_t rq_left_ = 0, rq_addr_ = 0;
+  uint64_t rq_left_ = 0;
   std::deque<Inflight> inf_;
   uint64_t beat_ = 0, oidx_ = 0;
   bool flush_ = false, last_was_wr_ = false, hold_ = false, hold_wr_ = false;

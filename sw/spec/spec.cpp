@@ -1,6 +1,9 @@
 // Supernet specification: validation, JSON I/O, candidates, shapes and costs (docs/supernet.md).
 #include "nasa/spec.h"
 
+#include "nasa/files.h"
+#include "nasa/json_preview.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 
 namespace nasa::spec {
@@ -155,11 +159,7 @@ class Reader {
   }
 
  private:
-  static std::string short_dump(const json& v) {
-    std::string s = v.dump();
-    if (s.size() > 40) s = s.substr(0, 37) + "...";
-    return s;
-  }
+  static std::string short_dump(const json& v) { return json_preview(v, 40); }
 
   std::string_view src_;
 };
@@ -191,6 +191,27 @@ uint64_t u(int v) { return static_cast<uint64_t>(v); }
 OpCost conv_cost(int ho, int wo, int cin_per_group, int cout, int k) {
   return {u(ho) * u(wo) * u(cout) * u(k) * u(k) * u(cin_per_group),
           u(k) * u(k) * u(cin_per_group) * u(cout) + u(cout)};
+}
+
+// `op` on a layer of shape `s` (op_cost, given the shape).
+OpCost cost_on(const OpSpec& op, const LayerShape& s) {
+  int ho = ceil_div(s.h, s.stride), wo = ceil_div(s.w, s.stride);
+  OpCost cost;
+  switch (op.kind) {
+    case OpKind::Skip:
+      break;
+    case OpKind::Conv:
+      cost = conv_cost(ho, wo, s.cin, s.cout, op.k);
+      break;
+    case OpKind::MBConv: {
+      int mid = s.cin * op.expand;
+      if (op.expand != 1) cost += conv_cost(s.h, s.w, s.cin, mid, 1);
+      cost += conv_cost(ho, wo, 1, mid, op.k);  // depthwise: one input channel per group
+      cost += conv_cost(ho, wo, mid, s.cout, 1);
+      break;
+    }
+  }
+  return cost;
 }
 
 }  // namespace
@@ -274,6 +295,33 @@ void validate(const Supernet& net, std::string_view source) {
       }
     }
   }
+
+  // The limits keep every op's cost below 2^63, but not a sum over many layers: the largest
+  // candidate (the costliest op of every layer) must stay below 2^63 too, or candidate costs
+  // wrap (found by fuzzing, docs/reliability.md).
+  constexpr uint64_t kMaxCost = uint64_t{1} << 63;
+  auto add = [&](uint64_t& sum, uint64_t v) { sum = v >= kMaxCost - sum ? kMaxCost : sum + v; };
+  uint64_t macs = 0, params = 0;
+  for (const OpCost& c : {stem_cost(net), head_cost(net)}) {
+    add(macs, c.macs);
+    add(params, c.params);
+  }
+  for (size_t i = 0; i < net.layers.size(); ++i) {
+    uint64_t op_macs = 0, op_params = 0;
+    for (const OpSpec& op : net.layers[i].choices) {
+      const OpCost c = cost_on(op, shapes[i]);
+      op_macs = std::max(op_macs, c.macs);
+      op_params = std::max(op_params, c.params);
+    }
+    add(macs, op_macs);
+    add(params, op_params);
+  }
+  if (macs == kMaxCost || params == kMaxCost) {
+    fail(src, "layers",
+         fmt::format("the largest candidate of these {} layers costs 2^63 or more {} (expected "
+                     "fewer or smaller layers: costs are 64-bit)",
+                     net.layers.size(), macs == kMaxCost ? "MACs" : "parameters"));
+  }
 }
 
 LayerShape stem_output(const Supernet& net) {
@@ -314,25 +362,7 @@ OpCost op_cost(const Supernet& net, size_t layer, size_t choice) {
     throw SpecError(fmt::format("op_cost: layer {} choice {} out of range [0, {})", layer, choice,
                                 choices.size()));
   }
-  const OpSpec& op = choices[choice];
-  LayerShape s = layer_shapes(net)[layer];
-  int ho = ceil_div(s.h, s.stride), wo = ceil_div(s.w, s.stride);
-  OpCost cost;
-  switch (op.kind) {
-    case OpKind::Skip:
-      break;
-    case OpKind::Conv:
-      cost = conv_cost(ho, wo, s.cin, s.cout, op.k);
-      break;
-    case OpKind::MBConv: {
-      int mid = s.cin * op.expand;
-      if (op.expand != 1) cost += conv_cost(s.h, s.w, s.cin, mid, 1);
-      cost += conv_cost(ho, wo, 1, mid, op.k);  // depthwise: one input channel per group
-      cost += conv_cost(ho, wo, mid, s.cout, 1);
-      break;
-    }
-  }
-  return cost;
+  return cost_on(choices[choice], layer_shapes(net)[layer]);
 }
 
 OpCost stem_cost(const Supernet& net) {
@@ -415,16 +445,21 @@ Candidate parse_candidate(std::string_view text, const Supernet& net) {
 
 Candidate candidate_from_json(const json& j, const Supernet& net) {
   if (!j.is_array()) {
-    throw SpecError(fmt::format("candidate {}: expected a JSON array of {} integers", j.dump(),
-                                net.layers.size()));
+    throw SpecError(fmt::format("candidate {}: expected a JSON array of {} integers",
+                                json_preview(j, 80), net.layers.size()));
   }
   Candidate c;
   for (size_t i = 0; i < j.size(); ++i) {
     const json& v = j[i];
-    if (!v.is_number_integer() || v.get<int64_t>() < std::numeric_limits<int>::min() ||
-        v.get<int64_t>() > std::numeric_limits<int>::max()) {
+    // (an unsigned above INT64_MAX would read as a negative int64)
+    const bool fits = v.is_number_unsigned()
+                          ? v.get<uint64_t>() <= uint64_t{std::numeric_limits<int>::max()}
+                          : v.is_number_integer() &&
+                                v.get<int64_t>() >= std::numeric_limits<int>::min() &&
+                                v.get<int64_t>() <= std::numeric_limits<int>::max();
+    if (!fits) {
       throw SpecError(fmt::format("candidate {}: layer {}: {} is not an integer choice index",
-                                  j.dump(), i, v.dump()));
+                                  json_preview(j, 80), i, json_preview(v, 40)));
     }
     c.push_back(v.get<int>());
   }
@@ -495,33 +530,38 @@ Supernet parse_supernet(const json& j, std::string_view source_name) {
   return net;
 }
 
+Supernet parse_supernet_text(std::string_view text, std::string_view source_name) {
+  const std::string_view src = source_name.empty() ? "supernet" : source_name;
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
+    throw SpecError(fmt::format("{}: invalid JSON: {}", src, e.what()));
+  }
+  return parse_supernet(j, src);
+}
+
 Supernet load_supernet(const std::filesystem::path& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw SpecError(
         fmt::format("cannot open supernet file '{}': {}", path.string(), std::strerror(errno)));
   }
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw SpecError(fmt::format("{}: invalid JSON: {}", path.string(), e.what()));
-  }
-  return parse_supernet(j, path.string());
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_supernet_text(text, path.string());
 }
 
 json to_json(const Supernet& net) { return build_json<json>(net); }
 
 void save_supernet(const std::filesystem::path& path, const Supernet& net) {
   validate(net);
-  std::ofstream out(path);
-  if (!out) {
-    throw SpecError(
-        fmt::format("cannot write supernet file '{}': {}", path.string(), std::strerror(errno)));
-  }
   // Field order as documented, which nlohmann::json (sorted keys) would not keep.
-  out << build_json<nlohmann::ordered_json>(net).dump(2) << "\n";
-  if (!out) throw SpecError(fmt::format("error writing supernet file '{}'", path.string()));
+  const std::string text = build_json<nlohmann::ordered_json>(net).dump(2) + "\n";
+  try {
+    write_file_atomic(path, text);
+  } catch (const std::runtime_error& e) {
+    throw SpecError(fmt::format("supernet file: {}", e.what()));
+  }
 }
 
 }  // namespace nasa::spec

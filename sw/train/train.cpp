@@ -467,13 +467,21 @@ CheckpointState load_checkpoint(const fs::path& path, const spec::Supernet& net,
     throw std::runtime_error(
         fmt::format("{} has format '{}', expected '{}'", where, format, kCheckpointFormat));
   }
-  const auto ck_spec = nlohmann::json::parse(read_string("spec"));
+  auto read_json = [&](const char* key) {
+    try {
+      return nlohmann::json::parse(read_string(key));
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(
+          fmt::format("{}: '{}' is not valid JSON ({})", where, key, e.what()));
+    }
+  };
+  const auto ck_spec = read_json("spec");
   if (ck_spec != spec::to_json(net)) {
     throw std::runtime_error(fmt::format(
         "{} was trained for supernet '{}', which differs from the spec being trained ('{}')", where,
         ck_spec.value("name", "?"), net.name));
   }
-  const auto ck_settings = nlohmann::json::parse(read_string("settings"));
+  const auto ck_settings = read_json("settings");
   for (const auto& [key, value] : settings.items()) {
     if (!ck_settings.contains(key) || ck_settings[key] != value) {
       throw std::runtime_error(fmt::format(

@@ -31,11 +31,23 @@ std::vector<uint8_t> gunzip(const std::filesystem::path& path, std::span<const u
   size_t produced = 0;
   int ret = Z_OK;
   while (true) {
-    if (produced == out.size()) out.resize(out.size() * 2);
+    if (produced == out.size()) {
+      // (a few KB of gzip can claim terabytes: stop at a size no dataset here has)
+      constexpr size_t kMaxInflated = size_t{4} << 30;
+      if (out.size() >= kMaxInflated) {
+        inflateEnd(&zs);
+        fail(path, fmt::format("gzip data inflates to more than {} bytes (4 GiB): not a dataset "
+                               "this tool reads",
+                               kMaxInflated));
+      }
+      out.resize(std::min(out.size() * 2, kMaxInflated));
+    }
     zs.next_out = out.data() + produced;
-    zs.avail_out = static_cast<uInt>(out.size() - produced);
+    // (zlib counts in 32 bits)
+    zs.avail_out = static_cast<uInt>(std::min<size_t>(out.size() - produced, UINT32_MAX));
+    const size_t offered = zs.avail_out;
     ret = inflate(&zs, Z_NO_FLUSH);
-    produced = out.size() - zs.avail_out;
+    produced += offered - zs.avail_out;
     if (ret == Z_STREAM_END) {
       if (zs.avail_in == 0) break;
       inflateReset(&zs);  // concatenated gzip members are one stream (gzip -c a b > c)
@@ -55,15 +67,23 @@ std::vector<uint8_t> gunzip(const std::filesystem::path& path, std::span<const u
   return out;
 }
 
-std::vector<uint8_t> read_maybe_gzipped(const std::filesystem::path& path) {
+std::vector<uint8_t> read_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) fail(path, "file not found (or not a file)");
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(path, "cannot open file for reading");
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   if (f.bad()) fail(path, "read error");
-  if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) return gunzip(path, bytes);
   return bytes;
+}
+
+// The file's content: `bytes`, or when they are gzip data, what they inflate to (kept in
+// `inflated`), so a plain file is never copied.
+std::span<const uint8_t> plain(const std::filesystem::path& path, std::span<const uint8_t> bytes,
+                               std::vector<uint8_t>& inflated) {
+  if (bytes.size() < 2 || bytes[0] != 0x1f || bytes[1] != 0x8b) return bytes;
+  inflated = gunzip(path, bytes);
+  return inflated;
 }
 
 uint32_t be32(std::span<const uint8_t> b, size_t at) {
@@ -138,7 +158,15 @@ std::vector<uint8_t> Dataset::label_range(size_t from, size_t to) const {
 
 Dataset load_idx(const std::filesystem::path& images, const std::filesystem::path& labels,
                  size_t limit) {
-  const std::vector<uint8_t> ib = read_maybe_gzipped(images);
+  const std::vector<uint8_t> image_file = read_file(images);
+  return parse_idx(image_file, read_file(labels), limit, images, labels);
+}
+
+Dataset parse_idx(std::span<const uint8_t> image_file, std::span<const uint8_t> label_file,
+                  size_t limit, const std::filesystem::path& images,
+                  const std::filesystem::path& labels) {
+  std::vector<uint8_t> inflated_images, inflated_labels;
+  const std::span<const uint8_t> ib = plain(images, image_file, inflated_images);
   const std::vector<uint32_t> idims = read_header(images, ib, kImageMagic, 3, "images");
   const uint64_t pixels = uint64_t{idims[1]} * idims[2];
   if (pixels > UINT32_MAX) {
@@ -147,7 +175,7 @@ Dataset load_idx(const std::filesystem::path& images, const std::filesystem::pat
   check_data_size(images, ib.size() - 16, idims[0] * pixels,
                   fmt::format("{} images of {}x{}", idims[0], idims[1], idims[2]));
 
-  const std::vector<uint8_t> lb = read_maybe_gzipped(labels);
+  const std::span<const uint8_t> lb = plain(labels, label_file, inflated_labels);
   const uint32_t n = read_header(labels, lb, kLabelMagic, 1, "labels")[0];
   check_data_size(labels, lb.size() - 8, n, fmt::format("{} labels", n));
   if (n != idims[0]) {

@@ -143,7 +143,9 @@ QuantWeights quantize_weights(std::span<const float> w, size_t cout) {
       }
       mx = std::max(mx, std::fabs(r[i]));
     }
-    const float scale = mx > 0.0f ? mx / 127.0f : 1.0f;
+    // Scale 1 (codes 0) also when max|w| is so small that max|w| / 127 underflows to 0: dividing
+    // by that gave NaN codes (found by fuzzing, docs/reliability.md).
+    const float scale = mx / 127.0f > 0.0f ? mx / 127.0f : 1.0f;
     q.scale[c] = scale;
     for (size_t i = 0; i < row; ++i) {
       const double v = std::round(static_cast<double>(r[i]) / scale);

@@ -2,6 +2,9 @@
 // against the bytes actually present before any tensor is copied out.
 #include "nasa/safetensors.h"
 
+#include "nasa/files.h"
+#include "nasa/json_preview.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -66,12 +69,12 @@ uint64_t json_u64(const fs::path& path, const std::string& tensor, const json& v
                   std::string_view field) {
   if (!v.is_number_integer()) {
     fail(path, tensor,
-         fmt::format("\"{}\" holds {} ({}), expected a non-negative integer", field, v.dump(),
-                     a_type(v)));
+         fmt::format("\"{}\" holds {} ({}), expected a non-negative integer", field,
+                     json_preview(v), a_type(v)));
   }
   if (!v.is_number_unsigned() && v.get<int64_t>() < 0) {
     fail(path, tensor,
-         fmt::format("\"{}\" holds {}, expected a non-negative integer", field, v.dump()));
+         fmt::format("\"{}\" holds {}, expected a non-negative integer", field, json_preview(v)));
   }
   return v.get<uint64_t>();
 }
@@ -166,7 +169,10 @@ void TensorFile::add_f32(std::string name, std::vector<int64_t> shape,
 }
 
 TensorFile read_safetensors(const fs::path& path) {
-  const std::vector<uint8_t> bytes = read_all(path);
+  return parse_safetensors(read_all(path), path);
+}
+
+TensorFile parse_safetensors(std::span<const uint8_t> bytes, const fs::path& path) {
   if (bytes.size() < 8) {
     fail(path, fmt::format("file is {} bytes, shorter than the 8-byte header length "
                            "(truncated, or not a safetensors file)",
@@ -236,7 +242,8 @@ TensorFile read_safetensors(const fs::path& path) {
     const json& offs =
         field(path, name, entry, "data_offsets", json::value_t::array, "an array [begin, end]");
     if (offs.size() != 2) {
-      fail(path, name, fmt::format("\"data_offsets\" is {}, expected [begin, end]", offs.dump()));
+      fail(path, name,
+           fmt::format("\"data_offsets\" is {}, expected [begin, end]", json_preview(offs, 60)));
     }
     const uint64_t begin = json_u64(path, name, offs[0], "data_offsets");
     const uint64_t end = json_u64(path, name, offs[1], "data_offsets");
@@ -308,9 +315,7 @@ void write_safetensors(const fs::path& path, const TensorFile& file) {
   }
   text.append((8 - text.size() % 8) % 8, ' ');
 
-  fs::path tmp = path;
-  tmp += ".tmp";
-  try {
+  write_atomic(path, [&](const fs::path& tmp) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) fail(tmp, "cannot create file (does the directory exist and is it writable?)");
     char len[8];
@@ -323,14 +328,7 @@ void write_safetensors(const fs::path& path, const TensorFile& file) {
     }
     out.close();
     if (!out) fail(tmp, "write failed (disk full?)");
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) fail(path, fmt::format("cannot rename {} over it: {}", tmp.string(), ec.message()));
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
-  }
+  });
 }
 
 void check_shape(const Tensor& t, std::span<const int64_t> expected, std::string_view name) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <span>
 #include <stdexcept>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -131,6 +132,9 @@ std::vector<spec::Candidate> random_candidates(const spec::Supernet& net, size_t
 // candidate is an error.
 std::vector<spec::Candidate> read_arch_file(const std::filesystem::path& path,
                                             const spec::Supernet& net);
+// The same from the text of such a file; `source` names it in the messages.
+std::vector<spec::Candidate> parse_arch_text(std::string_view text, std::string_view source,
+                                             const spec::Supernet& net);
 
 // The fused graph drawn as an SVG document (the prefix trie, one row per depth, node area ~
 // MACs, choice index beside each node, leaves shared by duplicates marked xN).

@@ -73,7 +73,8 @@ struct LayerShape {
   bool operator==(const LayerShape&) const = default;
 };
 
-// Limits the validator enforces (they keep every cost below 2^63).
+// Limits the validator enforces (they keep every op's cost below 2^63; the validator also
+// rejects a supernet whose largest candidate would cost 2^63 or more).
 inline constexpr int kMaxDim = 4096;  // in_h, in_w, every channel count
 inline constexpr int kMaxClasses = 65535;
 
@@ -120,6 +121,8 @@ uint64_t candidate_params(const Supernet& net, const Candidate& c);
 
 // JSON I/O. `source_name` (usually the file name) prefixes every error message.
 Supernet parse_supernet(const nlohmann::json& j, std::string_view source_name);
+// The text of a supernet file (what load_supernet reads): invalid JSON is a SpecError too.
+Supernet parse_supernet_text(std::string_view text, std::string_view source_name);
 Supernet load_supernet(const std::filesystem::path& path);
 nlohmann::json to_json(const Supernet& net);
 void save_supernet(const std::filesystem::path& path, const Supernet& net);

@@ -33,6 +33,10 @@ struct Dataset {
 // data, corrupt gzip data or an image/label count mismatch.
 Dataset load_idx(const std::filesystem::path& images, const std::filesystem::path& labels,
                  size_t limit = 0);
+// The same from the bytes of the two files; `images` and `labels` name them in the messages.
+Dataset parse_idx(std::span<const uint8_t> image_file, std::span<const uint8_t> label_file,
+                  size_t limit = 0, const std::filesystem::path& images = "images",
+                  const std::filesystem::path& labels = "labels");
 
 // $NASA_FASHION_MNIST_DIR if set, else where the Debian package dataset-fashion-mnist installs.
 std::filesystem::path default_fashion_mnist_dir();

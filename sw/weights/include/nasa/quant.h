@@ -55,7 +55,8 @@ struct QuantWeights {
 };
 
 // Per-output-channel symmetric int8 weights: `cout` equal rows, scale_c = max|w_c| / 127, codes
-// rounded half away from zero and clamped to [-127, 127]; an all-zero row gets scale 1, codes 0.
+// rounded half away from zero and clamped to [-127, 127]; an all-zero row (or one so small that
+// max|w| / 127 underflows to 0) gets scale 1, codes 0.
 QuantWeights quantize_weights(std::span<const float> w, size_t cout);
 
 // One per-channel parameter record of Conv/DwConv/Fc (docs/engine.md "Memory layout").

@@ -42,10 +42,12 @@ class TensorFile {
 
 // Throws std::runtime_error naming the file (and the tensor) on any malformed content.
 TensorFile read_safetensors(const std::filesystem::path& path);
+// The same from the bytes of a file; `source` names it in the messages.
+TensorFile parse_safetensors(std::span<const uint8_t> bytes, const std::filesystem::path& source);
 
 // Names sorted, header padded with spaces to a multiple of 8, tensors contiguous in name order.
-// Writes `path.tmp` then renames it over `path`, so a failure never leaves a partial file
-// behind nor touches an existing one.
+// Written crash-safe (nasa/files.h: temporary, fsync, rename), so a failure or a kill never
+// leaves a partial file behind nor touches an existing one.
 void write_safetensors(const std::filesystem::path& path, const TensorFile& file);
 
 // Throws std::runtime_error "tensor 'name' has shape [8,3,3,3], expected [16,3,3,3]".
