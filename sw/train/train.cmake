@@ -41,6 +41,7 @@ if(TARGET nasa)
   set(_run --epochs 1 --train-images 256 --batch 64 --finetune-epochs 1 --population 6
       --generations 2 --topk 3 --mutations 3 --crossovers 3 --val-images 40 --calib 8
       --test-images 60 --rtl-images 4 --threads 1)
+  set(_run_args ${_run})  # (as a list: one argument each)
   string(JOIN " " _run ${_run})
   add_test(NAME cli_run_reproducible
     COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && for t in a b; do \"$0\" run --runs-dir \"$1/$t\" --name r ${_run} > \"$1/$t.out\" 2>&1 || { cat \"$1/$t.out\"; exit 1; }; done && cmp \"$1/a/r/result.json\" \"$1/b/r/result.json\" && echo IDENTICAL && \"$0\" run --runs-dir \"$1/a\" --name r2 ${_run} 2>&1 | grep -o 'train: reused' && grep -o '\"test_accuracy_int8\"' \"$1/a/r/result.json\" | head -1 && grep -o '\"logits_identical\": true' \"$1/a/r/result.json\" && ls \"$1/a/r\""
@@ -65,7 +66,7 @@ if(TARGET nasa)
   # result.json byte-identical to an uninterrupted run's; Ctrl-C stops it cleanly (exit 130).
   add_test(NAME cli_run_kill_resume
     COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/../tools/kill_resume.py $<TARGET_FILE:nasa>
-            ${CMAKE_BINARY_DIR}/cli_run_kill_resume --trials 20 -- ${_run})
+            ${CMAKE_BINARY_DIR}/cli_run_kill_resume --trials 20 -- ${_run_args})
   set_tests_properties(cli_run_kill_resume PROPERTIES LABELS "unit;cli;crash" TIMEOUT 1800
     COST 300 PASS_REGULAR_EXPRESSION "20 of 20 kill-and-rerun trials identical; SIGINT ok")
   # --resume: needs --name; starts a run killed before its run.json was written (kill_resume
