@@ -15,6 +15,7 @@
 #include "nasa/runtime.h"
 #include "nasa/search.h"
 #include "nasa/supernet_weights.h"
+#include "ref_runtime.h"
 #include "tiny_net.h"
 
 namespace {
@@ -64,18 +65,7 @@ struct SmallRun {
     return nasa::testing::tiny_net(3, pool);
   }
   static nasa::runtime::Runtime make_rt(const nasa::spec::Supernet& net) {
-    std::mt19937 rng(5);
-    std::vector<nasa::floatnet::Tensor> calib;
-    std::vector<uint8_t> im(static_cast<size_t>(net.in_h) * net.in_w * net.in_c);
-    for (int i = 0; i < 3; ++i) {
-      for (auto& v : im) v = static_cast<uint8_t>(rng() % 256);
-      calib.push_back(nasa::floatnet::image_from_u8(im.data(), net.in_h, net.in_w, net.in_c));
-    }
-    return nasa::runtime::Runtime(
-        nasa::compile::quantize(net, nasa::weights::random_weights(net, 5), calib),
-        nasa::config_by_name("sim"),
-        [](const nasa::hw::Config& c, uint64_t m) { return nasa::device::make_ref_device(c, m); },
-        "ref");
+    return nasa::testing::random_ref_runtime(net, 5);
   }
   SmallRun() : net(make_net()), rt(make_rt(net)) {
     std::mt19937 rng(6);

@@ -20,6 +20,7 @@
 #include "nasa/runtime.h"
 #include "nasa/search.h"
 #include "nasa/supernet_weights.h"
+#include "ref_runtime.h"
 #include "tiny_net.h"
 
 namespace {
@@ -48,18 +49,7 @@ struct Fixture {
   const nasa::hw::Config& cfg = nasa::config_by_name("sim");
 
   static nasa::runtime::Runtime make(const nasa::spec::Supernet& net, uint64_t seed) {
-    std::mt19937 rng(static_cast<uint32_t>(seed));
-    std::vector<nasa::floatnet::Tensor> calib;
-    std::vector<uint8_t> im(static_cast<size_t>(net.in_h) * net.in_w * net.in_c);
-    for (int i = 0; i < 3; ++i) {
-      for (auto& v : im) v = static_cast<uint8_t>(rng() % 256);
-      calib.push_back(nasa::floatnet::image_from_u8(im.data(), net.in_h, net.in_w, net.in_c));
-    }
-    return nasa::runtime::Runtime(
-        nasa::compile::quantize(net, nasa::weights::random_weights(net, seed), calib),
-        nasa::config_by_name("sim"),
-        [](const nasa::hw::Config& c, uint64_t m) { return nasa::device::make_ref_device(c, m); },
-        "ref");
+    return nasa::testing::random_ref_runtime(net, seed);
   }
 
   explicit Fixture(nasa::spec::Supernet n, size_t n_images = 6, uint64_t seed = 7)
