@@ -115,8 +115,8 @@ void reopen_run_dir(const Options& o, const fs::path& dir) {
   if (!fs::exists(key_file) && starts_empty(dir)) return;  // killed before run.json was written
   if (!fs::exists(key_file)) {
     throw std::invalid_argument(fmt::format(
-        "--resume: '{}' has no run.json: not a run directory of nasa run, or one whose start was "
-        "interrupted before it was written (remove it and run again)",
+        "--resume: '{}' has no run.json, so it is not a run directory of nasa run (a run killed "
+        "before it wrote run.json leaves at most a temporary, which --resume starts afresh)",
         dir.string()));
   }
   json was;
