@@ -7,7 +7,9 @@
 //      time, the fused int8 reference executor, and the modeled accelerator;
 //   4. Verilator simulation speed per configuration;
 //   5. whether fusion pays (issue 17): each batch alone and fused, cycles, DRAM bytes, PE
-//      utilization and the DRAM lower bound, on sim and large.
+//      utilization and the DRAM lower bound, on sim and large;
+//   6. whole fbnet-imagenet candidates (224x224, layers in row bands) on the cycle model: PE
+//      utilization for a mini-batch of 8 on sim and large.
 // Writes bench/results.json and BENCHMARKS.md (every figure in them comes from this run).
 // --quick: a small version for CI that checks fused MACs <= unfused MACs and the cache budget.
 #include <fmt/format.h>
@@ -19,6 +21,7 @@
 #include <fstream>
 #include <list>
 #include <map>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -566,11 +569,11 @@ json fusion_pays_study(const CandidateSet& set, bool quick, int threads) {
   json cases = json::array();
   for (const char* name : {"sim", "large"}) {
     const auto& cfg = nasa::config_by_name(name);
-    status(fmt::format("5/5 fusion pays? {}: {} random candidates", name, set.cands.size()));
+    status(fmt::format("5/6 fusion pays? {}: {} random candidates", name, set.cands.size()));
     cases.push_back(fusion_pays_case(set, fmt::format("{} random", set.cands.size()), set.cands,
                                      set.imgs.size(), cfg, threads));
     for (size_t n : {quick ? size_t{6} : size_t{50}, quick ? size_t{10} : size_t{200}}) {
-      status(fmt::format("5/5 fusion pays? {}: evolution generation of {}", name, n));
+      status(fmt::format("5/6 fusion pays? {}: evolution generation of {}", name, n));
       cases.push_back(fusion_pays_case(set, fmt::format("evolution generation of {}", n),
                                        generation(n), std::min(small, set.imgs.size()), cfg,
                                        threads));
@@ -580,6 +583,82 @@ json fusion_pays_study(const CandidateSet& set, bool quick, int threads) {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------------------------
+// 6. Whole ImageNet candidates: 224x224 layers run in row bands (docs/engine.md "Row bands").
+
+// `n_cands` random candidates (seed 3) of `space` with random weights (seed 1, quantized on one
+// random image) compiled as programs for a mini-batch of `images` random 224x224x3 images, their
+// cycles and counters from the cycle model (exact to the RTL on every layer and band).
+json imagenet_study(const std::string& space, size_t n_cands, size_t images, bool& ok) {
+  const auto net = nasa::spec::builtin_space(space);
+  std::mt19937 rng(7);
+  const size_t in_bytes = static_cast<size_t>(net.in_h) * net.in_w * net.in_c;
+  std::vector<std::vector<uint8_t>> imgs(images, std::vector<uint8_t>(in_bytes));
+  for (auto& im : imgs) {
+    for (auto& v : im) v = static_cast<uint8_t>(rng() % 256);
+  }
+  const std::vector<nasa::floatnet::Tensor> calib = {
+      nasa::floatnet::image_from_u8(imgs[0].data(), net.in_h, net.in_w, net.in_c)};
+  const auto q = nasa::compile::quantize(net, nasa::weights::random_weights(net, 1), calib);
+  const auto cands = nasa::fusion::random_candidates(net, n_cands, 3);
+  json rows = json::array();
+  for (const char* name : {"sim", "large"}) {
+    const auto& cfg = nasa::config_by_name(name);
+    const auto dram = nasa::cycles::default_dram(cfg);
+    uint64_t cycles = 0, macs = 0, dram_bytes = 0, descs = 0, bands = 0;
+    // by op (a k x k kernel apart): cycles between the completions of a layer and the one before
+    // it (layers overlap: an attribution), and MACs
+    std::map<std::string, std::pair<uint64_t, uint64_t>> by_op;
+    for (const auto& c : cands) {
+      const auto p = nasa::compile::compile(q, c, imgs, cfg);
+      std::vector<uint64_t> ends;
+      const auto ctr = nasa::cycles::program(p.descs, p.desc_addr, cfg, dram, &ends);
+      for (size_t i = 0; i < p.descs.size(); ++i) {
+        const auto& d = p.descs[i];
+        const bool window = d.op == static_cast<uint8_t>(nasa::hw::Op::Conv) ||
+                            d.op == static_cast<uint8_t>(nasa::hw::Op::DwConv);
+        auto& e = by_op[nasa::op_name(d.op) + (window ? fmt::format(" {}x{}", d.k, d.k) : "")];
+        e.first += ends[i] - (i ? ends[i - 1] : 0);
+        e.second += nasa::shape_of(d).macs;
+      }
+      cycles += ctr[static_cast<int>(nasa::hw::Counter::Cycles)];
+      const uint64_t m = ctr[static_cast<int>(nasa::hw::Counter::Macs)];
+      macs += m;
+      dram_bytes += ctr[static_cast<int>(nasa::hw::Counter::DramRdBytes)] +
+                    ctr[static_cast<int>(nasa::hw::Counter::DramWrBytes)];
+      uint64_t expect = 0;
+      for (const auto& d : p.descs) {
+        expect += nasa::shape_of(d).macs;
+        bands += nasa::is_band(d);
+      }
+      descs += p.descs.size();
+      if (m != expect) {
+        status(fmt::format("CHECK FAILED: {} candidate {} on {}: {} MACs counted, {} in its layers",
+                           space, nasa::spec::format_candidate(c), name, m, expect));
+        ok = false;
+      }
+    }
+    const double util = nasa::hw::pe_utilization(macs, cycles, cfg);
+    json ops = json::array();
+    for (const auto& [op, e] : by_op) {
+      ops.push_back({{"op", op},
+                     {"share_of_cycles", static_cast<double>(e.first) / static_cast<double>(cycles)},
+                     {"pe_utilization", nasa::hw::pe_utilization(e.second, e.first, cfg)}});
+    }
+    rows.push_back({{"config", std::string(name)},
+                    {"cycles", cycles},
+                    {"macs", macs},
+                    {"pe_utilization", util},
+                    {"dram_bytes", dram_bytes},
+                    {"descriptors", descs},
+                    {"bands", bands},
+                    {"by_op", ops},
+                    {"cycles_per_image", static_cast<double>(cycles) /
+                                             static_cast<double>(n_cands * images)}});
+  }
+  return {{"space", space}, {"candidates", n_cands}, {"mini_batch", images}, {"configs", rows}};
+}
 
 std::string machine() {
   utsname u{};
@@ -873,6 +952,38 @@ std::string markdown(const json& r) {
                       share({"requant"}), share({"control"}));
   }
   md += "\n![Energy per candidate by event](bench/energy.svg)\n";
+  if (r.contains("imagenet")) {
+    const auto& im = r["imagenet"];
+    md += "\n## 7. Whole ImageNet candidates (row bands)\n\n";
+    md += fmt::format(
+        "{} random `{}` candidates (seed 3, random weights), each compiled as a program for a "
+        "mini-batch of {} random 224x224x3 images. Layers whose input exceeds the input buffer "
+        "run in row bands (docs/engine.md \"Row bands\"). Cycles and counters come from the cycle "
+        "model, which equals the RTL on every layer and band (cosim). Issue 17 asks for PE "
+        "utilization >= 0.85 on `sim`.\n\n"
+        "| config | descriptors | of them bands | cycles | MACs | PE utilization | DRAM bytes | "
+        "cycles / image |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        im["candidates"].get<size_t>(), im["space"].get<std::string>(),
+        im["mini_batch"].get<size_t>());
+    for (const auto& c : im["configs"]) {
+      md += fmt::format("| {} | {} | {} | {} | {} | {:.3f} | {} | {:.0f} |\n",
+                        c["config"].get<std::string>(), c["descriptors"].get<uint64_t>(),
+                        c["bands"].get<uint64_t>(), c["cycles"].get<uint64_t>(),
+                        c["macs"].get<uint64_t>(), c["pe_utilization"].get<double>(),
+                        c["dram_bytes"].get<uint64_t>(), c["cycles_per_image"].get<double>());
+    }
+    md += "\nBy op (a layer's cycles: from the completion of the layer before it to its own; "
+          "share of cycles / PE utilization):\n\n";
+    for (const auto& c : im["configs"]) {
+      md += fmt::format("- `{}`:", c["config"].get<std::string>());
+      for (const auto& o : c["by_op"]) {
+        md += fmt::format(" {} {:.1f}% / {:.3f};", o["op"].get<std::string>(),
+                          100.0 * o["share_of_cycles"].get<double>(),
+                          o["pe_utilization"].get<double>());
+      }
+      md.back() = '\n';
+    }
+  }
   md += "\nCommands: `make bench` (full; `build/bin/nasa-bench --quick` is the CI version, ctest "
         "`bench_quick`). Raw numbers: `bench/results.json`.\n";
   return md;
@@ -963,23 +1074,25 @@ int main(int argc, char** argv) {
     }
     r["repeats"] = o.repeats;
     const auto& sim = nasa::config_by_name("sim");
-    status("1/5 fusion on fbnet-imagenet and proxyless-imagenet");
+    status("1/6 fusion on fbnet-imagenet and proxyless-imagenet");
     const size_t gens = o.quick ? 3 : 20, images = o.quick ? 4 : 64;
     const uint64_t budget = o.quick ? (64ull << 20) : (1ull << 30);
     r["fusion"] = json::array(
         {fusion_study("fbnet-imagenet", 400'000'000, gens, images, budget, sim, ok),
          fusion_study("proxyless-imagenet", 400'000'000, gens, images, budget, sim, ok)});
-    status("2/5 accelerator efficiency on the RTL, 4/5 simulation speed");
+    status("2/6 accelerator efficiency on the RTL, 4/5 simulation speed");
     json eff = json::array();
     for (const char* name : {"fpga", "sim", "large"}) {
       const uint64_t n = o.quick ? 10 : (std::string(name) == "large" ? 250 : 800);
       eff.push_back(efficiency_study(nasa::config_by_name(name), n, ok));
     }
     r["efficiency"] = eff;
-    status("3/5 peers: libtorch fp32, fused int8 reference, modeled accelerator");
+    status("3/6 peers: libtorch fp32, fused int8 reference, modeled accelerator");
     const CandidateSet set(o.quick ? 4 : 20, o.quick ? 32 : 256);
     r["peers"] = peers_study(set, o.repeats, o.threads);
     r["fusion_pays"] = fusion_pays_study(set, o.quick, o.threads);
+    status("6/6 whole fbnet-imagenet candidates (row bands) on the cycle model");
+    r["imagenet"] = imagenet_study("fbnet-imagenet", o.quick ? 2 : 10, 8, ok);
     r["seconds"] = since(t_all);
     r["checks_passed"] = ok;
     const fs::path out(o.out);

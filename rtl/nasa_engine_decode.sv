@@ -55,7 +55,8 @@ module nasa_engine_decode #(
 
   // ======================= fields =======================
   logic [7:0] f_op, f_act, f_k, f_s, f_sq, f_q6, f_sb;
-  logic [15:0] f_h, f_w, f_cin, f_cout, f_m, f_mb;
+  logic [15:0] f_h, f_w, f_cin, f_cout, f_m, f_mb, f_orows;
+  logic [7:0] f_padt;
   logic [31:0] f_in, f_in2, f_out, f_wgt, f_prm;
   assign f_op   = desc_i.op;
   assign f_act  = desc_i.act;
@@ -75,6 +76,8 @@ module nasa_engine_decode #(
   assign f_q6   = desc_i.q6;
   assign f_mb   = desc_i.mb;
   assign f_sb   = desc_i.sb;
+  assign f_orows = desc_i.out_rows;
+  assign f_padt  = desc_i.pad_top;
 
   logic is_conv, is_dw, is_fc, is_max, is_avg, is_add, is_gap, is_pool, is_win;
   assign is_conv = (f_op == nasa_pkg::OpConv);
@@ -87,12 +90,18 @@ module nasa_engine_decode #(
   assign is_pool = is_max || is_avg;
   assign is_win  = is_conv || is_dw || is_pool;  // sliding-window ops with stride and padding
 
-  logic [15:0] f_ho, f_wo, f_kk, f_pad, f_kwin;
+  // A row band (OutRows != 0, docs/engine.md "Row bands"): OutRows output rows, its own top
+  // padding PadTop (f_padv: the vertical padding; the horizontal one stays f_pad).
+  logic [15:0] f_ho, f_hof, f_wo, f_kk, f_pad, f_padv, f_kwin;
+  logic band;
+  assign band   = (f_orows != '0);
   assign f_kwin = is_pool ? 16'd3 : {8'd0, f_k};
-  assign f_ho   = (is_win && f_s == 8'd2) ? 16'((17'(f_h) + 17'd1) >> 1) : f_h;
+  assign f_hof  = (is_win && f_s == 8'd2) ? 16'((17'(f_h) + 17'd1) >> 1) : f_h;
+  assign f_ho   = (is_win && band) ? f_orows : f_hof;
   assign f_wo   = (is_win && f_s == 8'd2) ? 16'((17'(f_w) + 17'd1) >> 1) : f_w;
   assign f_kk   = f_k * f_k;
   assign f_pad  = is_win ? ((f_kwin - 16'd1) >> 1) : 16'd0;
+  assign f_padv = (is_win && band) ? {8'd0, f_padt} : f_pad;
 
   // ======================= the micro-sequence =======================
   logic [3:0] dec_step_q, dec_step_d;  // a nasa_engine_pkg::dec_step_e
@@ -151,7 +160,7 @@ module nasa_engine_decode #(
       end
       nasa_engine_pkg::DecWrap:    begin mul_a = DW'(f_wo) - DW'(1); mul_b = f_scin; end
       nasa_engine_pkg::DecVBytes:  begin mul_a = d_hw_out_q; mul_b = f_cpad; end
-      nasa_engine_pkg::DecPadRow:  begin mul_a = d_row_b_q; mul_b = 17'(f_pad); end
+      nasa_engine_pkg::DecPadRow:  begin mul_a = d_row_b_q; mul_b = 17'(f_padv); end
       nasa_engine_pkg::DecPadCin:  begin mul_a = DW'(f_pad); mul_b = 17'(f_cin); end
       nasa_engine_pkg::DecGRow:    begin mul_a = DW'(f_wo); mul_b = f_cpad; end
       default: ;
@@ -250,6 +259,8 @@ module nasa_engine_decode #(
       err_o = nasa_pkg::ErrZeroDim;
     end else if ((is_dw || is_pool || is_add || is_gap) && f_cout != f_cin) begin
       err_o = nasa_pkg::ErrBadChannels;
+    end else if (band && (!is_win || f_orows > f_hof || {8'd0, f_padt} > f_pad)) begin
+      err_o = nasa_pkg::ErrBadBand;
     end else if (d_in_total > (DW + 2)'(InBufBytes) ||
                  ((is_conv || is_fc) && d_kred_q > DW'(KredMax))) begin
       err_o = nasa_pkg::ErrOversize;
@@ -328,7 +339,7 @@ module nasa_engine_decode #(
   logic [JW-1:0] dv_nct;
   logic [OW-1:0] dv_cstep, dv_rowk, dv_stepx, dv_stepwrap, dv_srowb, dv_rowb2;
   logic [OW-1:0] dv_na, dv_in_total, dv_in_end, dv_offb, dv_p0_pbase, dv_p0_rowbase;
-  logic [CW-1:0] dv_p0_ixy;
+  logic [CW-1:0] dv_p0_iy, dv_p0_ix;
   logic [WRW-1:0] dv_tsz;
   logic [AW-1:0] dv_grow;
   assign dv_pe       = is_conv || is_fc || is_dw;
@@ -363,7 +374,8 @@ module nasa_engine_decode #(
   assign dv_in_end   = g_take ? OW'(d_vbytes_q) : (is_add ? OW'(d_offb) << 1 : OW'(d_offb));
   assign dv_offb     = OW'(d_offb);
   assign dv_tsz      = WRW'((32'(is_dw ? 32'(f_kk) : 32'(d_kred_q)) + 32'(MbM1)) & ~32'(MbM1));
-  assign dv_p0_ixy     = CW'(0) - CW'(f_pad);
+  assign dv_p0_iy      = CW'(0) - CW'(f_padv);
+  assign dv_p0_ix      = CW'(0) - CW'(f_pad);
   assign dv_p0_pbase   = -(OW'(d_padrow_q) + OW'(d_padcin_q));
   assign dv_p0_rowbase = OW'(0) - OW'(d_padrow_q);
   assign dv_grow       = AW'(d_row_b_q) << 1;
@@ -405,7 +417,8 @@ module nasa_engine_decode #(
     layer_o.in_total   = LOW'(dv_in_total);
     layer_o.in_end     = LOW'(dv_in_end);
     layer_o.out        = LAW'(AW'(f_out));
-    layer_o.p0_ixy     = LCW'(dv_p0_ixy);
+    layer_o.p0_iy      = LCW'(dv_p0_iy);
+    layer_o.p0_ix      = LCW'(dv_p0_ix);
     layer_o.p0_pbase   = LOW'(dv_p0_pbase);
     layer_o.p0_rowbase = LOW'(dv_p0_rowbase);
   end
@@ -443,7 +456,7 @@ module nasa_engine_decode #(
   // address bits past the window's of the overlap check, the window's beyond AddrBits.
   logic unused_dec;
   assign unused_dec = ^{desc_i.rsvd15_0, desc_i.rsvd14_0, desc_i.rsvd13_0, desc_i.rsvd12_0,
-                        desc_i.rsvd11_0, desc_i.rsvd10_8, desc_i.patch, desc_i.rsvd9_24,
+                        desc_i.rsvd11_24, desc_i.rsvd10_8, desc_i.patch, desc_i.rsvd9_24,
                         64'(hc_addr) >> AW, hc_len[DW-1:AW+1], win_base_i, win_limit_i};
 
 `ifndef SYNTHESIS

@@ -84,7 +84,7 @@ module nasa_engine_issue #(
   logic [AW-1:0] r_out;
   logic [IAW-1:0] r_ib;
   logic [31:0] r_idx;
-  logic [CW-1:0] r_p0_ixy;
+  logic [CW-1:0] r_p0_iy, r_p0_ix;
   assign r_pe         = lay_i.pe;
   assign r_wrow       = lay_i.wrow;
   assign r_dw         = lay_i.dw;
@@ -123,7 +123,8 @@ module nasa_engine_issue #(
   assign r_out        = AW'(lay_i.out);
   assign r_ib         = IAW'(lay_i.ib);
   assign r_idx        = lay_i.idx;
-  assign r_p0_ixy     = CW'(lay_i.p0_ixy);
+  assign r_p0_iy      = CW'(lay_i.p0_iy);
+  assign r_p0_ix      = CW'(lay_i.p0_ix);
   assign a_loaded     = OW'(a_loaded_i);
 
   logic [PtrW-1:0] c_rec_q, c_rec_d;
@@ -193,8 +194,8 @@ module nasa_engine_issue #(
     for (int r = 0; r < Rows; r++) begin
       if (r == 0 && c_reset_pos) begin
         t_ox      = '0;
-        t_iy0     = r_p0_ixy;
-        t_ix0     = r_p0_ixy;
+        t_iy0     = r_p0_iy;
+        t_ix0     = r_p0_ix;
         t_pbase   = r_p0_pbase;
         t_rowbase = r_p0_rowbase;
         t_out     = '0;
@@ -202,7 +203,7 @@ module nasa_engine_issue #(
       end else if (t_ox == r_wo - 16'd1) begin
         t_ox      = '0;
         t_iy0     = t_iy0 + CW'(r_stride);
-        t_ix0     = r_p0_ixy;
+        t_ix0     = r_p0_ix;
         t_pbase   = t_pbase + r_stepwrap;
         t_rowbase = t_rowbase + r_srowb;
         t_out     = t_out + AW'(r_cout);

@@ -119,7 +119,8 @@ package nasa_engine_pkg;
     logic [LyIaw-1:0] ib;                  // the layer's place in the input buffer (a ring)
     logic par;                             // layer parity: which input-arrival counter
     logic [31:0] idx;                      // its descriptor index
-    logic [LyCw-1:0] p0_ixy;               // position 0: top-left window corner (signed),
+    logic [LyCw-1:0] p0_iy, p0_ix;         // position 0: top-left window corner (signed;
+                                           // a row band's top padding is its own),
     logic [LyOw-1:0] p0_pbase, p0_rowbase; // its input byte and row offsets
   } layer_t;
 

@@ -68,7 +68,9 @@ package nasa_pkg;
     // the fused graph needs more nodes than NodeCap (ERR_INDEX: candidate)
     ErrNodeOverflow = 8'd14,
     // the board's controller (up5k) stopped at an illegal instruction
-    ErrFault = 8'd15
+    ErrFault = 8'd15,
+    // row band: OutRows > ceil(H/stride), PadTop > (k-1)/2, or not a window op
+    ErrBadBand = 8'd16
   } err_e;
 
   // Candidate sources (CSR GenMode bits 1:0).
@@ -99,7 +101,9 @@ package nasa_pkg;
     logic [31:0] rsvd14_0;
     logic [31:0] rsvd13_0;
     logic [31:0] rsvd12_0;
-    logic [31:0] rsvd11_0;
+    logic [7:0] rsvd11_24;
+    logic [7:0] pad_top;
+    logic [15:0] out_rows;
     logic [23:0] rsvd10_8;
     logic [7:0] patch;
     logic [7:0] rsvd9_24;
@@ -263,6 +267,12 @@ package nasa_pkg;
   localparam int unsigned DescPatchWord    = 10;
   localparam int unsigned DescPatchLsb     = 0;
   localparam int unsigned DescPatchWidth   = 8;
+  localparam int unsigned DescOutRowsWord  = 11;
+  localparam int unsigned DescOutRowsLsb   = 0;
+  localparam int unsigned DescOutRowsWidth = 16;
+  localparam int unsigned DescPadTopWord   = 11;
+  localparam int unsigned DescPadTopLsb    = 16;
+  localparam int unsigned DescPadTopWidth  = 8;
 
   // Engine depths the cycle model mirrors (sw/model/cycle_model.cpp).
   localparam int unsigned JobDepth    = 4;   // DMA job queue entries in front of the memory port

@@ -182,6 +182,35 @@ TEST_P(CosimErrors, BadChannels) {
   }
 }
 
+// Row bands (docs/engine.md "Row bands"): OutRows past ceil(H/stride), PadTop past (k-1)/2, or a
+// band on an op without a sliding window; each also too large for the input buffer, which is
+// reported later.
+TEST_P(CosimErrors, BadBand) {
+  for (const Desc& base : {conv3(), dw3(), maxpool(), avgpool()}) {
+    const uint16_t ho = static_cast<uint16_t>((base.h + base.stride - 1) / base.stride);
+    const uint8_t pad = static_cast<uint8_t>((base.op == static_cast<uint8_t>(Op::MaxPool) ||
+                                              base.op == static_cast<uint8_t>(Op::AvgPool))
+                                                 ? 1
+                                                 : (base.k - 1) / 2);
+    expect_error(edited({base}, 0,
+                        [&](Desc& d, Program&) {
+                          d.out_rows = static_cast<uint16_t>(ho + 1);
+                          d.w = 0xFFFF;  // Oversize too (H*W*Cin > the buffer), reported later
+                        }),
+                 Err::BadBand, 0, fmt::format("{} OutRows = ceil(H/stride) + 1", op_name(base.op)));
+    expect_error(edited({base}, 0,
+                        [&](Desc& d, Program&) {
+                          d.out_rows = 1;
+                          d.pad_top = static_cast<uint8_t>(pad + 1);
+                        }),
+                 Err::BadBand, 0, fmt::format("{} PadTop = (k-1)/2 + 1", op_name(base.op)));
+  }
+  for (const Desc& base : {fc(), add(), gap()}) {
+    expect_error(edited({base}, 0, [&](Desc& d, Program&) { d.out_rows = 1; }), Err::BadBand, 0,
+                 fmt::format("{} with OutRows 1", op_name(base.op)));
+  }
+}
+
 TEST_P(CosimErrors, OversizeInput) {
   const uint32_t in = cfg_.in_buf_bytes;
   // Inputs of H*W*C one step over what the input buffer holds. The conv keeps its cout and takes

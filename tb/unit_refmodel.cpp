@@ -341,6 +341,8 @@ const std::map<std::string, std::function<void(Desc&, uint32_t)>>& setters() {
       {"Mb", [](Desc& d, uint32_t v) { d.mb = uint16_t(v); }},
       {"Sb", [](Desc& d, uint32_t v) { d.sb = uint8_t(v); }},
       {"Patch", [](Desc& d, uint32_t v) { d.patch = uint8_t(v); }},
+      {"OutRows", [](Desc& d, uint32_t v) { d.out_rows = uint16_t(v); }},
+      {"PadTop", [](Desc& d, uint32_t v) { d.pad_top = uint8_t(v); }},
   };
   return s;
 }
@@ -401,6 +403,8 @@ TEST(Encode, RandomRoundTrip) {
     EXPECT_EQ(f.q6, e.q6);
     EXPECT_EQ(f.mb, e.mb);
     EXPECT_EQ(f.sb, e.sb);
+    EXPECT_EQ(f.out_rows, e.out_rows);
+    EXPECT_EQ(f.pad_top, e.pad_top);
   }
 }
 
@@ -607,6 +611,42 @@ TEST_F(Validate, BadChannels) {
     d.cout = 17;
     EXPECT_EQ(check(d), Err::None) << op_name(d.op);
   }
+}
+
+TEST_F(Validate, BadBand) {
+  for (Op op : {Op::Conv, Op::DwConv, Op::MaxPool, Op::AvgPool}) {
+    Desc d = of(op);
+    d.k = 3;
+    d.stride = 2;
+    d.h = 9;  // ceil(9/2) = 5 output rows
+    d.out_rows = 5;
+    d.pad_top = 1;
+    EXPECT_EQ(check(d), Err::None) << op_name(d.op);
+    EXPECT_EQ(shape_of(d).ho, 5u);
+    d.out_rows = 2;
+    d.pad_top = 0;
+    EXPECT_EQ(check(d), Err::None) << op_name(d.op);
+    EXPECT_EQ(shape_of(d).ho, 2u);
+    EXPECT_EQ(top_pad(d), 0u);
+    d.out_rows = 6;
+    d.s = 0;  // bad quant as well (pools), reported later
+    EXPECT_EQ(check(d), Err::BadBand) << op_name(d.op);
+    d.out_rows = 1;
+    d.pad_top = 2;
+    EXPECT_EQ(check(d), Err::BadBand) << op_name(d.op);
+  }
+  for (Op op : {Op::Fc, Op::Add, Op::Gap}) {
+    Desc d = of(op);
+    d.out_rows = 1;
+    EXPECT_EQ(check(d), Err::BadBand) << op_name(d.op);
+  }
+  Desc d = of(Op::Conv);  // a 1x1 conv has no padding: PadTop 0 only
+  d.k = 1;
+  d.out_rows = 1;
+  d.pad_top = 1;
+  EXPECT_EQ(check(d), Err::BadBand);
+  d.pad_top = 0;
+  EXPECT_EQ(check(d), Err::None);
 }
 
 TEST_F(Validate, OversizeInputBuffer) {

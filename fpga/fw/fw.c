@@ -68,10 +68,11 @@ static u32 dot(u32 mode, u32 x, u32 w, u32 n, u32 runs, u32 xi, u32 xo, u32 wi, 
   return acc;
 }
 
-/* The clipped window of output coordinate o along one axis: the taps [*t0, *t1) of k, the first
- * input coordinate *i0. */
-static void clip(u32 o, u32 st, u32 k, u32 size, u32 *t0, u32 *t1, u32 *i0) {
-  const s32 pad = (s32)((k - 1) >> 1), first = (s32)(o * st) - pad;
+/* The clipped window of output coordinate o along one axis with `pad` zeros before coordinate 0:
+ * the taps [*t0, *t1) of k, the first input coordinate *i0. */
+__attribute__((noinline)) static void clip(u32 o, u32 st, u32 k, u32 pad, u32 size, u32 *t0,
+                                           u32 *t1, u32 *i0) {
+  const s32 first = (s32)(o * st) - (s32)pad;
   const u32 lo = first < 0 ? (u32)-first : 0;
   u32 hi = k;
   if (first + (s32)k > (s32)size) hi = (u32)((s32)size - first);
@@ -83,6 +84,7 @@ static void clip(u32 o, u32 st, u32 k, u32 size, u32 *t0, u32 *t1, u32 *i0) {
 /* ---------------- descriptors ---------------- */
 typedef struct {
   u32 op, act, k, stride, h, w, cin, cout, in, in2, out, wgt, prm, m, s, q6, mb, sb, patch;
+  u32 out_rows, pad_top;
 } desc_t;
 
 #define FIELD(words, F) \
@@ -111,6 +113,9 @@ static void read_desc(u32 at, desc_t *d) {
   d->mb = FIELD(w, MB);
   d->sb = FIELD(w, SB);
   d->patch = FIELD(w, PATCH);
+  d->out_rows = FIELD(w, OUT_ROWS);
+  /* the vertical padding: a row band's PadTop, else (k-1)/2 (used by sliding-window ops only) */
+  d->pad_top = d->out_rows ? FIELD(w, PAD_TOP) : (d->k - 1) >> 1;
 }
 
 typedef struct {
@@ -133,7 +138,7 @@ static void shape_of(const desc_t *d, shape_t *s) {
   if (d->op == NASA_OP_FC || d->op == NASA_OP_GAP) {
     s->ho = s->wo = 1;
   } else if (is_win(d->op)) {
-    s->ho = (d->h + stride - 1) >> (stride - 1);
+    s->ho = d->out_rows ? d->out_rows : (d->h + stride - 1) >> (stride - 1);
     s->wo = (d->w + stride - 1) >> (stride - 1);
   } else {
     s->ho = d->h;
@@ -179,6 +184,10 @@ static u32 validate(const desc_t *d, shape_t *s) {
   if ((op == NASA_OP_DW_CONV || pool || op == NASA_OP_ADD || op == NASA_OP_GAP) &&
       d->cout != d->cin) {
     return NASA_ERR_BAD_CHANNELS;
+  }
+  if (d->out_rows != 0 && (!is_win(op) || d->out_rows > (d->h + d->stride - 1) >> (d->stride - 1) ||
+                           d->pad_top > (d->k - 1) >> 1)) {
+    return NASA_ERR_BAD_BAND;
   }
   const u64 in = (u64)d->h * d->w * d->cin;
   const u64 need =
@@ -282,10 +291,10 @@ static void conv(const desc_t *d, const shape_t *s) {
     const u32 xch = dw ? d->in + co : d->in;
     for (u32 oy = 0; oy < s->ho; ++oy) {
       u32 ky0, ky1, iy;
-      clip(oy, st, k, d->h, &ky0, &ky1, &iy);
+      clip(oy, st, k, d->pad_top, d->h, &ky0, &ky1, &iy);
       for (u32 ox = 0; ox < s->wo; ++ox) {
         u32 kx0, kx1, ix;
-        clip(ox, st, k, d->w, &kx0, &kx1, &ix);
+        clip(ox, st, k, (k - 1) >> 1, d->w, &kx0, &kx1, &ix);
         const u32 taps = kx1 - kx0;
         const u32 acc =
             dot(MCU_DOT_MAC, xch + (iy * d->w + ix) * cin, wrow + (ky0 * k + kx0) * cin,
@@ -312,10 +321,10 @@ static void pool(const desc_t *d, const shape_t *s) {
   rq_setup(&q, d->m, mode == MCU_DOT_MAX ? 1 : d->s);  /* (max pool: not used) */
   for (u32 oy = 0; oy < s->ho; ++oy) {
     u32 ky0, ky1, iy;
-    clip(oy, st, 3, d->h, &ky0, &ky1, &iy);
+    clip(oy, st, 3, d->pad_top, d->h, &ky0, &ky1, &iy);
     for (u32 ox = 0; ox < s->wo; ++ox) {
       u32 kx0, kx1, ix;
-      clip(ox, st, 3, d->w, &kx0, &kx1, &ix);
+      clip(ox, st, 3, 1, d->w, &kx0, &kx1, &ix);
       for (u32 ch = 0; ch < c; ++ch) {
         const u32 v = dot(mode, d->in + (iy * d->w + ix) * c + ch, 0, kx1 - kx0, ky1 - ky0, c,
                           d->w * c, 0, 0, mode == MCU_DOT_MAX ? (u32)-128 : 0);

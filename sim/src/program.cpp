@@ -115,7 +115,8 @@ std::string describe(const Desc& d) {
       "op={}({}) act={} k={} stride={} h={} w={} cin={} cout={} in={:#x} in2={:#x} out={:#x} "
       "wgt={:#x} prm={:#x} m={} s={} q6={} mb={} sb={}",
       op_name(d.op), d.op, d.act, d.k, d.stride, d.h, d.w, d.cin, d.cout, d.in_addr, d.in2_addr,
-      d.out_addr, d.wgt_addr, d.prm_addr, d.m, d.s, d.q6, d.mb, d.sb);
+      d.out_addr, d.wgt_addr, d.prm_addr, d.m, d.s, d.q6, d.mb, d.sb) +
+         (is_band(d) ? fmt::format(" out_rows={} pad_top={}", d.out_rows, d.pad_top) : "");
 }
 
 void rewrite_desc(Program& p, uint32_t index, const Desc& d) {

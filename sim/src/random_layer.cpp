@@ -151,6 +151,15 @@ Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt
         d.k = 1;
         break;
     }
+    // A fifth of the sliding-window layers are row bands (docs/engine.md "Row bands"): any
+    // OutRows up to ceil(H/stride) and PadTop up to (k-1)/2, as the compiler's bands of layers
+    // too large for the input buffer and every other legal combination.
+    const bool window = op == hw::Op::Conv || op == hw::Op::DwConv || op == hw::Op::MaxPool ||
+                        op == hw::Op::AvgPool;
+    if (window && rng.chance(0.2)) {
+      d.out_rows = static_cast<uint16_t>(rng.uniform(1, (d.h + d.stride - 1) / d.stride));
+      d.pad_top = static_cast<uint8_t>(rng.uniform(0, (d.k - 1) / 2));
+    }
     const uint32_t act = weighted(rng, std::array<uint32_t, 3>{30, 50, 20});
     d.act = static_cast<uint8_t>(act);
     if (d.act == static_cast<uint8_t>(hw::Act::Relu6))

@@ -64,6 +64,7 @@ struct Summary {
   uint64_t cycle_samples = 0;
   double min_conv_efficiency = std::numeric_limits<double>::infinity();
   uint64_t conv_layers_qualifying = 0;
+  uint64_t descriptors = 0, bands = 0;  // descriptors run, of them row bands
   // (ideal cycles, efficiency) of every qualifying layer (in a stream: its steady state); and
   // its efficiency alone, where the fixed cost of a standalone layer (descriptor fetch, first
   // loads, last drain: about 150-250 cycles) dominates small layers.
@@ -148,6 +149,8 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
                         : o.chains ? nasa::sim::random_chain(seed, cfg, lopt)
                                    : nasa::sim::random_stream(seed, cfg, o.stream, lopt);
       desc = (o.programs || o.chains) ? p.name : nasa::sim::describe(p.descs.at(0));
+      s.descriptors += p.descs.size();
+      for (const auto& d : p.descs) s.bands += nasa::is_band(d);
       r = cs.run(p);
     } catch (const std::exception& e) {
       r.ok = false;
@@ -210,6 +213,8 @@ nlohmann::json to_json(const Summary& s, const Options& o) {
   j["min_conv_efficiency"] =
       s.has_conv() ? nlohmann::json(s.min_conv_efficiency) : nlohmann::json(nullptr);
   j["conv_layers_qualifying"] = s.conv_layers_qualifying;
+  j["descriptors"] = s.descriptors;
+  j["band_descriptors"] = s.bands;
   if (s.has_conv()) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
     const auto [smin, smed] = s.standalone_min_median();
@@ -245,6 +250,7 @@ void print_summary(const Summary& s, const Options& o) {
              s.mismatched_layers, item, s.mismatched_bytes, s.timeouts, s.errors, item);
   fmt::print("  cycle model error: max {:.2f}%, mean {:.2f}%\n", s.max_cycle_error_pct,
              s.mean_cycle_error_pct());
+  fmt::print("  modes: {} of {} descriptors are row bands\n", s.bands, s.descriptors);
   if (s.has_conv()) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
     const auto [smin, smed] = s.standalone_min_median();
@@ -271,16 +277,17 @@ void print_summary(const Summary& s, const Options& o) {
 }
 
 void print_table(const std::vector<Summary>& all, const char* items, std::FILE* out) {
-  fmt::print(out, "{:<7} {:>8} {:>10} {:>12} {:>13} {:>13} {:>12} {:>15} {:>14} {:>14}\n",
-             "suite", items, "mismatches", "max cyc err", "mean cyc err", "min conv eff",
+  fmt::print(out, "{:<7} {:>8} {:>7} {:>10} {:>12} {:>13} {:>13} {:>12} {:>15} {:>14} {:>14}\n",
+             "suite", items, "bands", "mismatches", "max cyc err", "mean cyc err", "min conv eff",
              "median eff", "min eff >=2048", "min eff alone", "sim cycles/s");
   for (const Summary& s : all) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
     const auto [smin, smed] = s.standalone_min_median();
     auto num = [&](bool ok, double v) { return ok ? fmt::format("{:.3f}", v) : std::string("-"); };
     fmt::print(out,
-               "{:<7} {:>8} {:>10} {:>11.2f}% {:>12.2f}% {:>13} {:>12} {:>15} {:>14} {:>14.0f}\n",
-               s.config, s.layers, s.mismatched_layers, s.max_cycle_error_pct,
+               "{:<7} {:>8} {:>7} {:>10} {:>11.2f}% {:>12.2f}% {:>13} {:>12} {:>15} {:>14} "
+               "{:>14.0f}\n",
+               s.config, s.layers, s.bands, s.mismatched_layers, s.max_cycle_error_pct,
                s.mean_cycle_error_pct(), num(s.has_conv(), s.min_conv_efficiency),
                num(s.has_conv(), s.median_conv_efficiency()), num(an > 0, amin),
                num(s.has_conv(), smin), s.sim_cycles_per_s());

@@ -26,7 +26,7 @@ uint32_t get(std::span<const uint32_t, hw::kDescWords> words, const hw::DescFiel
 #define NASA_COUNT_FIELD(...) +1
 constexpr int kNumFields = 0 NASA_DESC_FIELDS(NASA_COUNT_FIELD);
 #undef NASA_COUNT_FIELD
-static_assert(kNumFields == 19, "a descriptor field was added: map it in encode() and decode()");
+static_assert(kNumFields == 21, "a descriptor field was added: map it in encode() and decode()");
 
 // One place lists which Desc member each table field is stored in.
 template <typename D, typename Fn>
@@ -51,6 +51,8 @@ void for_each_field(D& d, Fn&& fn) {
   fn(f::Mb, d.mb);
   fn(f::Sb, d.sb);
   fn(f::Patch, d.patch);
+  fn(f::OutRows, d.out_rows);
+  fn(f::PadTop, d.pad_top);
 }
 
 bool is_op(uint8_t op, hw::Op o) { return op == static_cast<uint8_t>(o); }
@@ -87,6 +89,13 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 uint64_t align_up(uint64_t a, uint64_t b) { return b == 0 ? a : ceil_div(a, b) * b; }
 
 }  // namespace
+
+bool is_band(const Desc& d) { return d.out_rows != 0; }
+
+uint32_t top_pad(const Desc& d) {
+  if (!has_stride(d.op)) return 0;
+  return is_band(d) ? d.pad_top : (uint32_t{d.k} - 1) / 2;  // (pools: k = 3)
+}
 
 Desc patch_template(Desc d, uint32_t x, uint32_t y, uint32_t l, uint32_t s) {
   if (d.patch & hw::Patch::InFromX) {
@@ -139,7 +148,7 @@ Shape shape_of(const Desc& d) {
   if (is_op(d.op, hw::Op::Fc) || is_op(d.op, hw::Op::Gap)) {
     s.ho = s.wo = 1;
   } else if (has_stride(d.op)) {
-    s.ho = static_cast<uint32_t>(ceil_div(h, stride));
+    s.ho = is_band(d) ? d.out_rows : static_cast<uint32_t>(ceil_div(h, stride));
     s.wo = static_cast<uint32_t>(ceil_div(w, stride));
   } else {
     s.ho = d.h;
@@ -211,18 +220,23 @@ hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32
   // 5-6: dimensions.
   if (d.h == 0 || d.w == 0 || d.cin == 0 || d.cout == 0) return Err::ZeroDim;
   if (keeps_channels(d.op) && d.cout != d.cin) return Err::BadChannels;
-  // 7: buffer capacities.
+  // 7: a row band's shape (docs/engine.md "Row bands").
+  if (is_band(d) && (!has_stride(d.op) || d.out_rows > ceil_div(d.h, d.stride) ||
+                     d.pad_top > (uint32_t{d.k} - 1) / 2)) {
+    return Err::BadBand;
+  }
+  // 8: buffer capacities.
   const Shape s = shape_of(d);
   if (input_buffer_need(d, cfg) > cfg.in_buf_bytes) return Err::Oversize;
   if ((is_op(d.op, Op::Conv) || is_op(d.op, Op::Fc)) && s.kred > cfg.kred_max) {
     return Err::Oversize;
   }
-  // 8: descriptor-level quantization parameters.
+  // 9: descriptor-level quantization parameters.
   const bool desc_quant = is_op(d.op, Op::AvgPool) || is_op(d.op, Op::Gap) || is_op(d.op, Op::Add);
   if (desc_quant && !shift_ok(d.s)) return Err::BadQuant;
   if (is_op(d.op, Op::Add) && !shift_ok(d.sb)) return Err::BadQuant;
   if (d.act == static_cast<uint8_t>(hw::Act::Relu6) && d.q6 > 127) return Err::BadQuant;
-  // 9: every range inside [win_base, win_limit), in 64-bit so addr + size cannot wrap.
+  // 10: every range inside [win_base, win_limit), in 64-bit so addr + size cannot wrap.
   auto inside = [&](uint32_t addr, uint64_t size) {
     return addr >= win_base && uint64_t{addr} + size <= uint64_t{win_limit};
   };

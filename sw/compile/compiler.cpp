@@ -315,6 +315,63 @@ spec::LayerShape head_input(const spec::Supernet& net) {
   return last;
 }
 
+// Appends `d` to `out`, split into row bands (docs/engine.md "Row bands") when its input does not
+// fit the input buffer of `cfg`: a sliding-window layer's band reads only the input rows (halo
+// included) of its output rows, a residual add's band is an add of fewer rows. A layer that no
+// band fits (a single output row's input rows too large), a global pool and a fully connected
+// layer are appended whole: validation then reports them as Oversize.
+void emit(std::vector<Desc>& out, const Desc& d, const hw::Config& cfg) {
+  if (input_buffer_need(d, cfg) <= cfg.in_buf_bytes) {
+    out.push_back(d);
+    return;
+  }
+  const auto op = static_cast<hw::Op>(d.op);
+  const uint64_t row = uint64_t{d.w} * d.cin;  // bytes of an input row (and of an Add's output row)
+  if (op == hw::Op::Add) {
+    // two inputs of n rows, the second at the next port-aligned offset
+    const uint64_t n =
+        cfg.in_buf_bytes > cfg.mem_bytes ? (cfg.in_buf_bytes - cfg.mem_bytes) / (2 * row) : 0;
+    if (n == 0) {
+      out.push_back(d);
+      return;
+    }
+    for (uint32_t y = 0; y < d.h; y += static_cast<uint32_t>(n)) {
+      Desc b = d;
+      b.h = static_cast<uint16_t>(std::min<uint64_t>(n, d.h - y));
+      b.in_addr = static_cast<uint32_t>(d.in_addr + y * row);
+      b.in2_addr = static_cast<uint32_t>(d.in2_addr + y * row);
+      b.out_addr = static_cast<uint32_t>(d.out_addr + y * row);
+      out.push_back(b);
+    }
+    return;
+  }
+  const bool window = op == hw::Op::Conv || op == hw::Op::DwConv || op == hw::Op::MaxPool ||
+                      op == hw::Op::AvgPool;
+  const uint64_t k = op == hw::Op::MaxPool || op == hw::Op::AvgPool ? 3 : d.k;
+  const uint64_t fit = cfg.in_buf_bytes / row;  // input rows the buffer holds
+  if (!window || fit < k) {
+    out.push_back(d);
+    return;
+  }
+  const Shape s = shape_of(d);
+  const uint64_t stride = d.stride, pad = (k - 1) / 2;
+  const uint64_t per = (fit - k) / stride + 1;  // output rows of a band: their rows fit
+  for (uint64_t r0 = 0; r0 < s.ho; r0 += per) {
+    const uint64_t n = std::min<uint64_t>(per, s.ho - r0);
+    const int64_t first = static_cast<int64_t>(r0 * stride) - static_cast<int64_t>(pad);
+    const uint64_t y0 = static_cast<uint64_t>(std::max<int64_t>(first, 0));
+    const auto y1 = static_cast<uint64_t>(
+        std::min<int64_t>(d.h, first + static_cast<int64_t>((n - 1) * stride + k)));
+    Desc b = d;
+    b.h = static_cast<uint16_t>(y1 - y0);
+    b.in_addr = static_cast<uint32_t>(d.in_addr + y0 * row);
+    b.out_addr = static_cast<uint32_t>(d.out_addr + r0 * s.wo * d.cout);
+    b.out_rows = static_cast<uint16_t>(n);
+    b.pad_top = static_cast<uint8_t>(static_cast<int64_t>(y0) - first);
+    out.push_back(b);
+  }
+}
+
 void check_program(const Program& p, const hw::Config& cfg, const std::string& what) {
   for (size_t i = 0; i < p.descs.size(); ++i) {
     const hw::Err e = validate(p.descs[i], cfg, p.win_base, p.win_limit);
@@ -358,6 +415,13 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
   // activations: one buffer per tensor of one image; each image's layers in `per_image`
   const auto shapes = spec::layer_shapes(net);
   const auto hi = head_input(net);
+  // The global pool's outputs of all images side by side, and their logits: the classifier runs
+  // once for a group of images, as a 1x1 convolution over a 1 x images "image" (the same
+  // numbers as an Fc per image, with the images in the PE array's rows).
+  const uint64_t head_c = static_cast<uint64_t>(net.head.channels);
+  const uint32_t g_all = mem.alloc(head_c * images.size(), "gap outputs (every image)");
+  const uint32_t lo_all =
+      mem.alloc(static_cast<uint64_t>(net.classes) * images.size(), "logits (every image)");
   std::vector<std::vector<Desc>> per_image(images.size());
   for (size_t n = 0; n < images.size(); ++n) {
     std::vector<Desc>& descs = per_image[n];
@@ -365,7 +429,7 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
     const auto so = spec::stem_output(net);
     uint32_t x =
         mem.alloc(static_cast<uint64_t>(so.h) * so.w * so.cin, fmt::format("image {} stem", n));
-    descs.push_back(conv_desc(q.stem, stem, net.in_h, net.in_w, x_in, x));
+    emit(descs, conv_desc(q.stem, stem, net.in_h, net.in_w, x_in, x), cfg);
     for (size_t i = 0; i < net.layers.size(); ++i) {
       const auto& s = shapes[i];
       const QOp& op = q.ops[i][static_cast<size_t>(cand[i])];
@@ -378,7 +442,7 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
         const int nh = (ch + qc.stride - 1) / qc.stride, nw = (cw + qc.stride - 1) / qc.stride;
         const uint32_t out = mem.alloc(static_cast<uint64_t>(nh) * nw * qc.cout,
                                        fmt::format("image {} layer {} conv {}", n, i, c));
-        descs.push_back(conv_desc(qc, chosen[i][c], ch, cw, cur, out));
+        emit(descs, conv_desc(qc, chosen[i][c], ch, cw, cur, out), cfg);
         cur = out;
         ch = nh;
         cw = nw;
@@ -386,21 +450,16 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
       if (op.residual) {
         const uint32_t out = mem.alloc(static_cast<uint64_t>(oh) * ow * s.cout,
                                        fmt::format("image {} layer {} residual", n, i));
-        descs.push_back(add_desc(op, oh, ow, s.cout, cur, x, out));
+        emit(descs, add_desc(op, oh, ow, s.cout, cur, x, out), cfg);
         cur = out;
       }
       x = cur;
     }
     const uint32_t hc = mem.alloc(static_cast<uint64_t>(hi.h) * hi.w * net.head.channels,
                                   fmt::format("image {} head", n));
-    descs.push_back(conv_desc(q.head_conv, head, hi.h, hi.w, x, hc));
-    const uint32_t g =
-        mem.alloc(static_cast<uint64_t>(net.head.channels), fmt::format("image {} gap", n));
-    descs.push_back(gap_desc(q, hi.h, hi.w, hc, g));
-    const uint32_t lo =
-        mem.alloc(static_cast<uint64_t>(net.classes), fmt::format("image {} logits", n));
-    descs.push_back(conv_desc(q.fc, fc, 1, 1, g, lo));
-    p.logits_addr.push_back(lo);
+    emit(descs, conv_desc(q.head_conv, head, hi.h, hi.w, x, hc), cfg);
+    descs.push_back(gap_desc(q, hi.h, hi.w, hc, static_cast<uint32_t>(g_all + n * head_c)));
+    p.logits_addr.push_back(static_cast<uint32_t>(lo_all + n * net.classes));
   }
   // Layer-major: each layer for every image, then the next layer. Consecutive descriptors are
   // then the same layer on independent images, which the engine overlaps and which share the
@@ -409,6 +468,19 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
   // writes).
   for (size_t j = 0; !per_image.empty() && j < per_image.front().size(); ++j) {
     for (const auto& descs : per_image) p.descs.push_back(descs[j]);
+  }
+  // the classifier: groups of as many images as the input buffer holds
+  const uint64_t group =
+      std::max<uint64_t>(1, std::min<uint64_t>(cfg.in_buf_bytes / head_c, 0xFFFF));
+  for (uint64_t n0 = 0; n0 < images.size(); n0 += group) {
+    const uint64_t n = std::min<uint64_t>(group, images.size() - n0);
+    Desc d = conv_desc(q.fc, fc, 1, static_cast<int>(n),
+                       static_cast<uint32_t>(g_all + n0 * head_c),
+                       static_cast<uint32_t>(lo_all + n0 * net.classes));
+    d.op = static_cast<uint8_t>(hw::Op::Conv);
+    d.k = 1;
+    d.stride = 1;
+    p.descs.push_back(d);
   }
   p.desc_addr = mem.alloc(uint64_t{hw::kDescBytes} * p.descs.size(), "descriptors");
   for (size_t i = 0; i < p.descs.size(); ++i) {

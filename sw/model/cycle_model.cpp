@@ -218,7 +218,7 @@ class Engine {
     l.kw = kw;
     l.kh = kh;
     l.stride = win ? d.stride : 1;
-    l.pad = win ? (k - 1) / 2 : 0;
+    l.pad = top_pad(d);  // the rows a tile reads follow the top padding (a band's PadTop)
     l.wo = (fc || gap) ? 1 : s.wo;
     l.row_b = uint64_t{d.w} * d.cin;
     const uint64_t hw_out = uint64_t{s.ho} * s.wo;

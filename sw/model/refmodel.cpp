@@ -231,7 +231,8 @@ struct Geometry {
 Geometry geometry(const Desc& d, const Shape& s, int32_t k) {
   const int32_t stride = d.stride == 2 ? 2 : 1;
   const int32_t pad = (k - 1) / 2;
-  return Geometry{Axis{d.h, static_cast<int32_t>(s.ho), k, stride, pad},
+  const auto pad_y = static_cast<int32_t>(top_pad(d));  // a row band's own top padding
+  return Geometry{Axis{d.h, static_cast<int32_t>(s.ho), k, stride, pad_y},
                   Axis{d.w, static_cast<int32_t>(s.wo), k, stride, pad}, d.cin};
 }
 

@@ -21,7 +21,14 @@ struct Desc {
   uint16_t mb = 0;
   uint8_t sb = 0;
   uint8_t patch = 0;  // hw::Patch bits; used in batch mode only (templates)
+  uint16_t out_rows = 0;  // row band: output rows (0: the whole layer)
+  uint8_t pad_top = 0;    // row band: zero rows above input row 0
 };
+
+// Whether a descriptor is a row band (OutRows != 0), and its vertical padding: PadTop for a
+// band, (k-1)/2 for a whole sliding-window layer, 0 for other ops.
+bool is_band(const Desc& d);
+uint32_t top_pad(const Desc& d);
 
 // A batch template as the engine runs it (docs/fusion.md "Op table and templates"): the
 // address fields its PATCH bits name take the scheduler's X (node input), Y (arena slot),

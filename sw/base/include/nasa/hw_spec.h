@@ -43,7 +43,8 @@ namespace nasa::hw {
   X(BadBatchCfg, 12, "batch setup out of range (NUM_LAYERS, a layer's K, MINI_BATCH, ...)") \
   X(BadChoice, 13, "a candidate picks a choice >= its layer's K (ERR_INDEX: candidate)")    \
   X(NodeOverflow, 14, "the fused graph needs more nodes than NodeCap (ERR_INDEX: candidate)") \
-  X(Fault, 15, "the board's controller (up5k) stopped at an illegal instruction")
+  X(Fault, 15, "the board's controller (up5k) stopped at an illegal instruction")           \
+  X(BadBand, 16, "row band: OutRows > ceil(H/stride), PadTop > (k-1)/2, or not a window op")
 
 #define NASA_CSRS(X)                                                                       \
   X(Ctrl, 0x000, "W: bit0 start, bit1 clear done/error, bit2 start a batch run")           \
@@ -126,6 +127,9 @@ namespace nasa::hw {
   X(DecodeSteps, 12, "cycles of descriptor decode and validation (one check per step)")
 
 // Descriptor: 16 little-endian 32-bit words (64 bytes). Row: name, word, lsb, width.
+// OutRows != 0 makes a sliding-window layer a row band (docs/engine.md "Row bands"): it computes
+// OutRows output rows, and output row oy's window starts at input row oy*stride - PadTop (PadTop
+// replaces the top padding (k-1)/2; rows past H still read zero).
 #define NASA_DESC_FIELDS(X) \
   X(Op, 0, 0, 8)            \
   X(Act, 0, 8, 8)           \
@@ -145,7 +149,9 @@ namespace nasa::hw {
   X(Q6, 8, 24, 8)           \
   X(Mb, 9, 0, 16)           \
   X(Sb, 9, 16, 8)           \
-  X(Patch, 10, 0, 8)
+  X(Patch, 10, 0, 8)        \
+  X(OutRows, 11, 0, 16)     \
+  X(PadTop, 11, 16, 8)
 
 // Batch-mode tables behind TBL_ADDR/TBL_DATA. Row: name, id, access, meaning.
 #define NASA_TABLES(X)                                                                       \
