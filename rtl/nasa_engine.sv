@@ -130,6 +130,8 @@ module nasa_engine #(
   logic s1_valid, s1_last, s1_pe;
   logic [15:0] s1_macs;
   logic [Cols*32-1:0] pe_row, vec_res;
+  logic [IAW-1:0] res_raddr;  // the drain's residual row
+  logic [Cols*8-1:0] res_rdata;
   logic shadow_full, ly_end;
   logic [RowW-1:0] dr_row;
 
@@ -438,6 +440,8 @@ module nasa_engine #(
     .rsp_addr_i  (rsp_addr),
     .rsp_data_i  (rsp_data),
     .in_raddr_i  (in_raddr),
+    .res_raddr_i (res_raddr),
+    .res_rdata_o (res_rdata),
     .c_base_i    (c_base),
     .c_widx_i    (c_widx),
     .prm_slot_i  (TRW'(c_rec_d)),
@@ -469,6 +473,8 @@ module nasa_engine #(
     .dr_row_o     (dr_row),
     .pe_row_i     (pe_row),
     .vec_res_i    (vec_res),
+    .res_raddr_o  (res_raddr),
+    .res_rdata_i  (res_rdata),
     .ly_end_o     (ly_end),
     .wr_valid_o   (wr_valid),
     .wr_ready_i   (wr_ready),

@@ -28,6 +28,8 @@ module nasa_engine_compute #(
   input  logic [MemBytes*8-1:0]         rsp_data_i,
   // reads
   input  logic [NumIn*IAW-1:0]          in_raddr_i,
+  input  logic [IAW-1:0]                res_raddr_i, // the drain's port: a folded residual's row
+  output logic [Cols*8-1:0]             res_rdata_o,
   input  logic [WRW-1:0]                c_base_i,    // ring address of the compute's tile
   input  logic [WAW-1:0]                c_widx_i,    // the step's row in it
   input  logic [TRW-1:0]                prm_slot_i,  // record slot of the compute's next tile
@@ -49,21 +51,23 @@ module nasa_engine_compute #(
   localparam int unsigned NPW  = (Cols * 8 + MemBytes - 1) / MemBytes;  // port words per slot
 
   // ======================= buffers =======================
-  logic [NumIn*Cols*8-1:0] in_wide;  // Cols bytes from each port's address
-  logic [NumIn*8-1:0] in_rdata;      // the addressed bytes
+  // one port per lane, and the drain's (the last) for a folded residual
+  logic [(NumIn+1)*Cols*8-1:0] in_wide;  // Cols bytes from each port's address
+  logic [NumIn*8-1:0] in_rdata;          // the lanes' addressed bytes
   nasa_in_buf #(
     .Bytes   (InBufBytes),
     .MemBytes(MemBytes),
-    .NumPorts(NumIn),
+    .NumPorts(NumIn + 1),
     .Width   (Cols)
   ) u_in_buf (
     .clk_i  (clk_i),
     .we_i   (rsp_valid_i && rsp_dst_i == nasa_engine_pkg::DstIn),
     .waddr_i(rsp_addr_i[IAW-1:0]),
     .wdata_i(rsp_data_i),
-    .raddr_i(in_raddr_i),
+    .raddr_i({res_raddr_i, in_raddr_i}),
     .rdata_o(in_wide)
   );
+  assign res_rdata_o = in_wide[NumIn*Cols*8 +: Cols*8];
   always_comb begin
     for (int q = 0; q < NumIn; q++) in_rdata[q*8 +: 8] = in_wide[q*Cols*8 +: 8];
   end

@@ -57,6 +57,7 @@ module nasa_engine_decode #(
   logic [7:0] f_op, f_act, f_k, f_s, f_sq, f_q6, f_sb;
   logic [15:0] f_h, f_w, f_cin, f_cout, f_m, f_mb, f_orows;
   logic [7:0] f_padt;
+  logic f_res;
   logic [31:0] f_in, f_in2, f_out, f_wgt, f_prm;
   assign f_op   = desc_i.op;
   assign f_act  = desc_i.act;
@@ -78,6 +79,7 @@ module nasa_engine_decode #(
   assign f_sb   = desc_i.sb;
   assign f_orows = desc_i.out_rows;
   assign f_padt  = desc_i.pad_top;
+  assign f_res   = desc_i.res;
 
   logic is_conv, is_dw, is_fc, is_max, is_avg, is_add, is_gap, is_pool, is_win;
   assign is_conv = (f_op == nasa_pkg::OpConv);
@@ -190,8 +192,8 @@ module nasa_engine_decode #(
 
   // ======================= validation =======================
   // The window checks of a descriptor's regions share one checker, one region per decode step
-  // once its size is known (input and second input from step 2, output from 6, weights and
-  // per-channel records from 7); win_bad_q holds the verdict by the last step.
+  // once its size is known (input in step 3, Add's second input or a folded residual in 4, output
+  // in 6, weights in 7, per-channel records in 8); win_bad_q holds the verdict by the last step.
   logic [31:0] wc_addr;
   logic [DW-1:0] wc_len;
   logic wc_en, win_bad_q;
@@ -200,8 +202,12 @@ module nasa_engine_decode #(
     wc_addr = f_in;
     wc_len  = d_in_bytes_q;
     unique case (dec_step_q)
-      nasa_engine_pkg::DecRowB: wc_en = 1'b1;
-      nasa_engine_pkg::DecKred: begin wc_en = is_add; wc_addr = f_in2; end
+      nasa_engine_pkg::DecOutB: wc_en = 1'b1;
+      nasa_engine_pkg::DecRowB: begin  // Add's second input, a folded residual
+        wc_en   = is_add || f_res;
+        wc_addr = f_in2;
+        wc_len  = is_add ? d_in_bytes_q : d_out_bytes_q;
+      end
       nasa_engine_pkg::DecWgtB: begin wc_en = 1'b1; wc_addr = f_out; wc_len = d_out_bytes_q; end
       nasa_engine_pkg::DecWrap: begin
         wc_en   = is_conv || is_fc || is_dw;
@@ -237,10 +243,14 @@ module nasa_engine_decode #(
     end
   end
 
-  logic [DW+1:0] d_offb, d_in_total;
-  logic bad_s, bad_sb;
+  // Add's second input at d_offb after the first; a folded residual first, the input at d_offr
+  logic [DW+1:0] d_offb, d_offr, d_in_total;
+  logic bad_s, bad_sb, q_add;
   assign d_offb     = ((DW + 2)'(d_in_bytes_q) + (DW + 2)'(MbM1)) & ~((DW + 2)'(MbM1));
-  assign d_in_total = is_add ? d_offb + (DW + 2)'(d_in_bytes_q) : (DW + 2)'(d_in_bytes_q);
+  assign d_offr     = f_res ? ((DW + 2)'(d_out_bytes_q) + (DW + 2)'(MbM1)) & ~((DW + 2)'(MbM1))
+                            : '0;
+  assign d_in_total = (is_add ? d_offb : d_offr) + (DW + 2)'(d_in_bytes_q);
+  assign q_add      = is_add || f_res;  // requant(a, M, S) + requant(b, Mb, Sb)
   assign bad_s      = (f_sq == 8'd0) || (f_sq > 8'(nasa_pkg::MaxShift));
   assign bad_sb     = (f_sb == 8'd0) || (f_sb > 8'(nasa_pkg::MaxShift));
 
@@ -261,10 +271,12 @@ module nasa_engine_decode #(
       err_o = nasa_pkg::ErrBadChannels;
     end else if (band && (!is_win || f_orows > f_hof || {8'd0, f_padt} > f_pad)) begin
       err_o = nasa_pkg::ErrBadBand;
+    end else if (f_res && (!(is_conv || is_dw) || f_s != 8'd1)) begin
+      err_o = nasa_pkg::ErrBadResidual;
     end else if (d_in_total > (DW + 2)'(InBufBytes) ||
                  ((is_conv || is_fc) && d_kred_q > DW'(KredMax))) begin
       err_o = nasa_pkg::ErrOversize;
-    end else if (((is_avg || is_gap || is_add) && bad_s) || (is_add && bad_sb) ||
+    end else if (((is_avg || is_gap || q_add) && bad_s) || (q_add && bad_sb) ||
                  (f_act == 8'(nasa_pkg::ActRelu6) && f_q6 > 8'd127)) begin
       err_o = nasa_pkg::ErrBadQuant;
     end else if (win_bad_q) begin
@@ -289,20 +301,21 @@ module nasa_engine_decode #(
     hc_addr = f_in;
     hc_len  = d_in_bytes_q;
     unique case (dec_step_q)
-      nasa_engine_pkg::DecRowB, nasa_engine_pkg::DecKred: hc_en = 1'b1;
-      nasa_engine_pkg::DecHwOut, nasa_engine_pkg::DecOutB: begin
-        hc_en   = is_add;
-        hc_addr = f_in2;
-      end
-      nasa_engine_pkg::DecWrap, nasa_engine_pkg::DecVBytes: begin
-        hc_en   = is_conv || is_fc || is_dw;
-        hc_addr = f_wgt;
-        hc_len  = d_wgt_bytes_q;
-      end
-      nasa_engine_pkg::DecPadRow, nasa_engine_pkg::DecPadCin: begin
+      nasa_engine_pkg::DecInBytes, nasa_engine_pkg::DecOutB: begin
         hc_en   = is_conv || is_fc || is_dw;
         hc_addr = f_prm;
         hc_len  = DW'(f_cout) << 3;
+      end
+      nasa_engine_pkg::DecRowB, nasa_engine_pkg::DecKred: hc_en = 1'b1;
+      nasa_engine_pkg::DecWgtB, nasa_engine_pkg::DecWrap: begin  // Add's second input, a residual
+        hc_en   = is_add || f_res;
+        hc_addr = f_in2;
+        hc_len  = is_add ? d_in_bytes_q : d_out_bytes_q;
+      end
+      nasa_engine_pkg::DecVBytes, nasa_engine_pkg::DecPadRow: begin
+        hc_en   = is_conv || is_fc || is_dw;
+        hc_addr = f_wgt;
+        hc_len  = d_wgt_bytes_q;
       end
       default: ;
     endcase
@@ -371,7 +384,8 @@ module nasa_engine_decode #(
   assign dv_na       = g_take ? OW'(d_vbytes_q) : OW'(d_in_bytes_q);
   assign dv_in_total = g_take ? OW'(d_vbytes_q) : OW'(d_in_total);
   // input-buffer bytes the loader writes (whole port words): the layer's extent in the buffer
-  assign dv_in_end   = g_take ? OW'(d_vbytes_q) : (is_add ? OW'(d_offb) << 1 : OW'(d_offb));
+  assign dv_in_end   = g_take ? OW'(d_vbytes_q) :
+                       ((is_add ? OW'(d_offb) : OW'(d_offr)) + OW'(d_offb));
   assign dv_offb     = OW'(d_offb);
   assign dv_tsz      = WRW'((32'(is_dw ? 32'(f_kk) : 32'(d_kred_q)) + 32'(MbM1)) & ~32'(MbM1));
   assign dv_p0_iy      = CW'(0) - CW'(f_padv);
@@ -387,6 +401,7 @@ module nasa_engine_decode #(
     layer_o.dw         = is_dw;
     layer_o.bchk       = is_win;
     layer_o.add        = is_add;
+    layer_o.res        = f_res;
     layer_o.need_all   = is_fc || is_gap;
     layer_o.vmode      = dv_vmode;
     layer_o.rq         = dv_rq;
@@ -414,6 +429,7 @@ module nasa_engine_decode #(
     layer_o.nct        = LJW'(dv_nct);
     layer_o.npt        = LPW'(dv_npt);
     layer_o.offb       = LOW'(dv_offb);
+    layer_o.offr       = LOW'(OW'(d_offr));
     layer_o.in_total   = LOW'(dv_in_total);
     layer_o.in_end     = LOW'(dv_in_end);
     layer_o.out        = LAW'(AW'(f_out));
@@ -427,11 +443,13 @@ module nasa_engine_decode #(
     il_o       = '0;
     il_o.g     = g_take;
     il_o.add   = is_add;
+    il_o.res   = f_res;
+    il_o.nres  = LOW'(OW'(d_out_bytes_q));
     il_o.cin   = f_cin;
     il_o.wo    = dv_wo;
     il_o.na    = LOW'(dv_na);
     il_o.cpad  = LOW'(OW'(f_cpad));
-    il_o.offb  = LOW'(dv_offb);
+    il_o.offb  = f_res ? LOW'(OW'(d_offr)) : LOW'(dv_offb);
     il_o.in    = LAW'(AW'(f_in));
     il_o.in2   = LAW'(AW'(f_in2));
     il_o.gstep = LAW'(AW'(f_scin));
@@ -456,7 +474,7 @@ module nasa_engine_decode #(
   // address bits past the window's of the overlap check, the window's beyond AddrBits.
   logic unused_dec;
   assign unused_dec = ^{desc_i.rsvd15_0, desc_i.rsvd14_0, desc_i.rsvd13_0, desc_i.rsvd12_0,
-                        desc_i.rsvd11_24, desc_i.rsvd10_8, desc_i.patch, desc_i.rsvd9_24,
+                        desc_i.rsvd11_24, desc_i.rsvd10_9, desc_i.patch, desc_i.rsvd9_24,
                         64'(hc_addr) >> AW, hc_len[DW-1:AW+1], win_base_i, win_limit_i};
 
 `ifndef SYNTHESIS

@@ -1,13 +1,17 @@
 // Engine unit: the drain. A finished tile (its results in the PE array's or the vector unit's
 // shadow, its metadata taken from the issue stage with tile_i) drains row by row through the
 // requant lanes into the output writer, which stores each row (one output position's channels)
-// through the DMA's write path. Contract: tile_i only while shadow_full_o is low; ly_end_o
-// pulses when a layer's last row is written.
+// through the DMA's write path. A layer with a folded residual (Res) adds each row's residual,
+// read from the input buffer (res_raddr_o, one cycle ahead), after the requant:
+// act(requant(y, M, S) + requant(r, Mb, Sb)). Contract: tile_i only while shadow_full_o is low;
+// ly_end_o pulses when a layer's last row is written; res_rdata_i is the input buffer's read of
+// res_raddr_o of the cycle before.
 module nasa_engine_drain #(
   parameter nasa_pkg::cfg_t Cfg = nasa_pkg::CfgSim,  // the configuration (nasa_pkg::cfg_t)
   localparam int unsigned Rows = Cfg.rows, Cols = Cfg.cols, MemBytes = Cfg.mem_bytes,
                           RqLanes = Cfg.rq_lanes, AddrBits = Cfg.addr_bits,
-  localparam int unsigned RowW    = (Rows > 1) ? $clog2(Rows) : 1
+  localparam int unsigned RowW    = (Rows > 1) ? $clog2(Rows) : 1,
+  localparam int unsigned IAW     = $clog2(Cfg.in_buf_bytes)
 ) (
   input  logic                     clk_i,
   input  logic                     rst_ni,
@@ -23,6 +27,9 @@ module nasa_engine_drain #(
   output logic [RowW-1:0]          dr_row_o,       // the row draining
   input  logic [Cols*32-1:0]       pe_row_i,
   input  logic [Cols*32-1:0]       vec_res_i,
+  // a folded residual's row
+  output logic [IAW-1:0]           res_raddr_o,
+  input  logic [Cols*8-1:0]        res_rdata_i,
   output logic                     ly_end_o,
   // stores
   output logic                     wr_valid_o,
@@ -43,8 +50,10 @@ module nasa_engine_drain #(
   logic [NW-1:0] sh_n_q;
   logic sh_lend_q, sh_pe_q;  // the layer's last tile; PE array or vector unit results
   logic [1:0] sh_rq_q, sh_act_q;
-  logic [7:0] sh_q6_q, sh_s_q;
-  logic [15:0] sh_m_q;
+  logic [7:0] sh_q6_q, sh_s_q, sh_sb_q;
+  logic [15:0] sh_m_q, sh_mb_q;
+  logic sh_res_q;
+  logic [IAW-1:0] sh_rdelta_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       sh_rows_q <= '0;
@@ -56,6 +65,10 @@ module nasa_engine_drain #(
       sh_q6_q   <= '0;
       sh_m_q    <= '0;
       sh_s_q    <= '0;
+      sh_res_q  <= 1'b0;
+      sh_mb_q   <= '0;
+      sh_sb_q   <= '0;
+      sh_rdelta_q <= '0;
     end else if (tile_i) begin
       sh_rows_q <= (RowW + 1)'(sh_i.rows);
       sh_n_q    <= NW'(sh_i.n);
@@ -66,6 +79,10 @@ module nasa_engine_drain #(
       sh_q6_q   <= sh_i.q6;
       sh_m_q    <= sh_i.m;
       sh_s_q    <= sh_i.s;
+      sh_res_q  <= sh_i.res;
+      sh_mb_q   <= sh_i.mb;
+      sh_sb_q   <= sh_i.sb;
+      sh_rdelta_q <= IAW'(sh_i.rdelta);
     end
   end
   always_ff @(posedge clk_i) begin
@@ -117,16 +134,29 @@ module nasa_engine_drain #(
   assign row_valid = shadow_full_q && !stop_i && rq_ph_last;
   assign row_vals  = sh_pe_q ? pe_row_i : vec_res_i;
 
+  // the residual read: the row that drains next cycle (the input buffer answers a cycle later)
+  logic [RowW-1:0] dr_row_nx;
+  always_comb begin
+    dr_row_nx = dr_row_q;
+    if (stop_i) dr_row_nx = '0;
+    else if (row_valid && row_ready)
+      dr_row_nx = ((RowW + 1)'(dr_row_q) + 1'b1 == sh_rows_q) ? '0 : dr_row_q + 1'b1;
+  end
+  assign res_raddr_o = IAW'(sh_addr_q[dr_row_nx]) + sh_rdelta_q;
+
   logic [RqLanes*8-1:0] rq_y;
   for (genvar j = 0; j < RqLanes; j++) begin : g_rq
     logic [63:0] rec;
     logic [31:0] val;
+    logic [7:0] rb, y0, y1;
     if (NPh == 1) begin : g_direct
       assign rec = prm_sh_q[j*64 +: 64];
       assign val = row_vals[j*32 +: 32];
+      assign rb  = res_rdata_i[j*8 +: 8];
     end else begin : g_phase
       assign rec = prm_sh_q[(32'(rq_ph_q) * RqLanes + j)*64 +: 64];
       assign val = row_vals[(32'(rq_ph_q) * RqLanes + j)*32 +: 32];
+      assign rb  = res_rdata_i[(32'(rq_ph_q) * RqLanes + j)*8 +: 8];
     end
     logic unused_rec;
     assign unused_rec = ^rec[63:56];  // reserved byte of the record
@@ -136,10 +166,25 @@ module nasa_engine_drain #(
       .bias_i  ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[31:0] : 32'd0),
       .m_i     ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[47:32] : sh_m_q),
       .s_i     ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[55:48] : sh_s_q),
+      .act_i   (sh_res_q ? 2'(nasa_pkg::ActNone) : sh_act_q),  // (Res: after the add)
+      .q6_i    (sh_q6_q),
+      .y_o     (y0)
+    );
+    // a folded residual: act(requant(y, M, S) + requant(r, Mb, Sb))
+    logic [31:0] rsum;
+    assign rsum = nasa_engine_pkg::rq8(y0, sh_m_q, sh_s_q) +
+                  nasa_engine_pkg::rq8(rb, sh_mb_q, sh_sb_q);
+    nasa_requant u_res (
+      .bypass_i(1'b1),
+      .val_i   (rsum),
+      .bias_i  (32'd0),
+      .m_i     (16'd0),
+      .s_i     (8'd0),
       .act_i   (sh_act_q),
       .q6_i    (sh_q6_q),
-      .y_o     (rq_y[j*8 +: 8])
+      .y_o     (y1)
     );
+    assign rq_y[j*8 +: 8] = sh_res_q ? y1 : y0;
   end
   if (NPh == 1) begin : g_row_direct
     assign row_data = rq_y;

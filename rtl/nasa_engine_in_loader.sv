@@ -1,5 +1,6 @@
 // Engine unit: the input loader. Segments of input, each read in Chunk-byte jobs: the whole
-// input (and Add's second input at offset offb), or with the pixel gather one segment of Cin
+// input (and Add's second input at offset offb; a folded residual first, then the input at
+// offb), or with the pixel gather one segment of Cin
 // bytes per used pixel into cpad-byte slots; written at the layer's place ld_ib_i in the input
 // buffer (a ring), its arrivals counted by layer parity (the job's flag). Contract: a job request
 // (req_valid_o, req_o) holds until granted, unless the run stops; done_o once every job of the
@@ -39,16 +40,17 @@ module nasa_engine_in_loader #(
   logic [OW-1:0] il_dst_q;             // segment destination in the layer's buffer region
   logic [15:0] il_x_q;                 // gather: output column of the segment
   // the loading layer's constants (taken at ld_start_i)
-  logic il_g_q, il_add_q;
+  logic il_g_q, il_two_q, il_res_q;
   logic [15:0] il_cin_q, il_wo_q;
-  logic [OW-1:0] il_na_q, il_cpad_q, il_offb_q;
-  logic [AW-1:0] il_in2_q, il_gstep_q, il_grow_q;
+  logic [OW-1:0] il_na_q, il_nres_q, il_cpad_q, il_offb_q;
+  logic [AW-1:0] il_src2_q, il_gstep_q, il_grow_q;  // il_src2_q: the second segment's source
   logic [OW-1:0] in_loaded_q [2];  // input bytes arrived, by layer parity
   logic [IAW-1:0] job_base;
   logic [AW-1:0] job_src;
 
   assign req_valid_o = !il_done_q && !stop_i;
-  assign il_left     = (il_g_q ? OW'(il_cin_q) : il_na_q) - il_off_q;
+  assign il_left     = (il_g_q ? OW'(il_cin_q) :
+                        ((il_res_q && !il_region_q) ? il_nres_q : il_na_q)) - il_off_q;
   assign job_base    = ld_ib_i + IAW'(il_dst_q + il_off_q);
   assign job_src     = il_src_q + AW'(il_off_q);
   always_comb begin
@@ -63,13 +65,15 @@ module nasa_engine_in_loader #(
   always_ff @(posedge clk_i) begin
     if (ld_start_i) begin
       il_g_q     <= cfg_i.g;
-      il_add_q   <= cfg_i.add;
+      il_two_q   <= cfg_i.add || cfg_i.res;
+      il_res_q   <= cfg_i.res;
       il_cin_q   <= cfg_i.cin;
       il_wo_q    <= cfg_i.wo;
       il_na_q    <= OW'(cfg_i.na);
+      il_nres_q  <= OW'(cfg_i.nres);
       il_cpad_q  <= OW'(cfg_i.cpad);
       il_offb_q  <= OW'(cfg_i.offb);
-      il_in2_q   <= AW'(cfg_i.in2);
+      il_src2_q  <= AW'(cfg_i.res ? cfg_i.in : cfg_i.in2);
       il_gstep_q <= AW'(cfg_i.gstep);
       il_grow_q  <= AW'(cfg_i.grow);
     end
@@ -88,7 +92,7 @@ module nasa_engine_in_loader #(
       il_region_q <= 1'b0;
       il_done_q   <= 1'b0;
       il_off_q    <= '0;
-      il_src_q    <= AW'(cfg_i.in);
+      il_src_q    <= AW'(cfg_i.res ? cfg_i.in2 : cfg_i.in);  // a folded residual first
       il_rsrc_q   <= AW'(cfg_i.in);
       il_dst_q    <= '0;
       il_x_q      <= '0;
@@ -107,9 +111,9 @@ module nasa_engine_in_loader #(
             il_x_q   <= il_x_q + 16'd1;
             il_src_q <= il_src_q + il_gstep_q;
           end
-        end else if (il_add_q && !il_region_q) begin
+        end else if (il_two_q && !il_region_q) begin
           il_region_q <= 1'b1;
-          il_src_q    <= il_in2_q;
+          il_src_q    <= il_src2_q;
           il_dst_q    <= il_offb_q;
         end else begin
           il_done_q <= 1'b1;

@@ -70,16 +70,17 @@ module nasa_engine_issue #(
   localparam int unsigned WChunk = BurstMax * MemBytes / 2;
   localparam int unsigned LRW    = nasa_engine_pkg::LyRw;
   localparam int unsigned LNW    = nasa_engine_pkg::LyNw;
+  localparam int unsigned LIAW   = nasa_engine_pkg::LyIaw;
 
   // layer A's constants, in this configuration's widths
-  logic r_pe, r_wrow, r_dw, r_bchk, r_add, r_need_all;
+  logic r_pe, r_wrow, r_dw, r_bchk, r_add, r_res, r_need_all;
   logic [1:0] r_vmode, r_rq, r_act;
   logic [7:0] r_q6, r_s, r_sb;
   logic [15:0] r_m, r_mb, r_kh, r_kw, r_wo, r_hi, r_wi, r_stride, r_cout, r_cin;
   logic [KW-1:0] r_cin_n;
   logic [PW-1:0] r_p, r_npt;
   logic [JW-1:0] r_nct;
-  logic [OW-1:0] r_cstep, r_rowk, r_stepx, r_stepwrap, r_srowb, r_offb, r_in_total;
+  logic [OW-1:0] r_cstep, r_rowk, r_stepx, r_stepwrap, r_srowb, r_offb, r_offr, r_in_total;
   logic [OW-1:0] r_p0_pbase, r_p0_rowbase, a_loaded;
   logic [AW-1:0] r_out;
   logic [IAW-1:0] r_ib;
@@ -90,6 +91,7 @@ module nasa_engine_issue #(
   assign r_dw         = lay_i.dw;
   assign r_bchk       = lay_i.bchk;
   assign r_add        = lay_i.add;
+  assign r_res        = lay_i.res;
   assign r_need_all   = lay_i.need_all;
   assign r_vmode      = lay_i.vmode;
   assign r_rq         = lay_i.rq;
@@ -117,6 +119,7 @@ module nasa_engine_issue #(
   assign r_stepwrap   = OW'(lay_i.stepwrap);
   assign r_srowb      = OW'(lay_i.srowb);
   assign r_offb       = OW'(lay_i.offb);
+  assign r_offr       = OW'(lay_i.offr);
   assign r_in_total   = OW'(lay_i.in_total);
   assign r_p0_pbase   = OW'(lay_i.p0_pbase);
   assign r_p0_rowbase = OW'(lay_i.p0_rowbase);
@@ -229,8 +232,9 @@ module nasa_engine_issue #(
   logic [OW-1:0] koff, need;
   logic [OW-1:0] rowbase_last;
   assign rowbase_last = r_pe ? l_rowbase_q[Rows-1] : l_rowbase_q[0];
-  // (the lanes' input-buffer offsets are the layer's; its place r_ib is added here once)
-  assign koff = c_step_q.kyoff + c_step_q.kxoff + OW'(c_step_q.ci) + OW'(r_ib);
+  // (the lanes' input-buffer offsets are the input's; its place, r_ib and after a folded
+  // residual r_offr, is added here once)
+  assign koff = c_step_q.kyoff + c_step_q.kxoff + OW'(c_step_q.ci) + OW'(r_ib) + r_offr;
 
   always_comb begin : p_need
     logic [OW-1:0] n;
@@ -238,6 +242,7 @@ module nasa_engine_issue #(
     // (none while the row is above the image: padding)
     n = rowbase_last + c_step_q.kyoff + r_rowk;
     if ($signed(n) < 0) n = '0;
+    n = n + r_offr;  // (a folded residual arrives first, whole)
     if ($signed(n) > $signed(r_in_total)) n = r_in_total;
     if (r_need_all) n = r_in_total;
     else if (r_add) n = r_offb + l_pbase_q[0] + OW'(r_cin);
@@ -405,6 +410,11 @@ module nasa_engine_issue #(
     sh_o.q6   = r_q6;
     sh_o.m    = r_m;
     sh_o.s    = r_s;
+    sh_o.res  = r_res;
+    sh_o.mb   = r_mb;
+    sh_o.sb   = r_sb;
+    // the residual of the row at output address a is at input-buffer address a + rdelta
+    sh_o.rdelta = LIAW'(IAW'(r_ib - IAW'(r_out)));
     for (int r = 0; r < Rows; r++) sh_addr_o[r*AW +: AW] = r_out + l_out_q[r] + AW'(c_tile_q.co0);
   end
 

@@ -35,6 +35,19 @@ package nasa_engine_pkg;
                                        ((cols * 8 > 64) ? cols * 8 : 64);
   endfunction
 
+  // requant(x, M, S) = (x*M + 2^(S-1)) >>> S of an int8 x (a residual add's term: the vector
+  // unit's Add, a folded residual in the drain): |x*M| < 2^23, so for S >= 27 the rounding term
+  // alone exceeds it and the result is 0, and below that 27 bits hold the sum exactly (S is in
+  // [1, 47], validated at decode, so S < 27 fits 5 shifter bits).
+  function automatic logic [31:0] rq8(logic [7:0] x, logic [15:0] m, logic [7:0] s);
+    logic signed [24:0] xm;
+    logic signed [26:0] rsum, rsh;
+    xm   = $signed(x) * $signed({1'b0, m});
+    rsum = 27'(xm) + ((s[4:0] == 5'd0) ? 27'sd0 : (27'sd1 <<< (s[4:0] - 5'd1)));
+    rsh  = rsum >>> s[4:0];
+    rq8  = (s > 8'd26) ? 32'd0 : 32'(rsh);
+  endfunction
+
   // Front end (sequencer) states: fetch and decode one descriptor at a time.
   typedef enum logic [2:0] {
     StIdle      = 3'd0,
@@ -49,11 +62,11 @@ package nasa_engine_pkg;
   // multiply produces (and the checks that run in it, see nasa_engine_decode).
   typedef enum logic [3:0] {
     DecHwIn    = 4'd0,   // H*W
-    DecInBytes = 4'd1,   // H*W*Cin: input bytes
-    DecRowB    = 4'd2,   // W*Cin: input row bytes
-    DecKred    = 4'd3,   // k*k*Cin (Fc: H*W*Cin): reduction length
-    DecHwOut   = 4'd4,   // Ho*Wo
-    DecOutB    = 4'd5,   // Ho*Wo*Cout: output bytes
+    DecHwOut   = 4'd1,   // Ho*Wo
+    DecInBytes = 4'd2,   // H*W*Cin: input bytes
+    DecOutB    = 4'd3,   // Ho*Wo*Cout: output bytes (and a folded residual's)
+    DecRowB    = 4'd4,   // W*Cin: input row bytes
+    DecKred    = 4'd5,   // k*k*Cin (Fc: H*W*Cin): reduction length
     DecWgtB    = 4'd6,   // weight bytes
     DecWrap    = 4'd7,   // (Wo-1)*stride*Cin: a row's last window step
     DecVBytes  = 4'd8,   // Ho*Wo*cpad: gathered input bytes
@@ -104,6 +117,7 @@ package nasa_engine_pkg;
     logic dw;         // DwConv (on the PE array: lane r reads Cols channels of its pixel)
     logic bchk;       // sliding window: taps outside the image read zero
     logic add;        // residual add: two inputs
+    logic res;        // a residual folded into the drain (Res): loaded first, the input at offr
     logic need_all;   // Fc, Gap: the whole input before the first step
     logic [1:0] vmode;  // nasa_pkg::vec_mode_e
     logic [1:0] rq;     // rq_mode_e
@@ -114,7 +128,7 @@ package nasa_engine_pkg;
     logic [LyPw-1:0] p, npt;               // output positions, position tiles
     logic [LyJw-1:0] nct;                  // channel tiles
     logic [LyOw-1:0] cstep, rowk, stepx, stepwrap, srowb;
-    logic [LyOw-1:0] offb, in_total, in_end;
+    logic [LyOw-1:0] offb, offr, in_total, in_end;
     logic [LyAw-1:0] out;                  // output address
     logic [LyIaw-1:0] ib;                  // the layer's place in the input buffer (a ring)
     logic par;                             // layer parity: which input-arrival counter
@@ -128,10 +142,12 @@ package nasa_engine_pkg;
   typedef struct packed {
     logic g;                        // pixel gather
     logic add;                      // second input
+    logic res;                      // a folded residual: first (nres bytes), the input at offb
     logic [15:0] cin, wo;
-    logic [LyOw-1:0] na;            // bytes of the (first) input segment
+    logic [LyOw-1:0] na;            // bytes of the input
+    logic [LyOw-1:0] nres;          // bytes of a folded residual
     logic [LyOw-1:0] cpad;          // gather: slot bytes per pixel
-    logic [LyOw-1:0] offb;          // Add: the second input's offset in the buffer
+    logic [LyOw-1:0] offb;          // the second segment's offset in the buffer
     logic [LyAw-1:0] in, in2;       // input addresses
     logic [LyAw-1:0] gstep, grow;   // gather: source step per pixel and per row
   } il_cfg_t;
@@ -169,6 +185,10 @@ package nasa_engine_pkg;
     logic [1:0] act;
     logic [7:0] q6, s;
     logic [15:0] m;
+    logic res;                     // a folded residual: + requant(r, Mb, Sb) after (M, S)
+    logic [7:0] sb;
+    logic [15:0] mb;
+    logic [LyIaw-1:0] rdelta;      // input-buffer address of a row's residual - its output's
   } shadow_t;
 
 endpackage

@@ -70,7 +70,9 @@ package nasa_pkg;
     // the board's controller (up5k) stopped at an illegal instruction
     ErrFault = 8'd15,
     // row band: OutRows > ceil(H/stride), PadTop > (k-1)/2, or not a window op
-    ErrBadBand = 8'd16
+    ErrBadBand = 8'd16,
+    // a folded residual (Res) on an op other than Conv/DwConv, or stride 2
+    ErrBadResidual = 8'd17
   } err_e;
 
   // Candidate sources (CSR GenMode bits 1:0).
@@ -104,7 +106,8 @@ package nasa_pkg;
     logic [7:0] rsvd11_24;
     logic [7:0] pad_top;
     logic [15:0] out_rows;
-    logic [23:0] rsvd10_8;
+    logic [22:0] rsvd10_9;
+    logic [0:0] res;
     logic [7:0] patch;
     logic [7:0] rsvd9_24;
     logic [7:0] sb;
@@ -267,6 +270,9 @@ package nasa_pkg;
   localparam int unsigned DescPatchWord    = 10;
   localparam int unsigned DescPatchLsb     = 0;
   localparam int unsigned DescPatchWidth   = 8;
+  localparam int unsigned DescResWord      = 10;
+  localparam int unsigned DescResLsb       = 8;
+  localparam int unsigned DescResWidth     = 1;
   localparam int unsigned DescOutRowsWord  = 11;
   localparam int unsigned DescOutRowsLsb   = 0;
   localparam int unsigned DescOutRowsWidth = 16;

@@ -33,17 +33,9 @@ module nasa_vec_unit #(
   for (genvar l = 0; l < Lanes; l++) begin : g_lane
     logic [31:0] acc_q, res_q, nxt, base;
     logic signed [7:0] x;
-    // requant(x, M, S) = (x*M + 2^(S-1)) >>> S: |x*M| < 2^23, so for S >= 27 the rounding term
-    // alone exceeds it and the result is 0, and below that 27 bits hold the sum exactly (S is
-    // in [1, 47], validated at decode, so S < 27 fits the shifters' 5 bits)
-    logic signed [24:0] xm;
-    logic signed [26:0] rsum, rsh;
-    logic signed [31:0] rq;
-    assign x    = $signed(x_i[l*8 +: 8]);
-    assign xm   = x * $signed({1'b0, am});
-    assign rsum = 27'(xm) + ((as[4:0] == 5'd0) ? 27'sd0 : (27'sd1 <<< (as[4:0] - 5'd1)));
-    assign rsh  = rsum >>> as[4:0];
-    assign rq   = (as > 8'd26) ? 32'sd0 : 32'(rsh);
+    logic [31:0] rq;
+    assign x  = $signed(x_i[l*8 +: 8]);
+    assign rq = nasa_engine_pkg::rq8(x_i[l*8 +: 8], am, as);
 
     always_comb begin
       unique case (mode_i)

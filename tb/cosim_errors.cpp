@@ -211,6 +211,42 @@ TEST_P(CosimErrors, BadBand) {
   }
 }
 
+// A folded residual (docs/engine.md "Folded residual") on an op other than Conv/DwConv or with
+// stride 2, and one whose residual and input overflow the input buffer together.
+TEST_P(CosimErrors, BadResidual) {
+  for (const Desc& base : {conv3(), dw3()}) {
+    expect_error(edited({base}, 0,
+                        [&](Desc& d, Program&) {
+                          d.res = 1;
+                          d.stride = 2;
+                          d.s = d.sb = 1;
+                        }),
+                 Err::BadResidual, 0, fmt::format("{} Res with stride 2", op_name(base.op)));
+    expect_error(edited({base}, 0,
+                        [&](Desc& d, Program&) {
+                          d.res = 1;
+                          d.s = 1;
+                          d.sb = 0;
+                        }),
+                 Err::BadQuant, 0, fmt::format("{} Res with Sb 0", op_name(base.op)));
+  }
+  for (const Desc& base : {fc(), maxpool(), avgpool(), add(), gap()}) {
+    expect_error(edited({base}, 0, [&](Desc& d, Program&) { d.res = 1; }), Err::BadResidual, 0,
+                 fmt::format("{} with Res", op_name(base.op)));
+  }
+  const uint32_t in = cfg_.in_buf_bytes;
+  expect_error(edited({conv3()}, 0,
+                      [&](Desc& d, Program&) {
+                        d.res = 1;
+                        d.s = d.sb = 1;
+                        d.k = 1;
+                        d.h = 1;
+                        d.cin = d.cout = 2;
+                        d.w = static_cast<uint16_t>(in / 4 + 1);  // residual + input: over
+                      }),
+               Err::Oversize, 0, "conv Res, residual and input one byte over the buffer");
+}
+
 TEST_P(CosimErrors, OversizeInput) {
   const uint32_t in = cfg_.in_buf_bytes;
   // Inputs of H*W*C one step over what the input buffer holds. The conv keeps its cout and takes

@@ -343,6 +343,7 @@ const std::map<std::string, std::function<void(Desc&, uint32_t)>>& setters() {
       {"Patch", [](Desc& d, uint32_t v) { d.patch = uint8_t(v); }},
       {"OutRows", [](Desc& d, uint32_t v) { d.out_rows = uint16_t(v); }},
       {"PadTop", [](Desc& d, uint32_t v) { d.pad_top = uint8_t(v); }},
+      {"Res", [](Desc& d, uint32_t v) { d.res = uint8_t(v & 1); }},
   };
   return s;
 }
@@ -405,6 +406,7 @@ TEST(Encode, RandomRoundTrip) {
     EXPECT_EQ(f.sb, e.sb);
     EXPECT_EQ(f.out_rows, e.out_rows);
     EXPECT_EQ(f.pad_top, e.pad_top);
+    EXPECT_EQ(f.res, e.res);
   }
 }
 
@@ -527,6 +529,15 @@ class Validate : public ::testing::Test {
     return d;
   }
   Err check(const Desc& d) const { return validate(d, cfg, base, limit); }
+  // `op` with its tensors far apart and a window over all memory (the capacity checks)
+  Desc apart(Op op) {
+    limit = 0xFFFFFFFFu;
+    Desc d = of(op);
+    d.in_addr = 0x100000;
+    d.in2_addr = 0x200000;
+    d.out_addr = 0x300000;
+    return d;
+  }
 };
 
 TEST_F(Validate, AcceptsEveryOpInItsBaseForm) {
@@ -649,6 +660,42 @@ TEST_F(Validate, BadBand) {
   EXPECT_EQ(check(d), Err::None);
 }
 
+TEST_F(Validate, BadResidual) {
+  for (Op op : {Op::Conv, Op::DwConv}) {
+    Desc d = of(op);
+    d.res = 1;
+    EXPECT_EQ(check(d), Err::None) << op_name(d.op);
+    d.stride = 2;
+    d.s = 0;  // bad quant as well, reported later
+    EXPECT_EQ(check(d), Err::BadResidual) << op_name(d.op);
+    d.stride = 1;
+    EXPECT_EQ(check(d), Err::BadQuant) << op_name(d.op);  // Res takes the add's S and Sb
+    d.s = 8;
+    d.sb = 48;
+    EXPECT_EQ(check(d), Err::BadQuant) << op_name(d.op);
+  }
+  for (Op op : {Op::Fc, Op::MaxPool, Op::AvgPool, Op::Add, Op::Gap}) {
+    Desc d = of(op);
+    d.res = 1;
+    EXPECT_EQ(check(d), Err::BadResidual) << op_name(d.op);
+  }
+  // the residual (Ho x Wo x Cout) comes first in the input buffer, port aligned, then the input
+  Desc d = apart(Op::Conv);
+  d.k = 1;
+  d.h = 1;
+  d.cin = 2;
+  d.cout = 2;
+  d.res = 1;
+  d.w = static_cast<uint16_t>(cfg.in_buf_bytes / 4);  // residual + input fill the buffer
+  EXPECT_EQ(input_buffer_need(d, cfg), cfg.in_buf_bytes);
+  EXPECT_EQ(check(d), Err::None);
+  d.w = static_cast<uint16_t>(cfg.in_buf_bytes / 4 + 1);
+  EXPECT_EQ(check(d), Err::Oversize);
+  d.w = 4;
+  d.in2_addr = limit - 3;  // the residual's 4 bytes end past the window
+  EXPECT_EQ(check(d), Err::Window);
+}
+
 TEST_F(Validate, OversizeInputBuffer) {
   limit = 0xFFFFFFFFu;
   Desc d = of(Op::MaxPool);
@@ -665,11 +712,7 @@ TEST_F(Validate, OversizeInputBuffer) {
 }
 
 TEST_F(Validate, OversizeAddCountsBothInputsWithAlignment) {
-  limit = 0xFFFFFFFFu;
-  Desc d = of(Op::Add);
-  d.in_addr = 0x100000;
-  d.in2_addr = 0x200000;
-  d.out_addr = 0x300000;
+  Desc d = apart(Op::Add);
   d.h = 2;
   d.cin = d.cout = 1;
   const uint32_t half = cfg.in_buf_bytes / 2;  // h*w per input; 2*half fills the buffer

@@ -84,7 +84,7 @@ __attribute__((noinline)) static void clip(u32 o, u32 st, u32 k, u32 pad, u32 si
 /* ---------------- descriptors ---------------- */
 typedef struct {
   u32 op, act, k, stride, h, w, cin, cout, in, in2, out, wgt, prm, m, s, q6, mb, sb, patch;
-  u32 out_rows, pad_top;
+  u32 out_rows, pad_top, res;
 } desc_t;
 
 #define FIELD(words, F) \
@@ -114,6 +114,7 @@ static void read_desc(u32 at, desc_t *d) {
   d->sb = FIELD(w, SB);
   d->patch = FIELD(w, PATCH);
   d->out_rows = FIELD(w, OUT_ROWS);
+  d->res = FIELD(w, RES);
   /* the vertical padding: a row band's PadTop, else (k-1)/2 (used by sliding-window ops only) */
   d->pad_top = d->out_rows ? FIELD(w, PAD_TOP) : (d->k - 1) >> 1;
 }
@@ -189,22 +190,24 @@ static u32 validate(const desc_t *d, shape_t *s) {
                            d->pad_top > (d->k - 1) >> 1)) {
     return NASA_ERR_BAD_BAND;
   }
-  const u64 in = (u64)d->h * d->w * d->cin;
-  const u64 need =
-      op == NASA_OP_ADD ? ((in + NASA_CFG_MEM_BYTES - 1) & ~(u64)(NASA_CFG_MEM_BYTES - 1)) + in : in;
+  if (d->res && (!conv_like || d->stride != 1)) return NASA_ERR_BAD_RESIDUAL;
+  shape_of(d, s);
+  const u64 in = s->in_bytes, mb1 = NASA_CFG_MEM_BYTES - 1;
+  const int add = op == NASA_OP_ADD || d->res; /* requant(a) + requant(b) */
+  /* Add's second input after the first, a folded residual before the input: port aligned */
+  const u64 need = (add ? ((op == NASA_OP_ADD ? in : s->out_bytes) + mb1) & ~mb1 : 0) + in;
   if (need > NASA_CFG_IN_BUF_BYTES) return NASA_ERR_OVERSIZE;
   if ((op == NASA_OP_CONV && (u64)d->k * d->k * d->cin > NASA_CFG_KRED_MAX) ||
       (op == NASA_OP_FC && in > NASA_CFG_KRED_MAX)) {
     return NASA_ERR_OVERSIZE;
   }
-  if ((op == NASA_OP_AVG_POOL || op == NASA_OP_GAP || op == NASA_OP_ADD) && !shift_ok(d->s)) {
+  if ((op == NASA_OP_AVG_POOL || op == NASA_OP_GAP || add) && !shift_ok(d->s)) {
     return NASA_ERR_BAD_QUANT;
   }
-  if (op == NASA_OP_ADD && !shift_ok(d->sb)) return NASA_ERR_BAD_QUANT;
+  if (add && !shift_ok(d->sb)) return NASA_ERR_BAD_QUANT;
   if (d->act == NASA_ACT_RELU6 && d->q6 > 127) return NASA_ERR_BAD_QUANT;
-  shape_of(d, s);
-  if (!inside(d->in, s->in_bytes)) return NASA_ERR_WINDOW;
-  if (op == NASA_OP_ADD && !inside(d->in2, s->in_bytes)) return NASA_ERR_WINDOW;
+  if (!inside(d->in, in)) return NASA_ERR_WINDOW;
+  if (add && !inside(d->in2, op == NASA_OP_ADD ? in : s->out_bytes)) return NASA_ERR_WINDOW;
   if (s->wgt_bytes != 0 && !inside(d->wgt, s->wgt_bytes)) return NASA_ERR_WINDOW;
   if (s->prm_bytes != 0 && !inside(d->prm, s->prm_bytes)) return NASA_ERR_WINDOW;
   if (!inside(d->out, s->out_bytes)) return NASA_ERR_WINDOW;
@@ -224,9 +227,9 @@ static int bad_record(const desc_t *d) {
 /* ---------------- numerics (docs/engine.md) ---------------- */
 static s32 lo_clamp, hi_clamp;
 
-static void set_clamp(const desc_t *d) {
-  lo_clamp = d->act == NASA_ACT_NONE ? -128 : 0;
-  hi_clamp = d->act == NASA_ACT_RELU6 ? (s32)d->q6 : 127;
+static void set_clamp(u32 act, u32 q6) {
+  lo_clamp = act == NASA_ACT_NONE ? -128 : 0;
+  hi_clamp = act == NASA_ACT_RELU6 ? (s32)q6 : 127;
 }
 
 /* (x * M + 2^(S-1)) >> S of an int8 x in 32 bits: |x * M| < 2^23, so the sum cannot overflow for
@@ -335,11 +338,13 @@ static void pool(const desc_t *d, const shape_t *s) {
   }
 }
 
-static void add(const desc_t *d, const shape_t *s) {
+/* out = requant(a, M, S) + requant(in2, Mb, Sb) over n bytes: an Add, or a Conv/DwConv's folded
+ * residual (a: its own results) */
+static void add(const desc_t *d, u32 a, u32 n) {
   const s32 ra = d->s >= 24 ? 0 : (s32)1 << (d->s - 1);
   const s32 rb = d->sb >= 24 ? 0 : (s32)1 << (d->sb - 1);
-  for (u32 i = 0; i < (u32)s->in_bytes; ++i) {
-    const s32 v = requant8((s8)M[d->in + i], d->m, d->s, ra) +
+  for (u32 i = 0; i < n; ++i) {
+    const s32 v = requant8((s8)M[a + i], d->m, d->s, ra) +
                   requant8((s8)M[d->in2 + i], d->mb, d->sb, rb);
     M[d->out + i] = (u8)(v < lo_clamp ? lo_clamp : v > hi_clamp ? hi_clamp : v);
   }
@@ -355,12 +360,18 @@ static void gap(const desc_t *d) {
 }
 
 static void execute(const desc_t *d, const shape_t *s) {
-  set_clamp(d);
+  set_clamp(d->res ? NASA_ACT_NONE : d->act, d->q6);  /* a folded residual: act after the add */
   switch (d->op) {
     case NASA_OP_CONV:
-    case NASA_OP_DW_CONV: conv(d, s); break;
+    case NASA_OP_DW_CONV:
+      conv(d, s);
+      if (d->res) {
+        set_clamp(d->act, d->q6);
+        add(d, d->out, (u32)s->out_bytes);
+      }
+      break;
     case NASA_OP_FC: fc(d, s); break;
-    case NASA_OP_ADD: add(d, s); break;
+    case NASA_OP_ADD: add(d, d->in, (u32)s->in_bytes); break;
     case NASA_OP_GAP: gap(d); break;
     default: pool(d, s); break;
   }

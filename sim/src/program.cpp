@@ -116,7 +116,8 @@ std::string describe(const Desc& d) {
       "wgt={:#x} prm={:#x} m={} s={} q6={} mb={} sb={}",
       op_name(d.op), d.op, d.act, d.k, d.stride, d.h, d.w, d.cin, d.cout, d.in_addr, d.in2_addr,
       d.out_addr, d.wgt_addr, d.prm_addr, d.m, d.s, d.q6, d.mb, d.sb) +
-         (is_band(d) ? fmt::format(" out_rows={} pad_top={}", d.out_rows, d.pad_top) : "");
+         (is_band(d) ? fmt::format(" out_rows={} pad_top={}", d.out_rows, d.pad_top) : "") +
+         (has_residual(d) ? " res=1" : "");
 }
 
 void rewrite_desc(Program& p, uint32_t index, const Desc& d) {
@@ -211,6 +212,7 @@ Desc ProgramBuilder::add_layer(Desc d, Quant quant, bool junk) {
   }
   const Shape s = shape_of(d);
   const bool add = is(d, hw::Op::Add);
+  const bool res = has_residual(d);  // a residual folded into a Conv/DwConv
   double wsigma = static_cast<double>(rng_.uniform(8, 45));
 
   // Allocate in a random order so no tensor kind is always first or last.
@@ -223,6 +225,7 @@ Desc ProgramBuilder::add_layer(Desc d, Quant quant, bool junk) {
         break;
       case 1:
         if (add && d.in2_addr == 0) d.in2_addr = tensor(s.in_bytes);
+        if (res && d.in2_addr == 0) d.in2_addr = tensor(s.out_bytes);
         break;
       case 2:
         if (s.wgt_bytes) {
@@ -293,7 +296,8 @@ Desc ProgramBuilder::add_layer(Desc d, Quant quant, bool junk) {
     const double window = is(d, hw::Op::Gap) ? double{1} * d.h * d.w : 9.0;
     const double gain = (saturate ? 8.0 + 24.0 * rng_.real() : 0.7 + 0.8 * rng_.real()) / window;
     std::tie(d.m, d.s) = mult_shift(gain, rng_);
-  } else if (add) {
+  }
+  if (add || res) {
     const double ga = saturate ? 2.0 + 6.0 * rng_.real() : 0.3 + 0.7 * rng_.real();
     const double gb = saturate ? 2.0 + 6.0 * rng_.real() : 0.3 + 0.7 * rng_.real();
     std::tie(d.m, d.s) = mult_shift(ga, rng_);
@@ -303,15 +307,15 @@ Desc ProgramBuilder::add_layer(Desc d, Quant quant, bool junk) {
   if (junk) {
     // Fields the op ignores; the engine must not look at them.
     const bool relu6 = d.act == static_cast<uint8_t>(hw::Act::Relu6);
-    if (!add) d.in2_addr = static_cast<uint32_t>(rng_.next());
+    if (!add && !res) d.in2_addr = static_cast<uint32_t>(rng_.next());
     if (!s.wgt_bytes) d.wgt_addr = static_cast<uint32_t>(rng_.next());
     if (!s.prm_bytes) d.prm_addr = static_cast<uint32_t>(rng_.next());
     if (!relu6) d.q6 = static_cast<uint8_t>(rng_.next());
-    if (!add) {
+    if (!add && !res) {
       d.mb = static_cast<uint16_t>(rng_.next());
       d.sb = static_cast<uint8_t>(rng_.next());
     }
-    if (s.prm_bytes || is(d, hw::Op::MaxPool)) {
+    if ((s.prm_bytes && !res) || is(d, hw::Op::MaxPool)) {
       d.m = static_cast<uint16_t>(rng_.next());
       d.s = static_cast<uint8_t>(rng_.next());
     }

@@ -160,6 +160,11 @@ Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt
       d.out_rows = static_cast<uint16_t>(rng.uniform(1, (d.h + d.stride - 1) / d.stride));
       d.pad_top = static_cast<uint8_t>(rng.uniform(0, (d.k - 1) / 2));
     }
+    // A fifth of the stride-1 Conv/DwConv layers fold a residual add (docs/engine.md "Folded
+    // residual").
+    if ((op == hw::Op::Conv || op == hw::Op::DwConv) && d.stride == 1 && rng.chance(0.2)) {
+      d.res = 1;
+    }
     const uint32_t act = weighted(rng, std::array<uint32_t, 3>{30, 50, 20});
     d.act = static_cast<uint8_t>(act);
     if (d.act == static_cast<uint8_t>(hw::Act::Relu6))

@@ -64,7 +64,7 @@ struct Summary {
   uint64_t cycle_samples = 0;
   double min_conv_efficiency = std::numeric_limits<double>::infinity();
   uint64_t conv_layers_qualifying = 0;
-  uint64_t descriptors = 0, bands = 0;  // descriptors run, of them row bands
+  uint64_t descriptors = 0, bands = 0, residuals = 0;  // run; row bands, folded residuals
   // (ideal cycles, efficiency) of every qualifying layer (in a stream: its steady state); and
   // its efficiency alone, where the fixed cost of a standalone layer (descriptor fetch, first
   // loads, last drain: about 150-250 cycles) dominates small layers.
@@ -150,7 +150,10 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
                                    : nasa::sim::random_stream(seed, cfg, o.stream, lopt);
       desc = (o.programs || o.chains) ? p.name : nasa::sim::describe(p.descs.at(0));
       s.descriptors += p.descs.size();
-      for (const auto& d : p.descs) s.bands += nasa::is_band(d);
+      for (const auto& d : p.descs) {
+        s.bands += nasa::is_band(d);
+        s.residuals += nasa::has_residual(d);
+      }
       r = cs.run(p);
     } catch (const std::exception& e) {
       r.ok = false;
@@ -215,6 +218,7 @@ nlohmann::json to_json(const Summary& s, const Options& o) {
   j["conv_layers_qualifying"] = s.conv_layers_qualifying;
   j["descriptors"] = s.descriptors;
   j["band_descriptors"] = s.bands;
+  j["residual_descriptors"] = s.residuals;
   if (s.has_conv()) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
     const auto [smin, smed] = s.standalone_min_median();
@@ -250,7 +254,8 @@ void print_summary(const Summary& s, const Options& o) {
              s.mismatched_layers, item, s.mismatched_bytes, s.timeouts, s.errors, item);
   fmt::print("  cycle model error: max {:.2f}%, mean {:.2f}%\n", s.max_cycle_error_pct,
              s.mean_cycle_error_pct());
-  fmt::print("  modes: {} of {} descriptors are row bands\n", s.bands, s.descriptors);
+  fmt::print("  modes: of {} descriptors, {} row bands, {} with a folded residual\n",
+             s.descriptors, s.bands, s.residuals);
   if (s.has_conv()) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
     const auto [smin, smed] = s.standalone_min_median();

@@ -26,7 +26,7 @@ uint32_t get(std::span<const uint32_t, hw::kDescWords> words, const hw::DescFiel
 #define NASA_COUNT_FIELD(...) +1
 constexpr int kNumFields = 0 NASA_DESC_FIELDS(NASA_COUNT_FIELD);
 #undef NASA_COUNT_FIELD
-static_assert(kNumFields == 21, "a descriptor field was added: map it in encode() and decode()");
+static_assert(kNumFields == 22, "a descriptor field was added: map it in encode() and decode()");
 
 // One place lists which Desc member each table field is stored in.
 template <typename D, typename Fn>
@@ -53,6 +53,7 @@ void for_each_field(D& d, Fn&& fn) {
   fn(f::Patch, d.patch);
   fn(f::OutRows, d.out_rows);
   fn(f::PadTop, d.pad_top);
+  fn(f::Res, d.res);
 }
 
 bool is_op(uint8_t op, hw::Op o) { return op == static_cast<uint8_t>(o); }
@@ -189,9 +190,14 @@ Shape shape_of(const Desc& d) {
   return s;
 }
 
+uint64_t residual_offset(const Desc& d, uint32_t mem_bytes) {
+  return has_residual(d) ? align_up(shape_of(d).out_bytes, mem_bytes) : 0;
+}
+
 uint64_t input_buffer_need(const Desc& d, const hw::Config& cfg) {
   const uint64_t in = shape_of(d).in_bytes;
-  return is_op(d.op, hw::Op::Add) ? align_up(in, cfg.mem_bytes) + in : in;
+  return (is_op(d.op, hw::Op::Add) ? align_up(in, cfg.mem_bytes) : 0) +
+         residual_offset(d, cfg.mem_bytes) + in;
 }
 
 std::string oversize_detail(const Desc& d, const hw::Config& cfg) {
@@ -225,6 +231,8 @@ hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32
                      d.pad_top > (uint32_t{d.k} - 1) / 2)) {
     return Err::BadBand;
   }
+  // 7b: a folded residual (docs/engine.md "Folded residual").
+  if (has_residual(d) && (!conv_like || d.stride != 1)) return Err::BadResidual;
   // 8: buffer capacities.
   const Shape s = shape_of(d);
   if (input_buffer_need(d, cfg) > cfg.in_buf_bytes) return Err::Oversize;
@@ -232,9 +240,10 @@ hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32
     return Err::Oversize;
   }
   // 9: descriptor-level quantization parameters.
-  const bool desc_quant = is_op(d.op, Op::AvgPool) || is_op(d.op, Op::Gap) || is_op(d.op, Op::Add);
+  const bool add = is_op(d.op, Op::Add) || has_residual(d);  // requant(a) + requant(b)
+  const bool desc_quant = is_op(d.op, Op::AvgPool) || is_op(d.op, Op::Gap) || add;
   if (desc_quant && !shift_ok(d.s)) return Err::BadQuant;
-  if (is_op(d.op, Op::Add) && !shift_ok(d.sb)) return Err::BadQuant;
+  if (add && !shift_ok(d.sb)) return Err::BadQuant;
   if (d.act == static_cast<uint8_t>(hw::Act::Relu6) && d.q6 > 127) return Err::BadQuant;
   // 10: every range inside [win_base, win_limit), in 64-bit so addr + size cannot wrap.
   auto inside = [&](uint32_t addr, uint64_t size) {
@@ -242,6 +251,7 @@ hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32
   };
   if (!inside(d.in_addr, s.in_bytes)) return Err::Window;
   if (is_op(d.op, Op::Add) && !inside(d.in2_addr, s.in_bytes)) return Err::Window;
+  if (has_residual(d) && !inside(d.in2_addr, s.out_bytes)) return Err::Window;
   if (s.wgt_bytes != 0 && !inside(d.wgt_addr, s.wgt_bytes)) return Err::Window;
   if (s.prm_bytes != 0 && !inside(d.prm_addr, s.prm_bytes)) return Err::Window;
   if (!inside(d.out_addr, s.out_bytes)) return Err::Window;

@@ -291,6 +291,27 @@ Desc add_desc(const QOp& op, int h, int w, int c, uint32_t a, uint32_t b, uint32
   return d;
 }
 
+// Whether a residual op's add can fold into its last convolution (Res, docs/engine.md "Folded
+// residual"): the convolution's own activation is none (the add's applies after the sum) and it
+// keeps the shape (stride 1).
+bool folds_residual(const QOp& op) {
+  return op.residual && !op.convs.empty() && op.convs.back().act == hw::Act::None &&
+         op.convs.back().stride == 1;
+}
+
+// The last convolution `d` of a residual op with its add folded in: out = requant(y, add_a) +
+// requant(residual at `res`, add_b).
+Desc fold_residual(Desc d, const QOp& op, uint32_t res) {
+  d.res = 1;
+  d.in2_addr = res;
+  d.m = op.add_a.m;
+  d.s = op.add_a.s;
+  d.mb = op.add_b.m;
+  d.sb = op.add_b.s;
+  d.act = static_cast<uint8_t>(hw::Act::None);  // the add's (add_desc)
+  return d;
+}
+
 Desc gap_desc(const QSupernet& q, int h, int w, uint32_t in, uint32_t out) {
   Desc d;
   d.op = static_cast<uint8_t>(hw::Op::Gap);
@@ -348,14 +369,20 @@ void emit(std::vector<Desc>& out, const Desc& d, const hw::Config& cfg) {
   const bool window = op == hw::Op::Conv || op == hw::Op::DwConv || op == hw::Op::MaxPool ||
                       op == hw::Op::AvgPool;
   const uint64_t k = op == hw::Op::MaxPool || op == hw::Op::AvgPool ? 3 : d.k;
-  const uint64_t fit = cfg.in_buf_bytes / row;  // input rows the buffer holds
-  if (!window || fit < k) {
+  const Shape s = shape_of(d);
+  const uint64_t stride = d.stride, pad = (k - 1) / 2;
+  // the buffer bytes of a band of n output rows: its input rows (at most), and a folded
+  // residual's rows before them
+  auto need = [&](uint64_t n) {
+    const uint64_t res = has_residual(d) ? uint64_t{s.wo} * d.cout * n : 0;
+    return (res + cfg.mem_bytes - 1) / cfg.mem_bytes * cfg.mem_bytes + ((n - 1) * stride + k) * row;
+  };
+  uint64_t per = s.ho;  // output rows of a band: the most whose rows fit
+  while (per > 0 && need(per) > cfg.in_buf_bytes) --per;
+  if (!window || per == 0) {
     out.push_back(d);
     return;
   }
-  const Shape s = shape_of(d);
-  const uint64_t stride = d.stride, pad = (k - 1) / 2;
-  const uint64_t per = (fit - k) / stride + 1;  // output rows of a band: their rows fit
   for (uint64_t r0 = 0; r0 < s.ho; r0 += per) {
     const uint64_t n = std::min<uint64_t>(per, s.ho - r0);
     const int64_t first = static_cast<int64_t>(r0 * stride) - static_cast<int64_t>(pad);
@@ -366,6 +393,7 @@ void emit(std::vector<Desc>& out, const Desc& d, const hw::Config& cfg) {
     b.h = static_cast<uint16_t>(y1 - y0);
     b.in_addr = static_cast<uint32_t>(d.in_addr + y0 * row);
     b.out_addr = static_cast<uint32_t>(d.out_addr + r0 * s.wo * d.cout);
+    if (has_residual(d)) b.in2_addr = static_cast<uint32_t>(d.in2_addr + r0 * s.wo * d.cout);
     b.out_rows = static_cast<uint16_t>(n);
     b.pad_top = static_cast<uint8_t>(static_cast<int64_t>(y0) - first);
     out.push_back(b);
@@ -437,17 +465,20 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
       if (op.convs.empty()) continue;  // skip: same tensor, same scale
       uint32_t cur = x;
       int ch = s.h, cw = s.w;
+      const bool fold = folds_residual(op);
       for (size_t c = 0; c < op.convs.size(); ++c) {
         const QConv& qc = op.convs[c];
         const int nh = (ch + qc.stride - 1) / qc.stride, nw = (cw + qc.stride - 1) / qc.stride;
         const uint32_t out = mem.alloc(static_cast<uint64_t>(nh) * nw * qc.cout,
                                        fmt::format("image {} layer {} conv {}", n, i, c));
-        emit(descs, conv_desc(qc, chosen[i][c], ch, cw, cur, out), cfg);
+        Desc d = conv_desc(qc, chosen[i][c], ch, cw, cur, out);
+        if (fold && c + 1 == op.convs.size()) d = fold_residual(d, op, x);
+        emit(descs, d, cfg);
         cur = out;
         ch = nh;
         cw = nw;
       }
-      if (op.residual) {
+      if (op.residual && !fold) {
         const uint32_t out = mem.alloc(static_cast<uint64_t>(oh) * ow * s.cout,
                                        fmt::format("image {} layer {} residual", n, i));
         emit(descs, add_desc(op, oh, ow, s.cout, cur, x, out), cfg);
@@ -642,16 +673,23 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
       const QOp& op = q.ops[i][c];
       first = start_of();
       int ch = s.h, cw = s.w;
+      const bool fold = folds_residual(op);
       for (size_t k = 0; k < op.convs.size(); ++k) {
         const bool last = k + 1 == op.convs.size();
         const uint32_t in = k % 2 == 0 ? s2 : s1, out = k % 2 == 0 ? s1 : s2;
         uint8_t patch = k == 0 ? hw::Patch::InFromX : hw::Patch::InPlusS;
-        patch |= last && !op.residual ? hw::Patch::OutFromY : hw::Patch::OutPlusS;
-        templ(conv_desc(op.convs[k], placed[i][c][k], ch, cw, k == 0 ? 0 : in, out), patch);
+        const bool to_y = last && (!op.residual || fold);
+        patch |= to_y ? hw::Patch::OutFromY : hw::Patch::OutPlusS;
+        Desc d = conv_desc(op.convs[k], placed[i][c][k], ch, cw, k == 0 ? 0 : in, to_y ? 0 : out);
+        if (fold && last) {
+          d = fold_residual(d, op, 0);  // the residual is the node's input X
+          patch |= hw::Patch::In2FromX;
+        }
+        templ(d, patch);
         ch = (ch + op.convs[k].stride - 1) / op.convs[k].stride;
         cw = (cw + op.convs[k].stride - 1) / op.convs[k].stride;
       }
-      if (op.residual) {
+      if (op.residual && !fold) {
         const uint32_t last_out = (op.convs.size() - 1) % 2 == 0 ? s1 : s2;
         templ(add_desc(op, ch, cw, s.cout, last_out, 0, 0),
               hw::Patch::InPlusS | hw::Patch::In2FromX | hw::Patch::OutFromY);

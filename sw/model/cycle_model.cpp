@@ -62,6 +62,9 @@ struct Layer {
   uint64_t p = 0, wo = 0, stride = 1, pad = 0, kh = 0, row_b = 0;
   uint64_t nct = 0, npt = 0, na = 0, offb = 0, in_total = 0;
   uint64_t in_end = 0;  // input-buffer bytes the loader writes (whole port words)
+  // a folded residual (Res, RTL r_res): loaded first (nres bytes), the input after it at offr
+  bool res = false;
+  uint64_t nres = 0, offr = 0;
   uint64_t in_addr = 0, in2_addr = 0, out_addr = 0, wgt_addr = 0, prm_addr = 0;
   // pixel gather (1x1 stride-2 Conv/DwConv, RTL r_g): the loader reads only the pixels the layer
   // uses, one job per pixel of `cin` bytes, into `cpad`-byte slots (cin rounded up to the port);
@@ -93,6 +96,8 @@ Ranges ranges_of(const Desc& d) {
   r.rd[0] = {d.in_addr, uint64_t{d.in_addr} + s.in_bytes};
   if (d.op == static_cast<uint8_t>(hw::Op::Add)) {
     r.rd[1] = {d.in2_addr, uint64_t{d.in2_addr} + s.in_bytes};
+  } else if (has_residual(d)) {
+    r.rd[1] = {d.in2_addr, uint64_t{d.in2_addr} + s.out_bytes};
   }
   if (s.wgt_bytes) {
     r.rd[2] = {d.wgt_addr, uint64_t{d.wgt_addr} + s.wgt_bytes};
@@ -229,6 +234,13 @@ class Engine {
     l.offb = (l.na + mb - 1) / mb * mb;
     l.in_total = add ? l.offb + l.na : l.na;
     l.in_end = add ? 2 * l.offb : l.offb;
+    if (has_residual(d)) {  // (stride 1: never a gather)
+      l.res = true;
+      l.nres = s.out_bytes;
+      l.offr = residual_offset(d, mb);
+      l.in_total += l.offr;
+      l.in_end += l.offr;
+    }
     if (gathers_input(d, mb)) {
       l.gather = true;
       l.cpad = gather_slot_bytes(d, mb);
@@ -260,7 +272,9 @@ class Engine {
         static_cast<int64_t>((plast / L_.wo) * L_.stride) - static_cast<int64_t>(L_.pad);
     const auto ky = static_cast<int64_t>(step / (L_.cin_n * L_.kw));
     const int64_t n = (iy0 + ky + 1) * static_cast<int64_t>(L_.row_b);
-    return std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(n, 0)), L_.in_total);
+    // (after a folded residual, which comes first, whole)
+    return L_.offr + std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(n, 0)),
+                                        L_.in_total - L_.offr);
   }
 
   // RTL hz_q: the decoding layer reads what layer fe_li_ - 1 (back = 1) or - 2 writes
@@ -383,7 +397,8 @@ void Engine::step() {
 
   // loaders
   const bool il_valid = !il_done_;
-  const uint64_t il_left = (IL_.gather ? IL_.cin : IL_.na) - il_off_;
+  const uint64_t il_left =
+      (IL_.gather ? IL_.cin : (IL_.res && !il_region_ ? IL_.nres : IL_.na)) - il_off_;
   const bool tl_valid = TL_.pe && tl_phase_ != 0;
   const uint64_t tl_rest = TL_.kred - tl_off_;
   const bool tl_colend = tl_row_ + 1 == tl_cg_;
@@ -650,10 +665,10 @@ void Engine::step() {
           ++il_x_;
           il_src_ += IL_.gstep;
         }
-      } else if (IL_.add && !il_region_) {
+      } else if ((IL_.add || IL_.res) && !il_region_) {
         il_region_ = true;
-        il_src_ = IL_.in2_addr;
-        il_dst_ = IL_.offb;
+        il_src_ = IL_.res ? IL_.in_addr : IL_.in2_addr;
+        il_dst_ = IL_.res ? IL_.offr : IL_.offb;
       } else {
         il_done_ = true;
       }
@@ -723,7 +738,7 @@ void Engine::step() {
     il_region_ = false;
     il_done_ = false;
     il_off_ = 0;
-    il_src_ = il_rsrc_ = N.in_addr;
+    il_src_ = il_rsrc_ = N.res ? N.in2_addr : N.in_addr;  // a folded residual first
     il_dst_ = il_x_ = 0;
     tl_phase_ = 0;
     tl_j_ = 0;

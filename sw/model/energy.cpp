@@ -32,7 +32,7 @@ Breakdown estimate(const hw::Config& cfg, const std::array<uint64_t, hw::kNumCou
   // bank of 2 * KredMax bytes per column, the record memory WTiles slots of Cols 8-byte records
   // in whole port words. Reads are charged as an ASIC would make them (docs/energy.md): enabled
   // in busy steps only, as wide as the step uses (Cols bytes a port, one weight byte a column).
-  const double in_ports = std::max(rows, cols);
+  const double in_ports = std::max(rows, cols);  // the lanes' read ports (and the drain's)
   const uint64_t wbank = 2ull * cfg.kred_max;
   const uint64_t prm_words = (uint64_t{cfg.cols} * hw::kParamBytes + cfg.mem_bytes - 1) /
                              cfg.mem_bytes;
@@ -45,7 +45,7 @@ Breakdown estimate(const hw::Config& cfg, const std::array<uint64_t, hw::kNumCou
       {"in_buf_read", "input-buffer port reads of Cols bytes (every port, every MAC or vector step)",
        steps * in_ports, sram_pj(cfg.in_buf_bytes, cols, c)},
       {"in_buf_write", "input-buffer port words written (into every replica)",
-       n(hw::Counter::InBufWrites) * in_ports, sram_pj(cfg.in_buf_bytes, mb, c)},
+       n(hw::Counter::InBufWrites) * (in_ports + 1), sram_pj(cfg.in_buf_bytes, mb, c)},
       {"wbuf_read", "weight-ring bank reads of one byte (every column, every MAC step)",
        n(hw::Counter::PeBusy) * cols, sram_pj(wbank, 1, c)},
       {"wbuf_write", "weight-ring port words written", n(hw::Counter::WBufWrites),

@@ -241,10 +241,14 @@ struct Tensors {
   const uint8_t* prm;
 };
 
+// The activation of a Conv/DwConv's own results: with a folded residual it applies after the add
+// (add_into), and the layer's results are only saturated to int8.
+Clamp own_clamp(const Desc& d) { return has_residual(d) ? Clamp{} : clamp_of(d.act, d.q6); }
+
 void conv(const Desc& d, const Shape& s, const Tensors& t, Scratch& sc, int8_t* out) {
   const Geometry g = geometry(d, s, d.k);
   const size_t cin = g.c, cout = d.cout, k = d.k, kred = s.kred, row = k * cin;
-  const Clamp cl = clamp_of(d.act, d.q6);
+  const Clamp cl = own_clamp(d);
   load_params(t.prm, d.cout, sc.params);
   sc.wgt16.resize(cout * kred);
   widen(t.wgt, cout * kred, sc.wgt16.data());
@@ -288,7 +292,7 @@ void conv(const Desc& d, const Shape& s, const Tensors& t, Scratch& sc, int8_t* 
 void dwconv(const Desc& d, const Shape& s, const Tensors& t, Scratch& sc, int8_t* out) {
   const Geometry g = geometry(d, s, d.k);
   const size_t c = g.c, k = d.k;
-  const Clamp cl = clamp_of(d.act, d.q6);
+  const Clamp cl = own_clamp(d);
   load_params(t.prm, d.cout, sc.params);
   sc.acc.resize(c);
   uint32_t* acc = sc.acc.data();
@@ -352,7 +356,9 @@ void pool(const Desc& d, const Shape& s, const Tensors& t, Scratch& sc, int8_t* 
   }
 }
 
-void add(const Desc& d, const Shape& s, const Tensors& t, int8_t* out) {
+// out[i] = act(requant(a[i], M, S) + requant(b[i], Mb, Sb)) over n bytes: a residual add, as its
+// own layer (Add) or folded into a Conv/DwConv's results (Res; a is then `out` itself).
+void add_into(const Desc& d, const int8_t* a, const int8_t* b, size_t n, int8_t* out) {
   const Clamp cl = clamp_of(d.act, d.q6);
   // Each input's rescaled value depends on its byte only: two 256-entry tables.
   int32_t ta[256], tb[256];
@@ -361,8 +367,8 @@ void add(const Desc& d, const Shape& s, const Tensors& t, int8_t* out) {
     tb[v + 128] = static_cast<int32_t>(requant_wide(v, d.mb, d.sb));
   }
   const int32_t lo = static_cast<int32_t>(cl.lo), hi = static_cast<int32_t>(cl.hi);
-  for (size_t i = 0; i < s.in_bytes; ++i) {
-    const int32_t v = ta[t.in[i] + 128] + tb[t.in2[i] + 128];
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t v = ta[a[i] + 128] + tb[b[i] + 128];
     out[i] = static_cast<int8_t>(clamp_to(v, lo, hi));
   }
 }
@@ -421,13 +427,14 @@ void execute(const Desc& d, std::span<uint8_t> mem) {
   const Op op = static_cast<Op>(d.op);
   check_in_memory(mem.size(), d, "input", d.in_addr, s.in_bytes);
   if (op == Op::Add) check_in_memory(mem.size(), d, "second input", d.in2_addr, s.in_bytes);
+  if (has_residual(d)) check_in_memory(mem.size(), d, "residual", d.in2_addr, s.out_bytes);
   if (s.wgt_bytes) check_in_memory(mem.size(), d, "weights", d.wgt_addr, s.wgt_bytes);
   if (s.prm_bytes) check_in_memory(mem.size(), d, "parameters", d.prm_addr, s.prm_bytes);
   check_in_memory(mem.size(), d, "output", d.out_addr, s.out_bytes);
 
   // Pointers are formed only for the tensors the op has (the others may be any address).
   const auto* base = reinterpret_cast<const int8_t*>(mem.data());
-  const Tensors t{base + d.in_addr, op == Op::Add ? base + d.in2_addr : nullptr,
+  const Tensors t{base + d.in_addr, op == Op::Add || has_residual(d) ? base + d.in2_addr : nullptr,
                   s.wgt_bytes ? base + d.wgt_addr : nullptr,
                   s.prm_bytes ? mem.data() + d.prm_addr : nullptr};
   // The layer reads all of its inputs before it writes: results go to scratch first.
@@ -449,12 +456,13 @@ void execute(const Desc& d, std::span<uint8_t> mem) {
       pool(d, s, t, sc, out);
       break;
     case Op::Add:
-      add(d, s, t, out);
+      add_into(d, t.in, t.in2, s.in_bytes, out);
       break;
     case Op::Gap:
       gap(d, t, sc, out);
       break;
   }
+  if (has_residual(d)) add_into(d, out, t.in2, s.out_bytes, out);
   std::memcpy(mem.data() + d.out_addr, out, s.out_bytes);
 }
 

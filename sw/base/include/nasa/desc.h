@@ -23,6 +23,7 @@ struct Desc {
   uint8_t patch = 0;  // hw::Patch bits; used in batch mode only (templates)
   uint16_t out_rows = 0;  // row band: output rows (0: the whole layer)
   uint8_t pad_top = 0;    // row band: zero rows above input row 0
+  uint8_t res = 0;        // 1: a residual add folded into the Conv/DwConv (IN2_ADDR, M/S, Mb/Sb)
 };
 
 // Whether a descriptor is a row band (OutRows != 0), and its vertical padding: PadTop for a
@@ -59,8 +60,14 @@ bool gathers_input(const Desc& d, uint32_t mem_bytes);
 uint64_t gather_slot_bytes(const Desc& d, uint32_t mem_bytes);
 
 // Bytes of the input buffer a layer needs: its input tensor (both inputs of Add, the second at
-// the next port-aligned offset).
+// the next port-aligned offset; a folded residual first, then the input at the next port-aligned
+// offset: residual_offset()).
 uint64_t input_buffer_need(const Desc& d, const hw::Config& cfg);
+// Where a layer's input starts in its input-buffer region: after a folded residual (Res), at
+// the next port-aligned offset; else 0.
+uint64_t residual_offset(const Desc& d, uint32_t mem_bytes);
+// Whether a descriptor folds a residual add (Res = 1).
+inline bool has_residual(const Desc& d) { return d.res != 0; }
 // Why a descriptor is Err::Oversize on `cfg`, in words with the numbers.
 std::string oversize_detail(const Desc& d, const hw::Config& cfg);
 

@@ -44,7 +44,8 @@ namespace nasa::hw {
   X(BadChoice, 13, "a candidate picks a choice >= its layer's K (ERR_INDEX: candidate)")    \
   X(NodeOverflow, 14, "the fused graph needs more nodes than NodeCap (ERR_INDEX: candidate)") \
   X(Fault, 15, "the board's controller (up5k) stopped at an illegal instruction")           \
-  X(BadBand, 16, "row band: OutRows > ceil(H/stride), PadTop > (k-1)/2, or not a window op")
+  X(BadBand, 16, "row band: OutRows > ceil(H/stride), PadTop > (k-1)/2, or not a window op") \
+  X(BadResidual, 17, "a folded residual (Res) on an op other than Conv/DwConv, or stride 2")
 
 #define NASA_CSRS(X)                                                                       \
   X(Ctrl, 0x000, "W: bit0 start, bit1 clear done/error, bit2 start a batch run")           \
@@ -130,6 +131,9 @@ namespace nasa::hw {
 // OutRows != 0 makes a sliding-window layer a row band (docs/engine.md "Row bands"): it computes
 // OutRows output rows, and output row oy's window starts at input row oy*stride - PadTop (PadTop
 // replaces the top padding (k-1)/2; rows past H still read zero).
+// Res = 1 folds a residual add into a Conv/DwConv (docs/engine.md "Folded residual"): out =
+// act(requant(y, M, S) + requant(r, Mb, Sb)), y the layer's own result saturated to int8, r the
+// Ho x Wo x Cout tensor at IN2_ADDR.
 #define NASA_DESC_FIELDS(X) \
   X(Op, 0, 0, 8)            \
   X(Act, 0, 8, 8)           \
@@ -150,6 +154,7 @@ namespace nasa::hw {
   X(Mb, 9, 0, 16)           \
   X(Sb, 9, 16, 8)           \
   X(Patch, 10, 0, 8)        \
+  X(Res, 10, 8, 1)          \
   X(OutRows, 11, 0, 16)     \
   X(PadTop, 11, 16, 8)
 
