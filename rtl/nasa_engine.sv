@@ -33,7 +33,7 @@ module nasa_engine #(
   output logic                  error_o,
   output logic                  layer_end_o,  // pulse: a layer's last result is written
   // ext mode (batch runs, docs/fusion.md): descriptors come from the scheduler as a template
-  // address plus the X/Y/L addresses its PATCH bits substitute
+  // address plus the X/Y/L addresses its PATCH bits add
   output logic                  batch_start_o,  // pulse: a batch run started (ext mode)
   input  logic                  xd_valid_i,
   output logic                  xd_ready_o,     // the template fetch was issued
@@ -132,7 +132,7 @@ module nasa_engine #(
   logic [Cols*32-1:0] pe_row, vec_res;
   logic [IAW-1:0] res_raddr;  // the drain's residual row
   logic [Cols*8-1:0] res_rdata;
-  logic shadow_full, ly_end;
+  logic shadow_full, ly_end, dr_lend;  // dr_lend: a layer's last row left the drain
   logic [RowW-1:0] dr_row;
 
   // ======================= CSRs =======================
@@ -214,6 +214,7 @@ module nasa_engine #(
     .a_loaded_i    (a_loaded),
     .quant_err_i   (quant_err),
     .ly_end_i      (ly_end),
+    .dr_lend_i     (dr_lend),
     .ld_start_o    (ld_start),
     .cs_start_o    (cs_start),
     .run_start_o   (run_start),
@@ -476,6 +477,7 @@ module nasa_engine #(
     .res_raddr_o  (res_raddr),
     .res_rdata_i  (res_rdata),
     .ly_end_o     (ly_end),
+    .dr_lend_o    (dr_lend),
     .wr_valid_o   (wr_valid),
     .wr_ready_i   (wr_ready),
     .wr_addr_o    (wr_addr),

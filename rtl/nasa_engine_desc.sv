@@ -1,7 +1,7 @@
 // Engine unit: the descriptor register. The 64 bytes of a descriptor read job (DMA destination
-// DstDesc) land here; in ext mode (batch runs) the first decode cycle substitutes the
-// template's patched address fields (PATCH bits) with the scheduler's X / Y / logits addresses
-// or adds the image's scratch offset S to them (nasa::patch_template, sw/base/desc.cpp).
+// DstDesc) land here; in ext mode (batch runs) the first decode cycle adds the scheduler's X / Y
+// / logits addresses or the image's scratch offset S to the template's patched address fields
+// (PATCH bits; nasa::patch_template, sw/base/desc.cpp).
 // Contract: desc_o is stable from the last byte's arrival until the next descriptor job.
 module nasa_engine_desc #(
   parameter int unsigned MemBytes = 32
@@ -25,6 +25,16 @@ module nasa_engine_desc #(
   assign patch = desc_q[nasa_pkg::DescPatchWord*32 + nasa_pkg::DescPatchLsb +:
                         nasa_pkg::DescPatchWidth];
 
+  // what each patched address field adds: the template holds an offset from X, Y, L (0, or a row
+  // band's) or the image-0 scratch address S is added to
+  logic [31:0] in_add, in2_add, out_add;
+  assign in_add  = patch[nasa_pkg::PatchInFromXBit] ? x_i :
+                   (patch[nasa_pkg::PatchInPlusSBit] ? s_i : 32'd0);
+  assign in2_add = patch[nasa_pkg::PatchIn2FromXBit] ? x_i : 32'd0;
+  assign out_add = patch[nasa_pkg::PatchOutFromLBit] ? l_i :
+                   (patch[nasa_pkg::PatchOutFromYBit] ? y_i :
+                    (patch[nasa_pkg::PatchOutPlusSBit] ? s_i : 32'd0));
+
   always_ff @(posedge clk_i) begin
     for (int b = 0; b < nasa_pkg::DescBytes; b++) begin
       if (we_i && (32'(b) >> OffW) == idx_i) begin
@@ -32,23 +42,12 @@ module nasa_engine_desc #(
       end
     end
     if (patch_i) begin
-      if (patch[nasa_pkg::PatchInFromXBit]) begin
-        desc_q[nasa_pkg::DescInAddrWord*32 +: 32] <= x_i;
-      end else if (patch[nasa_pkg::PatchInPlusSBit]) begin
-        desc_q[nasa_pkg::DescInAddrWord*32 +: 32] <=
-            desc_q[nasa_pkg::DescInAddrWord*32 +: 32] + s_i;
-      end
-      if (patch[nasa_pkg::PatchIn2FromXBit]) begin
-        desc_q[nasa_pkg::DescIn2AddrWord*32 +: 32] <= x_i;
-      end
-      if (patch[nasa_pkg::PatchOutFromLBit]) begin
-        desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] <= l_i;
-      end else if (patch[nasa_pkg::PatchOutFromYBit]) begin
-        desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] <= y_i;
-      end else if (patch[nasa_pkg::PatchOutPlusSBit]) begin
-        desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] <=
-            desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] + s_i;
-      end
+      desc_q[nasa_pkg::DescInAddrWord*32 +: 32] <=
+          desc_q[nasa_pkg::DescInAddrWord*32 +: 32] + in_add;
+      desc_q[nasa_pkg::DescIn2AddrWord*32 +: 32] <=
+          desc_q[nasa_pkg::DescIn2AddrWord*32 +: 32] + in2_add;
+      desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] <=
+          desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] + out_add;
     end
   end
   assign desc_o = desc_q;

@@ -31,6 +31,7 @@ module nasa_engine_drain #(
   output logic [IAW-1:0]           res_raddr_o,
   input  logic [Cols*8-1:0]        res_rdata_i,
   output logic                     ly_end_o,
+  output logic                     dr_lend_o,      // a layer's last row leaves the drain
   // stores
   output logic                     wr_valid_o,
   input  logic                     wr_ready_i,
@@ -226,6 +227,7 @@ module nasa_engine_drain #(
   );
 
   assign shadow_full_o = shadow_full_q;
+  assign dr_lend_o     = row_valid && row_ready && row_lend;
   assign dr_row_o      = dr_row_q;
 
   // the high bits of the metadata's fields (see nasa_engine_pkg)

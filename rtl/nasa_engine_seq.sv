@@ -64,6 +64,7 @@ module nasa_engine_seq #(
   input  logic [nasa_engine_pkg::LyOw-1:0] a_loaded_i,  // input bytes arrived of layer A
   input  logic                    quant_err_i,    // a bad per-channel record in layer A
   input  logic                    ly_end_i,       // a layer's last row is written
+  input  logic                    dr_lend_i,      // a layer's last row left the drain
   output logic                    ld_start_o,
   output logic                    cs_start_o,
   output logic                    run_start_o,    // a run starts (state idle)
@@ -92,6 +93,11 @@ module nasa_engine_seq #(
     logic           ld_par;                      // parity of the newest started layer
     logic [IAW-1:0] ld_ib;                       // its place in the input buffer
     logic [IAW-1:0] ld_in_end;                   // and its extent (modulo the buffer)
+    // a folded residual's layer that left A (its last step issued) while its last tile still
+    // drains, reading its residual: its buffer region stays reserved until its last row leaves
+    // the drain (at most one such layer: the next one's last step waits for an empty drain)
+    logic           res_v;
+    logic [OW-1:0]  res_end;                     // its extent
     logic           ext;
     logic [31:0]    xq_x;
     logic [31:0]    xq_y;
@@ -127,8 +133,10 @@ module nasa_engine_seq #(
   assign be_idle  = (q.pend == '0);
   assign a_fin    = q.a_v && c_done_i && (OW'(a_loaded_i) == OW'(r_q.in_end));
   assign dec_ok   = dec_last_i && (dec_err_i == nasa_pkg::ErrNone);
-  assign in_room  = !q.a_v || ((OW + 1)'(OW'(r_q.in_end)) + (OW + 1)'(OW'(dec_layer_i.in_end)) <=
-                               (OW + 1)'(InBufBytes));
+  // (room beside layer A's input and a reserved residual region: the buffer is a ring)
+  assign in_room  = (q.a_v ? (OW + 2)'(OW'(r_q.in_end)) : '0) +
+                    (q.res_v ? (OW + 2)'(q.res_end) : '0) +
+                    (OW + 2)'(OW'(dec_layer_i.in_end)) <= (OW + 2)'(InBufBytes);
   assign hz_ok    = (q.pend <= 3'd2) && !(dec_hz_i[0] && q.pend >= 3'd1) &&
                     !(dec_hz_i[1] && q.pend >= 3'd2);
   assign ld_start = dec_ok && !q.b_v && ld_free_i && in_room && hz_ok;
@@ -148,6 +156,7 @@ module nasa_engine_seq #(
           d.ld_par      = 1'b0;
           d.ld_ib       = '0;
           d.ld_in_end   = '0;
+          d.res_v       = 1'b0;
           d.layers_done = '0;
           d.err         = nasa_pkg::ErrNone;
           d.err_index   = '0;
@@ -238,6 +247,12 @@ module nasa_engine_seq #(
     end else if (a_fin) begin
       d.a_v = 1'b0;
     end
+    if (a_fin && r_q.res) begin
+      d.res_v   = 1'b1;
+      d.res_end = OW'(r_q.in_end);
+    end else if (dr_lend_i) begin
+      d.res_v = 1'b0;
+    end
     d.pend = q.pend + 3'(ld_start) - 3'(ly_end_i);
     if (ly_end_i) d.layers_done = q.layers_done + 1;
     if (quant_err_i) begin
@@ -246,8 +261,9 @@ module nasa_engine_seq #(
       state_d     = nasa_engine_pkg::StAbort;
     end
     if (quant_err_i || state_q == nasa_engine_pkg::StAbort) begin
-      d.a_v = 1'b0;
-      d.b_v = 1'b0;
+      d.a_v   = 1'b0;
+      d.b_v   = 1'b0;
+      d.res_v = 1'b0;
     end
   end
 

@@ -414,10 +414,10 @@ package nasa_pkg;
   localparam int unsigned TblArenaAddr     = 5;
   // RW depth d: bytes between the slots of consecutive images
   localparam int unsigned TblArenaStride   = 6;
-  localparam int unsigned PatchInFromXBit  = 0;       // IN_ADDR <- X
-  localparam int unsigned PatchIn2FromXBit = 1;       // IN2_ADDR <- X
-  localparam int unsigned PatchOutFromYBit = 2;       // OUT_ADDR <- Y
-  localparam int unsigned PatchOutFromLBit = 3;       // OUT_ADDR <- logits address
+  localparam int unsigned PatchInFromXBit  = 0;       // IN_ADDR <- IN_ADDR + X
+  localparam int unsigned PatchIn2FromXBit = 1;       // IN2_ADDR <- IN2_ADDR + X
+  localparam int unsigned PatchOutFromYBit = 2;       // OUT_ADDR <- OUT_ADDR + Y
+  localparam int unsigned PatchOutFromLBit = 3;       // OUT_ADDR <- OUT_ADDR + logits address
   localparam int unsigned PatchInPlusSBit  = 4;       // IN_ADDR <- IN_ADDR + S
   localparam int unsigned PatchOutPlusSBit = 5;       // OUT_ADDR <- OUT_ADDR + S
 

@@ -2,7 +2,7 @@
 // per mini-batch of images and, for every node, instantiates the node's template descriptors (op
 // table) for the engine, each template for every image of the mini-batch before the next (so its
 // weights stay on chip): the template address plus the X (node input), Y (node arena slot),
-// L (logits) addresses and the scratch offset S that the templates' PATCH bits substitute or add.
+// L (logits) addresses and the scratch offset S that the templates' PATCH bits add.
 // At a leaf it also issues the head templates the same way, waits until they completed and hands
 // (leaf, image) to the eval unit image by image. Only the current path is live: one arena slot
 // per depth and image (docs/fusion.md).

@@ -305,6 +305,37 @@ TEST_P(CosimDirected, ChainedProgram) {
   EXPECT_EQ(r.rtl.layers_done, 8u);
 }
 
+// A folded residual is read by the drain after its layer's last step issued, when the layers
+// after it already load (docs/engine.md "Folded residual"): its buffer region must stay reserved
+// until its last row left the drain. Layer A (a folded 1x1 conv, one tile) takes the start of
+// the input buffer, B the rest of it but one port word, and C (one port word plus `extra` bytes)
+// loads as soon as A's last step issues, wrapping over A's residual; with a 1-cycle DRAM its
+// beats arrive while A's tile still drains. Byte for byte and cycle for cycle.
+TEST_P(CosimDirected, FoldedResidualRegionOutlivesItsLastStep) {
+  const uint32_t ib = cfg_.in_buf_bytes, mb = cfg_.mem_bytes;
+  const uint16_t rows = static_cast<uint16_t>(cfg_.rows), cols = static_cast<uint16_t>(cfg_.cols);
+  const uint16_t cin = static_cast<uint16_t>(std::min<uint32_t>(cfg_.kred_max, ib / 2 / rows));
+  cycles::DramTiming fast = cycles::default_dram(cfg_);
+  fast.latency = 1;
+  Cosim cs(cfg_, fast);
+  const uint32_t res = uint32_t{rows} * cols;  // A's residual: the first bytes of its region
+  for (const uint32_t extra : {0u, mb, 4 * mb, res / 2, res}) {
+    ProgramBuilder b(cfg_, 500 + extra);
+    b.reserve_descs(3);
+    Desc a = shape(Op::Conv, 1, rows, cin, cols, 1);
+    a.res = 1;
+    a = b.add_layer(a);
+    const auto a_end = static_cast<uint32_t>((input_buffer_need(a, cfg_) + mb - 1) / mb * mb);
+    const auto words = [&](uint32_t bytes) { return static_cast<uint16_t>(bytes / mb); };
+    b.add_layer(pool(Op::MaxPool, 1, words(ib - a_end - mb), static_cast<uint16_t>(mb)));
+    b.add_layer(pool(Op::MaxPool, 1, words(mb + extra), static_cast<uint16_t>(mb)));
+    const Program p = b.finish(fmt::format("folded residual, then C wrapping {} bytes", extra));
+    const CosimResult r = run_case(cs, p);
+    EXPECT_TRUE(r.ok) << case_report(cs, p, r, fmt::format("cosim_directed_residual_{}", extra));
+    EXPECT_EQ(r.rtl_cycles, r.model_cycles);
+  }
+}
+
 // Two programs on one engine without a reset in between: no state may leak from the first run.
 TEST_P(CosimDirected, BackToBackRunsWithoutReset) {
   ProgramBuilder b(cfg_, 99);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nasa/cand_gen.h"
@@ -241,6 +242,49 @@ TEST(Fused, RtlEqualsAloneAndRef) {
   EXPECT_EQ(a.macs, b.macs);
   EXPECT_EQ(a.layers, b.layers);
   expect_same_counters(a, b);
+}
+
+// Row-banded templates (docs/fusion.md "Op table and templates"): a supernet whose 20x20 maps do
+// not fit the `fpga` configuration's 2 KB input buffer runs those layers as bands in a batch run
+// (the scheduler adds X, Y, S to each band's offsets); the RTL equals the reference model (logits,
+// counters), and every candidate equals its own banded program.
+TEST(Fused, RowBandedTemplatesOnFpga) {
+  nasa::spec::Supernet n = nasa::testing::square_net("banded", 20, 4, {8, 3, 1});
+  for (const auto& [c, s] : {std::pair{8, 1}, std::pair{8, 1}, std::pair{16, 2}}) {
+    nasa::spec::ChoiceLayer l;
+    l.out_channels = c;
+    l.stride = s;
+    for (const char* op : {"mb_k3_e3", "mb_k5_e1"}) l.choices.push_back(nasa::spec::parse_op(op));
+    if (c == 8 && s == 1) l.choices.push_back(nasa::spec::parse_op("skip"));
+    n.layers.push_back(l);
+  }
+  n.head = {16};  // 10x10x16 into the global pool: 1.6 KB, no band needed
+  nasa::spec::validate(n);
+  const Net t(n, 2, 9);  // (a candidate program of more images exceeds fpga's 128 KB)
+  const auto& cfg = nasa::config_by_name("fpga");
+  nasa::runtime::Runtime ref(t.q, cfg, ref_factory(), "ref");
+  nasa::runtime::Runtime rtl(t.q, cfg, rtl_factory(), "rtl");
+  std::mt19937 rng(31);
+  const auto batch = batch_with_duplicates(t.net, 6, rng);
+  nasa::compile::BatchOptions opt;
+  opt.dump_logits = true;
+  opt.mini_batch = 2;
+  const auto bp = nasa::compile::compile_batch(t.q, batch, 0, t.images, t.labels, cfg, opt);
+  size_t bands = 0;
+  for (const auto& d : bp.program.descs) bands += nasa::is_band(d);
+  EXPECT_GT(bands, 20u);  // the stem, the 20x20 convolutions and the head
+  const auto a = ref.evaluate_fused(batch, 0, t.images, t.labels, opt);
+  const auto b = rtl.evaluate_fused(batch, 0, t.images, t.labels, opt);
+  EXPECT_EQ(a.logits, b.logits);
+  EXPECT_EQ(a.correct, b.correct);
+  expect_same_counters(a, b);
+  for (size_t j = 0; j < batch.size(); ++j) {
+    SCOPED_TRACE(nasa::spec::format_candidate(batch[j]));
+    const auto alone = ref.evaluate(batch[j], t.images, t.labels);
+    ASSERT_EQ(a.logits[j].size(), alone.logits.size());
+    EXPECT_TRUE(std::equal(alone.logits.begin(), alone.logits.end(), a.logits[j].begin()));
+    EXPECT_EQ(a.correct[j], alone.correct);
+  }
 }
 
 // Batch runs stream (docs/fusion.md "Streaming"): the reference model co-simulates the scheduler

@@ -3,19 +3,28 @@
 #pragma once
 
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "nasa/spec.h"
 
 namespace nasa::testing {
 
-inline spec::Supernet tiny_net(int layers, std::span<const spec::OpSpec> choices) {
+// A supernet of `size` x `size` x 1 images and `classes` classes with its stem, no layers yet.
+inline spec::Supernet square_net(std::string name, int size, int classes, spec::Stem stem) {
   spec::Supernet n;
-  n.name = "tiny";
-  n.in_h = n.in_w = 6;
+  n.name = std::move(name);
+  n.in_h = n.in_w = size;
   n.in_c = 1;
-  n.classes = 4;
-  n.stem = {4, 3, 1};
+  n.classes = classes;
+  n.stem = stem;
+  n.act = "relu6";
+  return n;
+}
+
+inline spec::Supernet tiny_net(int layers, std::span<const spec::OpSpec> choices) {
+  spec::Supernet n = square_net("tiny", 6, 4, {4, 3, 1});
   for (int i = 0; i < layers; ++i) {
     spec::ChoiceLayer l;
     l.out_channels = 4;
@@ -24,7 +33,6 @@ inline spec::Supernet tiny_net(int layers, std::span<const spec::OpSpec> choices
     n.layers.push_back(l);
   }
   n.head = {8};
-  n.act = "relu6";
   spec::validate(n);
   return n;
 }

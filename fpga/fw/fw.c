@@ -544,8 +544,8 @@ static u32 fuse(void) {
   return NASA_ERR_NONE;
 }
 
-/* Issues template `t` with X, Y, L substituted and S added as its PATCH field says
- * (sw/base/desc.cpp patch_template). */
+/* Issues template `t` with X, Y, L or S added as its PATCH field says (sw/base/desc.cpp
+ * patch_template). */
 static u32 issue(u32 t, u32 x, u32 y, u32 l, u32 s) {
   err_index = layers_done;
   const u64 ta = (u64)B(TPL_ADDR) + (u64)t * NASA_DESC_BYTES;
@@ -553,11 +553,11 @@ static u32 issue(u32 t, u32 x, u32 y, u32 l, u32 s) {
   if ((u32)ta + (u64)NASA_DESC_BYTES > win_limit || (u32)ta < win_base) return NASA_ERR_WINDOW;
   desc_t d;
   read_desc((u32)ta, &d);
-  if (d.patch & NASA_PATCH_IN_FROM_X) d.in = x;
+  if (d.patch & NASA_PATCH_IN_FROM_X) d.in += x;
   else if (d.patch & NASA_PATCH_IN_PLUS_S) d.in += s;
-  if (d.patch & NASA_PATCH_IN2_FROM_X) d.in2 = x;
-  if (d.patch & NASA_PATCH_OUT_FROM_L) d.out = l;
-  else if (d.patch & NASA_PATCH_OUT_FROM_Y) d.out = y;
+  if (d.patch & NASA_PATCH_IN2_FROM_X) d.in2 += x;
+  if (d.patch & NASA_PATCH_OUT_FROM_L) d.out += l;
+  else if (d.patch & NASA_PATCH_OUT_FROM_Y) d.out += y;
   else if (d.patch & NASA_PATCH_OUT_PLUS_S) d.out += s;
   return run_layer(&d);
 }

@@ -100,15 +100,15 @@ uint32_t top_pad(const Desc& d) {
 
 Desc patch_template(Desc d, uint32_t x, uint32_t y, uint32_t l, uint32_t s) {
   if (d.patch & hw::Patch::InFromX) {
-    d.in_addr = x;
+    d.in_addr += x;
   } else if (d.patch & hw::Patch::InPlusS) {
     d.in_addr += s;
   }
-  if (d.patch & hw::Patch::In2FromX) d.in2_addr = x;
+  if (d.patch & hw::Patch::In2FromX) d.in2_addr += x;
   if (d.patch & hw::Patch::OutFromL) {
-    d.out_addr = l;
+    d.out_addr += l;
   } else if (d.patch & hw::Patch::OutFromY) {
-    d.out_addr = y;
+    d.out_addr += y;
   } else if (d.patch & hw::Patch::OutPlusS) {
     d.out_addr += s;
   }

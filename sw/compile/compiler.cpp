@@ -657,16 +657,29 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
   }
 
   // templates
+  // (a layer too large for the input buffer: one template per row band, its patched fields
+  // holding the band's offsets from X, Y or S)
   std::vector<Desc>& t = p.descs;
   auto templ = [&](Desc d, uint8_t patch) {
     d.patch = patch;
-    t.push_back(d);
+    emit(t, d, cfg);
   };
   const auto start_of = [&] { return static_cast<uint32_t>(t.size()); };
+  // a run of templates as the op table holds it: first | count << 24
+  const auto run_of = [&](uint32_t first, const char* what) {
+    const uint32_t count = start_of() - first;
+    if (count > 0xFF) {
+      throw std::runtime_error(fmt::format(
+          "compile_batch: {} of supernet '{}' needs {} templates on config '{}' (row bands), more "
+          "than the op table's 255",
+          what, net.name, count, cfg.name));
+    }
+    return hw::tpl_word(first, count);
+  };
   uint32_t first = start_of();
   templ(conv_desc(q.stem, stem, net.in_h, net.in_w, 0, 0),
         hw::Patch::InFromX | hw::Patch::OutFromY);
-  r.stem_tpl = hw::tpl_word(first, 1);
+  r.stem_tpl = run_of(first, "the stem");
   for (size_t i = 0; i < L; ++i) {
     const auto& s = shapes[i];
     for (size_t c = 0; c < q.ops[i].size(); ++c) {
@@ -694,7 +707,8 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
         templ(add_desc(op, ch, cw, s.cout, last_out, 0, 0),
               hw::Patch::InPlusS | hw::Patch::In2FromX | hw::Patch::OutFromY);
       }
-      r.optab[i * cfg.max_choices + c] = hw::tpl_word(first, start_of() - first);
+      r.optab[i * cfg.max_choices + c] =
+          run_of(first, fmt::format("layer {} choice {}", i, c).c_str());
     }
   }
   first = start_of();
@@ -702,7 +716,7 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
         hw::Patch::InFromX | hw::Patch::OutPlusS);
   templ(gap_desc(q, hi.h, hi.w, s1, s2), hw::Patch::InPlusS | hw::Patch::OutPlusS);
   templ(conv_desc(q.fc, fc, 1, 1, s2, 0), hw::Patch::InPlusS | hw::Patch::OutFromL);
-  r.head_tpl = hw::tpl_word(first, 3);
+  r.head_tpl = run_of(first, "the head");
   r.tpl_addr = mem.alloc(uint64_t{hw::kDescBytes} * t.size(), "templates");
   for (size_t i = 0; i < t.size(); ++i) write_desc(p.image, r.tpl_addr + i * hw::kDescBytes, t[i]);
   p.desc_addr = r.tpl_addr;

@@ -178,7 +178,7 @@ class Engine {
                        pw_rec0_ >= rec_rd_ ? pw_rec0_ - rec_rd_ + 1 : 0,
                        static_cast<uint64_t>(ld_par_), rr_, last_was_wr_, hold_, hold_wr_,
                        second_, flush_, c_done_, dr_row_, rq_ph_, beat_, oidx_, init_lanes_,
-                       static_cast<uint64_t>(state_)});
+                       static_cast<uint64_t>(state_), res_v_});
     for (uint64_t i = 0; i < live; ++i) k.push_back(rec_size_[(rec_rd_ + i) % cfg().wtiles]);
   }
   // Whether `d` reads the weights and records of the last layer started (the reuse check's
@@ -307,6 +307,10 @@ class Engine {
   uint32_t fe_li_ = 0, dec_step_ = 0;
   bool a_v_ = false, b_v_ = false;
   Layer L_, NX_;
+  // a folded residual's layer that left A while its last tile drains: its buffer region stays
+  // reserved until its last row leaves the drain (RTL res_v, res_end)
+  bool res_v_ = false;
+  uint64_t res_end_ = 0;
   uint64_t pend_ = 0;  // layers started and not complete
   int ld_par_ = 0;
   std::array<Ranges, 2> ranges_{};  // by layer index parity (RTL ot_lo_q / ot_hi_q)
@@ -435,6 +439,7 @@ void Engine::step() {
   const bool row_valid = shadow_full_ && rq_ph_last;
   const bool row_ready = wq_.size() < kWriterDepth;
   const bool row_fire = row_valid && row_ready;
+  const bool dr_lend = row_fire && sh_lend_ && dr_row_ + 1 == sh_rows_;  // RTL dr_lend_o
   const bool wr_valid = !wq_.empty();
   bool two_part = false;
   if (wr_valid) two_part = wq_.front().addr % mb_ + wq_.front().n > mb_;
@@ -463,7 +468,8 @@ void Engine::step() {
   Layer N;
   if (dec_ok && !b_v_ && ld_free) {
     N = layer_of(*d, cfg().mem_bytes, cfg().rows, cfg().cols);
-    const bool in_room = !a_v_ || L_.in_end + N.in_end <= cfg().in_buf_bytes;
+    const bool in_room =
+        (a_v_ ? L_.in_end : 0) + (res_v_ ? res_end_ : 0) + N.in_end <= cfg().in_buf_bytes;
     const bool hz_ok = pend_ <= 2 && !(pend_ >= 1 && hazard(*d, 1)) &&
                        !(pend_ >= 2 && hazard(*d, 2));
     ld_start = in_room && hz_ok;
@@ -738,7 +744,8 @@ void Engine::step() {
     il_region_ = false;
     il_done_ = false;
     il_off_ = 0;
-    il_src_ = il_rsrc_ = N.res ? N.in2_addr : N.in_addr;  // a folded residual first
+    il_src_ = N.res ? N.in2_addr : N.in_addr;  // a folded residual first
+    il_rsrc_ = N.in_addr;
     il_dst_ = il_x_ = 0;
     tl_phase_ = 0;
     tl_j_ = 0;
@@ -784,6 +791,12 @@ void Engine::step() {
     b_v_ = true;
     ld_par_ ^= 1;
     NX_ = N;
+  }
+  if (a_fin && L_.res) {
+    res_v_ = true;
+    res_end_ = L_.in_end;
+  } else if (dr_lend) {
+    res_v_ = false;
   }
   if (cs_start) {
     a_v_ = true;

@@ -32,9 +32,10 @@ bool is_band(const Desc& d);
 uint32_t top_pad(const Desc& d);
 
 // A batch template as the engine runs it (docs/fusion.md "Op table and templates"): the
-// address fields its PATCH bits name take the scheduler's X (node input), Y (arena slot),
-// L (logits address) of the current image, or add S (the image's scratch offset). InFromX wins
-// over InPlusS; OutFromL over OutFromY over OutPlusS.
+// address fields its PATCH bits name add the scheduler's X (node input), Y (arena slot),
+// L (logits address) of the current image, or S (the image's scratch offset) to the offset the
+// template holds (0, or a row band's). InFromX wins over InPlusS; OutFromL over OutFromY over
+// OutPlusS.
 Desc patch_template(Desc d, uint32_t x, uint32_t y, uint32_t l, uint32_t s);
 
 std::array<uint32_t, hw::kDescWords> encode(const Desc& d);

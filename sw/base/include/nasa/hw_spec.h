@@ -168,15 +168,16 @@ namespace nasa::hw {
   X(ArenaAddr, 5, "RW", "depth d (0: stem output, d: output of layer d-1): slot of image 0") \
   X(ArenaStride, 6, "RW", "depth d: bytes between the slots of consecutive images")
 
-// Descriptor PATCH bits (batch mode only): the scheduler overwrites these address fields of a
+// Descriptor PATCH bits (batch mode only): the scheduler adds to these address fields of a
 // template. X: the node's input for the current image; Y: the node's arena slot; L: logits;
 // S: b * SCRATCH_STRIDE for image b of the mini-batch (a node's insides, one copy per image).
-#define NASA_PATCH_BITS(X)                      \
-  X(InFromX, 0, "IN_ADDR <- X")                 \
-  X(In2FromX, 1, "IN2_ADDR <- X")               \
-  X(OutFromY, 2, "OUT_ADDR <- Y")               \
-  X(OutFromL, 3, "OUT_ADDR <- logits address")  \
-  X(InPlusS, 4, "IN_ADDR <- IN_ADDR + S")       \
+// The template's field holds an offset from X, Y or L: 0, or a row band's (docs/engine.md).
+#define NASA_PATCH_BITS(X)                                \
+  X(InFromX, 0, "IN_ADDR <- IN_ADDR + X")                 \
+  X(In2FromX, 1, "IN2_ADDR <- IN2_ADDR + X")              \
+  X(OutFromY, 2, "OUT_ADDR <- OUT_ADDR + Y")              \
+  X(OutFromL, 3, "OUT_ADDR <- OUT_ADDR + logits address") \
+  X(InPlusS, 4, "IN_ADDR <- IN_ADDR + S")                 \
   X(OutPlusS, 5, "OUT_ADDR <- OUT_ADDR + S")
 
 // Hardware configurations (parameters of one RTL source). Row: name, Rows, Cols, MemBytes
