@@ -42,6 +42,9 @@ module nasa_engine #(
   input  logic [31:0]           xd_y_i,
   input  logic [31:0]           xd_l_i,
   input  logic [31:0]           xd_s_i,         // the image's scratch offset (PATCH ..PlusS)
+  input  logic [7:0]            xd_n_i,         // images left in the mini-batch, this one included
+  output logic                  xd_cov_o,       // with xd_ready_o: taken without a fetch, covered
+                                                // by the packed layer before (no completion)
   output logic                  xd_done_o,      // pulse: the descriptor completed
   input  logic                  xd_end_i,       // end the batch run: xd_err_i, xd_err_index_i
   input  logic [7:0]            xd_err_i,
@@ -77,6 +80,8 @@ module nasa_engine #(
   logic ext, desc_valid, fetch, dec_start, decoding, li_par, ld_start, cs_start, run_start, stop;
   logic a_v, ld_par, desc_stall, ld_free;
   logic [31:0] xq_x, xq_y, xq_l, xq_s;
+  logic [7:0] xq_n;
+  logic cov_take;
   logic [AW-1:0] desc_src;
   logic [IAW-1:0] ld_ib;
   logic [15:0] nx_cout;
@@ -188,6 +193,7 @@ module nasa_engine #(
     .xd_y_i        (xd_y_i),
     .xd_l_i        (xd_l_i),
     .xd_s_i        (xd_s_i),
+    .xd_n_i        (xd_n_i),
     .xd_end_i      (xd_end_i),
     .xd_err_i      (xd_err_i),
     .xd_err_index_i(xd_err_index_i),
@@ -196,6 +202,8 @@ module nasa_engine #(
     .xq_y_o        (xq_y),
     .xq_l_o        (xq_l),
     .xq_s_o        (xq_s),
+    .xq_n_o        (xq_n),
+    .cov_take_o    (cov_take),
     .desc_valid_o  (desc_valid),
     .desc_src_o    (desc_src),
     .job_ready_i   (job_ready),
@@ -208,6 +216,7 @@ module nasa_engine #(
     .dec_err_i     (dec_err),
     .dec_hz_i      (dec_hz),
     .dec_layer_i   (dec_layer),
+    .dec_imgs_i    (il_cfg.imgs),
     .li_par_o      (li_par),
     .ld_free_i     (ld_free),
     .c_done_i      (c_done),
@@ -226,7 +235,8 @@ module nasa_engine #(
     .lay_o         (lay),
     .nx_cout_o     (nx_cout)
   );
-  assign xd_ready_o  = ext && desc_valid && job_ready;
+  assign xd_ready_o  = (ext && desc_valid && job_ready) || cov_take;
+  assign xd_cov_o    = cov_take;
   assign ext_wait_o  = ext && fetch && dma_idle;
   assign xd_done_o   = ext && ly_end;
   assign layer_end_o = ly_end;
@@ -245,6 +255,7 @@ module nasa_engine #(
     .y_i    (xq_y),
     .l_i    (xq_l),
     .s_i    (xq_s),
+    .n_i    (xq_n),
     .desc_o (desc)
   );
 

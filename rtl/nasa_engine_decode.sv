@@ -56,8 +56,9 @@ module nasa_engine_decode #(
   // ======================= fields =======================
   logic [7:0] f_op, f_act, f_k, f_s, f_sq, f_q6, f_sb;
   logic [15:0] f_h, f_w, f_cin, f_cout, f_m, f_mb, f_orows;
-  logic [7:0] f_padt;
+  logic [7:0] f_padt, f_img;
   logic f_res;
+  logic [31:0] f_istr, f_ostr;
   logic [31:0] f_in, f_in2, f_out, f_wgt, f_prm;
   assign f_op   = desc_i.op;
   assign f_act  = desc_i.act;
@@ -80,6 +81,9 @@ module nasa_engine_decode #(
   assign f_orows = desc_i.out_rows;
   assign f_padt  = desc_i.pad_top;
   assign f_res   = desc_i.res;
+  assign f_img   = desc_i.images;
+  assign f_istr  = desc_i.in_stride;
+  assign f_ostr  = desc_i.out_stride;
 
   logic is_conv, is_dw, is_fc, is_max, is_avg, is_add, is_gap, is_pool, is_win;
   assign is_conv = (f_op == nasa_pkg::OpConv);
@@ -104,6 +108,11 @@ module nasa_engine_decode #(
   assign f_kk   = f_k * f_k;
   assign f_pad  = is_win ? ((f_kwin - 16'd1) >> 1) : 16'd0;
   assign f_padv = (is_win && band) ? {8'd0, f_padt} : f_pad;
+  // Packed images (Images > 1, docs/engine.md "Packed images"): f_img1 = Images - 1 more images
+  logic pack;
+  logic [7:0] f_img1;
+  assign pack   = (f_img > 8'd1);
+  assign f_img1 = pack ? f_img - 8'd1 : 8'd0;
 
   // ======================= the micro-sequence =======================
   logic [3:0] dec_step_q, dec_step_d;  // a nasa_engine_pkg::dec_step_e
@@ -127,9 +136,16 @@ module nasa_engine_decode #(
   logic [DW+16:0] mul_w;
   logic [DW-1:0] mul_p;
   logic [DW-1:0] d_hw_in_q, d_in_bytes_q, d_row_b_q, d_kred_q, d_hw_out_q, d_out_bytes_q;
-  logic [DW-1:0] d_wgt_bytes_q, d_vbytes_q;
+  logic [DW-1:0] d_wgt_bytes_q, d_vbytes_q, d_inspan_q, d_outspan_q, d_packin_q, d_p_q;
   logic [OW-1:0] d_wrap_q, d_padrow_q, d_padcin_q;  // feed only the layer registers (valid layers)
   logic [16:0] f_scin;
+  logic [DW+1:0] d_offb, d_offr, d_in_total;
+  // the packed regions: input and output from their address to the last image's end (saturated)
+  logic [DW-1:0] d_inreg, d_outreg;
+  assign d_inreg  = ((DW + 1)'(d_inspan_q) + (DW + 1)'(d_in_bytes_q) > (DW + 1)'({DW{1'b1}})) ?
+                    '1 : DW'(d_inspan_q + d_in_bytes_q);
+  assign d_outreg = ((DW + 1)'(d_outspan_q) + (DW + 1)'(d_out_bytes_q) > (DW + 1)'({DW{1'b1}})) ?
+                    '1 : DW'(d_outspan_q + d_out_bytes_q);
   assign f_scin = (is_win && f_s == 8'd2) ? {f_cin, 1'b0} : {1'b0, f_cin};
   // Pixel gather (docs/engine.md "Input loader"): a 1x1 stride-2 Conv/DwConv whose used pixels,
   // each in a slot of Cin rounded up to the port width (f_cpad), take no more room than the
@@ -138,7 +154,11 @@ module nasa_engine_decode #(
   logic g_cand, g_take;
   assign f_cpad = (17'(f_cin) + 17'(MemBytes - 1)) & ~17'(MemBytes - 1);
   assign g_cand = (is_conv || is_dw) && f_k == 8'd1 && f_s == 8'd2;
-  assign g_take = g_cand && (d_vbytes_q <= d_in_bytes_q);
+  assign g_take = g_cand && !pack && (d_vbytes_q <= d_in_bytes_q);
+  // a 32-bit stride as a multiplier operand, saturated to DW bits (sat(a) * b = sat(a * b))
+  function automatic logic [DW-1:0] sat_dw(logic [31:0] v);
+    sat_dw = (64'(v) >> DW != '0) ? '1 : DW'(v);
+  endfunction
 
   always_comb begin
     mul_a = '0;
@@ -146,6 +166,16 @@ module nasa_engine_decode #(
     unique case (dec_step_q)
       nasa_engine_pkg::DecHwIn:    begin mul_a = DW'(f_h); mul_b = 17'(f_w); end
       nasa_engine_pkg::DecInBytes: begin mul_a = d_hw_in_q; mul_b = 17'(f_cin); end
+      nasa_engine_pkg::DecInSpan:  begin mul_a = sat_dw(f_istr); mul_b = 17'(f_img1); end
+      nasa_engine_pkg::DecOutSpan: begin mul_a = sat_dw(f_ostr); mul_b = 17'(f_img1); end
+      nasa_engine_pkg::DecPackIn:  begin
+        mul_a = ((d_offb >> DW) != '0) ? '1 : DW'(d_offb);
+        mul_b = 17'(f_img1);
+      end
+      nasa_engine_pkg::DecPackP:   begin
+        mul_a = (is_fc || is_gap) ? DW'(1) : d_hw_out_q;
+        mul_b = 17'(f_img1) + 17'd1;
+      end
       nasa_engine_pkg::DecRowB:    begin mul_a = DW'(f_w); mul_b = 17'(f_cin); end
       nasa_engine_pkg::DecKred:    begin
         mul_a = is_fc ? d_hw_in_q : DW'(f_kk);
@@ -176,6 +206,10 @@ module nasa_engine_decode #(
       unique case (dec_step_q)
         nasa_engine_pkg::DecHwIn:    d_hw_in_q <= mul_p;
         nasa_engine_pkg::DecInBytes: d_in_bytes_q <= mul_p;
+        nasa_engine_pkg::DecInSpan:  d_inspan_q <= mul_p;
+        nasa_engine_pkg::DecOutSpan: d_outspan_q <= mul_p;
+        nasa_engine_pkg::DecPackIn:  d_packin_q <= mul_p;
+        nasa_engine_pkg::DecPackP:   d_p_q <= mul_p;
         nasa_engine_pkg::DecRowB:    d_row_b_q <= mul_p;
         nasa_engine_pkg::DecKred:    d_kred_q <= mul_p;
         nasa_engine_pkg::DecHwOut:   d_hw_out_q <= mul_p;
@@ -192,15 +226,17 @@ module nasa_engine_decode #(
 
   // ======================= validation =======================
   // The window checks of a descriptor's regions share one checker, one region per decode step
-  // once its size is known (input in step 3, Add's second input or a folded residual in 4, output
-  // in 6, weights in 7, per-channel records in 8); win_bad_q holds the verdict by the last step.
+  // once its size is known (input in step OutB, Add's second input or a folded residual in RowB,
+  // output in WgtB, weights in Wrap, per-channel records in VBytes; packed images: the regions
+  // from the first image's start to the last one's end); win_bad_q holds the verdict by the last
+  // step.
   logic [31:0] wc_addr;
   logic [DW-1:0] wc_len;
   logic wc_en, win_bad_q;
   always_comb begin
     wc_en   = 1'b0;
     wc_addr = f_in;
-    wc_len  = d_in_bytes_q;
+    wc_len  = d_inreg;
     unique case (dec_step_q)
       nasa_engine_pkg::DecOutB: wc_en = 1'b1;
       nasa_engine_pkg::DecRowB: begin  // Add's second input, a folded residual
@@ -208,7 +244,7 @@ module nasa_engine_decode #(
         wc_addr = f_in2;
         wc_len  = is_add ? d_in_bytes_q : d_out_bytes_q;
       end
-      nasa_engine_pkg::DecWgtB: begin wc_en = 1'b1; wc_addr = f_out; wc_len = d_out_bytes_q; end
+      nasa_engine_pkg::DecWgtB: begin wc_en = 1'b1; wc_addr = f_out; wc_len = d_outreg; end
       nasa_engine_pkg::DecWrap: begin
         wc_en   = is_conv || is_fc || is_dw;
         wc_addr = f_wgt;
@@ -244,12 +280,12 @@ module nasa_engine_decode #(
   end
 
   // Add's second input at d_offb after the first; a folded residual first, the input at d_offr
-  logic [DW+1:0] d_offb, d_offr, d_in_total;
+  // (packed images: image i at i*d_offb, the last at d_packin_q)
   logic bad_s, bad_sb, q_add;
   assign d_offb     = ((DW + 2)'(d_in_bytes_q) + (DW + 2)'(MbM1)) & ~((DW + 2)'(MbM1));
   assign d_offr     = f_res ? ((DW + 2)'(d_out_bytes_q) + (DW + 2)'(MbM1)) & ~((DW + 2)'(MbM1))
                             : '0;
-  assign d_in_total = (is_add ? d_offb : d_offr) + (DW + 2)'(d_in_bytes_q);
+  assign d_in_total = (is_add ? d_offb : d_offr) + (DW + 2)'(d_packin_q) + (DW + 2)'(d_in_bytes_q);
   assign q_add      = is_add || f_res;  // requant(a, M, S) + requant(b, Mb, Sb)
   assign bad_s      = (f_sq == 8'd0) || (f_sq > 8'(nasa_pkg::MaxShift));
   assign bad_sb     = (f_sb == 8'd0) || (f_sb > 8'(nasa_pkg::MaxShift));
@@ -273,6 +309,8 @@ module nasa_engine_decode #(
       err_o = nasa_pkg::ErrBadBand;
     end else if (f_res && (!(is_conv || is_dw) || f_s != 8'd1)) begin
       err_o = nasa_pkg::ErrBadResidual;
+    end else if (pack && (!(is_conv || is_dw || is_fc) || band || f_res)) begin
+      err_o = nasa_pkg::ErrBadPack;
     end else if (d_in_total > (DW + 2)'(InBufBytes) ||
                  ((is_conv || is_fc) && d_kred_q > DW'(KredMax))) begin
       err_o = nasa_pkg::ErrOversize;
@@ -299,9 +337,9 @@ module nasa_engine_decode #(
   always_comb begin
     hc_en   = 1'b0;
     hc_addr = f_in;
-    hc_len  = d_in_bytes_q;
+    hc_len  = d_inreg;
     unique case (dec_step_q)
-      nasa_engine_pkg::DecInBytes, nasa_engine_pkg::DecOutB: begin
+      nasa_engine_pkg::DecInBytes, nasa_engine_pkg::DecInSpan: begin
         hc_en   = is_conv || is_fc || is_dw;
         hc_addr = f_prm;
         hc_len  = DW'(f_cout) << 3;
@@ -337,7 +375,7 @@ module nasa_engine_decode #(
   always_ff @(posedge clk_i) begin
     if (ld_start_i) begin
       ot_lo_q[li_par_i] <= (AW + 1)'(f_out[AW-1:0]);
-      ot_hi_q[li_par_i] <= (AW + 1)'(f_out[AW-1:0]) + (AW + 1)'(d_out_bytes_q[AW:0]);
+      ot_hi_q[li_par_i] <= (AW + 1)'(f_out[AW-1:0]) + (AW + 1)'(d_outreg[AW:0]);
     end
   end
 
@@ -352,7 +390,7 @@ module nasa_engine_decode #(
   logic [JW-1:0] dv_nct;
   logic [OW-1:0] dv_cstep, dv_rowk, dv_stepx, dv_stepwrap, dv_srowb, dv_rowb2;
   logic [OW-1:0] dv_na, dv_in_total, dv_in_end, dv_offb, dv_p0_pbase, dv_p0_rowbase;
-  logic [CW-1:0] dv_p0_iy, dv_p0_ix;
+  logic [CW-1:0] dv_p0_iy, dv_p0_ix, dv_last_iy;
   logic [WRW-1:0] dv_tsz;
   logic [AW-1:0] dv_grow;
   assign dv_pe       = is_conv || is_fc || is_dw;
@@ -371,21 +409,20 @@ module nasa_engine_decode #(
   assign dv_cstep    = g_take ? OW'(f_cpad) : OW'(f_cin);
   // (mul_p: the last step's product, the gathered row bytes, held while decode waits there)
   assign dv_rowk     = g_take ? OW'(mul_p) : (is_add ? OW'(d_offb) : OW'(d_row_b_q));
-  assign dv_p        = (is_fc || is_gap) ? PW'(1) : PW'(d_hw_out_q);
+  assign dv_p        = PW'(d_p_q);  // (Fc, Gap: one position an image)
   assign dv_stepx    = g_take ? OW'(f_cpad) : OW'(f_scin);
   // input bytes between two output rows' window corners
   assign dv_rowb2    = (is_win && f_s == 8'd2) ? OW'(d_row_b_q) << 1 : OW'(d_row_b_q);
   assign dv_stepwrap = g_take ? OW'(f_cpad) : dv_rowb2 - OW'(d_wrap_q);
   assign dv_srowb    = g_take ? OW'(mul_p) : dv_rowb2;
   assign dv_nct      = JW'((32'(f_cout) + 32'(Cols - 1)) >> ColW);
-  assign dv_npt      = (is_conv || is_fc || is_dw) ?
-                       PW'(((is_fc ? PW'(1) : PW'(d_hw_out_q)) + PW'(Rows - 1)) >> RowW) :
-                       (is_gap ? PW'(1) : PW'(d_hw_out_q));
+  assign dv_npt      = (is_conv || is_fc || is_dw) ? PW'((PW'(d_p_q) + PW'(Rows - 1)) >> RowW) :
+                                                     PW'(d_p_q);
   assign dv_na       = g_take ? OW'(d_vbytes_q) : OW'(d_in_bytes_q);
   assign dv_in_total = g_take ? OW'(d_vbytes_q) : OW'(d_in_total);
   // input-buffer bytes the loader writes (whole port words): the layer's extent in the buffer
   assign dv_in_end   = g_take ? OW'(d_vbytes_q) :
-                       ((is_add ? OW'(d_offb) : OW'(d_offr)) + OW'(d_offb));
+                       ((is_add ? OW'(d_offb) : OW'(d_offr)) + OW'(d_packin_q) + OW'(d_offb));
   assign dv_offb     = OW'(d_offb);
   assign dv_tsz      = WRW'((32'(is_dw ? 32'(f_kk) : 32'(d_kred_q)) + 32'(MbM1)) & ~32'(MbM1));
   assign dv_p0_iy      = CW'(0) - CW'(f_padv);
@@ -393,6 +430,19 @@ module nasa_engine_decode #(
   assign dv_p0_pbase   = -(OW'(d_padrow_q) + OW'(d_padcin_q));
   assign dv_p0_rowbase = OW'(0) - OW'(d_padrow_q);
   assign dv_grow       = AW'(d_row_b_q) << 1;
+  // packed images: an image's last window-corner row, and the lanes' jumps to the next image
+  // ((Ho-1)*stride*row bytes = input bytes - the rows below the last corner row: 1, or 2 for
+  // stride 2 and an even H; an Fc image is one position)
+  logic [OW-1:0] dv_lastrows, dv_img_rb, dv_img_pb;
+  logic [AW-1:0] dv_img_out;
+  assign dv_last_iy    = dv_p0_iy + (is_fc ? CW'(0) :
+                                     (CW'(f_ho) - CW'(1)) << ((f_s == 8'd2) ? 1 : 0));
+  assign dv_lastrows   = is_fc ? OW'(0) : OW'(d_in_bytes_q) - ((f_s == 8'd2 && !f_h[0]) ?
+                                                             OW'(d_row_b_q) << 1 :
+                                                             OW'(d_row_b_q));
+  assign dv_img_rb     = OW'(d_offb) - dv_lastrows;
+  assign dv_img_pb     = dv_img_rb - (is_fc ? OW'(0) : d_wrap_q);
+  assign dv_img_out    = AW'(f_ostr) - AW'(d_out_bytes_q) + AW'(f_cout);
 
   always_comb begin
     layer_o            = '0;
@@ -437,6 +487,11 @@ module nasa_engine_decode #(
     layer_o.p0_ix      = LCW'(dv_p0_ix);
     layer_o.p0_pbase   = LOW'(dv_p0_pbase);
     layer_o.p0_rowbase = LOW'(dv_p0_rowbase);
+    layer_o.pack       = pack;
+    layer_o.last_iy    = LCW'(dv_last_iy);
+    layer_o.img_rb     = LOW'(dv_img_rb);
+    layer_o.img_pb     = LOW'(dv_img_pb);
+    layer_o.img_out    = LAW'(dv_img_out);
   end
 
   always_comb begin
@@ -454,6 +509,8 @@ module nasa_engine_decode #(
     il_o.in2   = LAW'(AW'(f_in2));
     il_o.gstep = LAW'(AW'(f_scin));
     il_o.grow  = LAW'(dv_grow);
+    il_o.imgs  = f_img1 + 8'd1;
+    il_o.istride = LAW'(AW'(f_istr));
   end
 
   always_comb begin
@@ -473,9 +530,10 @@ module nasa_engine_decode #(
   // Bits the decode never needs: the reserved words, PATCH (the descriptor register's), the
   // address bits past the window's of the overlap check, the window's beyond AddrBits.
   logic unused_dec;
-  assign unused_dec = ^{desc_i.rsvd15_0, desc_i.rsvd14_0, desc_i.rsvd13_0, desc_i.rsvd12_0,
-                        desc_i.rsvd11_24, desc_i.rsvd10_9, desc_i.patch, desc_i.rsvd9_24,
-                        64'(hc_addr) >> AW, hc_len[DW-1:AW+1], win_base_i, win_limit_i};
+  assign unused_dec = ^{desc_i.rsvd15_0, desc_i.rsvd14_0, desc_i.rsvd10_9, desc_i.patch,
+                        desc_i.rsvd9_24,
+                        64'(hc_addr) >> AW, hc_len[DW-1:AW+1], win_base_i, win_limit_i,
+                        d_p_q};
 
 `ifndef SYNTHESIS
   initial begin
@@ -487,7 +545,7 @@ module nasa_engine_decode #(
   end
   // the step counter only counts through the steps
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   dec_step_q < 4'(nasa_pkg::DecodeSteps))
+                   32'(dec_step_q) < nasa_pkg::DecodeSteps)
     else $error("decode step out of range");
   assert property (@(posedge clk_i) disable iff (!rst_ni) !$isunknown({first_o, last_o}))
     else $error("X on decode control outputs");

@@ -1,7 +1,8 @@
 // Engine unit: the descriptor register. The 64 bytes of a descriptor read job (DMA destination
 // DstDesc) land here; in ext mode (batch runs) the first decode cycle adds the scheduler's X / Y
 // / logits addresses or the image's scratch offset S to the template's patched address fields
-// (PATCH bits; nasa::patch_template, sw/base/desc.cpp).
+// (PATCH bits; nasa::patch_template, sw/base/desc.cpp), and a packed template's Images is cut to
+// the images left in the mini-batch.
 // Contract: desc_o is stable from the last byte's arrival until the next descriptor job.
 module nasa_engine_desc #(
   parameter int unsigned MemBytes = 32
@@ -15,6 +16,7 @@ module nasa_engine_desc #(
   input  logic [31:0]           y_i,
   input  logic [31:0]           l_i,
   input  logic [31:0]           s_i,
+  input  logic [7:0]            n_i,      // images left in the mini-batch: Images at most that
   output nasa_pkg::desc_t       desc_o
 );
   localparam int unsigned OffW     = $clog2(MemBytes);
@@ -48,6 +50,9 @@ module nasa_engine_desc #(
           desc_q[nasa_pkg::DescIn2AddrWord*32 +: 32] + in2_add;
       desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] <=
           desc_q[nasa_pkg::DescOutAddrWord*32 +: 32] + out_add;
+      if (desc_q[nasa_pkg::DescImagesWord*32 + nasa_pkg::DescImagesLsb +: 8] > n_i) begin
+        desc_q[nasa_pkg::DescImagesWord*32 + nasa_pkg::DescImagesLsb +: 8] <= n_i;
+      end
     end
   end
   assign desc_o = desc_q;

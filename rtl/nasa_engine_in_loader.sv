@@ -1,6 +1,7 @@
 // Engine unit: the input loader. Segments of input, each read in Chunk-byte jobs: the whole
 // input (and Add's second input at offset offb; a folded residual first, then the input at
-// offb), or with the pixel gather one segment of Cin
+// offb; packed images: image i's input from in + i*istride at i*offb), or with the pixel gather
+// one segment of Cin
 // bytes per used pixel into cpad-byte slots; written at the layer's place ld_ib_i in the input
 // buffer (a ring), its arrivals counted by layer parity (the job's flag). Contract: a job request
 // (req_valid_o, req_o) holds until granted, unless the run stops; done_o once every job of the
@@ -41,6 +42,8 @@ module nasa_engine_in_loader #(
   logic [15:0] il_x_q;                 // gather: output column of the segment
   // the loading layer's constants (taken at ld_start_i)
   logic il_g_q, il_two_q, il_res_q;
+  logic [7:0] il_img_q, il_imgs_q;     // packed images: the segment's image, the image count
+  logic [AW-1:0] il_istr_q;
   logic [15:0] il_cin_q, il_wo_q;
   logic [OW-1:0] il_na_q, il_nres_q, il_cpad_q, il_offb_q;
   logic [AW-1:0] il_src2_q, il_gstep_q, il_grow_q;  // il_src2_q: the second segment's source
@@ -76,6 +79,8 @@ module nasa_engine_in_loader #(
       il_src2_q  <= AW'(cfg_i.res ? cfg_i.in : cfg_i.in2);
       il_gstep_q <= AW'(cfg_i.gstep);
       il_grow_q  <= AW'(cfg_i.grow);
+      il_imgs_q  <= cfg_i.imgs;
+      il_istr_q  <= AW'(cfg_i.istride);
     end
   end
 
@@ -88,6 +93,7 @@ module nasa_engine_in_loader #(
       il_rsrc_q   <= '0;
       il_dst_q    <= '0;
       il_x_q      <= '0;
+      il_img_q    <= '0;
     end else if (ld_start_i) begin
       il_region_q <= 1'b0;
       il_done_q   <= 1'b0;
@@ -96,6 +102,7 @@ module nasa_engine_in_loader #(
       il_rsrc_q   <= AW'(cfg_i.in);
       il_dst_q    <= '0;
       il_x_q      <= '0;
+      il_img_q    <= '0;
     end else if (stop_i) begin
       il_done_q <= 1'b1;
     end else if (grant_i) begin
@@ -115,6 +122,11 @@ module nasa_engine_in_loader #(
           il_region_q <= 1'b1;
           il_src_q    <= il_src2_q;
           il_dst_q    <= il_offb_q;
+        end else if (il_img_q + 8'd1 < il_imgs_q) begin  // the next packed image
+          il_img_q  <= il_img_q + 8'd1;
+          il_rsrc_q <= il_rsrc_q + il_istr_q;
+          il_src_q  <= il_rsrc_q + il_istr_q;
+          il_dst_q  <= il_dst_q + il_offb_q;
         end else begin
           il_done_q <= 1'b1;
         end

@@ -2,7 +2,8 @@
 // (c_tile_q.j) and position tile (c_tile_q.pt, Rows output positions on the PE array, one pixel on the
 // vector unit) the reduction steps (ci, kx, ky), one per cycle when the step's weights and input
 // are in and the drain can take the tile's results (fire). Each lane's window corner and input
-// offsets advance by single-position steps when a tile's last step issues. It drives the input
+// offsets advance by single-position steps when a tile's last step issues (packed images: from an
+// image's last position to the next image's first). It drives the input
 // buffer's read ports, the weight ring's read address, compute stage 1 (step_o, mask_o) and,
 // when a tile's last step issues (tile_o), the drain's view of the tile (sh_o, sh_addr_o).
 // Contract: step_valid_o only with want_o, w_ok_o, in_ok_o and sh_ok_o; tile_o only when the
@@ -85,7 +86,10 @@ module nasa_engine_issue #(
   logic [AW-1:0] r_out;
   logic [IAW-1:0] r_ib;
   logic [31:0] r_idx;
-  logic [CW-1:0] r_p0_iy, r_p0_ix;
+  logic [CW-1:0] r_p0_iy, r_p0_ix, r_last_iy;
+  logic r_pack;
+  logic [OW-1:0] r_img_pb, r_img_rb;
+  logic [AW-1:0] r_img_out;
   assign r_pe         = lay_i.pe;
   assign r_wrow       = lay_i.wrow;
   assign r_dw         = lay_i.dw;
@@ -129,6 +133,11 @@ module nasa_engine_issue #(
   assign r_p0_iy      = CW'(lay_i.p0_iy);
   assign r_p0_ix      = CW'(lay_i.p0_ix);
   assign a_loaded     = OW'(a_loaded_i);
+  assign r_pack       = lay_i.pack;
+  assign r_last_iy    = CW'(lay_i.last_iy);
+  assign r_img_pb     = OW'(lay_i.img_pb);
+  assign r_img_rb     = OW'(lay_i.img_rb);
+  assign r_img_out    = AW'(lay_i.img_out);
 
   logic [PtrW-1:0] c_rec_q, c_rec_d;
   logic in_ok, w_ok, sh_ok, want, fire, quant_err;
@@ -203,6 +212,15 @@ module nasa_engine_issue #(
         t_rowbase = r_p0_rowbase;
         t_out     = '0;
         t_p       = '0;
+      end else if (t_ox == r_wo - 16'd1 && r_pack && t_iy0 == r_last_iy) begin
+        // packed images: the next image's first position
+        t_ox      = '0;
+        t_iy0     = r_p0_iy;
+        t_ix0     = r_p0_ix;
+        t_pbase   = t_pbase + r_img_pb;
+        t_rowbase = t_rowbase + r_img_rb;
+        t_out     = t_out + r_img_out;
+        t_p       = t_p + PW'(1);
       end else if (t_ox == r_wo - 16'd1) begin
         t_ox      = '0;
         t_iy0     = t_iy0 + CW'(r_stride);

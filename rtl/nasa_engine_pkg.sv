@@ -64,15 +64,19 @@ package nasa_engine_pkg;
     DecHwIn    = 4'd0,   // H*W
     DecHwOut   = 4'd1,   // Ho*Wo
     DecInBytes = 4'd2,   // H*W*Cin: input bytes
-    DecOutB    = 4'd3,   // Ho*Wo*Cout: output bytes (and a folded residual's)
-    DecRowB    = 4'd4,   // W*Cin: input row bytes
-    DecKred    = 4'd5,   // k*k*Cin (Fc: H*W*Cin): reduction length
-    DecWgtB    = 4'd6,   // weight bytes
-    DecWrap    = 4'd7,   // (Wo-1)*stride*Cin: a row's last window step
-    DecVBytes  = 4'd8,   // Ho*Wo*cpad: gathered input bytes
-    DecPadRow  = 4'd9,   // row bytes * pad
-    DecPadCin  = 4'd10,  // pad * Cin
-    DecGRow    = 4'd11   // Wo*cpad: gathered row bytes (held until the layer starts)
+    DecInSpan  = 4'd3,   // (Images-1)*InStride: the packed inputs' span before the last
+    DecOutB    = 4'd4,   // Ho*Wo*Cout: output bytes (and a folded residual's)
+    DecOutSpan = 4'd5,   // (Images-1)*OutStride
+    DecRowB    = 4'd6,   // W*Cin: input row bytes
+    DecKred    = 4'd7,   // k*k*Cin (Fc: H*W*Cin): reduction length
+    DecWgtB    = 4'd8,   // weight bytes
+    DecWrap    = 4'd9,   // (Wo-1)*stride*Cin: a row's last window step
+    DecVBytes  = 4'd10,  // Ho*Wo*cpad: gathered input bytes
+    DecPadRow  = 4'd11,  // row bytes * pad
+    DecPadCin  = 4'd12,  // pad * Cin
+    DecPackIn  = 4'd13,  // (Images-1)*align(input bytes): the last image's place in the buffer
+    DecPackP   = 4'd14,  // Images*Ho*Wo (Fc: Images): output positions
+    DecGRow    = 4'd15   // Wo*cpad: gathered row bytes (held until the layer starts)
   } dec_step_e;
 
   // Tile loader phases.
@@ -136,6 +140,13 @@ package nasa_engine_pkg;
     logic [LyCw-1:0] p0_iy, p0_ix;         // position 0: top-left window corner (signed;
                                            // a row band's top padding is its own),
     logic [LyOw-1:0] p0_pbase, p0_rowbase; // its input byte and row offsets
+    // packed images (Images > 1): after an image's last output row (window corner row
+    // last_iy) the lanes jump to the next image: input offsets by img_pb / img_rb, output by
+    // img_out
+    logic pack;
+    logic [LyCw-1:0] last_iy;
+    logic [LyOw-1:0] img_pb, img_rb;
+    logic [LyAw-1:0] img_out;
   } layer_t;
 
   // What the input loader needs of a decoded layer (taken when it starts loading).
@@ -143,6 +154,8 @@ package nasa_engine_pkg;
     logic g;                        // pixel gather
     logic add;                      // second input
     logic res;                      // a folded residual: first (nres bytes), the input at offb
+    logic [7:0] imgs;               // packed images: segments of na bytes, offb apart
+    logic [LyAw-1:0] istride;       // their sources' stride
     logic [15:0] cin, wo;
     logic [LyOw-1:0] na;            // bytes of the input
     logic [LyOw-1:0] nres;          // bytes of a folded residual

@@ -6,7 +6,9 @@
 // input buffer beside the computing layer's, and it reads nothing an unfinished layer writes; it
 // starts computing (cs_start_o: B moves to A) when A is done. A layer is complete when the writer
 // has written its last row (ly_end_i). Errors of a later layer are reported only once every layer
-// before it is complete. Batch runs (ext mode) stream the scheduler's descriptors the same way.
+// before it is complete. Batch runs (ext mode) stream the scheduler's descriptors the same way;
+// a template the engine ran packed (Images > 1) covers the scheduler's next offers of it, one per
+// further image: those are taken without a fetch (cov_take_o).
 `include "nasa_regs.svh"
 
 module nasa_engine_seq #(
@@ -35,6 +37,7 @@ module nasa_engine_seq #(
   input  logic [31:0]             xd_y_i,
   input  logic [31:0]             xd_l_i,
   input  logic [31:0]             xd_s_i,
+  input  logic [7:0]              xd_n_i,         // images left in the mini-batch (from this)
   input  logic                    xd_end_i,
   input  logic [7:0]              xd_err_i,
   input  logic [31:0]             xd_err_index_i,
@@ -43,6 +46,8 @@ module nasa_engine_seq #(
   output logic [31:0]             xq_y_o,
   output logic [31:0]             xq_l_o,
   output logic [31:0]             xq_s_o,
+  output logic [7:0]              xq_n_o,
+  output logic                    cov_take_o,     // an offer covered by the last packed layer
   // descriptor fetch: the read job (granted by job_ready_i) and the arrival of its bytes
   output logic                    desc_valid_o,
   output logic [AddrBits-1:0]     desc_src_o,
@@ -57,6 +62,7 @@ module nasa_engine_seq #(
   input  logic [7:0]              dec_err_i,
   input  logic [1:0]              dec_hz_i,
   input  nasa_engine_pkg::layer_t dec_layer_i,
+  input  logic [7:0]              dec_imgs_i,     // its images (packed; 1 when not)
   output logic                    li_par_o,       // parity of the decoding layer's index
   // back end
   input  logic                    ld_free_i,      // the loaders are done with the newest layer
@@ -103,6 +109,12 @@ module nasa_engine_seq #(
     logic [31:0]    xq_y;
     logic [31:0]    xq_l;
     logic [31:0]    xq_s;
+    logic [7:0]     xq_n;
+    logic [31:0]    xq_tpl;
+    // ext mode: the template of the last packed layer started and the offers of it still to
+    // take without a fetch (its further images)
+    logic [31:0]    cov_tpl;
+    logic [7:0]     cov_left;
     logic [7:0]     err;
     logic [31:0]    err_index;
     logic [31:0]    layers_done;
@@ -113,7 +125,7 @@ module nasa_engine_seq #(
   nasa_engine_pkg::layer_t r_q, nx_q;
 
   logic [31:0] desc_src;
-  logic desc_in_win, be_idle, a_fin, dec_ok, in_room, hz_ok, ld_start, cs_start;
+  logic desc_in_win, be_idle, a_fin, dec_ok, in_room, hz_ok, ld_start, cs_start, cov_take;
   assign desc_src    = q.ext ? xd_tpl_i : desc_addr_i + (q.fe_li << 6);
   // the next descriptor lies inside the window
   nasa_engine_win_check #(
@@ -126,8 +138,10 @@ module nasa_engine_seq #(
     .limit_i (win_limit_i),
     .inside_o(desc_in_win)
   );
+  assign cov_take     = (state_q == nasa_engine_pkg::StFetch) && q.ext && xd_valid_i &&
+                        !xd_end_i && q.cov_left != '0 && xd_tpl_i == q.cov_tpl;
   assign desc_valid_o = (state_q == nasa_engine_pkg::StFetch) && desc_in_win &&
-                        (!q.ext || (xd_valid_i && !xd_end_i));
+                        (!q.ext || (xd_valid_i && !xd_end_i)) && !cov_take;
   assign desc_src_o   = AW'(desc_src);
 
   assign be_idle  = (q.pend == '0);
@@ -157,6 +171,7 @@ module nasa_engine_seq #(
           d.ld_ib       = '0;
           d.ld_in_end   = '0;
           d.res_v       = 1'b0;
+          d.cov_left    = '0;
           d.layers_done = '0;
           d.err         = nasa_pkg::ErrNone;
           d.err_index   = '0;
@@ -187,6 +202,8 @@ module nasa_engine_seq #(
           end
         end else if (q.ext && !xd_valid_i) begin
           state_d = nasa_engine_pkg::StFetch;
+        end else if (cov_take) begin
+          d.cov_left = q.cov_left - 8'd1;
         end else if (!desc_in_win) begin
           if (be_idle) begin  // the layers before it complete first
             d.err       = nasa_pkg::ErrWindow;
@@ -199,6 +216,8 @@ module nasa_engine_seq #(
           d.xq_y  = xd_y_i;
           d.xq_l  = xd_l_i;
           d.xq_s  = xd_s_i;
+          d.xq_n  = xd_n_i;
+          d.xq_tpl = xd_tpl_i;
         end
       end
       nasa_engine_pkg::StFetchWait: begin
@@ -240,6 +259,10 @@ module nasa_engine_seq #(
       d.ld_par    = !q.ld_par;
       d.ld_ib     = q.ld_ib + q.ld_in_end;
       d.ld_in_end = IAW'(dec_layer_i.in_end);
+      if (q.ext) begin
+        d.cov_tpl  = q.xq_tpl;
+        d.cov_left = dec_imgs_i - 8'd1;
+      end
     end
     if (cs_start) begin
       d.a_v = 1'b1;
@@ -292,6 +315,8 @@ module nasa_engine_seq #(
   assign xq_y_o        = q.xq_y;
   assign xq_l_o        = q.xq_l;
   assign xq_s_o        = q.xq_s;
+  assign xq_n_o        = q.xq_n;
+  assign cov_take_o    = cov_take;
   assign fetch_o       = (state_q == nasa_engine_pkg::StFetch);
   assign dec_start_o   = (state_q == nasa_engine_pkg::StFetchWait) && desc_arrived_i;
   assign decoding_o    = (state_q == nasa_engine_pkg::StDecode);

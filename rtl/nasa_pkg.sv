@@ -72,7 +72,9 @@ package nasa_pkg;
     // row band: OutRows > ceil(H/stride), PadTop > (k-1)/2, or not a window op
     ErrBadBand = 8'd16,
     // a folded residual (Res) on an op other than Conv/DwConv, or stride 2
-    ErrBadResidual = 8'd17
+    ErrBadResidual = 8'd17,
+    // Images > 1 on an op other than Conv/DwConv/Fc, a band, a residual, or on the board's controller
+    ErrBadPack = 8'd18
   } err_e;
 
   // Candidate sources (CSR GenMode bits 1:0).
@@ -101,9 +103,9 @@ package nasa_pkg;
   typedef struct packed {
     logic [31:0] rsvd15_0;
     logic [31:0] rsvd14_0;
-    logic [31:0] rsvd13_0;
-    logic [31:0] rsvd12_0;
-    logic [7:0] rsvd11_24;
+    logic [31:0] out_stride;
+    logic [31:0] in_stride;
+    logic [7:0] images;
     logic [7:0] pad_top;
     logic [15:0] out_rows;
     logic [22:0] rsvd10_9;
@@ -213,78 +215,87 @@ package nasa_pkg;
   localparam int unsigned NumCounters    = 13;
 
   // Descriptor fields: 32-bit word index, lsb and width of each field.
-  localparam int unsigned DescOpWord       = 0;
-  localparam int unsigned DescOpLsb        = 0;
-  localparam int unsigned DescOpWidth      = 8;
-  localparam int unsigned DescActWord      = 0;
-  localparam int unsigned DescActLsb       = 8;
-  localparam int unsigned DescActWidth     = 8;
-  localparam int unsigned DescKWord        = 0;
-  localparam int unsigned DescKLsb         = 16;
-  localparam int unsigned DescKWidth       = 8;
-  localparam int unsigned DescStrideWord   = 0;
-  localparam int unsigned DescStrideLsb    = 24;
-  localparam int unsigned DescStrideWidth  = 8;
-  localparam int unsigned DescHWord        = 1;
-  localparam int unsigned DescHLsb         = 0;
-  localparam int unsigned DescHWidth       = 16;
-  localparam int unsigned DescWWord        = 1;
-  localparam int unsigned DescWLsb         = 16;
-  localparam int unsigned DescWWidth       = 16;
-  localparam int unsigned DescCinWord      = 2;
-  localparam int unsigned DescCinLsb       = 0;
-  localparam int unsigned DescCinWidth     = 16;
-  localparam int unsigned DescCoutWord     = 2;
-  localparam int unsigned DescCoutLsb      = 16;
-  localparam int unsigned DescCoutWidth    = 16;
-  localparam int unsigned DescInAddrWord   = 3;
-  localparam int unsigned DescInAddrLsb    = 0;
-  localparam int unsigned DescInAddrWidth  = 32;
-  localparam int unsigned DescIn2AddrWord  = 4;
-  localparam int unsigned DescIn2AddrLsb   = 0;
-  localparam int unsigned DescIn2AddrWidth = 32;
-  localparam int unsigned DescOutAddrWord  = 5;
-  localparam int unsigned DescOutAddrLsb   = 0;
-  localparam int unsigned DescOutAddrWidth = 32;
-  localparam int unsigned DescWgtAddrWord  = 6;
-  localparam int unsigned DescWgtAddrLsb   = 0;
-  localparam int unsigned DescWgtAddrWidth = 32;
-  localparam int unsigned DescPrmAddrWord  = 7;
-  localparam int unsigned DescPrmAddrLsb   = 0;
-  localparam int unsigned DescPrmAddrWidth = 32;
-  localparam int unsigned DescMWord        = 8;
-  localparam int unsigned DescMLsb         = 0;
-  localparam int unsigned DescMWidth       = 16;
-  localparam int unsigned DescSWord        = 8;
-  localparam int unsigned DescSLsb         = 16;
-  localparam int unsigned DescSWidth       = 8;
-  localparam int unsigned DescQ6Word       = 8;
-  localparam int unsigned DescQ6Lsb        = 24;
-  localparam int unsigned DescQ6Width      = 8;
-  localparam int unsigned DescMbWord       = 9;
-  localparam int unsigned DescMbLsb        = 0;
-  localparam int unsigned DescMbWidth      = 16;
-  localparam int unsigned DescSbWord       = 9;
-  localparam int unsigned DescSbLsb        = 16;
-  localparam int unsigned DescSbWidth      = 8;
-  localparam int unsigned DescPatchWord    = 10;
-  localparam int unsigned DescPatchLsb     = 0;
-  localparam int unsigned DescPatchWidth   = 8;
-  localparam int unsigned DescResWord      = 10;
-  localparam int unsigned DescResLsb       = 8;
-  localparam int unsigned DescResWidth     = 1;
-  localparam int unsigned DescOutRowsWord  = 11;
-  localparam int unsigned DescOutRowsLsb   = 0;
-  localparam int unsigned DescOutRowsWidth = 16;
-  localparam int unsigned DescPadTopWord   = 11;
-  localparam int unsigned DescPadTopLsb    = 16;
-  localparam int unsigned DescPadTopWidth  = 8;
+  localparam int unsigned DescOpWord         = 0;
+  localparam int unsigned DescOpLsb          = 0;
+  localparam int unsigned DescOpWidth        = 8;
+  localparam int unsigned DescActWord        = 0;
+  localparam int unsigned DescActLsb         = 8;
+  localparam int unsigned DescActWidth       = 8;
+  localparam int unsigned DescKWord          = 0;
+  localparam int unsigned DescKLsb           = 16;
+  localparam int unsigned DescKWidth         = 8;
+  localparam int unsigned DescStrideWord     = 0;
+  localparam int unsigned DescStrideLsb      = 24;
+  localparam int unsigned DescStrideWidth    = 8;
+  localparam int unsigned DescHWord          = 1;
+  localparam int unsigned DescHLsb           = 0;
+  localparam int unsigned DescHWidth         = 16;
+  localparam int unsigned DescWWord          = 1;
+  localparam int unsigned DescWLsb           = 16;
+  localparam int unsigned DescWWidth         = 16;
+  localparam int unsigned DescCinWord        = 2;
+  localparam int unsigned DescCinLsb         = 0;
+  localparam int unsigned DescCinWidth       = 16;
+  localparam int unsigned DescCoutWord       = 2;
+  localparam int unsigned DescCoutLsb        = 16;
+  localparam int unsigned DescCoutWidth      = 16;
+  localparam int unsigned DescInAddrWord     = 3;
+  localparam int unsigned DescInAddrLsb      = 0;
+  localparam int unsigned DescInAddrWidth    = 32;
+  localparam int unsigned DescIn2AddrWord    = 4;
+  localparam int unsigned DescIn2AddrLsb     = 0;
+  localparam int unsigned DescIn2AddrWidth   = 32;
+  localparam int unsigned DescOutAddrWord    = 5;
+  localparam int unsigned DescOutAddrLsb     = 0;
+  localparam int unsigned DescOutAddrWidth   = 32;
+  localparam int unsigned DescWgtAddrWord    = 6;
+  localparam int unsigned DescWgtAddrLsb     = 0;
+  localparam int unsigned DescWgtAddrWidth   = 32;
+  localparam int unsigned DescPrmAddrWord    = 7;
+  localparam int unsigned DescPrmAddrLsb     = 0;
+  localparam int unsigned DescPrmAddrWidth   = 32;
+  localparam int unsigned DescMWord          = 8;
+  localparam int unsigned DescMLsb           = 0;
+  localparam int unsigned DescMWidth         = 16;
+  localparam int unsigned DescSWord          = 8;
+  localparam int unsigned DescSLsb           = 16;
+  localparam int unsigned DescSWidth         = 8;
+  localparam int unsigned DescQ6Word         = 8;
+  localparam int unsigned DescQ6Lsb          = 24;
+  localparam int unsigned DescQ6Width        = 8;
+  localparam int unsigned DescMbWord         = 9;
+  localparam int unsigned DescMbLsb          = 0;
+  localparam int unsigned DescMbWidth        = 16;
+  localparam int unsigned DescSbWord         = 9;
+  localparam int unsigned DescSbLsb          = 16;
+  localparam int unsigned DescSbWidth        = 8;
+  localparam int unsigned DescPatchWord      = 10;
+  localparam int unsigned DescPatchLsb       = 0;
+  localparam int unsigned DescPatchWidth     = 8;
+  localparam int unsigned DescResWord        = 10;
+  localparam int unsigned DescResLsb         = 8;
+  localparam int unsigned DescResWidth       = 1;
+  localparam int unsigned DescOutRowsWord    = 11;
+  localparam int unsigned DescOutRowsLsb     = 0;
+  localparam int unsigned DescOutRowsWidth   = 16;
+  localparam int unsigned DescPadTopWord     = 11;
+  localparam int unsigned DescPadTopLsb      = 16;
+  localparam int unsigned DescPadTopWidth    = 8;
+  localparam int unsigned DescImagesWord     = 11;
+  localparam int unsigned DescImagesLsb      = 24;
+  localparam int unsigned DescImagesWidth    = 8;
+  localparam int unsigned DescInStrideWord   = 12;
+  localparam int unsigned DescInStrideLsb    = 0;
+  localparam int unsigned DescInStrideWidth  = 32;
+  localparam int unsigned DescOutStrideWord  = 13;
+  localparam int unsigned DescOutStrideLsb   = 0;
+  localparam int unsigned DescOutStrideWidth = 32;
 
   // Engine depths the cycle model mirrors (sw/model/cycle_model.cpp).
   localparam int unsigned JobDepth    = 4;   // DMA job queue entries in front of the memory port
   localparam int unsigned WriterDepth = 4;   // drained output rows the output writer queues
   // cycles of descriptor decode and validation (one check per step)
-  localparam int unsigned DecodeSteps = 12;
+  localparam int unsigned DecodeSteps = 16;
 
   // The board controller's memory map (configurations with Mcu = 1).
   // address bits 31:28: GO (read: waits for a run; bit 0 program, bit 1 batch; the run's Cycles count from here)

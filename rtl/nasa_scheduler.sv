@@ -4,7 +4,8 @@
 // weights stay on chip): the template address plus the X (node input), Y (node arena slot),
 // L (logits) addresses and the scratch offset S that the templates' PATCH bits add.
 // At a leaf it also issues the head templates the same way, waits until they completed and hands
-// (leaf, image) to the eval unit image by image. Only the current path is live: one arena slot
+// (leaf, image) to the eval unit image by image. A template the engine runs for several images
+// at once (packed) covers the offers of its further images: the engine takes them at once. Only the current path is live: one arena slot
 // per depth and image (docs/fusion.md).
 `include "nasa_regs.svh"
 
@@ -53,6 +54,8 @@ module nasa_scheduler #(
   output logic [31:0] xd_y_o,
   output logic [31:0] xd_l_o,
   output logic [31:0] xd_s_o,
+  output logic [7:0]  xd_n_o,    // images left in the mini-batch from b (at most 255)
+  input  logic        xd_cov_i,  // with xd_ready_i: covered by a packed layer (no completion)
   input  logic        xd_done_i,
   // eval unit
   output logic        ev_start_o,
@@ -120,6 +123,7 @@ module nasa_scheduler #(
   assign xd_y_o     = q.yi;
   assign xd_l_o     = q.l;
   assign xd_s_o     = q.si;
+  assign xd_n_o     = (q.nb - q.b > 32'd255) ? 8'd255 : 8'(q.nb - q.b);
 
   assign ev_start_o  = (q.st == SEval);
   assign ev_leaf_o   = q.node;
@@ -143,7 +147,7 @@ module nasa_scheduler #(
   always_comb begin
     d          = q;
     d.done     = 1'b0;
-    d.out      = q.out + 4'(xd_valid_o && xd_ready_i) - 4'(xd_done_i);
+    d.out      = q.out + 4'(xd_valid_o && xd_ready_i && !xd_cov_i) - 4'(xd_done_i);
     path_we    = 1'b0;
     out_src_we = 1'b0;
     first_img  = 1'b0;

@@ -34,7 +34,8 @@ module nasa_top #(
   nasa_pkg::mem_req_t e_req;
   nasa_pkg::mem_rsp_t e_rsp;
   logic [31:0] b_rdata;  // read data of the batch CSRs (the engine's CSR block registers it)
-  logic batch_start, xd_valid, xd_ready, xd_done, xd_end, ext_wait;
+  logic batch_start, xd_valid, xd_ready, xd_cov, xd_done, xd_end, ext_wait;
+  logic [7:0] xd_n;
   logic [31:0] xd_tpl, xd_x, xd_y, xd_l, xd_s, xd_err_index, win_base, win_limit;
   logic [7:0] xd_err;
   logic c_rd_beat, c_wr;
@@ -61,6 +62,8 @@ module nasa_top #(
     .xd_y_i         (xd_y),
     .xd_l_i         (xd_l),
     .xd_s_i         (xd_s),
+    .xd_n_i         (xd_n),
+    .xd_cov_o       (xd_cov),
     .xd_done_o      (xd_done),
     .xd_end_i       (xd_end),
     .xd_err_i       (xd_err),
@@ -222,6 +225,8 @@ module nasa_top #(
     .xd_y_o         (xd_y),
     .xd_l_o         (xd_l),
     .xd_s_o         (xd_s),
+    .xd_n_o         (xd_n),
+    .xd_cov_i       (xd_cov),
     .xd_done_i      (xd_done),
     .ev_start_o     (ev_start),
     .ev_leaf_o      (ev_leaf),

@@ -247,6 +247,58 @@ TEST_P(CosimErrors, BadResidual) {
                Err::Oversize, 0, "conv Res, residual and input one byte over the buffer");
 }
 
+// Packed images (docs/engine.md "Packed images") on an op other than Conv/DwConv/Fc, with a band
+// or a residual (each with a bad quant too, reported later); packed inputs over the input
+// buffer; the last image's output past the window.
+TEST_P(CosimErrors, BadPack) {
+  for (const Desc& base : {maxpool(), avgpool(), add(), gap()}) {
+    expect_error(edited({base}, 0,
+                        [&](Desc& d, Program&) {
+                          d.images = 2;
+                          d.out_stride = static_cast<uint32_t>(shape_of(d).out_bytes);
+                          d.act = static_cast<uint8_t>(Act::Relu6);
+                          d.q6 = 200;
+                        }),
+                 Err::BadPack, 0, fmt::format("{} with Images 2", op_name(base.op)));
+  }
+  expect_error(edited({conv3()}, 0,
+                      [&](Desc& d, Program&) {
+                        d.images = 3;
+                        d.out_rows = 1;
+                      }),
+               Err::BadPack, 0, "conv band with Images 3");
+  expect_error(edited({dw3()}, 0,
+                      [&](Desc& d, Program&) {
+                        d.images = 2;
+                        d.res = 1;
+                        d.s = d.sb = 0;
+                      }),
+               Err::BadPack, 0, "depthwise Res with Images 2");
+  const uint32_t in = cfg_.in_buf_bytes;
+  expect_error(edited({conv3()}, 0,
+                      [&](Desc& d, Program&) {
+                        d.k = 1;
+                        d.h = 1;
+                        d.cin = d.cout = 1;
+                        d.w = static_cast<uint16_t>(in / 4);
+                        d.images = 5;  // four fill the buffer
+                        d.in_stride = 0;
+                        d.out_stride = d.w;
+                      }),
+               Err::Oversize, 0, "conv, five packed inputs of a quarter buffer");
+  for (const Desc& base : {conv3(), dw3(), fc()}) {
+    expect_error(edited({base}, 0,
+                        [&](Desc& d, Program& p) {
+                          const auto out = static_cast<uint32_t>(shape_of(d).out_bytes);
+                          d.images = 2;
+                          d.in_stride = 0;
+                          d.out_stride = p.win_limit - d.out_addr - out + 1;
+                        }),
+                 Err::Window, 0, fmt::format("{}, the second image's output one byte past the "
+                                             "window", op_name(base.op)));
+  }
+}
+
 TEST_P(CosimErrors, OversizeInput) {
   const uint32_t in = cfg_.in_buf_bytes;
   // Inputs of H*W*C one step over what the input buffer holds. The conv keeps its cout and takes
@@ -459,6 +511,20 @@ class CosimAddrSpace : public CosimErrors {
     return p;
   }
 };
+
+// The board's controller does not pack images (its ROM is full): BadPack where the engine runs
+// them.
+TEST_P(CosimAddrSpace, PackedImagesOnlyOnTheEngine) {
+  Program p = program({conv3()});
+  Desc d = p.descs[0];
+  d.images = 2;
+  d.in_stride = 0;
+  d.out_stride = 0;  // (both images write the same output: the same bytes)
+  rewrite_desc(p, 0, d);
+  const CosimResult r = cs_->run(p);
+  EXPECT_EQ(r.ref_err, cfg_.mcu ? static_cast<uint32_t>(Err::BadPack) : 0u);
+  EXPECT_TRUE(r.ok) << format_failure(p, r);
+}
 
 TEST_P(CosimAddrSpace, RegionsPastTheAddressSpace) {
   const auto top = static_cast<uint32_t>(cfg_.addr_space());

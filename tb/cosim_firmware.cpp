@@ -190,6 +190,25 @@ TEST(Firmware, CorruptedDescriptorsStopAsTheReferenceDoes) {
   EXPECT_GT(t.errors, t.runs / 4) << "most corruptions must be caught";
 }
 
+// Packed images (docs/engine.md "Packed images") are the engine's: the controller stops at a
+// Conv, DwConv or Fc with Images > 1 with BadPack, as the reference does on this configuration,
+// after the layers before it.
+TEST(Firmware, PackedImagesStopWithBadPack) {
+  const auto& cfg = mcu_config();
+  Tally t;
+  for (uint64_t i = 0; i < 40; ++i) {
+    sim::Program p = sim::random_program(sim::derive_seed(5, i), cfg, small());
+    const auto at = static_cast<uint32_t>(p.desc_count - 1);
+    Desc d = p.descs[at];
+    d.images = static_cast<uint8_t>(2 + i % 7);
+    sim::rewrite_desc(p, at, d);
+    compare(p, cfg, fmt::format("program {} ({}), last layer packed", i, p.name), t);
+    if (HasFailure()) return;
+  }
+  t.print("programs with a packed last layer");
+  EXPECT_EQ(t.errors, t.runs) << "every packed layer stops the run";
+}
+
 // The Verilated controller (rtl/nasa_mcu.sv with the firmware's ROM) against its host model:
 // the same bytes, error code, ERR_INDEX and LAYERS_DONE, every counter equal (Cycles from the
 // core's GO read to its FINISH write), and the same cycles between layer completions.

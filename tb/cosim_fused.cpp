@@ -244,6 +244,33 @@ TEST(Fused, RtlEqualsAloneAndRef) {
   expect_same_counters(a, b);
 }
 
+// `batch` fused on the reference model and on the RTL: the same logits, correct answers and
+// counters; returns the reference's result.
+nasa::runtime::FusedResult fused_on_both(nasa::runtime::Runtime& ref, nasa::runtime::Runtime& rtl,
+                                         const Net& t, std::span<const nasa::spec::Candidate> batch,
+                                         const nasa::compile::BatchOptions& opt) {
+  auto a = ref.evaluate_fused(batch, 0, t.images, t.labels, opt);
+  const auto b = rtl.evaluate_fused(batch, 0, t.images, t.labels, opt);
+  EXPECT_EQ(a.logits, b.logits);
+  EXPECT_EQ(a.correct, b.correct);
+  expect_same_counters(a, b);
+  return a;
+}
+
+// Every candidate of a fused batch's result `a` (with dumped logits) equals its own candidate
+// program on `rt`: logits of every image, correct answers.
+void expect_each_equals_its_program(nasa::runtime::Runtime& rt, const Net& t,
+                                    std::span<const nasa::spec::Candidate> batch,
+                                    const nasa::runtime::FusedResult& a) {
+  for (size_t j = 0; j < batch.size(); ++j) {
+    SCOPED_TRACE(nasa::spec::format_candidate(batch[j]));
+    const auto alone = rt.evaluate(batch[j], t.images, t.labels);
+    ASSERT_EQ(a.logits[j].size(), alone.logits.size());
+    EXPECT_TRUE(std::equal(alone.logits.begin(), alone.logits.end(), a.logits[j].begin()));
+    EXPECT_EQ(a.correct[j], alone.correct);
+  }
+}
+
 // Row-banded templates (docs/fusion.md "Op table and templates"): a supernet whose 20x20 maps do
 // not fit the `fpga` configuration's 2 KB input buffer runs those layers as bands in a batch run
 // (the scheduler adds X, Y, S to each band's offsets); the RTL equals the reference model (logits,
@@ -273,17 +300,40 @@ TEST(Fused, RowBandedTemplatesOnFpga) {
   size_t bands = 0;
   for (const auto& d : bp.program.descs) bands += nasa::is_band(d);
   EXPECT_GT(bands, 20u);  // the stem, the 20x20 convolutions and the head
-  const auto a = ref.evaluate_fused(batch, 0, t.images, t.labels, opt);
-  const auto b = rtl.evaluate_fused(batch, 0, t.images, t.labels, opt);
-  EXPECT_EQ(a.logits, b.logits);
-  EXPECT_EQ(a.correct, b.correct);
-  expect_same_counters(a, b);
-  for (size_t j = 0; j < batch.size(); ++j) {
-    SCOPED_TRACE(nasa::spec::format_candidate(batch[j]));
-    const auto alone = ref.evaluate(batch[j], t.images, t.labels);
-    ASSERT_EQ(a.logits[j].size(), alone.logits.size());
-    EXPECT_TRUE(std::equal(alone.logits.begin(), alone.logits.end(), a.logits[j].begin()));
-    EXPECT_EQ(a.correct[j], alone.correct);
+  const auto a = fused_on_both(ref, rtl, t, batch, opt);
+  expect_each_equals_its_program(ref, t, batch, a);
+}
+
+// Packed templates (docs/engine.md "Packed images"): on `sim` and `large` the convolutions and
+// the classifier of a mini-batch of 5 run as groups of 3 and 2 images (the scheduler's offers of
+// a group's other images are taken without a fetch), the last mini-batch of 1 unpacked; the RTL
+// equals the reference model (logits, every counter) and every candidate equals its own program
+// (packed too).
+TEST(Fused, PackedTemplatesEqualAloneAndRtl) {
+  const Net t(tiny_net(4, 5), 5, 11);
+  std::mt19937 rng(99);
+  const auto batch = batch_with_duplicates(t.net, 7, rng);
+  for (const char* name : {"sim", "large"}) {
+    SCOPED_TRACE(name);
+    const auto& cfg = nasa::config_by_name(name);
+    nasa::compile::BatchOptions opt;
+    opt.dump_logits = true;
+    opt.mini_batch = 5;
+    const auto bp = nasa::compile::compile_batch(t.q, batch, 0, t.images, t.labels, cfg, opt);
+    size_t packed = 0, fc = 0;
+    for (const auto& d : bp.program.descs) {
+      packed += nasa::is_packed(d);
+      fc += nasa::is_packed(d) && d.op == static_cast<uint8_t>(nasa::hw::Op::Fc);
+    }
+    EXPECT_GT(packed, bp.program.descs.size() / 2);
+    EXPECT_EQ(fc, 1u);  // the classifier
+    const auto prog = nasa::compile::compile(t.q, batch[0], t.images, cfg);
+    EXPECT_TRUE(std::any_of(prog.descs.begin(), prog.descs.end(),
+                            [](const nasa::Desc& d) { return nasa::is_packed(d); }));
+    nasa::runtime::Runtime ref(t.q, cfg, ref_factory(), "ref");
+    nasa::runtime::Runtime rtl(t.q, cfg, rtl_factory(), "rtl");
+    const auto a = fused_on_both(ref, rtl, t, batch, opt);
+    expect_each_equals_its_program(rtl, t, batch, a);
   }
 }
 

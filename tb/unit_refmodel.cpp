@@ -344,6 +344,9 @@ const std::map<std::string, std::function<void(Desc&, uint32_t)>>& setters() {
       {"OutRows", [](Desc& d, uint32_t v) { d.out_rows = uint16_t(v); }},
       {"PadTop", [](Desc& d, uint32_t v) { d.pad_top = uint8_t(v); }},
       {"Res", [](Desc& d, uint32_t v) { d.res = uint8_t(v & 1); }},
+      {"Images", [](Desc& d, uint32_t v) { d.images = uint8_t(v); }},
+      {"InStride", [](Desc& d, uint32_t v) { d.in_stride = v; }},
+      {"OutStride", [](Desc& d, uint32_t v) { d.out_stride = v; }},
   };
   return s;
 }
@@ -407,6 +410,9 @@ TEST(Encode, RandomRoundTrip) {
     EXPECT_EQ(f.out_rows, e.out_rows);
     EXPECT_EQ(f.pad_top, e.pad_top);
     EXPECT_EQ(f.res, e.res);
+    EXPECT_EQ(f.images, e.images);
+    EXPECT_EQ(f.in_stride, e.in_stride);
+    EXPECT_EQ(f.out_stride, e.out_stride);
   }
 }
 
@@ -693,6 +699,63 @@ TEST_F(Validate, BadResidual) {
   EXPECT_EQ(check(d), Err::Oversize);
   d.w = 4;
   d.in2_addr = limit - 3;  // the residual's 4 bytes end past the window
+  EXPECT_EQ(check(d), Err::Window);
+}
+
+// Packed images (docs/engine.md "Packed images"): Conv, DwConv and Fc only, not with a band or
+// a residual, not on the board's controller; the inputs take Images port-aligned slots of the
+// input buffer, and the window holds every image's input and output.
+TEST_F(Validate, BadPack) {
+  for (Op op : {Op::Conv, Op::DwConv, Op::Fc}) {
+    Desc d = apart(op);
+    d.images = 4;
+    d.in_stride = 1024;
+    d.out_stride = 1024;
+    EXPECT_EQ(check(d), Err::None) << op_name(d.op);
+    EXPECT_EQ(validate(d, config_by_name("up5k"), base, limit), Err::BadPack) << op_name(d.op);
+    d.images = 1;  // 0 and 1: one image, any strides
+    EXPECT_NE(validate(d, config_by_name("up5k"), base, limit), Err::BadPack) << op_name(d.op);
+  }
+  for (Op op : {Op::MaxPool, Op::AvgPool, Op::Add, Op::Gap}) {
+    Desc d = of(op);
+    d.images = 2;
+    d.s = 0;  // bad quant as well, reported later
+    EXPECT_EQ(check(d), Err::BadPack) << op_name(d.op);
+  }
+  Desc d = of(Op::Conv);
+  d.images = 2;
+  d.out_rows = 1;
+  EXPECT_EQ(check(d), Err::BadPack);  // a band
+  d.out_rows = 0;
+  d.res = 1;
+  EXPECT_EQ(check(d), Err::BadPack);  // a residual
+  d.res = 0;
+  // the buffer holds Images inputs, each but the last rounded up to the port width
+  d = apart(Op::Conv);
+  d.k = 1;
+  d.h = 1;
+  d.cin = d.cout = 1;
+  d.w = static_cast<uint16_t>(cfg.in_buf_bytes / 4 - cfg.mem_bytes + 1);
+  d.images = 4;
+  d.in_stride = d.out_stride = 0x10000;
+  EXPECT_EQ(input_buffer_need(d, cfg), cfg.in_buf_bytes - cfg.mem_bytes + 1);
+  EXPECT_EQ(check(d), Err::None);
+  d.images = 5;
+  EXPECT_EQ(check(d), Err::Oversize);
+  // the window: the last image's input and output (1024 bytes each)
+  d = of(Op::Conv);
+  d.images = 2;
+  d.in_stride = limit - d.in_addr - 1024;  // the last input ends at the window's end
+  d.out_stride = 0x100;
+  EXPECT_EQ(check(d), Err::None);
+  ++d.in_stride;
+  EXPECT_EQ(check(d), Err::Window);
+  d.in_stride = 0;
+  d.out_stride = limit - d.out_addr - 1023;
+  EXPECT_EQ(check(d), Err::Window);
+  d.out_stride = limit - d.out_addr - 1024;
+  EXPECT_EQ(check(d), Err::None);
+  d.out_stride = 0xFFFFFFFFu;  // past 2^32: no wrap-around
   EXPECT_EQ(check(d), Err::Window);
 }
 

@@ -84,7 +84,7 @@ __attribute__((noinline)) static void clip(u32 o, u32 st, u32 k, u32 pad, u32 si
 /* ---------------- descriptors ---------------- */
 typedef struct {
   u32 op, act, k, stride, h, w, cin, cout, in, in2, out, wgt, prm, m, s, q6, mb, sb, patch;
-  u32 out_rows, pad_top, res;
+  u32 out_rows, pad_top, res, images;
 } desc_t;
 
 #define FIELD(words, F) \
@@ -115,6 +115,7 @@ static void read_desc(u32 at, desc_t *d) {
   d->patch = FIELD(w, PATCH);
   d->out_rows = FIELD(w, OUT_ROWS);
   d->res = FIELD(w, RES);
+  d->images = FIELD(w, IMAGES);
   /* the vertical padding: a row band's PadTop, else (k-1)/2 (used by sliding-window ops only) */
   d->pad_top = d->out_rows ? FIELD(w, PAD_TOP) : (d->k - 1) >> 1;
 }
@@ -191,6 +192,7 @@ static u32 validate(const desc_t *d, shape_t *s) {
     return NASA_ERR_BAD_BAND;
   }
   if (d->res && (!conv_like || d->stride != 1)) return NASA_ERR_BAD_RESIDUAL;
+  if (d->images > 1) return NASA_ERR_BAD_PACK; /* the controller does not pack images */
   shape_of(d, s);
   const u64 in = s->in_bytes, mb1 = NASA_CFG_MEM_BYTES - 1;
   const int add = op == NASA_OP_ADD || d->res; /* requant(a) + requant(b) */

@@ -117,7 +117,10 @@ std::string describe(const Desc& d) {
       op_name(d.op), d.op, d.act, d.k, d.stride, d.h, d.w, d.cin, d.cout, d.in_addr, d.in2_addr,
       d.out_addr, d.wgt_addr, d.prm_addr, d.m, d.s, d.q6, d.mb, d.sb) +
          (is_band(d) ? fmt::format(" out_rows={} pad_top={}", d.out_rows, d.pad_top) : "") +
-         (has_residual(d) ? " res=1" : "");
+         (has_residual(d) ? " res=1" : "") +
+         (is_packed(d) ? fmt::format(" images={} in_stride={} out_stride={}", d.images,
+                                     d.in_stride, d.out_stride)
+                       : "");
 }
 
 void rewrite_desc(Program& p, uint32_t index, const Desc& d) {
@@ -194,9 +197,9 @@ void ProgramBuilder::add_raw(const Desc& d) { descs_.push_back(d); }
 
 Desc ProgramBuilder::add_instance(Desc d) {
   const Shape s = shape_of(d);
-  d.in_addr = tensor(s.in_bytes);
+  d.in_addr = tensor(s.in_span);
   if (is(d, hw::Op::Add)) d.in2_addr = tensor(s.in_bytes);
-  d.out_addr = alloc(s.out_bytes);
+  d.out_addr = alloc(s.out_span);
   ref::execute(d, calib_);
   descs_.push_back(d);
   return d;
@@ -221,7 +224,7 @@ Desc ProgramBuilder::add_layer(Desc d, Quant quant, bool junk) {
   for (int what : order) {
     switch (what) {
       case 0:
-        if (d.in_addr == 0) d.in_addr = tensor(s.in_bytes);
+        if (d.in_addr == 0) d.in_addr = tensor(s.in_span);
         break;
       case 1:
         if (add && d.in2_addr == 0) d.in2_addr = tensor(s.in_bytes);
@@ -237,7 +240,7 @@ Desc ProgramBuilder::add_layer(Desc d, Quant quant, bool junk) {
         if (s.prm_bytes) d.prm_addr = alloc(s.prm_bytes);
         break;
       default:
-        if (d.out_addr == 0) d.out_addr = alloc(s.out_bytes);  // holds random junk
+        if (d.out_addr == 0) d.out_addr = alloc(s.out_span);  // holds random junk
         break;
     }
   }

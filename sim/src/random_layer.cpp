@@ -80,8 +80,8 @@ uint64_t work_cycles(const Desc& d, const hw::Config& cfg) {
       break;
   }
   const bool vec = taps != 0;
-  const uint64_t bytes = s.in_bytes * (d.op == static_cast<uint8_t>(hw::Op::Add) ? 2 : 1) +
-                         s.out_bytes + s.wgt_bytes + s.prm_bytes;
+  const uint64_t bytes = s.images * (s.in_bytes * (d.op == static_cast<uint8_t>(hw::Op::Add) ? 2 : 1) +
+                                     s.out_bytes) + s.wgt_bytes + s.prm_bytes;
   return (vec ? 0 : s.macs / pe) + taps / cfg.cols + bytes / cfg.mem_bytes;
 }
 
@@ -164,6 +164,19 @@ Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt
     // residual").
     if ((op == hw::Op::Conv || op == hw::Op::DwConv) && d.stride == 1 && rng.chance(0.2)) {
       d.res = 1;
+    }
+    // A fifth of the other Conv/DwConv/Fc layers pack 2-12 images (docs/engine.md "Packed
+    // images"): outputs apart by at least an image, inputs at any stride (even overlapping).
+    if ((op == hw::Op::Conv || op == hw::Op::DwConv || op == hw::Op::Fc) && !is_band(d) &&
+        !has_residual(d) && rng.chance(0.2)) {
+      d.images = static_cast<uint8_t>(rng.uniform(2, 12));
+      const Shape one = shape_of(d);
+      const uint64_t gap = rng.chance(0.3) ? 0 : rng.uniform(1, 2 * cfg.mem_bytes + 3);
+      d.out_stride = static_cast<uint32_t>(one.out_bytes + (rng.chance(0.5) ? gap : 0));
+      const double r = rng.real();
+      d.in_stride = static_cast<uint32_t>(r < 0.5   ? one.in_bytes + gap
+                                          : r < 0.8 ? one.in_bytes
+                                                    : rng.uniform(0, one.in_bytes));
     }
     const uint32_t act = weighted(rng, std::array<uint32_t, 3>{30, 50, 20});
     d.act = static_cast<uint8_t>(act);

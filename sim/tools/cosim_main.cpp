@@ -64,7 +64,8 @@ struct Summary {
   uint64_t cycle_samples = 0;
   double min_conv_efficiency = std::numeric_limits<double>::infinity();
   uint64_t conv_layers_qualifying = 0;
-  uint64_t descriptors = 0, bands = 0, residuals = 0;  // run; row bands, folded residuals
+  // run; row bands, folded residuals, packed images
+  uint64_t descriptors = 0, bands = 0, residuals = 0, packed = 0;
   // (ideal cycles, efficiency) of every qualifying layer (in a stream: its steady state); and
   // its efficiency alone, where the fixed cost of a standalone layer (descriptor fetch, first
   // loads, last drain: about 150-250 cycles) dominates small layers.
@@ -153,6 +154,7 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
       for (const auto& d : p.descs) {
         s.bands += nasa::is_band(d);
         s.residuals += nasa::has_residual(d);
+        s.packed += nasa::is_packed(d);
       }
       r = cs.run(p);
     } catch (const std::exception& e) {
@@ -219,6 +221,7 @@ nlohmann::json to_json(const Summary& s, const Options& o) {
   j["descriptors"] = s.descriptors;
   j["band_descriptors"] = s.bands;
   j["residual_descriptors"] = s.residuals;
+  j["packed_descriptors"] = s.packed;
   if (s.has_conv()) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
     const auto [smin, smed] = s.standalone_min_median();
@@ -254,8 +257,8 @@ void print_summary(const Summary& s, const Options& o) {
              s.mismatched_layers, item, s.mismatched_bytes, s.timeouts, s.errors, item);
   fmt::print("  cycle model error: max {:.2f}%, mean {:.2f}%\n", s.max_cycle_error_pct,
              s.mean_cycle_error_pct());
-  fmt::print("  modes: of {} descriptors, {} row bands, {} with a folded residual\n",
-             s.descriptors, s.bands, s.residuals);
+  fmt::print("  modes: of {} descriptors, {} row bands, {} with a folded residual, {} packed\n",
+             s.descriptors, s.bands, s.residuals, s.packed);
   if (s.has_conv()) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
     const auto [smin, smed] = s.standalone_min_median();

@@ -26,7 +26,7 @@ uint32_t get(std::span<const uint32_t, hw::kDescWords> words, const hw::DescFiel
 #define NASA_COUNT_FIELD(...) +1
 constexpr int kNumFields = 0 NASA_DESC_FIELDS(NASA_COUNT_FIELD);
 #undef NASA_COUNT_FIELD
-static_assert(kNumFields == 22, "a descriptor field was added: map it in encode() and decode()");
+static_assert(kNumFields == 25, "a descriptor field was added: map it in encode() and decode()");
 
 // One place lists which Desc member each table field is stored in.
 template <typename D, typename Fn>
@@ -54,6 +54,9 @@ void for_each_field(D& d, Fn&& fn) {
   fn(f::OutRows, d.out_rows);
   fn(f::PadTop, d.pad_top);
   fn(f::Res, d.res);
+  fn(f::Images, d.images);
+  fn(f::InStride, d.in_stride);
+  fn(f::OutStride, d.out_stride);
 }
 
 bool is_op(uint8_t op, hw::Op o) { return op == static_cast<uint8_t>(o); }
@@ -98,7 +101,8 @@ uint32_t top_pad(const Desc& d) {
   return is_band(d) ? d.pad_top : (uint32_t{d.k} - 1) / 2;  // (pools: k = 3)
 }
 
-Desc patch_template(Desc d, uint32_t x, uint32_t y, uint32_t l, uint32_t s) {
+Desc patch_template(Desc d, uint32_t x, uint32_t y, uint32_t l, uint32_t s, uint32_t left) {
+  if (d.images > left) d.images = static_cast<uint8_t>(left);
   if (d.patch & hw::Patch::InFromX) {
     d.in_addr += x;
   } else if (d.patch & hw::Patch::InPlusS) {
@@ -130,7 +134,8 @@ Desc decode(std::span<const uint32_t, hw::kDescWords> words) {
 }
 
 bool gathers_input(const Desc& d, uint32_t mem_bytes) {
-  if (!(is_op(d.op, hw::Op::Conv) || is_op(d.op, hw::Op::DwConv)) || d.k != 1 || d.stride != 2) {
+  if (!(is_op(d.op, hw::Op::Conv) || is_op(d.op, hw::Op::DwConv)) || d.k != 1 || d.stride != 2 ||
+      is_packed(d)) {
     return false;
   }
   const Shape s = shape_of(d);
@@ -187,6 +192,10 @@ Shape shape_of(const Desc& d) {
       break;
   }
   if (has_params(d.op)) s.prm_bytes = cout * hw::kParamBytes;
+  s.images = images_of(d);
+  s.macs *= s.images;
+  s.in_span = uint64_t{s.images - 1} * d.in_stride + s.in_bytes;
+  s.out_span = uint64_t{s.images - 1} * d.out_stride + s.out_bytes;
   return s;
 }
 
@@ -197,15 +206,23 @@ uint64_t residual_offset(const Desc& d, uint32_t mem_bytes) {
 uint64_t input_buffer_need(const Desc& d, const hw::Config& cfg) {
   const uint64_t in = shape_of(d).in_bytes;
   return (is_op(d.op, hw::Op::Add) ? align_up(in, cfg.mem_bytes) : 0) +
-         residual_offset(d, cfg.mem_bytes) + in;
+         residual_offset(d, cfg.mem_bytes) + packed_image_offset(d, cfg.mem_bytes) *
+         (images_of(d) - 1) + in;
+}
+
+uint64_t packed_image_offset(const Desc& d, uint32_t mem_bytes) {
+  return align_up(shape_of(d).in_bytes, mem_bytes);
 }
 
 std::string oversize_detail(const Desc& d, const hw::Config& cfg) {
   const uint64_t need = input_buffer_need(d, cfg);
   if (need > cfg.in_buf_bytes) {
     return fmt::format("its input {}x{}x{}{} needs {} bytes of the {}-byte input buffer", d.h, d.w,
-                       d.cin, is_op(d.op, hw::Op::Add) ? " (two of them)" : "", need,
-                       cfg.in_buf_bytes);
+                       d.cin,
+                       is_op(d.op, hw::Op::Add) ? " (two of them)"
+                       : is_packed(d) ? fmt::format(" ({} images)", images_of(d))
+                                      : std::string(),
+                       need, cfg.in_buf_bytes);
   }
   return fmt::format("its reduction k*k*Cin = {} exceeds KredMax {}", shape_of(d).kred,
                      cfg.kred_max);
@@ -233,6 +250,11 @@ hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32
   }
   // 7b: a folded residual (docs/engine.md "Folded residual").
   if (has_residual(d) && (!conv_like || d.stride != 1)) return Err::BadResidual;
+  // 7c: packed images (docs/engine.md "Packed images"); the board's controller does not pack.
+  if (is_packed(d) && (!(conv_like || is_op(d.op, Op::Fc)) || is_band(d) || has_residual(d) ||
+                       cfg.mcu)) {
+    return Err::BadPack;
+  }
   // 8: buffer capacities.
   const Shape s = shape_of(d);
   if (input_buffer_need(d, cfg) > cfg.in_buf_bytes) return Err::Oversize;
@@ -249,12 +271,12 @@ hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32
   auto inside = [&](uint32_t addr, uint64_t size) {
     return addr >= win_base && uint64_t{addr} + size <= uint64_t{win_limit};
   };
-  if (!inside(d.in_addr, s.in_bytes)) return Err::Window;
+  if (!inside(d.in_addr, s.in_span)) return Err::Window;
   if (is_op(d.op, Op::Add) && !inside(d.in2_addr, s.in_bytes)) return Err::Window;
   if (has_residual(d) && !inside(d.in2_addr, s.out_bytes)) return Err::Window;
   if (s.wgt_bytes != 0 && !inside(d.wgt_addr, s.wgt_bytes)) return Err::Window;
   if (s.prm_bytes != 0 && !inside(d.prm_addr, s.prm_bytes)) return Err::Window;
-  if (!inside(d.out_addr, s.out_bytes)) return Err::Window;
+  if (!inside(d.out_addr, s.out_span)) return Err::Window;
   return Err::None;
 }
 

@@ -400,6 +400,59 @@ void emit(std::vector<Desc>& out, const Desc& d, const hw::Config& cfg) {
   }
 }
 
+// Packed descriptors run in at least this many groups of a mini-batch's images.
+constexpr uint32_t kMinPackGroups = 2;
+
+// Packed images (docs/engine.md "Packed images"): how many images of a mini-batch of `n` one
+// descriptor of layer `d` runs at once on `cfg` (1: not packed). Conv, DwConv and Fc layers that
+// are no band and fold no residual pack, in at least `min_groups` groups (so a layer that reads a
+// group's outputs starts while the next group computes) whose inputs take at most half of the
+// input buffer (the next layer loads beside it). The controller configurations do not pack.
+uint32_t pack_count(const Desc& d, uint32_t n, const hw::Config& cfg, uint32_t min_groups) {
+  const auto op = static_cast<hw::Op>(d.op);
+  if (cfg.mcu || n < 2 || is_band(d) || has_residual(d) ||
+      !(op == hw::Op::Conv || op == hw::Op::DwConv || op == hw::Op::Fc)) {
+    return 1;
+  }
+  for (uint32_t g = std::max<uint32_t>(1, min_groups); g < n; ++g) {
+    const uint32_t per = std::min<uint32_t>((n + g - 1) / g, 255);
+    Desc probe = d;
+    probe.images = static_cast<uint8_t>(per);
+    if (per < 2) return 1;
+    if (input_buffer_need(probe, cfg) <= cfg.in_buf_bytes / 2) return per;
+  }
+  return 1;
+}
+
+// The descriptors of one layer for each image of a mini-batch (`per_image`, the same layer on
+// inputs and outputs `in_stride` / `out_stride` apart), packed into groups of pack_count()
+// images where that applies; else as they are.
+void emit_images(std::vector<Desc>& out, std::span<const Desc> per_image, const hw::Config& cfg,
+                 uint32_t min_groups) {
+  const auto n = static_cast<uint32_t>(per_image.size());
+  bool regular = n >= 2;
+  for (uint32_t i = 1; regular && i < n; ++i) {
+    Desc a = per_image[i], b = per_image[0];
+    regular = a.in_addr - b.in_addr == i * (per_image[1].in_addr - b.in_addr) &&
+              a.out_addr - b.out_addr == i * (per_image[1].out_addr - b.out_addr);
+    a.in_addr = b.in_addr;
+    a.out_addr = b.out_addr;
+    regular = regular && encode(a) == encode(b);
+  }
+  const uint32_t per = regular ? pack_count(per_image[0], n, cfg, min_groups) : 1;
+  if (per < 2) {
+    out.insert(out.end(), per_image.begin(), per_image.end());
+    return;
+  }
+  for (uint32_t i = 0; i < n; i += per) {
+    Desc d = per_image[i];
+    d.images = static_cast<uint8_t>(std::min(per, n - i));
+    d.in_stride = per_image[1].in_addr - per_image[0].in_addr;
+    d.out_stride = per_image[1].out_addr - per_image[0].out_addr;
+    out.push_back(d);
+  }
+}
+
 void check_program(const Program& p, const hw::Config& cfg, const std::string& what) {
   for (size_t i = 0; i < p.descs.size(); ++i) {
     const hw::Err e = validate(p.descs[i], cfg, p.win_base, p.win_limit);
@@ -497,8 +550,12 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
   // weights it keeps on chip; an image's next layer comes `images` descriptors later (the engine
   // has at most three layers unfinished, and waits when a layer reads what one of the last two
   // writes).
+  // The images of a layer pack into groups where that fills the PE array's rows better
+  // (docs/engine.md "Packed images").
   for (size_t j = 0; !per_image.empty() && j < per_image.front().size(); ++j) {
-    for (const auto& descs : per_image) p.descs.push_back(descs[j]);
+    std::vector<Desc> layer;
+    for (const auto& descs : per_image) layer.push_back(descs[j]);
+    emit_images(p.descs, layer, cfg, kMinPackGroups);
   }
   // the classifier: groups of as many images as the input buffer holds
   const uint64_t group =
@@ -639,7 +696,13 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
       }
     }
   }
+  // Packed templates (docs/engine.md "Packed images") step from image to image by a stride the
+  // template holds, whatever depth the node's input comes from: then every depth's slots are
+  // the largest slot apart.
+  const bool pack = !cfg.mcu && mb > 1;
+  const uint64_t slot_max = *std::max_element(slot.begin(), slot.end());
   for (size_t d = 0; d <= L; ++d) {
+    if (pack) slot[d] = slot_max;
     r.arena_stride[d] = static_cast<uint32_t>(slot[d]);
     r.arena_addr[d] = mem.alloc(slot[d] * mb, fmt::format("arena depth {}", d));
   }
@@ -659,10 +722,28 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
   // templates
   // (a layer too large for the input buffer: one template per row band, its patched fields
   // holding the band's offsets from X, Y or S)
+  // (a Conv, DwConv or Fc template that fits packs groups of the mini-batch's images: its
+  // strides are those of what its PATCH bits add, for consecutive images)
   std::vector<Desc>& t = p.descs;
-  auto templ = [&](Desc d, uint8_t patch) {
+  // (x_stride: the stride of the node's input X; the stem's is the images')
+  auto templ = [&](Desc d, uint8_t patch, uint32_t x_stride) {
     d.patch = patch;
-    emit(t, d, cfg);
+    std::vector<Desc> bands;
+    emit(bands, d, cfg);
+    for (Desc& b : bands) {
+      const uint32_t per = pack ? pack_count(b, mb, cfg, kMinPackGroups) : 1;
+      if (per > 1) {
+        b.images = static_cast<uint8_t>(per);
+        b.in_stride = (patch & hw::Patch::InFromX)   ? x_stride
+                      : (patch & hw::Patch::InPlusS) ? r.scratch_stride
+                                                     : 0;
+        b.out_stride = (patch & hw::Patch::OutFromL)   ? r.classes
+                       : (patch & hw::Patch::OutFromY) ? r.arena_stride[0]
+                       : (patch & hw::Patch::OutPlusS) ? r.scratch_stride
+                                                       : 0;
+      }
+      t.push_back(b);
+    }
   };
   const auto start_of = [&] { return static_cast<uint32_t>(t.size()); };
   // a run of templates as the op table holds it: first | count << 24
@@ -678,7 +759,7 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
   };
   uint32_t first = start_of();
   templ(conv_desc(q.stem, stem, net.in_h, net.in_w, 0, 0),
-        hw::Patch::InFromX | hw::Patch::OutFromY);
+        hw::Patch::InFromX | hw::Patch::OutFromY, r.img_stride);
   r.stem_tpl = run_of(first, "the stem");
   for (size_t i = 0; i < L; ++i) {
     const auto& s = shapes[i];
@@ -698,14 +779,14 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
           d = fold_residual(d, op, 0);  // the residual is the node's input X
           patch |= hw::Patch::In2FromX;
         }
-        templ(d, patch);
+        templ(d, patch, r.arena_stride[0]);
         ch = (ch + op.convs[k].stride - 1) / op.convs[k].stride;
         cw = (cw + op.convs[k].stride - 1) / op.convs[k].stride;
       }
       if (op.residual && !fold) {
         const uint32_t last_out = (op.convs.size() - 1) % 2 == 0 ? s1 : s2;
         templ(add_desc(op, ch, cw, s.cout, last_out, 0, 0),
-              hw::Patch::InPlusS | hw::Patch::In2FromX | hw::Patch::OutFromY);
+              hw::Patch::InPlusS | hw::Patch::In2FromX | hw::Patch::OutFromY, r.arena_stride[0]);
       }
       r.optab[i * cfg.max_choices + c] =
           run_of(first, fmt::format("layer {} choice {}", i, c).c_str());
@@ -713,9 +794,9 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
   }
   first = start_of();
   templ(conv_desc(q.head_conv, head, hi.h, hi.w, 0, s1),
-        hw::Patch::InFromX | hw::Patch::OutPlusS);
-  templ(gap_desc(q, hi.h, hi.w, s1, s2), hw::Patch::InPlusS | hw::Patch::OutPlusS);
-  templ(conv_desc(q.fc, fc, 1, 1, s2, 0), hw::Patch::InPlusS | hw::Patch::OutFromL);
+        hw::Patch::InFromX | hw::Patch::OutPlusS, r.arena_stride[0]);
+  templ(gap_desc(q, hi.h, hi.w, s1, s2), hw::Patch::InPlusS | hw::Patch::OutPlusS, 0);
+  templ(conv_desc(q.fc, fc, 1, 1, s2, 0), hw::Patch::InPlusS | hw::Patch::OutFromL, 0);
   r.head_tpl = run_of(first, "the head");
   r.tpl_addr = mem.alloc(uint64_t{hw::kDescBytes} * t.size(), "templates");
   for (size_t i = 0; i < t.size(); ++i) write_desc(p.image, r.tpl_addr + i * hw::kDescBytes, t[i]);
@@ -745,7 +826,8 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
   for (const uint32_t b : {0u, mb - 1}) {
     Program probe = p;
     for (Desc& d : probe.descs) d = patch_template(d, r.arena_addr[0], r.arena_addr[0],
-                                                        r.arena_addr[0], b * r.scratch_stride);
+                                                        r.arena_addr[0], b * r.scratch_stride,
+                                                        mb - b);
     check_program(probe, cfg, fmt::format("supernet '{}' (batch templates)", net.name));
   }
   return bp;

@@ -23,6 +23,9 @@ constexpr uint32_t kNoNode = hw::kNoNode;
 // run ends kSchedEnd cycles after the scheduler (nasa_top's batch sequencer, the engine's end of
 // the run). tb/cosim_fused.cpp checks every counter against the RTL.
 constexpr uint64_t kFuseToSched = 2, kClearStart = 2, kSchedEnd = 2;
+// a memo key's record of an offer the engine took covered by a packed layer (after its gap;
+// never a template's record, whose second word is an address modulo the port width)
+constexpr uint64_t kCoveredMark = ~uint64_t{0};
 
 struct Stop {
   hw::Err err;
@@ -120,16 +123,19 @@ class Scheduler {
   uint32_t y() const { return yi_; }
   uint32_t l() const { return l_; }
   uint32_t s() const { return si_; }
+  // images left in the mini-batch from this one (RTL xd_n_o: at most 255)
+  uint32_t left() const { return std::min<uint32_t>(nb_ - b_, 255); }
   uint32_t node() const { return node_; }
   uint32_t image() const { return g0_ + b_; }
 
-  // One clock edge; returns true in the cycle the scheduler is done (done_o).
-  bool tick(bool xd_ready, bool xd_done, bool ev_done) {
+  // One clock edge; returns true in the cycle the scheduler is done (done_o). xd_cov: the engine
+  // took the offer without a fetch, covered by the packed layer before it (no completion).
+  bool tick(bool xd_ready, bool xd_done, bool ev_done, bool xd_cov = false) {
     const uint32_t L = r_->num_layers;
     const bool leaf = depth_ == L;
     const uint32_t depth_m1 = depth_ - 1;
     const uint32_t q_out = out_;  // (RTL q.out: the states see the register)
-    out_ = q_out + (issuing() && xd_ready ? 1 : 0) - (xd_done ? 1 : 0);
+    out_ = q_out + (issuing() && xd_ready && !xd_cov ? 1 : 0) - (xd_done ? 1 : 0);
     bool done = false;
     // image 0 of the node's mini-batch (a template's first image)
     auto first_image = [&] {
@@ -456,7 +462,7 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
       if (static_cast<uint64_t>(tpl) + hw::kDescBytes > win_limit || tpl < win_base) {
         return hw::Err::Window;
       }
-      d = patch_template(read_desc(mem, tpl), sc.x(), sc.y(), sc.l(), sc.s());
+      d = patch_template(read_desc(mem, tpl), sc.x(), sc.y(), sc.l(), sc.s(), sc.left());
       return validate(d, cfg, win_base, win_limit);
     };
     // The memo of stretches: from rest (the engine quiet, the scheduler leaving a leaf's
@@ -520,8 +526,16 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
         eng.state_key(key);
         bool ok = true, dry_finished = false;
         uint64_t gap = 0;
+        // (the engine's cover of a packed template's further images: at rest none is left)
+        uint32_t cov_tpl = 0, cov_left = 0;
         for (;;) {
-          if (dry.issuing()) {
+          if (dry.issuing() && cov_left != 0 && dry.tpl_addr() == cov_tpl) {
+            --cov_left;
+            key.insert(key.end(), {gap, kCoveredMark});
+            gap = 0;
+            dry.forget_outstanding();
+            dry_finished = dry.tick(true, false, false, true);
+          } else if (dry.issuing()) {
             Planned pl{dry.tpl_addr(), {}, dry.node()};
             if (make_offer(dry, pl.tpl, pl.d) != hw::Err::None) {
               ok = false;  // (the real run reports it)
@@ -535,6 +549,8 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
                                    i >= 1 && cycles::reads_output_of(pl.d, plan[i - 1].d) ? 1u : 0u,
                                    i >= 2 && cycles::reads_output_of(pl.d, plan[i - 2].d) ? 1u : 0u});
             for (uint32_t w : encode(mod_addresses(pl.d, cfg.mem_bytes))) key.push_back(w);
+            cov_tpl = pl.tpl;
+            cov_left = images_of(pl.d) - 1;
             plan.push_back(pl);
             gap = 0;
             dry.forget_outstanding();
@@ -553,7 +569,7 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
         // (templates read after a layer of the stretch overwrote them: the dry run read them
         // too early, so no memo for such a stretch)
         for (size_t i = 0; ok && i < plan.size(); ++i) {
-          const uint64_t lo = plan[i].d.out_addr, hi = lo + shape_of(plan[i].d).out_bytes;
+          const uint64_t lo = plan[i].d.out_addr, hi = lo + shape_of(plan[i].d).out_span;
           for (size_t j = i + 1; j < plan.size(); ++j) {
             if (plan[j].tpl < hi && lo < uint64_t{plan[j].tpl} + hw::kDescBytes) ok = false;
           }
@@ -626,7 +642,10 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
         charge(taken.front(), 1, 0, 0);
         if (recording) ++rec_cycles[taken.front().index];
       }
-      if (st.ready) {
+      if (st.ready && st.covered) {
+        port.invalidate();  // (RTL: xd_ready; the packed layer before runs this image)
+        have_offer = false;
+      } else if (st.ready) {
         ref::execute(offer, mem);  // (in issue order: the engine keeps their dependences)
         taken.push_back({sch.node(), offer.op, recording ? rec_taken++ : 0});
         ++issued;
@@ -641,7 +660,7 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
       if (ev_done) {
         eval_busy = false;
       }
-      const bool finished = sch.tick(st.ready, st.done, ev_done);
+      const bool finished = sch.tick(st.ready, st.done, ev_done, st.covered);
       ++now;
       if (finished) {
         if (recording) finish_recording();

@@ -71,6 +71,9 @@ struct Layer {
   // the layer then runs as a stride-1 layer over that compact ho x wo x cpad input
   bool gather = false;
   uint64_t cpad = 0, gstep = 0, grow = 0;
+  // packed images (RTL r_pack): image i's input at i*offb in the buffer (from in_addr +
+  // i*istride), its output at out_addr + i*ostride; hw_out positions an image
+  uint64_t imgs = 1, istride = 0, ostride = 0, hw_out = 1;
   // set when the layer starts loading: its input-arrival counter, first weight tile
   int par = 0;
   uint64_t rec0 = 0;
@@ -93,7 +96,7 @@ bool reads_from(const Ranges& n, const Ranges& w) {
 Ranges ranges_of(const Desc& d) {
   const Shape s = shape_of(d);
   Ranges r;
-  r.rd[0] = {d.in_addr, uint64_t{d.in_addr} + s.in_bytes};
+  r.rd[0] = {d.in_addr, uint64_t{d.in_addr} + s.in_span};
   if (d.op == static_cast<uint8_t>(hw::Op::Add)) {
     r.rd[1] = {d.in2_addr, uint64_t{d.in2_addr} + s.in_bytes};
   } else if (has_residual(d)) {
@@ -104,7 +107,7 @@ Ranges ranges_of(const Desc& d) {
     r.rd[3] = {d.prm_addr, uint64_t{d.prm_addr} + s.prm_bytes};
   }
   r.out_lo = d.out_addr;
-  r.out_hi = uint64_t{d.out_addr} + s.out_bytes;
+  r.out_hi = uint64_t{d.out_addr} + s.out_span;
   return r;
 }
 
@@ -178,7 +181,7 @@ class Engine {
                        pw_rec0_ >= rec_rd_ ? pw_rec0_ - rec_rd_ + 1 : 0,
                        static_cast<uint64_t>(ld_par_), rr_, last_was_wr_, hold_, hold_wr_,
                        second_, flush_, c_done_, dr_row_, rq_ph_, beat_, oidx_, init_lanes_,
-                       static_cast<uint64_t>(state_), res_v_});
+                       static_cast<uint64_t>(state_), res_v_, cov_left_});
     for (uint64_t i = 0; i < live; ++i) k.push_back(rec_size_[(rec_rd_ + i) % cfg().wtiles]);
   }
   // Whether `d` reads the weights and records of the last layer started (the reuse check's
@@ -227,13 +230,17 @@ class Engine {
     l.wo = (fc || gap) ? 1 : s.wo;
     l.row_b = uint64_t{d.w} * d.cin;
     const uint64_t hw_out = uint64_t{s.ho} * s.wo;
-    l.p = (fc || gap) ? 1 : hw_out;
+    l.imgs = s.images;
+    l.istride = d.in_stride;
+    l.ostride = d.out_stride;
+    l.hw_out = (fc || gap) ? 1 : hw_out;
+    l.p = l.imgs * l.hw_out;
     l.nct = (d.cout + cols - 1) / cols;
     l.npt = l.pe ? (l.p + rows - 1) / rows : l.p;
     l.na = s.in_bytes;
     l.offb = (l.na + mb - 1) / mb * mb;
-    l.in_total = add ? l.offb + l.na : l.na;
-    l.in_end = add ? 2 * l.offb : l.offb;
+    l.in_total = add ? l.offb + l.na : (l.imgs - 1) * l.offb + l.na;
+    l.in_end = add ? 2 * l.offb : l.imgs * l.offb;
     if (has_residual(d)) {  // (stride 1: never a gather)
       l.res = true;
       l.nres = s.out_bytes;
@@ -268,10 +275,14 @@ class Engine {
     if (L_.need_all) return L_.in_total;
     if (L_.add) return L_.offb + tile * L_.cin + L_.cin;
     const uint64_t plast = L_.pe ? tile * cfg().rows + cfg().rows - 1 : tile;
+    // (packed images: the lanes move on to the next image after an image's last position)
+    const uint64_t img = L_.imgs > 1 ? plast / L_.hw_out : 0;
+    const uint64_t q = L_.imgs > 1 ? plast % L_.hw_out : plast;
     const int64_t iy0 =
-        static_cast<int64_t>((plast / L_.wo) * L_.stride) - static_cast<int64_t>(L_.pad);
+        static_cast<int64_t>((q / L_.wo) * L_.stride) - static_cast<int64_t>(L_.pad);
     const auto ky = static_cast<int64_t>(step / (L_.cin_n * L_.kw));
-    const int64_t n = (iy0 + ky + 1) * static_cast<int64_t>(L_.row_b);
+    const int64_t n = static_cast<int64_t>(img * L_.offb) +
+                      (iy0 + ky + 1) * static_cast<int64_t>(L_.row_b);
     // (after a folded residual, which comes first, whole)
     return L_.offr + std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(n, 0)),
                                         L_.in_total - L_.offr);
@@ -330,6 +341,7 @@ class Engine {
   bool il_region_ = false, il_done_ = true;
   uint64_t il_off_ = 0;
   uint64_t il_src_ = 0, il_rsrc_ = 0, il_dst_ = 0, il_x_ = 0;  // current segment (RTL il_*_q)
+  uint64_t il_img_ = 0;                                         // its packed image
   // tile loader (TL_: the loading layer's constants)
   Layer TL_;
   uint32_t tl_phase_ = 0;
@@ -351,7 +363,11 @@ class Engine {
   uint64_t s1_macs_ = 0;
   bool shadow_full_ = false, sh_lend_ = false, sh_pe_ = false;
   uint64_t dr_row_ = 0, sh_rows_ = 0, sh_n_ = 0, sh_tile_ = 0, sh_co0_ = 0, rq_ph_ = 0;
-  uint64_t sh_out_ = 0, sh_cout_ = 0;
+  uint64_t sh_out_ = 0, sh_cout_ = 0, sh_hwo_ = ~uint64_t{0}, sh_os_ = 0;
+  // ext mode: the template of the last packed layer started and the offers of it still to take
+  // without a fetch (RTL cov_tpl, cov_left); the template being fetched (RTL xq_tpl)
+  uint32_t cov_tpl_ = 0, xq_tpl_ = 0;
+  uint64_t cov_left_ = 0;
 };
 
 void Engine::step() {
@@ -388,7 +404,11 @@ void Engine::step() {
 
   // ---------------- engine combinational ----------------
   const Desc* d = ext_ ? &cur_ : (fe_li_ < descs_.size() ? &descs_[fe_li_] : nullptr);
-  const bool desc_job = state_ == kFetch && (!ext_ || offer_ != nullptr);
+  // ext mode: an offer of the last packed layer's template, one of its further images, is taken
+  // without a fetch (RTL cov_take)
+  const bool cov_take = ext_ && state_ == kFetch && offer_ != nullptr && cov_left_ != 0 &&
+                        offer_tpl_ == cov_tpl_;
+  const bool desc_job = state_ == kFetch && (!ext_ || offer_ != nullptr) && !cov_take;
   const bool want = a_v_ && !c_done_ && !init_lanes_;
   const bool c_complete = c_rec_ < rec_fill_;
   const bool w_ok = !L_.pe || c_complete ||
@@ -569,7 +589,10 @@ void Engine::step() {
   if (row_fire) {
     rq_ph_ = 0;
     const uint64_t p = sh_pe_ ? sh_tile_ * rows + dr_row_ : sh_tile_;
-    wq_.push_back({sh_out_ + p * sh_cout_ + sh_co0_, static_cast<uint32_t>(sh_n_),
+    // (packed images: image p / hw_out at its own output)
+    const uint64_t img = p / sh_hwo_;
+    wq_.push_back({sh_out_ + img * sh_os_ + (p - img * sh_hwo_) * sh_cout_ + sh_co0_,
+                   static_cast<uint32_t>(sh_n_),
                    sh_lend_ && dr_row_ + 1 == sh_rows_});
     if (dr_row_ + 1 == sh_rows_) {
       shadow_full_ = false;
@@ -600,6 +623,8 @@ void Engine::step() {
       sh_pe_ = L_.pe;
       sh_out_ = L_.out_addr;
       sh_cout_ = L_.cout;
+      sh_hwo_ = L_.imgs > 1 ? L_.hw_out : ~uint64_t{0};
+      sh_os_ = L_.ostride;
     }
   }
 
@@ -675,6 +700,11 @@ void Engine::step() {
         il_region_ = true;
         il_src_ = IL_.res ? IL_.in_addr : IL_.in2_addr;
         il_dst_ = IL_.res ? IL_.offr : IL_.offb;
+      } else if (il_img_ + 1 < IL_.imgs) {  // the next packed image
+        ++il_img_;
+        il_rsrc_ += IL_.istride;
+        il_src_ = il_rsrc_;
+        il_dst_ += IL_.offb;
       } else {
         il_done_ = true;
       }
@@ -746,7 +776,7 @@ void Engine::step() {
     il_off_ = 0;
     il_src_ = N.res ? N.in2_addr : N.in_addr;  // a folded residual first
     il_rsrc_ = N.in_addr;
-    il_dst_ = il_x_ = 0;
+    il_dst_ = il_x_ = il_img_ = 0;
     tl_phase_ = 0;
     tl_j_ = 0;
     tl_co0_ = 0;
@@ -759,10 +789,14 @@ void Engine::step() {
   init_lanes_ = cs_start;
   switch (state_) {
     case kFetch:
-      if (desc_job && job_ready) {
+      if (cov_take) {
+        --cov_left_;
+        out_.ready = out_.covered = true;
+      } else if (desc_job && job_ready) {
         state_ = kFetchWait;
         if (ext_) {  // (RTL xd_ready_o; the descriptor register takes the patched template)
           cur_ = *offer_;
+          xq_tpl_ = offer_tpl_;
           out_.ready = true;
         }
       }
@@ -791,6 +825,10 @@ void Engine::step() {
     b_v_ = true;
     ld_par_ ^= 1;
     NX_ = N;
+    if (ext_) {
+      cov_tpl_ = xq_tpl_;
+      cov_left_ = N.imgs - 1;
+    }
   }
   if (a_fin && L_.res) {
     res_v_ = true;

@@ -423,6 +423,16 @@ void execute(const Desc& d, std::span<uint8_t> mem) {
     throw std::invalid_argument("execute: invalid " + op_name(d.op) + " descriptor (" +
                                 err_name(e) + ")");
   }
+  if (is_packed(d)) {  // image by image (docs/engine.md "Packed images")
+    Desc one = d;
+    one.images = 0;
+    for (uint32_t i = 0; i < d.images; ++i) {
+      one.in_addr = d.in_addr + i * d.in_stride;
+      one.out_addr = d.out_addr + i * d.out_stride;
+      execute(one, mem);
+    }
+    return;
+  }
   const Shape s = shape_of(d);
   const Op op = static_cast<Op>(d.op);
   check_in_memory(mem.size(), d, "input", d.in_addr, s.in_bytes);

@@ -24,6 +24,8 @@ struct Desc {
   uint16_t out_rows = 0;  // row band: output rows (0: the whole layer)
   uint8_t pad_top = 0;    // row band: zero rows above input row 0
   uint8_t res = 0;        // 1: a residual add folded into the Conv/DwConv (IN2_ADDR, M/S, Mb/Sb)
+  uint8_t images = 0;     // packed images (> 1): image i at in + i*in_stride, out + i*out_stride
+  uint32_t in_stride = 0, out_stride = 0;
 };
 
 // Whether a descriptor is a row band (OutRows != 0), and its vertical padding: PadTop for a
@@ -35,8 +37,13 @@ uint32_t top_pad(const Desc& d);
 // address fields its PATCH bits name add the scheduler's X (node input), Y (arena slot),
 // L (logits address) of the current image, or S (the image's scratch offset) to the offset the
 // template holds (0, or a row band's). InFromX wins over InPlusS; OutFromL over OutFromY over
-// OutPlusS.
-Desc patch_template(Desc d, uint32_t x, uint32_t y, uint32_t l, uint32_t s);
+// OutPlusS. A packed template (Images > 1) runs at most `left` images (those left in the
+// mini-batch from this one).
+Desc patch_template(Desc d, uint32_t x, uint32_t y, uint32_t l, uint32_t s, uint32_t left = 255);
+
+// Images a descriptor packs (docs/engine.md "Packed images"): Images, at least 1.
+inline uint32_t images_of(const Desc& d) { return d.images > 1 ? d.images : 1; }
+inline bool is_packed(const Desc& d) { return d.images > 1; }
 
 std::array<uint32_t, hw::kDescWords> encode(const Desc& d);
 Desc decode(std::span<const uint32_t, hw::kDescWords> words);
@@ -49,7 +56,11 @@ struct Shape {
   uint64_t wgt_bytes = 0;   // weights (0 for ops without weights)
   uint64_t prm_bytes = 0;   // per-channel records (0 for ops without them)
   uint64_t kred = 0;        // reduction length per output (taps for vec ops)
-  uint64_t macs = 0;        // multiply-accumulates (conv, fc, depthwise), incl. padding taps
+  uint64_t macs = 0;        // multiply-accumulates (conv, fc, depthwise), incl. padding taps;
+                            // of every packed image
+  uint32_t images = 1;      // packed images: in_bytes, out_bytes are one image's
+  uint64_t in_span = 0;     // bytes from IN_ADDR to the last image's input end
+  uint64_t out_span = 0;    // bytes from OUT_ADDR to the last image's output end
 };
 Shape shape_of(const Desc& d);
 
@@ -67,6 +78,9 @@ uint64_t input_buffer_need(const Desc& d, const hw::Config& cfg);
 // Where a layer's input starts in its input-buffer region: after a folded residual (Res), at
 // the next port-aligned offset; else 0.
 uint64_t residual_offset(const Desc& d, uint32_t mem_bytes);
+// Where a packed image's input starts in the input buffer: image i at i times this (the input
+// bytes rounded up to the port width).
+uint64_t packed_image_offset(const Desc& d, uint32_t mem_bytes);
 // Whether a descriptor folds a residual add (Res = 1).
 inline bool has_residual(const Desc& d) { return d.res != 0; }
 // Why a descriptor is Err::Oversize on `cfg`, in words with the numbers.

@@ -45,7 +45,9 @@ namespace nasa::hw {
   X(NodeOverflow, 14, "the fused graph needs more nodes than NodeCap (ERR_INDEX: candidate)") \
   X(Fault, 15, "the board's controller (up5k) stopped at an illegal instruction")           \
   X(BadBand, 16, "row band: OutRows > ceil(H/stride), PadTop > (k-1)/2, or not a window op") \
-  X(BadResidual, 17, "a folded residual (Res) on an op other than Conv/DwConv, or stride 2")
+  X(BadResidual, 17, "a folded residual (Res) on an op other than Conv/DwConv, or stride 2") \
+  X(BadPack, 18, "Images > 1 on an op other than Conv/DwConv/Fc, a band, a residual, or on " \
+                 "the board's controller")
 
 #define NASA_CSRS(X)                                                                       \
   X(Ctrl, 0x000, "W: bit0 start, bit1 clear done/error, bit2 start a batch run")           \
@@ -125,7 +127,7 @@ namespace nasa::hw {
 #define NASA_ENGINE_DEPTHS(X)                                                          \
   X(JobDepth, 4, "DMA job queue entries in front of the memory port")                   \
   X(WriterDepth, 4, "drained output rows the output writer queues")                     \
-  X(DecodeSteps, 12, "cycles of descriptor decode and validation (one check per step)")
+  X(DecodeSteps, 16, "cycles of descriptor decode and validation (one check per step)")
 
 // Descriptor: 16 little-endian 32-bit words (64 bytes). Row: name, word, lsb, width.
 // OutRows != 0 makes a sliding-window layer a row band (docs/engine.md "Row bands"): it computes
@@ -134,6 +136,9 @@ namespace nasa::hw {
 // Res = 1 folds a residual add into a Conv/DwConv (docs/engine.md "Folded residual"): out =
 // act(requant(y, M, S) + requant(r, Mb, Sb)), y the layer's own result saturated to int8, r the
 // Ho x Wo x Cout tensor at IN2_ADDR.
+// Images > 1 packs that many images into one Conv/DwConv/Fc layer (docs/engine.md "Packed
+// images"): image i reads IN_ADDR + i*InStride and writes OUT_ADDR + i*OutStride, its positions
+// following image i-1's on the PE array's rows (0 and 1: one image).
 #define NASA_DESC_FIELDS(X) \
   X(Op, 0, 0, 8)            \
   X(Act, 0, 8, 8)           \
@@ -156,7 +161,10 @@ namespace nasa::hw {
   X(Patch, 10, 0, 8)        \
   X(Res, 10, 8, 1)          \
   X(OutRows, 11, 0, 16)     \
-  X(PadTop, 11, 16, 8)
+  X(PadTop, 11, 16, 8)      \
+  X(Images, 11, 24, 8)      \
+  X(InStride, 12, 0, 32)    \
+  X(OutStride, 13, 0, 32)
 
 // Batch-mode tables behind TBL_ADDR/TBL_DATA. Row: name, id, access, meaning.
 #define NASA_TABLES(X)                                                                       \

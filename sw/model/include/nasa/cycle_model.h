@@ -75,6 +75,7 @@ class ExtEngine {
   struct Step {
     bool ready = false;  // xd_ready: the offered descriptor was taken (its fetch issued)
     bool done = false;   // xd_done: a layer completed (its last result written)
+    bool covered = false;  // with ready: covered by the packed layer before (xd_cov), no fetch
   };
   // One clock cycle; `offer`: the (patched) descriptor the scheduler presents this cycle, null
   // when none, fetched from the template at `tpl_addr`.
