@@ -237,7 +237,7 @@ CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
     const Desc d = desc_at(p, ref.err_index);
     if (validate(d, cfg_, p.win_base, p.win_limit) == hw::Err::None) {
       exempt_lo = d.out_addr;
-      exempt_hi = d.out_addr + shape_of(d).out_bytes;
+      exempt_hi = d.out_addr + shape_of(d).out_span;  // (packed: every image's tiles)
     }
   }
   const std::pair<uint64_t, uint64_t> exempt[] = {{exempt_lo, exempt_hi}};

@@ -368,18 +368,24 @@ void emit(std::vector<Desc>& out, const Desc& d, const hw::Config& cfg) {
   }
   const bool window = op == hw::Op::Conv || op == hw::Op::DwConv || op == hw::Op::MaxPool ||
                       op == hw::Op::AvgPool;
+  if (!window) {
+    out.push_back(d);
+    return;
+  }
   const uint64_t k = op == hw::Op::MaxPool || op == hw::Op::AvgPool ? 3 : d.k;
   const Shape s = shape_of(d);
   const uint64_t stride = d.stride, pad = (k - 1) / 2;
   // the buffer bytes of a band of n output rows: its input rows (at most), and a folded
   // residual's rows before them
   auto need = [&](uint64_t n) {
-    const uint64_t res = has_residual(d) ? uint64_t{s.wo} * d.cout * n : 0;
-    return (res + cfg.mem_bytes - 1) / cfg.mem_bytes * cfg.mem_bytes + ((n - 1) * stride + k) * row;
+    Desc band = d;
+    band.out_rows = static_cast<uint16_t>(n);
+    band.h = static_cast<uint16_t>(std::min<uint64_t>((n - 1) * stride + k, d.h));
+    return input_buffer_need(band, cfg);
   };
   uint64_t per = s.ho;  // output rows of a band: the most whose rows fit
   while (per > 0 && need(per) > cfg.in_buf_bytes) --per;
-  if (!window || per == 0) {
+  if (per == 0) {
     out.push_back(d);
     return;
   }
@@ -696,20 +702,111 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
       }
     }
   }
+  // The templates into `t` (docs/fusion.md "Op table and templates"); returns whether a packed
+  // one steps by the arena stride (then every depth's slots must be the same distance apart).
+  // (a Conv, DwConv or Fc template packs on the engine, docs/engine.md "Packed images")
+  const bool pack = !cfg.mcu && mb > 1;
+  uint32_t s1 = 0, s2 = 0;  // the scratch tensors of image 0 (below)
+  auto build_templates = [&](std::vector<Desc>& t) {
+    bool arena_packed = false;
+    // (a layer too large for the input buffer: one template per row band, its patched fields
+    // holding the band's offsets from X, Y or S)
+    // (a Conv, DwConv or Fc template that fits packs groups of the mini-batch's images: its
+    // strides are those of what its PATCH bits add, for consecutive images)
+    // (X: the node's input, in the arena; the stem's: the images)
+    auto templ = [&](Desc d, uint8_t patch, bool stem) {
+      const uint32_t x_stride = stem ? r.img_stride : r.arena_stride[0];
+      d.patch = patch;
+      std::vector<Desc> bands;
+      emit(bands, d, cfg);
+      for (Desc& b : bands) {
+        const uint32_t per = pack ? pack_count(b, mb, cfg, kMinPackGroups) : 1;
+        if (per > 1) {
+          arena_packed = arena_packed || (patch & hw::Patch::OutFromY) ||
+                         ((patch & hw::Patch::InFromX) && !stem);
+          b.images = static_cast<uint8_t>(per);
+          b.in_stride = (patch & hw::Patch::InFromX)   ? x_stride
+                        : (patch & hw::Patch::InPlusS) ? r.scratch_stride
+                                                       : 0;
+          b.out_stride = (patch & hw::Patch::OutFromL)   ? r.classes
+                         : (patch & hw::Patch::OutFromY) ? r.arena_stride[0]
+                         : (patch & hw::Patch::OutPlusS) ? r.scratch_stride
+                                                         : 0;
+        }
+        t.push_back(b);
+      }
+    };
+    const auto start_of = [&] { return static_cast<uint32_t>(t.size()); };
+    // a run of templates as the op table holds it: first | count << 24
+    const auto run_of = [&](uint32_t first, const char* what) {
+      const uint32_t count = start_of() - first;
+      if (count > 0xFF) {
+        throw std::runtime_error(fmt::format(
+            "compile_batch: {} of supernet '{}' needs {} templates on config '{}' (row bands), more "
+            "than the op table's 255",
+            what, net.name, count, cfg.name));
+      }
+      return hw::tpl_word(first, count);
+    };
+    uint32_t first = start_of();
+    templ(conv_desc(q.stem, stem, net.in_h, net.in_w, 0, 0),
+          hw::Patch::InFromX | hw::Patch::OutFromY, true);
+    r.stem_tpl = run_of(first, "the stem");
+    for (size_t i = 0; i < L; ++i) {
+      const auto& s = shapes[i];
+      for (size_t c = 0; c < q.ops[i].size(); ++c) {
+        const QOp& op = q.ops[i][c];
+        first = start_of();
+        int ch = s.h, cw = s.w;
+        const bool fold = folds_residual(op);
+        for (size_t k = 0; k < op.convs.size(); ++k) {
+          const bool last = k + 1 == op.convs.size();
+          const uint32_t in = k % 2 == 0 ? s2 : s1, out = k % 2 == 0 ? s1 : s2;
+          uint8_t patch = k == 0 ? hw::Patch::InFromX : hw::Patch::InPlusS;
+          const bool to_y = last && (!op.residual || fold);
+          patch |= to_y ? hw::Patch::OutFromY : hw::Patch::OutPlusS;
+          Desc d = conv_desc(op.convs[k], placed[i][c][k], ch, cw, k == 0 ? 0 : in, to_y ? 0 : out);
+          if (fold && last) {
+            d = fold_residual(d, op, 0);  // the residual is the node's input X
+            patch |= hw::Patch::In2FromX;
+          }
+          templ(d, patch, false);
+          ch = (ch + op.convs[k].stride - 1) / op.convs[k].stride;
+          cw = (cw + op.convs[k].stride - 1) / op.convs[k].stride;
+        }
+        if (op.residual && !fold) {
+          const uint32_t last_out = (op.convs.size() - 1) % 2 == 0 ? s1 : s2;
+          templ(add_desc(op, ch, cw, s.cout, last_out, 0, 0),
+                hw::Patch::InPlusS | hw::Patch::In2FromX | hw::Patch::OutFromY, false);
+        }
+        r.optab[i * cfg.max_choices + c] =
+            run_of(first, fmt::format("layer {} choice {}", i, c).c_str());
+      }
+    }
+    first = start_of();
+    templ(conv_desc(q.head_conv, head, hi.h, hi.w, 0, s1),
+          hw::Patch::InFromX | hw::Patch::OutPlusS, false);
+    templ(gap_desc(q, hi.h, hi.w, s1, s2), hw::Patch::InPlusS | hw::Patch::OutPlusS, false);
+    templ(conv_desc(q.fc, fc, 1, 1, s2, 0), hw::Patch::InPlusS | hw::Patch::OutFromL, false);
+    r.head_tpl = run_of(first, "the head");
+    return arena_packed;
+  };
   // Packed templates (docs/engine.md "Packed images") step from image to image by a stride the
   // template holds, whatever depth the node's input comes from: then every depth's slots are
-  // the largest slot apart.
-  const bool pack = !cfg.mcu && mb > 1;
+  // the largest slot apart (only then: the arena grows). (Whether a template packs does not
+  // depend on addresses or strides: a first build decides.)
+  std::vector<Desc> dry;
+  const bool uniform = pack && build_templates(dry);
   const uint64_t slot_max = *std::max_element(slot.begin(), slot.end());
   for (size_t d = 0; d <= L; ++d) {
-    if (pack) slot[d] = slot_max;
+    if (uniform) slot[d] = slot_max;
     r.arena_stride[d] = static_cast<uint32_t>(slot[d]);
     r.arena_addr[d] = mem.alloc(slot[d] * mb, fmt::format("arena depth {}", d));
   }
   // image b's scratch tensors: s1 + b * stride and s2 + b * stride
   r.scratch_stride = static_cast<uint32_t>(2 * round64(scratch));
-  const uint32_t s1 = mem.alloc(uint64_t{r.scratch_stride} * mb, "scratch (per image)");
-  const uint32_t s2 = s1 + static_cast<uint32_t>(round64(scratch));
+  s1 = mem.alloc(uint64_t{r.scratch_stride} * mb, "scratch (per image)");
+  s2 = s1 + static_cast<uint32_t>(round64(scratch));
   if (opt.dump_logits) {
     // node ids are below 1 + candidates * layers
     const uint64_t max_nodes = 1 + uint64_t{n_cands} * L;
@@ -719,85 +816,8 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
     r.logits_addr = mem.alloc(uint64_t{r.classes} * mb, "logits (per mini-batch image)");
   }
 
-  // templates
-  // (a layer too large for the input buffer: one template per row band, its patched fields
-  // holding the band's offsets from X, Y or S)
-  // (a Conv, DwConv or Fc template that fits packs groups of the mini-batch's images: its
-  // strides are those of what its PATCH bits add, for consecutive images)
   std::vector<Desc>& t = p.descs;
-  // (x_stride: the stride of the node's input X; the stem's is the images')
-  auto templ = [&](Desc d, uint8_t patch, uint32_t x_stride) {
-    d.patch = patch;
-    std::vector<Desc> bands;
-    emit(bands, d, cfg);
-    for (Desc& b : bands) {
-      const uint32_t per = pack ? pack_count(b, mb, cfg, kMinPackGroups) : 1;
-      if (per > 1) {
-        b.images = static_cast<uint8_t>(per);
-        b.in_stride = (patch & hw::Patch::InFromX)   ? x_stride
-                      : (patch & hw::Patch::InPlusS) ? r.scratch_stride
-                                                     : 0;
-        b.out_stride = (patch & hw::Patch::OutFromL)   ? r.classes
-                       : (patch & hw::Patch::OutFromY) ? r.arena_stride[0]
-                       : (patch & hw::Patch::OutPlusS) ? r.scratch_stride
-                                                       : 0;
-      }
-      t.push_back(b);
-    }
-  };
-  const auto start_of = [&] { return static_cast<uint32_t>(t.size()); };
-  // a run of templates as the op table holds it: first | count << 24
-  const auto run_of = [&](uint32_t first, const char* what) {
-    const uint32_t count = start_of() - first;
-    if (count > 0xFF) {
-      throw std::runtime_error(fmt::format(
-          "compile_batch: {} of supernet '{}' needs {} templates on config '{}' (row bands), more "
-          "than the op table's 255",
-          what, net.name, count, cfg.name));
-    }
-    return hw::tpl_word(first, count);
-  };
-  uint32_t first = start_of();
-  templ(conv_desc(q.stem, stem, net.in_h, net.in_w, 0, 0),
-        hw::Patch::InFromX | hw::Patch::OutFromY, r.img_stride);
-  r.stem_tpl = run_of(first, "the stem");
-  for (size_t i = 0; i < L; ++i) {
-    const auto& s = shapes[i];
-    for (size_t c = 0; c < q.ops[i].size(); ++c) {
-      const QOp& op = q.ops[i][c];
-      first = start_of();
-      int ch = s.h, cw = s.w;
-      const bool fold = folds_residual(op);
-      for (size_t k = 0; k < op.convs.size(); ++k) {
-        const bool last = k + 1 == op.convs.size();
-        const uint32_t in = k % 2 == 0 ? s2 : s1, out = k % 2 == 0 ? s1 : s2;
-        uint8_t patch = k == 0 ? hw::Patch::InFromX : hw::Patch::InPlusS;
-        const bool to_y = last && (!op.residual || fold);
-        patch |= to_y ? hw::Patch::OutFromY : hw::Patch::OutPlusS;
-        Desc d = conv_desc(op.convs[k], placed[i][c][k], ch, cw, k == 0 ? 0 : in, to_y ? 0 : out);
-        if (fold && last) {
-          d = fold_residual(d, op, 0);  // the residual is the node's input X
-          patch |= hw::Patch::In2FromX;
-        }
-        templ(d, patch, r.arena_stride[0]);
-        ch = (ch + op.convs[k].stride - 1) / op.convs[k].stride;
-        cw = (cw + op.convs[k].stride - 1) / op.convs[k].stride;
-      }
-      if (op.residual && !fold) {
-        const uint32_t last_out = (op.convs.size() - 1) % 2 == 0 ? s1 : s2;
-        templ(add_desc(op, ch, cw, s.cout, last_out, 0, 0),
-              hw::Patch::InPlusS | hw::Patch::In2FromX | hw::Patch::OutFromY, r.arena_stride[0]);
-      }
-      r.optab[i * cfg.max_choices + c] =
-          run_of(first, fmt::format("layer {} choice {}", i, c).c_str());
-    }
-  }
-  first = start_of();
-  templ(conv_desc(q.head_conv, head, hi.h, hi.w, 0, s1),
-        hw::Patch::InFromX | hw::Patch::OutPlusS, r.arena_stride[0]);
-  templ(gap_desc(q, hi.h, hi.w, s1, s2), hw::Patch::InPlusS | hw::Patch::OutPlusS, 0);
-  templ(conv_desc(q.fc, fc, 1, 1, s2, 0), hw::Patch::InPlusS | hw::Patch::OutFromL, 0);
-  r.head_tpl = run_of(first, "the head");
+  build_templates(t);
   r.tpl_addr = mem.alloc(uint64_t{hw::kDescBytes} * t.size(), "templates");
   for (size_t i = 0; i < t.size(); ++i) write_desc(p.image, r.tpl_addr + i * hw::kDescBytes, t[i]);
   p.desc_addr = r.tpl_addr;

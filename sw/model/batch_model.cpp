@@ -516,6 +516,10 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
     Desc offer{};
     uint32_t offered_tpl = 0;
     bool have_offer = false;
+    // the engine's cover of a packed template's further images (RTL cov_tpl, cov_left): known
+    // when the next offer is made, since the engine takes one offer at a time
+    uint32_t cov_tpl = 0, cov_left = 0;
+    bool offer_covered = false;
     while (true) {
       // a stretch to the next evaluation, from rest: replayed when an equivalent one ran before
       if (use_memo && sch.at_rest() && !recording && !have_offer && taken.empty() && !eval_busy &&
@@ -613,8 +617,11 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
       // the scheduler's outputs this cycle
       if (sch.issuing() && !have_offer) {
         offered_tpl = sch.tpl_addr();
-        // an invalid descriptor: the engine reports it once the layers before it completed
-        if (const hw::Err e = make_offer(sch, offered_tpl, offer); e != hw::Err::None) {
+        // an invalid descriptor: the engine reports it once the layers before it completed (an
+        // offer a packed layer covers is never fetched, nor checked)
+        offer_covered = cov_left != 0 && offered_tpl == cov_tpl;
+        if (const hw::Err e = make_offer(sch, offered_tpl, offer);
+            e != hw::Err::None && !offer_covered) {
           throw Stop{e, issued};
         }
         have_offer = true;
@@ -642,10 +649,16 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
         charge(taken.front(), 1, 0, 0);
         if (recording) ++rec_cycles[taken.front().index];
       }
+      if (st.ready && st.covered != offer_covered) {
+        throw std::logic_error("batch model: the engine's cover of a packed template differs");
+      }
       if (st.ready && st.covered) {
         port.invalidate();  // (RTL: xd_ready; the packed layer before runs this image)
         have_offer = false;
+        --cov_left;
       } else if (st.ready) {
+        cov_tpl = offered_tpl;
+        cov_left = images_of(offer) - 1;
         ref::execute(offer, mem);  // (in issue order: the engine keeps their dependences)
         taken.push_back({sch.node(), offer.op, recording ? rec_taken++ : 0});
         ++issued;

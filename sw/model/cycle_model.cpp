@@ -179,7 +179,9 @@ class Engine {
     k.insert(k.end(), {rg_used_, live, rec_fill_ - rec_rd_, c_rec_ - rec_rd_, rsp_cols_, pw_v_,
                        pw_wrow_, pw_cout_, pw_kred_,
                        pw_rec0_ >= rec_rd_ ? pw_rec0_ - rec_rd_ + 1 : 0,
-                       static_cast<uint64_t>(ld_par_), rr_, last_was_wr_, hold_, hold_wr_,
+                       // (not the layer parity itself: the engine works alike on either, and
+                       // a stretch's descriptor count, odd with packed groups, flips it)
+                       static_cast<uint64_t>((ld_par_ ^ fe_li_) & 1), rr_, last_was_wr_, hold_, hold_wr_,
                        second_, flush_, c_done_, dr_row_, rq_ph_, beat_, oidx_, init_lanes_,
                        static_cast<uint64_t>(state_), res_v_, cov_left_});
     for (uint64_t i = 0; i < live; ++i) k.push_back(rec_size_[(rec_rd_ + i) % cfg().wtiles]);
