@@ -285,17 +285,19 @@ void print_summary(const Summary& s, const Options& o) {
 }
 
 void print_table(const std::vector<Summary>& all, const char* items, std::FILE* out) {
-  fmt::print(out, "{:<7} {:>8} {:>7} {:>10} {:>12} {:>13} {:>13} {:>12} {:>15} {:>14} {:>14}\n",
-             "suite", items, "bands", "mismatches", "max cyc err", "mean cyc err", "min conv eff",
+  fmt::print(out,
+             "{:<7} {:>8} {:>7} {:>9} {:>7} {:>10} {:>12} {:>13} {:>13} {:>12} {:>15} {:>14} "
+             "{:>14}\n",
+             "suite", items, "bands", "residual", "packed", "mismatches", "max cyc err", "mean cyc err", "min conv eff",
              "median eff", "min eff >=2048", "min eff alone", "sim cycles/s");
   for (const Summary& s : all) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
     const auto [smin, smed] = s.standalone_min_median();
     auto num = [&](bool ok, double v) { return ok ? fmt::format("{:.3f}", v) : std::string("-"); };
     fmt::print(out,
-               "{:<7} {:>8} {:>7} {:>10} {:>11.2f}% {:>12.2f}% {:>13} {:>12} {:>15} {:>14} "
-               "{:>14.0f}\n",
-               s.config, s.layers, s.bands, s.mismatched_layers, s.max_cycle_error_pct,
+               "{:<7} {:>8} {:>7} {:>9} {:>7} {:>10} {:>11.2f}% {:>12.2f}% {:>13} {:>12} {:>15} "
+               "{:>14} {:>14.0f}\n",
+               s.config, s.layers, s.bands, s.residuals, s.packed, s.mismatched_layers, s.max_cycle_error_pct,
                s.mean_cycle_error_pct(), num(s.has_conv(), s.min_conv_efficiency),
                num(s.has_conv(), s.median_conv_efficiency()), num(an > 0, amin),
                num(s.has_conv(), smin), s.sim_cycles_per_s());
