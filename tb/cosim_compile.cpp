@@ -2,6 +2,7 @@
 // reference model's logits and cycles on the same program.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -111,6 +112,46 @@ TEST(Compile, RtlMatchesReferenceOnCompiledCandidates) {
     EXPECT_EQ(run_logits(*ref, p, f.net.classes, &c_ref),
               run_logits(*rtl, p, f.net.classes, &c_rtl));
     EXPECT_EQ(c_ref, c_rtl);
+  }
+}
+
+// Packed images (docs/engine.md "Packed images"): a program of 5 images packs its small layers
+// in groups of at most 3 (at least two groups), each group's inputs in half the input buffer,
+// every image covered once, strides the images' buffer distance; and each image's logits equal
+// those of a program of that image alone (nothing packed).
+TEST(Compile, PacksEachLayersImagesInGroups) {
+  Fixture f;
+  const auto& cfg = nasa::config_by_name("sim");
+  const std::vector<std::vector<uint8_t>> imgs(f.images.begin(), f.images.begin() + 5);
+  const nasa::spec::Candidate c{1, 4, 0, 5, 3, 2};
+  const Program p = nasa::compile::compile(f.q, c, imgs, cfg);
+  size_t packed = 0, covered = 0;
+  for (size_t i = 0; i + 1 < p.descs.size(); ++i) {  // (the last: the classifier, all images)
+    const nasa::Desc& d = p.descs[i];
+    covered += nasa::images_of(d);
+    if (!nasa::is_packed(d)) continue;
+    ++packed;
+    EXPECT_LE(d.images, 3);
+    EXPECT_LE(nasa::input_buffer_need(d, cfg), cfg.in_buf_bytes / 2);
+    EXPECT_GE(d.out_stride, nasa::shape_of(d).out_bytes);
+  }
+  EXPECT_GT(packed, 10u);
+  // every layer of every image once: 5 times the layers of a one-image program (its last
+  // descriptor the classifier)
+  const std::vector<std::vector<uint8_t>> first(imgs.begin(), imgs.begin() + 1);
+  const Program one = nasa::compile::compile(f.q, c, first, cfg);
+  EXPECT_EQ(covered, 5 * (one.descs.size() - 1));
+  auto ref = nasa::device::make_ref_device(cfg, p.image.size());
+  const auto all = run_logits(*ref, p, f.net.classes, nullptr);
+  for (size_t n = 0; n < imgs.size(); ++n) {
+    const std::vector<std::vector<uint8_t>> one(imgs.begin() + n, imgs.begin() + n + 1);
+    const Program q = nasa::compile::compile(f.q, c, one, cfg);
+    EXPECT_TRUE(std::none_of(q.descs.begin(), q.descs.end(),
+                             [](const nasa::Desc& d) { return nasa::is_packed(d); }));
+    auto r1 = nasa::device::make_ref_device(cfg, q.image.size());
+    const auto alone = run_logits(*r1, q, f.net.classes, nullptr);
+    EXPECT_TRUE(std::equal(alone.begin(), alone.end(), all.begin() + n * f.net.classes))
+        << "image " << n;
   }
 }
 
