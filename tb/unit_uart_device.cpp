@@ -1,9 +1,9 @@
 // make_uart_device over a pseudo-terminal: the host side is the real serial code (termios, frames,
 // timeouts, retries); on the other end of the pty a board emulator runs the reference bridge
-// (nasa::uart::BridgeModel) in front of the reference device, and damages traffic on purpose
-// (bit flips in requests and responses, dropped responses). A fused batch of 4 candidates x 16
-// images evaluated through the link gives exactly the reference model's results, with retries
-// actually exercised; errors name the port.
+// (nasa::uart::BridgeModel) in front of the reference device, runs a start behind the link as a
+// board does, and damages traffic on purpose (bit flips in requests and responses, dropped
+// responses). A fused batch of 4 candidates x 16 images evaluated through the link gives exactly
+// the reference model's results, with retries actually exercised; errors name the port.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -42,18 +42,24 @@ class PtyBoard {
       throw std::runtime_error("cannot open a pseudo-terminal");
     }
     port_ = ptsname(master_);
-    uart::BridgeModel::Memory mem{
-        memory_bytes,
-        [this](uint32_t a, std::span<const uint8_t> b) { dev_->write_memory(a, b); },
-        [this](uint32_t a, std::span<uint8_t> out) { dev_->read_memory(a, out); }};
+    uart::BridgeModel::Memory mem{memory_bytes,
+                                  [this](uint32_t a, std::span<const uint8_t> b) {
+                                    finish_run();
+                                    dev_->write_memory(a, b);
+                                  },
+                                  [this](uint32_t a, std::span<uint8_t> out) {
+                                    finish_run();
+                                    dev_->read_memory(a, out);
+                                  }};
     bridge_ = std::make_unique<uart::BridgeModel>(
-        mem, [this](uint32_t a) { return dev_->read_csr(a); },
-        [this](uint32_t a, uint32_t v) { dev_->write_csr(a, v); });
+        mem, [this](uint32_t a) { return read_csr(a); },
+        [this](uint32_t a, uint32_t v) { write_csr(a, v); });
     thread_ = std::thread([this] { serve(); });
   }
   ~PtyBoard() {
     stop_ = true;
     thread_.join();
+    finish_run();
     ::close(master_);
   }
   const std::string& port() const { return port_; }
@@ -81,6 +87,30 @@ class PtyBoard {
       }
     }
   }
+  // As on the board, a start answers at once and the run goes on behind the link: STATUS reads
+  // busy until it ends (the reference device runs a start to its end inside write_csr, which
+  // would hold the response back for the whole run, seconds in a sanitizer build).
+  void write_csr(uint32_t a, uint32_t v) {
+    finish_run();
+    if (a == static_cast<uint32_t>(hw::Csr::Ctrl) && (v & (hw::kCtrlStart | hw::kCtrlBatch))) {
+      running_ = true;
+      run_ = std::thread([this, a, v] {
+        dev_->write_csr(a, v);
+        running_ = false;
+      });
+      return;
+    }
+    dev_->write_csr(a, v);
+  }
+  uint32_t read_csr(uint32_t a) {
+    if (running_ && a == static_cast<uint32_t>(hw::Csr::Status)) return hw::kStatusBusy;
+    finish_run();
+    return dev_->read_csr(a);
+  }
+  void finish_run() {
+    if (run_.joinable()) run_.join();
+  }
+
   void put(std::vector<uint8_t> out) {
     if (out.empty()) return;
     const uint32_t r = rng_() % 200;
@@ -104,8 +134,8 @@ class PtyBoard {
   std::mt19937 rng_;
   int master_ = -1;
   std::string port_;
-  std::thread thread_;
-  std::atomic<bool> stop_{false};
+  std::thread thread_, run_;
+  std::atomic<bool> stop_{false}, running_{false};
   std::atomic<uint64_t> faults_{0};
 };
 

@@ -89,8 +89,8 @@ class UartDevice final : public device::Device {
     check_range(addr, out.size(), "read");
     for (size_t off = 0; off < out.size(); off += kMaxPayload) {
       const size_t n = std::min(kMaxPayload, out.size() - off);
-      const Response r = transact(
-          uart::read_mem(next_seq(), static_cast<uint32_t>(addr + off), static_cast<uint16_t>(n)));
+      const Response r = transact(uart::read_mem(
+          next_seq(/*executes=*/false), static_cast<uint32_t>(addr + off), static_cast<uint16_t>(n)));
       if (r.payload.size() != n) {
         throw std::runtime_error(fmt::format("uart '{}': READ_MEM of {} bytes returned {}", port_,
                                              n, r.payload.size()));
@@ -142,7 +142,13 @@ class UartDevice final : public device::Device {
   const LinkStats& stats() const { return stats_; }
 
  private:
-  uint8_t next_seq() { return ++seq_; }
+  // A new request's sequence number. One that executes (all but READ_MEM) never gets the number
+  // of the last one that did, which the bridge would take for a retry of it and not execute.
+  uint8_t next_seq(bool executes = true) {
+    if (++seq_ == last_exec_seq_ && executes) ++seq_;
+    if (executes) last_exec_seq_ = seq_;
+    return seq_;
+  }
 
   void check_range(uint64_t addr, size_t n, const char* what) const {
     if (addr > mem_size_ || n > mem_size_ - addr) {
@@ -234,9 +240,12 @@ class UartDevice final : public device::Device {
         continue;
       }
       if (r.status == Status::Ok) return r;
-      if (r.status == Status::BadCrc || r.status == Status::Timeout) {
+      if (r.status != Status::BadAddr) {
+        // BAD_CRC, TIMEOUT, and BAD_CMD / BAD_LEN (the bridge checks a header before its CRC
+        // has arrived, and this host sends only well-formed headers): the request got damaged
+        // on the way, send it again
         last = fmt::format("status {}", status_name(r.status));
-        continue;  // the request got damaged on the way: send it again
+        continue;
       }
       throw std::runtime_error(fmt::format(
           "uart '{}': the board rejected a request (command {}, address {:#x}, length {}): {}",
@@ -253,7 +262,7 @@ class UartDevice final : public device::Device {
   uint64_t mem_size_;
   LinkOptions o_;
   int fd_ = -1;
-  uint8_t seq_ = 0;
+  uint8_t seq_ = 0, last_exec_seq_ = 0;
   LinkStats stats_;
 };
 
