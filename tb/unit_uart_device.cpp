@@ -32,11 +32,16 @@ namespace {
 
 using namespace nasa;
 
-// The board end of a pty: the reference bridge and device, with injected faults.
+// The board end of a pty: the reference bridge and device, with injected faults: random ones
+// (seeded), or only a flip of bit 0 of incoming byte number `damage_byte` (counted from 0).
 class PtyBoard {
  public:
-  PtyBoard(const hw::Config& cfg, uint64_t memory_bytes, uint32_t fault_seed)
-      : dev_(device::make_ref_device(cfg, memory_bytes)), rng_(fault_seed) {
+  static constexpr uint64_t kRandomFaults = ~uint64_t{0};
+  PtyBoard(const hw::Config& cfg, uint64_t memory_bytes, uint32_t fault_seed,
+           uint64_t damage_byte = kRandomFaults)
+      : dev_(device::make_ref_device(cfg, memory_bytes)),
+        rng_(fault_seed),
+        damage_byte_(damage_byte) {
     master_ = posix_openpt(O_RDWR | O_NOCTTY);
     if (master_ < 0 || grantpt(master_) != 0 || unlockpt(master_) != 0) {
       throw std::runtime_error("cannot open a pseudo-terminal");
@@ -64,7 +69,7 @@ class PtyBoard {
   }
   const std::string& port() const { return port_; }
   uint64_t faults() const { return faults_; }
-  uint64_t rejected() const { return bridge_->frames_rejected(); }
+  uint64_t rejected() const { return rejected_; }
 
  private:
   void serve() {
@@ -72,18 +77,23 @@ class PtyBoard {
     while (!stop_) {
       pollfd p{master_, POLLIN, 0};
       if (::poll(&p, 1, 1) <= 0) {  // a quiet millisecond: a whole gap at 1 Mbaud
-        put(bridge_->idle(uart::kDefaultGapBytes));
+        respond(bridge_->idle(uart::kDefaultGapBytes));
         continue;
       }
       const ssize_t k = ::read(master_, buf, sizeof buf);
       if (k <= 0) continue;
       for (ssize_t i = 0; i < k; ++i) {
         uint8_t b = buf[i];
-        if (rng_() % 20000 == 0) {  // a bit flip on the way in
+        if (damage_byte_ != kRandomFaults) {
+          if (received_++ == damage_byte_) {
+            b ^= 1u;
+            ++faults_;
+          }
+        } else if (rng_() % 20000 == 0) {  // a bit flip on the way in
           b ^= static_cast<uint8_t>(1u << (rng_() % 8));
           ++faults_;
         }
-        put(bridge_->rx(b));
+        respond(bridge_->rx(b));
       }
     }
   }
@@ -111,9 +121,14 @@ class PtyBoard {
     if (run_.joinable()) run_.join();
   }
 
+  // (the count of rejected frames before the response leaves: the host may look at it then)
+  void respond(std::vector<uint8_t> out) {
+    rejected_ = bridge_->frames_rejected();
+    put(std::move(out));
+  }
   void put(std::vector<uint8_t> out) {
     if (out.empty()) return;
-    const uint32_t r = rng_() % 200;
+    const uint32_t r = damage_byte_ != kRandomFaults ? 2 : rng_() % 200;
     if (r == 0) {  // the response is lost
       ++faults_;
       return;
@@ -132,11 +147,12 @@ class PtyBoard {
   std::unique_ptr<device::Device> dev_;
   std::unique_ptr<uart::BridgeModel> bridge_;
   std::mt19937 rng_;
+  uint64_t damage_byte_, received_ = 0;
   int master_ = -1;
   std::string port_;
   std::thread thread_, run_;
   std::atomic<bool> stop_{false}, running_{false};
-  std::atomic<uint64_t> faults_{0};
+  std::atomic<uint64_t> faults_{0}, rejected_{0};
 };
 
 // The UART device connected to its own board emulator.
@@ -191,6 +207,19 @@ TEST(UartDevice, ErrorsNameThePort) {
   d.read_memory(0, buf);
   EXPECT_EQ(buf, (std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8}));
   EXPECT_EQ(d.read_csr(static_cast<uint32_t>(hw::Csr::Magic)), 0x4E415341u);
+}
+
+// A damaged header is answered before its CRC arrives (here the length of the first request, a
+// READ_CSR, gets BAD_LEN): the host sends the request again instead of taking it for a refusal.
+TEST(UartDevice, RetriesARequestWhoseHeaderGotDamaged) {
+  const auto& cfg = config_by_name("sim");
+  // request bytes: sync, command, sequence number, length (low byte at 3), address, CRC
+  PtyBoard board(cfg, 1024, 0, /*damage_byte=*/3);
+  const auto dev = uart::make_uart_device(board.port(), cfg, 1024);
+  EXPECT_EQ(board.faults(), 1u);
+  EXPECT_GE(board.rejected(), 1u);  // (BAD_LEN; a retry sent into the bridge's quiet time
+  EXPECT_GE(uart::link_stats(*dev)->retries, 1u);  // is lost and sent again after a timeout)
+  EXPECT_EQ(dev->read_csr(static_cast<uint32_t>(hw::Csr::Magic)), 0x4E415341u);
 }
 
 // The host set up for one configuration refuses a board of another, saying which it is.

@@ -27,6 +27,19 @@ constexpr uint64_t kFuseToSched = 2, kClearStart = 2, kSchedEnd = 2;
 // never a template's record, whose second word is an address modulo the port width)
 constexpr uint64_t kCoveredMark = ~uint64_t{0};
 
+// The engine's cover of a packed template's further images (RTL cov_tpl, cov_left): after it
+// takes a packed layer's template, it takes the next images-1 offers of that template without a
+// fetch (those images ran in the packed layer).
+struct Cover {
+  uint32_t tpl = 0, left = 0;
+  bool covers(uint32_t offered_tpl) const { return left != 0 && offered_tpl == tpl; }
+  void take() { --left; }
+  void start(uint32_t taken_tpl, const Desc& d) {
+    tpl = taken_tpl;
+    left = images_of(d) - 1;
+  }
+};
+
 struct Stop {
   hw::Err err;
   uint32_t index;
@@ -516,9 +529,8 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
     Desc offer{};
     uint32_t offered_tpl = 0;
     bool have_offer = false;
-    // the engine's cover of a packed template's further images (RTL cov_tpl, cov_left): known
-    // when the next offer is made, since the engine takes one offer at a time
-    uint32_t cov_tpl = 0, cov_left = 0;
+    // (the engine's cover is known when the next offer is made: it takes one offer at a time)
+    Cover cover;
     bool offer_covered = false;
     while (true) {
       // a stretch to the next evaluation, from rest: replayed when an equivalent one ran before
@@ -530,11 +542,10 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
         eng.state_key(key);
         bool ok = true, dry_finished = false;
         uint64_t gap = 0;
-        // (the engine's cover of a packed template's further images: at rest none is left)
-        uint32_t cov_tpl = 0, cov_left = 0;
+        Cover dry_cover;  // (at rest the engine's cover has no offer left)
         for (;;) {
-          if (dry.issuing() && cov_left != 0 && dry.tpl_addr() == cov_tpl) {
-            --cov_left;
+          if (dry.issuing() && dry_cover.covers(dry.tpl_addr())) {
+            dry_cover.take();
             key.insert(key.end(), {gap, kCoveredMark});
             gap = 0;
             dry.forget_outstanding();
@@ -553,8 +564,7 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
                                    i >= 1 && cycles::reads_output_of(pl.d, plan[i - 1].d) ? 1u : 0u,
                                    i >= 2 && cycles::reads_output_of(pl.d, plan[i - 2].d) ? 1u : 0u});
             for (uint32_t w : encode(mod_addresses(pl.d, cfg.mem_bytes))) key.push_back(w);
-            cov_tpl = pl.tpl;
-            cov_left = images_of(pl.d) - 1;
+            dry_cover.start(pl.tpl, pl.d);
             plan.push_back(pl);
             gap = 0;
             dry.forget_outstanding();
@@ -619,7 +629,7 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
         offered_tpl = sch.tpl_addr();
         // an invalid descriptor: the engine reports it once the layers before it completed (an
         // offer a packed layer covers is never fetched, nor checked)
-        offer_covered = cov_left != 0 && offered_tpl == cov_tpl;
+        offer_covered = cover.covers(offered_tpl);
         if (const hw::Err e = make_offer(sch, offered_tpl, offer);
             e != hw::Err::None && !offer_covered) {
           throw Stop{e, issued};
@@ -655,10 +665,9 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
       if (st.ready && st.covered) {
         port.invalidate();  // (RTL: xd_ready; the packed layer before runs this image)
         have_offer = false;
-        --cov_left;
+        cover.take();
       } else if (st.ready) {
-        cov_tpl = offered_tpl;
-        cov_left = images_of(offer) - 1;
+        cover.start(offered_tpl, offer);
         ref::execute(offer, mem);  // (in issue order: the engine keeps their dependences)
         taken.push_back({sch.node(), offer.op, recording ? rec_taken++ : 0});
         ++issued;
