@@ -607,6 +607,7 @@ json imagenet_study(const std::string& space, size_t n_cands, size_t images, boo
     const auto& cfg = nasa::config_by_name(name);
     const auto dram = nasa::cycles::default_dram(cfg);
     uint64_t cycles = 0, macs = 0, dram_bytes = 0, descs = 0, bands = 0;
+    std::array<uint64_t, nasa::hw::kNumCounters> counters{};
     // by op (a k x k kernel apart): cycles between the completions of a layer and the one before
     // it (layers overlap: an attribution), and MACs
     std::map<std::string, std::pair<uint64_t, uint64_t>> by_op;
@@ -622,6 +623,7 @@ json imagenet_study(const std::string& space, size_t n_cands, size_t images, boo
         e.first += ends[i] - (i ? ends[i - 1] : 0);
         e.second += nasa::shape_of(d).macs;
       }
+      for (size_t i = 0; i < counters.size(); ++i) counters[i] += ctr[i];
       cycles += ctr[static_cast<int>(nasa::hw::Counter::Cycles)];
       const uint64_t m = ctr[static_cast<int>(nasa::hw::Counter::Macs)];
       macs += m;
@@ -654,10 +656,29 @@ json imagenet_study(const std::string& space, size_t n_cands, size_t images, boo
                     {"descriptors", descs},
                     {"bands", bands},
                     {"by_op", ops},
+                    {"counters", nasa::report::counters_json(counters)},
                     {"cycles_per_image", static_cast<double>(cycles) /
                                              static_cast<double>(n_cands * images)}});
   }
   return {{"space", space}, {"candidates", n_cands}, {"mini_batch", images}, {"configs", rows}};
+}
+
+// The table of where a run's cycles go by the hardware counters (`counters`: counters_json).
+std::string cycle_shares_header() {
+  return "| config | PE busy | vector busy | output stall | input / weight stall | descriptor "
+         "| array fill |\n|---|---:|---:|---:|---:|---:|---:|\n";
+}
+std::string cycle_shares_row(const std::string& config, const json& c) {
+  const auto& cfg = nasa::config_by_name(config);
+  const double cyc = c["Cycles"].get<double>();
+  auto pct = [&](double x) { return fmt::format("{:.1f}%", 100.0 * x / cyc); };
+  return fmt::format(
+      "| {} | {} | {} | {} | {} | {} | {:.3f} |\n", config, pct(c["PeBusy"].get<double>()),
+      pct(c["VecBusy"].get<double>()), pct(c["StallOutput"].get<double>()),
+      pct(c["StallInput"].get<double>() + c["StallWeight"].get<double>()),
+      pct(c["StallDesc"].get<double>()),
+      c["Macs"].get<double>() /
+          (static_cast<double>(cfg.rows) * cfg.cols * std::max(1.0, c["PeBusy"].get<double>())));
 }
 
 std::string machine() {
@@ -846,22 +867,10 @@ std::string markdown(const json& r) {
         "issuing a MAC step, the vector unit issuing a step, compute waiting for the output path "
         "(the drain writes one row of a tile, one position's channels, a cycle), for input or "
         "weights, or no layer running (descriptor); *array fill*: MACs per MAC step over Rows x "
-        "Cols (partial tiles: few positions or channels). PE utilization = PE busy x fill.\n\n"
-        "| config | PE busy | vector busy | output stall | input / weight stall | descriptor "
-        "| array fill |\n|---|---:|---:|---:|---:|---:|---:|\n";
+        "Cols (partial tiles: few positions or channels). PE utilization = PE busy x fill.\n\n" +
+        cycle_shares_header();
   for (auto& [k, v] : p["accel_model"].items()) {
-    if (!v.contains("counters")) continue;
-    const auto& c = v["counters"];
-    const auto& cfg = nasa::config_by_name(k);
-    const double cyc = c["Cycles"].get<double>();
-    auto pct = [&](double x) { return fmt::format("{:.1f}%", 100.0 * x / cyc); };
-    md += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {:.3f} |\n", k, pct(c["PeBusy"].get<double>()),
-        pct(c["VecBusy"].get<double>()), pct(c["StallOutput"].get<double>()),
-        pct(c["StallInput"].get<double>() + c["StallWeight"].get<double>()),
-        pct(c["StallDesc"].get<double>()),
-        c["Macs"].get<double>() /
-            (static_cast<double>(cfg.rows) * cfg.cols * std::max(1.0, c["PeBusy"].get<double>())));
+    if (v.contains("counters")) md += cycle_shares_row(k, v["counters"]);
   }
   md += "\nOne candidate per program (cycle model): one image, its layers streaming through the "
         "engine (each fetched, decoded and loaded while the one before computes) against the same "
@@ -982,6 +991,11 @@ std::string markdown(const json& r) {
                           o["pe_utilization"].get<double>());
       }
       md.back() = '\n';
+    }
+    md += "\nWhere their cycles go by the hardware counters (as in section 3):\n\n" +
+          cycle_shares_header();
+    for (const auto& c : im["configs"]) {
+      md += cycle_shares_row(c["config"].get<std::string>(), c["counters"]);
     }
   }
   md += "\nCommands: `make bench` (full; `build/bin/nasa-bench --quick` is the CI version, ctest "
