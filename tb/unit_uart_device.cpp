@@ -222,6 +222,24 @@ TEST(UartDevice, RetriesARequestWhoseHeaderGotDamaged) {
   EXPECT_EQ(dev->read_csr(static_cast<uint32_t>(hw::Csr::Magic)), 0x4E415341u);
 }
 
+// The bridge takes a frame with the sequence number, command and address of the last one it
+// executed for a retry. Sequence numbers wrap after 256 frames, and READ_MEM frames do not count
+// as executed: a CSR write after 255 of them must still get a number of its own.
+TEST(UartDevice, AWriteAfter255MemoryReadsIsNotTakenForARetry) {
+  const auto& cfg = config_by_name("sim");
+  PtyBoard board(cfg, 1024, 0, /*damage_byte=*/PtyBoard::kRandomFaults - 1);  // no faults
+  uart::LinkOptions o;
+  o.check_identity = false;  // (the first frame is the write)
+  const auto dev = uart::make_uart_device(board.port(), cfg, 1024, o);
+  const auto win = static_cast<uint32_t>(hw::Csr::WinBase);
+  dev->write_csr(win, 5);
+  std::vector<uint8_t> byte(1);
+  for (int i = 0; i < 255; ++i) dev->read_memory(0, byte);
+  dev->write_csr(win, 7);
+  EXPECT_EQ(dev->read_csr(win), 7u);
+  EXPECT_EQ(board.faults(), 0u);
+}
+
 // The host set up for one configuration refuses a board of another, saying which it is.
 TEST(UartDevice, RefusesABoardOfAnotherConfiguration) {
   PtyBoard board(config_by_name("sim"), 1024, 3);

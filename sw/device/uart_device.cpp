@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bitset>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -148,12 +149,21 @@ class UartDevice final : public device::Device {
   const LinkStats& stats() const { return stats_; }
 
  private:
-  // A new request's sequence number. One that executes (all but READ_MEM) never gets the number
-  // of the last one that did, which the bridge would take for a retry of it and not execute.
+  // A new request's sequence number. One that executes (all but READ_MEM) never gets a number
+  // the bridge may hold as its last executed frame's, which it would take for a retry and not
+  // execute: the number of the last executing request answered OK, and of every executing
+  // request after it that failed (it may or may not have run).
   uint8_t next_seq(bool executes = true) {
-    if (++seq_ == last_exec_seq_ && executes) ++seq_;
-    if (executes) last_exec_seq_ = seq_;
+    if (maybe_last_.all()) maybe_last_.reset();  // (256 failures in a row: a dead link anyway)
+    do {
+      ++seq_;
+    } while (executes && maybe_last_[seq_]);
     return seq_;
+  }
+  // The outcome of an executing request: answered OK (the bridge's last is now this one) or not.
+  void executed(uint8_t seq, bool ok) {
+    if (ok) maybe_last_.reset();
+    maybe_last_[seq] = true;
   }
 
   void check_range(uint64_t addr, size_t n, const char* what) const {
@@ -214,6 +224,18 @@ class UartDevice final : public device::Device {
   }
 
   Response transact(const Request& req) {
+    if (req.cmd == Cmd::ReadMem) return attempt_all(req);
+    try {
+      Response r = attempt_all(req);
+      executed(req.seq, true);
+      return r;
+    } catch (...) {
+      executed(req.seq, false);
+      throw;
+    }
+  }
+
+  Response attempt_all(const Request& req) {
     const auto frame = encode(req);
     // transfer time of the request and the largest response at the baud rate (10 bits a byte)
     const double byte_s = 10.0 / o_.baud;
@@ -228,6 +250,9 @@ class UartDevice final : public device::Device {
     for (int attempt = 0; attempt <= o_.retries; ++attempt) {
       if (attempt > 0) {
         ++stats_.retries;
+        // (an early answer, BAD_CMD / BAD_LEN, can come while the frame is still going out: the
+        // bridge wants a quiet gap after its last byte)
+        tcdrain(fd_);
         settle(gap);
       }
       send(frame);
@@ -247,9 +272,9 @@ class UartDevice final : public device::Device {
       }
       if (r.status == Status::Ok) return r;
       if (r.status != Status::BadAddr) {
-        // BAD_CRC, TIMEOUT, and BAD_CMD / BAD_LEN (the bridge checks a header before its CRC
-        // has arrived, and this host sends only well-formed headers): the request got damaged
-        // on the way, send it again
+        // any other status (BAD_CRC, TIMEOUT, and BAD_CMD / BAD_LEN: the bridge checks a header
+        // before its CRC has arrived, and this host sends only well-formed headers): the request
+        // got damaged on the way, send it again
         last = fmt::format("status {}", status_name(r.status));
         continue;
       }
@@ -257,9 +282,9 @@ class UartDevice final : public device::Device {
           "uart '{}': the board rejected a request (command {}, address {:#x}, length {}): {}",
           port_, static_cast<int>(req.cmd), req.addr, req.len, status_name(r.status)));
     }
-    throw std::runtime_error(fmt::format("uart '{}': request (command {}, address {:#x}) failed "
-                                         "after {} attempts: {}",
-                                         port_, static_cast<int>(req.cmd), req.addr,
+    throw std::runtime_error(fmt::format("uart '{}': request (command {}, address {:#x}, length "
+                                         "{}) failed after {} attempts: {}",
+                                         port_, static_cast<int>(req.cmd), req.addr, req.len,
                                          o_.retries + 1, last));
   }
 
@@ -268,7 +293,8 @@ class UartDevice final : public device::Device {
   uint64_t mem_size_;
   LinkOptions o_;
   int fd_ = -1;
-  uint8_t seq_ = 0, last_exec_seq_ = 0;
+  uint8_t seq_ = 0;
+  std::bitset<256> maybe_last_;
   LinkStats stats_;
 };
 
