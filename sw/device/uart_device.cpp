@@ -82,7 +82,7 @@ class UartDevice final : public device::Device {
     check_range(addr, bytes.size(), "write");
     for (size_t off = 0; off < bytes.size(); off += kMaxPayload) {
       const size_t n = std::min(kMaxPayload, bytes.size() - off);
-      transact(uart::write_mem(next_seq(), static_cast<uint32_t>(addr + off),
+      transact(uart::write_mem(next_seq(Cmd::WriteMem), static_cast<uint32_t>(addr + off),
                                bytes.subspan(off, n)));
     }
   }
@@ -91,7 +91,7 @@ class UartDevice final : public device::Device {
     for (size_t off = 0; off < out.size(); off += kMaxPayload) {
       const size_t n = std::min(kMaxPayload, out.size() - off);
       const Response r = transact(uart::read_mem(
-          next_seq(/*executes=*/false), static_cast<uint32_t>(addr + off), static_cast<uint16_t>(n)));
+          next_seq(Cmd::ReadMem), static_cast<uint32_t>(addr + off), static_cast<uint16_t>(n)));
       if (r.payload.size() != n) {
         throw std::runtime_error(fmt::format("uart '{}': READ_MEM of {} bytes returned {}", port_,
                                              n, r.payload.size()));
@@ -100,10 +100,10 @@ class UartDevice final : public device::Device {
     }
   }
   void write_csr(uint32_t addr, uint32_t value) override {
-    transact(uart::write_csr(next_seq(), addr, value));
+    transact(uart::write_csr(next_seq(Cmd::WriteCsr), addr, value));
   }
   uint32_t read_csr(uint32_t addr) override {
-    const Response r = transact(uart::read_csr(next_seq(), addr));
+    const Response r = transact(uart::read_csr(next_seq(Cmd::ReadCsr), addr));
     if (r.payload.size() != 4) {
       throw std::runtime_error(fmt::format("uart '{}': READ_CSR returned {} bytes", port_,
                                            r.payload.size()));
@@ -153,11 +153,12 @@ class UartDevice final : public device::Device {
   // the bridge may hold as its last executed frame's, which it would take for a retry and not
   // execute: the number of the last executing request answered OK, and of every executing
   // request after it that failed (it may or may not have run).
-  uint8_t next_seq(bool executes = true) {
+  static bool executes(Cmd c) { return c != Cmd::ReadMem; }
+  uint8_t next_seq(Cmd c) {
     if (maybe_last_.all()) maybe_last_.reset();  // (256 failures in a row: a dead link anyway)
     do {
       ++seq_;
-    } while (executes && maybe_last_[seq_]);
+    } while (executes(c) && maybe_last_[seq_]);
     return seq_;
   }
   // The outcome of an executing request: answered OK (the bridge's last is now this one) or not.
@@ -224,7 +225,7 @@ class UartDevice final : public device::Device {
   }
 
   Response transact(const Request& req) {
-    if (req.cmd == Cmd::ReadMem) return attempt_all(req);
+    if (!executes(req.cmd)) return attempt_all(req);
     try {
       Response r = attempt_all(req);
       executed(req.seq, true);
