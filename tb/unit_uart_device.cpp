@@ -33,10 +33,12 @@ namespace {
 using namespace nasa;
 
 // The board end of a pty: the reference bridge and device, with injected faults: random ones
-// (seeded), or only a flip of bit 0 of incoming byte number `damage_byte` (counted from 0).
+// (seeded), or only a flip of bit 0 of incoming byte number `damage_byte` (counted from 0), or
+// none (kNoFaults).
 class PtyBoard {
  public:
   static constexpr uint64_t kRandomFaults = ~uint64_t{0};
+  static constexpr uint64_t kNoFaults = kRandomFaults - 1;  // (a byte never reached)
   PtyBoard(const hw::Config& cfg, uint64_t memory_bytes, uint32_t fault_seed,
            uint64_t damage_byte = kRandomFaults)
       : dev_(device::make_ref_device(cfg, memory_bytes)),
@@ -227,7 +229,7 @@ TEST(UartDevice, RetriesARequestWhoseHeaderGotDamaged) {
 // as executed: a CSR write after 255 of them must still get a number of its own.
 TEST(UartDevice, AWriteAfter255MemoryReadsIsNotTakenForARetry) {
   const auto& cfg = config_by_name("sim");
-  PtyBoard board(cfg, 1024, 0, /*damage_byte=*/PtyBoard::kRandomFaults - 1);  // no faults
+  PtyBoard board(cfg, 1024, 0, PtyBoard::kNoFaults);
   uart::LinkOptions o;
   o.check_identity = false;  // (the first frame is the write)
   const auto dev = uart::make_uart_device(board.port(), cfg, 1024, o);
