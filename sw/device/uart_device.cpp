@@ -149,11 +149,12 @@ class UartDevice final : public device::Device {
   const LinkStats& stats() const { return stats_; }
 
  private:
-  // A new request's sequence number. One that executes (all but READ_MEM) never gets a number
-  // the bridge may hold as its last executed frame's, which it would take for a retry and not
-  // execute: the number of the last executing request answered OK, and of every executing
-  // request after it that failed (it may or may not have run).
+  // Every request but READ_MEM executes: the bridge records it as its last executed frame.
   static bool executes(Cmd c) { return c != Cmd::ReadMem; }
+  // A new request's sequence number. One that executes never gets a number the bridge may hold
+  // as its last executed frame's, which it would take for a retry and not execute: the number of
+  // the last executing request answered OK, and of every executing request after it that failed
+  // (it may or may not have run).
   uint8_t next_seq(Cmd c) {
     if (maybe_last_.all()) maybe_last_.reset();  // (256 failures in a row: a dead link anyway)
     do {
