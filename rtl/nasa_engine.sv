@@ -314,10 +314,9 @@ module nasa_engine #(
     .req_o      (tl_job),
     .grant_i    (tl_grant),
     .idle_o     (tl_idle),
-    .rsp_last_i (rsp_valid && rsp_last && (rsp_dst == nasa_engine_pkg::DstWRow ||
-                                          rsp_dst == nasa_engine_pkg::DstWScat)),
+    .rsp_last_i (rsp_valid && rsp_last && nasa_engine_pkg::dst_wgt(rsp_dst)),
     .rsp_flag_i (rsp_flag),
-    .rsp_col_i  (rsp_dst == nasa_engine_pkg::DstWRow && rsp_bank[7]),
+    .rsp_col_i  (nasa_engine_pkg::dst_wrow(rsp_dst) && rsp_bank[7]),
     .c_rec_i    (c_rec),
     .c_base_o   (c_base),
     .rec0_o     (rec0),
@@ -515,8 +514,7 @@ module nasa_engine #(
     cnt_inc[nasa_pkg::CntInBufWrites*16 +: 16] =
         16'(rsp_valid && rsp_dst == nasa_engine_pkg::DstIn);
     cnt_inc[nasa_pkg::CntWBufWrites*16 +: 16]  =
-        16'(rsp_valid && (rsp_dst == nasa_engine_pkg::DstWRow ||
-                          rsp_dst == nasa_engine_pkg::DstWScat));
+        16'(rsp_valid && nasa_engine_pkg::dst_wgt(rsp_dst));
     cnt_inc[nasa_pkg::CntPrmWrites*16 +: 16]   =
         16'(rsp_valid && rsp_dst == nasa_engine_pkg::DstPrm);
   end

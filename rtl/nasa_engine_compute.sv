@@ -72,18 +72,28 @@ module nasa_engine_compute #(
     for (int q = 0; q < NumIn; q++) in_rdata[q*8 +: 8] = in_wide[q*Cols*8 +: 8];
   end
 
+  // weight beats: a row segment into one bank (DstWRow), dealt over 2 or 4 bank groups (a K-split
+  // tile's, DstWK2/DstWK4: beat i of the job goes to byte (i * MemBytes) >> ks of its ring
+  // segment), or a depthwise tap scattered over the banks
   logic [Cols*8-1:0] w_rdata;
+  logic w_deal;
+  logic [1:0] w_ks;
+  logic [WRW-1:0] w_waddr;
+  assign w_deal  = rsp_dst_i == nasa_engine_pkg::DstWK2 || rsp_dst_i == nasa_engine_pkg::DstWK4;
+  assign w_ks    = !w_deal ? 2'd0 : (rsp_dst_i == nasa_engine_pkg::DstWK2 ? 2'd1 : 2'd2);
+  assign w_waddr = w_deal ? WRW'(rsp_base_i) + WRW'((rsp_idx_i << $clog2(MemBytes)) >> w_ks) :
+                            rsp_addr_i[WRW-1:0];
   nasa_wbuf #(
     .Cols    (Cols),
     .MemBytes(MemBytes),
     .Depth   (2 * KredMax)
   ) u_wbuf (
     .clk_i    (clk_i),
-    .we_i     (rsp_valid_i && (rsp_dst_i == nasa_engine_pkg::DstWRow ||
-                               rsp_dst_i == nasa_engine_pkg::DstWScat)),
+    .we_i     (rsp_valid_i && nasa_engine_pkg::dst_wgt(rsp_dst_i)),
     .scatter_i(rsp_dst_i == nasa_engine_pkg::DstWScat),
+    .ks_i     (w_ks),
     .wbank_i  (rsp_bank_i[ColW-1:0]),
-    .waddr_i  (rsp_addr_i[WRW-1:0]),
+    .waddr_i  (w_waddr),
     .wdata_i  (rsp_data_i),
     .raddr_i  (c_base_i + WRW'(c_widx_i)),
     .rdata_o  (w_rdata)
@@ -105,7 +115,7 @@ module nasa_engine_compute #(
 
   // ======================= stage 1: MAC / vector step =======================
   logic s1_valid_q, s1_first_q, s1_last_q, s1_pe_q, s1_dw_q;
-  logic [1:0] s1_vmode_q;
+  logic [1:0] s1_vmode_q, s1_ks_q;
   logic [15:0] s1_m_q, s1_mb_q;
   logic [7:0] s1_s_q, s1_sb_q;
   logic [NumIn-1:0] s1_mask_q;
@@ -118,6 +128,7 @@ module nasa_engine_compute #(
       s1_last_q  <= 1'b0;
       s1_pe_q    <= 1'b0;
       s1_dw_q    <= 1'b0;
+      s1_ks_q    <= '0;
       s1_vmode_q <= '0;
       s1_m_q     <= '0;
       s1_s_q     <= '0;
@@ -131,6 +142,7 @@ module nasa_engine_compute #(
       s1_last_q  <= step_i.last;
       s1_pe_q    <= step_i.pe;
       s1_dw_q    <= step_i.dw;
+      s1_ks_q    <= step_i.ks;
       s1_vmode_q <= step_i.vmode;
       s1_m_q     <= step_i.m;
       s1_s_q     <= step_i.s;
@@ -142,15 +154,21 @@ module nasa_engine_compute #(
   end
 
   logic [NumIn*8-1:0] x_masked;
-  logic [Rows*Cols*8-1:0] x_pe;  // PE(r,c): lane r's byte (Conv/Fc) or its channel c (DwConv)
+  // PE(r,c): lane r's byte (Conv/Fc; a K-split tile's column group g = c / (Cols >> ks): the
+  // lane's byte g) or its channel c (DwConv)
+  logic [Rows*Cols*8-1:0] x_pe;
   always_comb begin
     for (int q = 0; q < NumIn; q++) begin
       x_masked[q*8 +: 8] = s1_mask_q[q] ? in_rdata[q*8 +: 8] : 8'd0;
     end
     for (int r = 0; r < Rows; r++) begin
       for (int c = 0; c < Cols; c++) begin
+        int unsigned g;
+        g = (s1_ks_q == 2'd0 || Cols < 2) ? 0 :
+            ((s1_ks_q == 2'd1 || Cols < 4) ? c / (Cols / 2) : c / (Cols / 4));
         x_pe[(r*Cols+c)*8 +: 8] = !s1_mask_q[r] ? 8'd0 :
-                                  (s1_dw_q ? in_wide[(r*Cols+c)*8 +: 8] : in_rdata[r*8 +: 8]);
+                                  (s1_dw_q ? in_wide[(r*Cols+c)*8 +: 8] :
+                                             in_wide[(r*Cols+g)*8 +: 8]);
       end
     end
   end

@@ -406,6 +406,20 @@ module nasa_engine_decode #(
   assign dv_stride   = (is_win && !g_take) ? 16'(f_s) : 16'd1;
   assign dv_cin_n    = is_conv ? KW'(f_cin) : (is_fc ? KW'(d_kred_q) : KW'(1));
   assign dv_kred     = KW'(d_kred_q);
+  // K-split: f = 2^ksc divides the reduction steps per tap (whole taps per step group) and the
+  // port width (a weight beat deals into f banks)
+  logic [1:0] dv_ksc;
+  always_comb begin
+    dv_ksc = 2'd0;
+    if (dv_wrow && dv_cin_n[0] == 1'b0 && MemBytes >= 2 && nasa_pkg::KsLogMax >= 1)
+      dv_ksc = 2'd1;
+    if (dv_wrow && dv_cin_n[1:0] == 2'b00 && MemBytes >= 4 && nasa_pkg::KsLogMax >= 2)
+      dv_ksc = 2'd2;
+  end
+  if (nasa_pkg::KsLogMax > 2) begin : g_ks_err
+    $error("KsLogMax %0d: the engine deals weight rows over at most 4 bank groups",
+           nasa_pkg::KsLogMax);
+  end
   assign dv_cstep    = g_take ? OW'(f_cpad) : OW'(f_cin);
   // (mul_p: the last step's product, the gathered row bytes, held while decode waits there)
   assign dv_rowk     = g_take ? OW'(mul_p) : (is_add ? OW'(d_offb) : OW'(d_row_b_q));
@@ -470,6 +484,7 @@ module nasa_engine_decode #(
     layer_o.cout       = f_cout;
     layer_o.cin        = f_cin;
     layer_o.cin_n      = LKW'(dv_cin_n);
+    layer_o.ksc        = dv_ksc;
     layer_o.cstep      = LOW'(dv_cstep);
     layer_o.rowk       = LOW'(dv_rowk);
     layer_o.p          = LPW'(dv_p);
@@ -525,6 +540,7 @@ module nasa_engine_decode #(
     tl_o.kk   = f_kk;
     tl_o.kred = LKW'(dv_kred);
     tl_o.tsz  = LWRW'(dv_tsz);
+    tl_o.ksc  = dv_ksc;
   end
 
   // Bits the decode never needs: the reserved words, PATCH (the descriptor register's), the

@@ -124,7 +124,7 @@ module nasa_engine_dma_front #(
                    !$isunknown({job_valid, il_grant_o, tl_grant_o, rsp_valid_o}))
     else $error("X on the job arbiter's control");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   rsp_valid_o |-> (rsp_dst_o <= 3'(nasa_engine_pkg::DstPrm)))
+                   rsp_valid_o |-> (rsp_dst_o <= 3'(nasa_engine_pkg::DstWK4)))
     else $error("response beat for an unknown destination");
 `endif
 endmodule

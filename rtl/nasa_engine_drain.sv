@@ -3,6 +3,8 @@
 // requant lanes into the output writer, which stores each row (one output position's channels)
 // through the DMA's write path. A layer with a folded residual (Res) adds each row's residual,
 // read from the input buffer (res_raddr_o, one cycle ahead), after the requant:
+// A K-split tile's row (2^ks column groups) adds its groups first: result j is the sum of
+// columns g * (Cols >> ks) + j.
 // act(requant(y, M, S) + requant(r, Mb, Sb)). Contract: tile_i only while shadow_full_o is low;
 // ly_end_o pulses when a layer's last row is written; res_rdata_i is the input buffer's read of
 // res_raddr_o of the cycle before.
@@ -50,6 +52,7 @@ module nasa_engine_drain #(
   logic [RowW:0] sh_rows_q;
   logic [NW-1:0] sh_n_q;
   logic sh_lend_q, sh_pe_q;  // the layer's last tile; PE array or vector unit results
+  logic [1:0] sh_ks_q;
   logic [1:0] sh_rq_q, sh_act_q;
   logic [7:0] sh_q6_q, sh_s_q, sh_sb_q;
   logic [15:0] sh_m_q, sh_mb_q;
@@ -61,6 +64,7 @@ module nasa_engine_drain #(
       sh_n_q    <= '0;
       sh_lend_q <= 1'b0;
       sh_pe_q   <= 1'b0;
+      sh_ks_q   <= '0;
       sh_rq_q   <= '0;
       sh_act_q  <= '0;
       sh_q6_q   <= '0;
@@ -75,6 +79,7 @@ module nasa_engine_drain #(
       sh_n_q    <= NW'(sh_i.n);
       sh_lend_q <= sh_i.lend;
       sh_pe_q   <= sh_i.pe;
+      sh_ks_q   <= sh_i.ks;
       sh_rq_q   <= sh_i.rq;
       sh_act_q  <= sh_i.act;
       sh_q6_q   <= sh_i.q6;
@@ -133,7 +138,24 @@ module nasa_engine_drain #(
   end
 
   assign row_valid = shadow_full_q && !stop_i && rq_ph_last;
-  assign row_vals  = sh_pe_q ? pe_row_i : vec_res_i;
+  // K-split: the column groups folded in halves (int32 sums wrap, so the order does not matter)
+  logic [Cols*32-1:0] pe_k1, pe_k2;
+  always_comb begin
+    pe_k1 = pe_row_i;
+    pe_k2 = pe_row_i;
+    if (Cols >= 2) begin
+      for (int j = 0; j < Cols / 2; j++) begin
+        pe_k1[j*32 +: 32] = pe_row_i[j*32 +: 32] + pe_row_i[(j + Cols / 2)*32 +: 32];
+      end
+    end
+    if (Cols >= 4) begin
+      for (int j = 0; j < Cols / 4; j++) begin
+        pe_k2[j*32 +: 32] = pe_k1[j*32 +: 32] + pe_k1[(j + Cols / 4)*32 +: 32];
+      end
+    end
+  end
+  assign row_vals = !sh_pe_q ? vec_res_i :
+                    (sh_ks_q == 2'd0 ? pe_row_i : (sh_ks_q == 2'd1 ? pe_k1 : pe_k2));
 
   // the residual read: the row that drains next cycle (the input buffer answers a cycle later)
   logic [RowW-1:0] dr_row_nx;

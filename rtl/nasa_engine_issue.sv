@@ -1,6 +1,7 @@
 // Engine unit: the compute issue stage. It walks layer A (lay_i) tile by tile: per channel tile
 // (c_tile_q.j) and position tile (c_tile_q.pt, Rows output positions on the PE array, one pixel on the
-// vector unit) the reduction steps (ci, kx, ky), one per cycle when the step's weights and input
+// vector unit) the reduction steps (ci, kx, ky; a K-split tile's steps take 2^ks input channels
+// at once, one per column group), one per cycle when the step's weights and input
 // are in and the drain can take the tile's results (fire). Each lane's window corner and input
 // offsets advance by single-position steps when a tile's last step issues (packed images: from an
 // image's last position to the next image's first). It drives the input
@@ -79,6 +80,7 @@ module nasa_engine_issue #(
   logic [7:0] r_q6, r_s, r_sb;
   logic [15:0] r_m, r_mb, r_kh, r_kw, r_wo, r_hi, r_wi, r_stride, r_cout, r_cin;
   logic [KW-1:0] r_cin_n;
+  logic [1:0] r_ksc;
   logic [PW-1:0] r_p, r_npt;
   logic [JW-1:0] r_nct;
   logic [OW-1:0] r_cstep, r_rowk, r_stepx, r_stepwrap, r_srowb, r_offb, r_offr, r_in_total;
@@ -114,6 +116,7 @@ module nasa_engine_issue #(
   assign r_cout       = lay_i.cout;
   assign r_cin        = lay_i.cin;
   assign r_cin_n      = KW'(lay_i.cin_n);
+  assign r_ksc        = lay_i.ksc;
   assign r_p          = PW'(lay_i.p);
   assign r_npt        = PW'(lay_i.npt);
   assign r_nct        = JW'(lay_i.nct);
@@ -173,8 +176,14 @@ module nasa_engine_issue #(
   step_t c_step_q;
   logic c_reset_pos;
 
+  // K-split: the tile's reduction runs in 2^c_ks column groups, each step takes 2^c_ks channels
+  logic [1:0] c_ks;
+  logic [KW-1:0] c_kf;
+  assign c_ks = r_pe ? nasa_engine_pkg::ks_of(32'(c_tile_q.cg), r_ksc, Cols) : 2'd0;
+  assign c_kf = KW'(1) << c_ks;
+
   logic last_ci, last_kx, last_ky, tile_last, last_pt, last_ct;
-  assign last_ci   = (c_step_q.ci == r_cin_n - KW'(1));
+  assign last_ci   = (c_step_q.ci == r_cin_n - c_kf);
   assign last_kx   = (c_step_q.kx == r_kw - 16'd1);
   assign last_ky   = (c_step_q.ky == r_kh - 16'd1);
   assign tile_last = last_ci && last_kx && last_ky;
@@ -268,15 +277,16 @@ module nasa_engine_issue #(
   end
 
   assign in_ok = (a_loaded >= need);
-  // Conv/Fc: the weight column of the next step is in; depthwise: the whole tile
-  logic [WAW-1:0] w_col;
+  // Conv/Fc: the weight column of the next step is in (K-split: the column of its last
+  // reduction byte, (widx + 1) * 2^ks - 1); depthwise: the whole tile
+  logic [31:0] w_col;
   logic [PtrW-1:0] c_fd;
   logic c_complete;
-  assign w_col      = c_step_q.widx >> $clog2(WChunk);
+  assign w_col      = ((32'(c_step_q.widx) << c_ks) + 32'(c_kf) - 32'd1) >> $clog2(WChunk);
   assign c_fd       = rec_fill_i - c_rec_q;
   assign c_complete = (c_fd != '0) && !c_fd[PtrW-1];  // tile c_rec_q is older than rec_fill_i
   assign w_ok       = !r_pe || c_complete ||
-                      (r_wrow && c_rec_q == rec_fill_i && 32'(rsp_cols_i) > 32'(w_col));
+                      (r_wrow && c_rec_q == rec_fill_i && 32'(rsp_cols_i) > w_col);
   assign sh_ok = !tile_last || (!shadow_full_i && !(s1_valid_i && s1_last_i));
   assign want  = a_v_i && !c_tile_q.done && !init_lanes_q;
 
@@ -365,7 +375,7 @@ module nasa_engine_issue #(
       if (!tile_last) begin
         c_step_q.widx <= c_step_q.widx + 1'b1;
         if (!last_ci) begin
-          c_step_q.ci <= c_step_q.ci + KW'(1);
+          c_step_q.ci <= c_step_q.ci + c_kf;
         end else begin
           c_step_q.ci <= '0;
           if (!last_kx) begin
@@ -423,6 +433,7 @@ module nasa_engine_issue #(
     sh_o.rows = LRW'(sh_rows);
     sh_o.lend = last_pt && last_ct;
     sh_o.pe   = r_pe;
+    sh_o.ks   = c_ks;
     sh_o.rq   = r_rq;
     sh_o.act  = r_act;
     sh_o.q6   = r_q6;
@@ -443,12 +454,13 @@ module nasa_engine_issue #(
     step_o.last  = tile_last;
     step_o.pe    = r_pe;
     step_o.dw    = r_dw;
+    step_o.ks    = c_ks;
     step_o.vmode = r_vmode;
     step_o.m     = r_m;
     step_o.s     = r_s;
     step_o.mb    = r_mb;
     step_o.sb    = r_sb;
-    step_o.macs  = r_pe ? 16'(n_act) * 16'(c_tile_q.cg) : 16'd0;
+    step_o.macs  = r_pe ? (16'(n_act) * 16'(c_tile_q.cg)) << c_ks : 16'd0;
   end
 
   assign step_valid_o = fire;

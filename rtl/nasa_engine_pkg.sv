@@ -99,8 +99,30 @@ package nasa_engine_pkg;
     DstIn    = 3'd1,  // the input buffer
     DstWRow  = 3'd2,  // the weight ring, a Conv/Fc weight row segment into one bank
     DstWScat = 3'd3,  // the weight ring, a depthwise tap scattered over the banks
-    DstPrm   = 3'd4   // a record slot of the per-channel parameter memory
+    DstPrm   = 3'd4,  // a record slot of the per-channel parameter memory
+    DstWK2   = 3'd5,  // the weight ring, a K-split tile's row segment dealt over 2 bank groups
+    DstWK4   = 3'd6   // ... over 4 bank groups
   } dst_e;
+
+  // A weight-ring beat: a Conv/Fc row segment (dealt or not), or any weight beat.
+  function automatic logic dst_wrow(logic [2:0] dst);
+    dst_wrow = dst == DstWRow || dst == DstWK2 || dst == DstWK4;
+  endfunction
+  function automatic logic dst_wgt(logic [2:0] dst);
+    dst_wgt = dst_wrow(dst) || dst == DstWScat;
+  endfunction
+
+  // K-split (docs/engine.md "K-split tiles"): a Conv/Fc channel tile of cg <= Cols/f channels
+  // runs its reduction in f = 2^ks column groups, group g taking the reduction bytes i with
+  // i % f == g, so it takes 1/f of the steps; the drain adds the groups. f is at most
+  // 2^nasa_pkg::KsLogMax (0, 1 or 2) and divides the layer's reduction steps per tap (its ksc:
+  // the most it allows, set by nasa_engine_decode).
+  // ks of a tile of cg channels in a layer allowing ksc, on Cols columns
+  function automatic logic [1:0] ks_of(int unsigned cg, logic [1:0] ksc, int unsigned cols);
+    ks_of = 2'd0;
+    if (ksc >= 2'd1 && cg * 2 <= cols) ks_of = 2'd1;
+    if (ksc >= 2'd2 && cg * 4 <= cols) ks_of = 2'd2;
+  endfunction
 
   // A DMA read job as a loader requests it (the DMA front packs base, bank, flag and dst into
   // the job's tag and unpacks them from the responses).
@@ -129,6 +151,7 @@ package nasa_engine_pkg;
     logic [7:0] q6, s, sb;
     logic [15:0] m, mb, kh, kw, wo, hi, wi, stride, cout, cin;
     logic [LyKw-1:0] cin_n;                // reduction steps per tap
+    logic [1:0] ksc;                       // K-split: log2 of the largest f the layer allows
     logic [LyPw-1:0] p, npt;               // output positions, position tiles
     logic [LyJw-1:0] nct;                  // channel tiles
     logic [LyOw-1:0] cstep, rowk, stepx, stepwrap, srowb;
@@ -174,6 +197,7 @@ package nasa_engine_pkg;
     logic [15:0] cout, cin, kk;
     logic [LyKw-1:0] kred;          // reduction length
     logic [LyWrw-1:0] tsz;          // ring bytes of one tile
+    logic [1:0] ksc;                // K-split: log2 of the largest f the layer allows
   } tl_cfg_t;
 
   // One issued step for compute stage 1 (registered there every cycle).
@@ -182,6 +206,7 @@ package nasa_engine_pkg;
     logic last;         // its last
     logic pe;           // PE array (or the vector unit)
     logic dw;
+    logic [1:0] ks;     // K-split: PE column c takes byte c / (Cols >> ks) of its lane's read
     logic [1:0] vmode;
     logic [15:0] m, mb;
     logic [7:0] s, sb;
@@ -194,6 +219,7 @@ package nasa_engine_pkg;
     logic [LyNw-1:0] n;     // results (channels) per row
     logic lend;             // the layer's last tile
     logic pe;               // PE array (or vector unit) results
+    logic [1:0] ks;         // K-split: result j is the sum of columns g * (Cols >> ks) + j
     logic [1:0] rq;         // rq_mode_e
     logic [1:0] act;
     logic [7:0] q6, s;

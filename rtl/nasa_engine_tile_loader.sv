@@ -2,7 +2,8 @@
 // go into the ring one after another, each with a record slot for its per-channel records: tile
 // bytes are k*k*Cin (Conv/Fc) or k*k (DwConv) per lane, rounded up to the port width. Conv/Fc
 // weights of a tile load column by column (WChunk bytes of every row, then the next WChunk), so
-// the PE array starts on a tile as soon as the columns its next steps read are in. Records are
+// the PE array starts on a tile as soon as the columns its next steps read are in (a K-split
+// tile's columns are dealt over its 2^ks bank groups as they arrive). Records are
 // freed oldest first, and only when the loader needs room and the compute has moved past them
 // (q.rec_rd != c_rec_i), so the last tiles stay in the ring. Weights kept on chip: a layer with
 // the previous layer's weights and records (same addresses, Cout and reduction) computes from
@@ -69,6 +70,7 @@ module nasa_engine_tile_loader #(
     logic [AW-1:0]   tl_tap_src;
     logic [AW-1:0]   tl_tapbase;
     logic [NW-1:0]   tl_cg;
+    logic [1:0]      tl_ks;                      // the tile's K-split (nasa_engine_pkg::ks_of)
     logic [WRW-1:0]  tl_base;                    // ring address of the tile being issued
     logic            tl_pe;
     logic [WRW-1:0]  rg_head;
@@ -90,6 +92,7 @@ module nasa_engine_tile_loader #(
   logic [AW-1:0] tl_prm_q;
   logic [15:0] tl_cout_q, tl_cin_q, tl_kk_q;
   logic [KW-1:0] tl_kred_q;
+  logic [1:0] tl_ksc_q;
   logic [WRW-1:0] tl_tsz_q;  // ring bytes of one tile
   // weights kept on chip: the previous layer used weights, and its first tile is still in the
   // ring (cleared when that tile is evicted; tiles leave in order, so the rest are then in too)
@@ -97,6 +100,7 @@ module nasa_engine_tile_loader #(
   logic [AW-1:0] pw_wgt_q, pw_prm_q;
   logic [15:0] pw_cout_q;
   logic [KW-1:0] pw_kred_q;
+  logic [1:0] pw_ksc_q;
   logic [PtrW-1:0] pw_rec0_q;
 
   logic reuse, pw_evict, alloc, ahead_ok, space_ok, evict_ok, tl_colend;
@@ -114,12 +118,13 @@ module nasa_engine_tile_loader #(
       tl_kk_q   <= cfg_i.kk;
       tl_kred_q <= KW'(cfg_i.kred);
       tl_tsz_q  <= WRW'(cfg_i.tsz);
+      tl_ksc_q  <= cfg_i.ksc;
     end
   end
 
   assign reuse     = pw_v_q && cfg_i.pe && cfg_i.wrow == pw_wrow_q && AW'(cfg_i.wgt) == pw_wgt_q &&
                      AW'(cfg_i.prm) == pw_prm_q && cfg_i.cout == pw_cout_q &&
-                     KW'(cfg_i.kred) == pw_kred_q;
+                     KW'(cfg_i.kred) == pw_kred_q && cfg_i.ksc == pw_ksc_q;
   assign tl_rest   = tl_kred_q - q.tl_off;
   assign tl_colend = (9'(q.tl_row) + 9'd1 == 9'(q.tl_cg));
   assign rec_n     = q.rec_wr - q.rec_rd;
@@ -133,7 +138,7 @@ module nasa_engine_tile_loader #(
                      q.tl_j < tl_nct_q && ahead_ok;
   assign pw_evict  = alloc && !space_ok && evict_ok && q.rec_rd == pw_rec0_q;
   assign cg_full   = CoW'(tl_cout_q) - q.tl_co0;
-  assign tl_waddr  = q.tl_base + (tl_wrow_q ? WRW'(q.tl_off) : WRW'(q.tl_row));
+  assign tl_waddr  = q.tl_base + (tl_wrow_q ? WRW'(q.tl_off >> q.tl_ks) : WRW'(q.tl_row));
 
   logic [AW-1:0] prm_src;
   assign prm_src     = tl_prm_q + (AW'(q.tl_co0) << 3);
@@ -151,7 +156,8 @@ module nasa_engine_tile_loader #(
       req_o.base = LBW'(tl_waddr);
       req_o.bank = {tl_colend, q.tl_row[6:0]};
       req_o.flag = tl_colend && 32'(tl_rest) <= 32'(WChunk);
-      req_o.dst  = nasa_engine_pkg::DstWRow;
+      req_o.dst  = (q.tl_ks == 2'd0) ? nasa_engine_pkg::DstWRow :
+                   ((q.tl_ks == 2'd1) ? nasa_engine_pkg::DstWK2 : nasa_engine_pkg::DstWK4);
     end else begin
       req_o.src  = LAW'(q.tl_tap_src);
       req_o.len  = 32'(q.tl_cg);
@@ -215,6 +221,8 @@ module nasa_engine_tile_loader #(
               d.rec_wr     = q.rec_wr + PtrW'(1);
               d.tl_rsrc    = q.tl_row_src;
               d.tl_cg      = (cg_full > CoW'(Cols)) ? NW'(Cols) : NW'(cg_full);
+              d.tl_ks      = nasa_engine_pkg::ks_of((cg_full > CoW'(Cols)) ? Cols :
+                                                    32'(cg_full), tl_ksc_q, Cols);
               d.tl_row     = '0;
               d.tl_off     = '0;
               d.tl_tap_src = q.tl_tapbase;
@@ -279,6 +287,7 @@ module nasa_engine_tile_loader #(
       pw_prm_q  <= AW'(cfg_i.prm);
       pw_cout_q <= cfg_i.cout;
       pw_kred_q <= KW'(cfg_i.kred);
+      pw_ksc_q  <= cfg_i.ksc;
       pw_rec0_q <= reuse ? pw_rec0_q : q.rec_wr;
     end
   end

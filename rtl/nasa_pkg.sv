@@ -296,6 +296,8 @@ package nasa_pkg;
   localparam int unsigned WriterDepth = 4;   // drained output rows the output writer queues
   // cycles of descriptor decode and validation (one check per step)
   localparam int unsigned DecodeSteps = 16;
+  // log2 of the most column groups a K-split tile's reduction runs in (0-2)
+  localparam int unsigned KsLogMax    = 2;
 
   // The board controller's memory map (configurations with Mcu = 1).
   // address bits 31:28: GO (read: waits for a run; bit 0 program, bit 1 batch; the run's Cycles count from here)

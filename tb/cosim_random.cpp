@@ -11,10 +11,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "nasa/cycle_model.h"
 #include "nasa/desc.h"
 #include "nasa/sim/cosim.h"
 #include "nasa/sim/env.h"
@@ -69,17 +71,32 @@ void run_suite(const hw::Config& cfg, uint64_t count, uint64_t seed, const char*
              measured ? sum_err / static_cast<double>(measured) : 0.0);
 }
 
+// (and the generator covers K-split tiles of 2 and 4 column groups: docs/engine.md "K-split
+// tiles"; a layer's last channel tile is the one that may split)
 TEST_P(CosimRandom, LayersMatchReference) {
   const hw::Config& cfg = config_by_name(GetParam());
   const uint64_t layers = env_number("NASA_COSIM_LAYERS", cfg.name == "sim" ? 2000 : 200);
   const uint64_t seed = env_number("NASA_COSIM_SEED", 1);
+  std::array<uint64_t, 5> split{};  // layers whose last tile runs in f column groups
   run_suite(
       cfg, layers, seed, "layer",
-      [&](uint64_t i) { return random_stream(derive_seed(seed, i), cfg, kImages); },
+      [&](uint64_t i) {
+        Program p = random_stream(derive_seed(seed, i), cfg, kImages);
+        const Desc& d = p.descs.front();
+        const uint32_t cg = (d.cout - 1) % cfg.cols + 1;
+        ++split[cycles::ksplit_groups(d, cfg, cg)];
+        return p;
+      },
       [&](uint64_t i) {
         return fmt::format("nasa-cosim --config {} --stream {} --seed {} --only-layer {}",
                            cfg.name, kImages, seed, i);
       });
+  fmt::print("[{}] K-split: {} layers' last tile in 2 column groups, {} in 4\n", cfg.name,
+             split[2], split[4]);
+  if (layers >= 100 && cfg.cols >= 4) {
+    EXPECT_GT(split[2], 0u);
+    EXPECT_GT(split[4], 0u);
+  }
 }
 
 // Programs of 2-5 independent random layers: what happens between layers (the next descriptor

@@ -6,6 +6,7 @@
 #include "nasa/dram_bus.h"
 
 #include <algorithm>
+#include <bit>
 #include <deque>
 #include <stdexcept>
 #include <vector>
@@ -16,6 +17,30 @@ namespace nasa::cycles {
 // cycle after the request, one request at a time.
 DramTiming default_dram(const hw::Config& cfg) {
   return cfg.mcu ? DramTiming{1, cfg.mem_bytes, 1} : DramTiming{32, cfg.mem_bytes, 16};
+}
+
+namespace {
+// K-split (RTL nasa_engine_pkg::ks_of): log2 of the column groups a tile of cg channels in a
+// layer allowing ksc runs its reduction in
+uint64_t ks_of(uint64_t cg, uint64_t ksc, uint64_t cols) {
+  uint64_t ks = 0;
+  while (ks < ksc && cg << (ks + 1) <= cols) ++ks;
+  return ks;
+}
+// the most a Conv/Fc layer with cin_n reduction steps per tap allows (RTL dv_ksc): f divides
+// cin_n and the port width
+uint64_t ksc_of(bool wrow, uint64_t cin_n, uint64_t mem_bytes) {
+  if (!wrow) return 0;
+  return std::min<uint64_t>({hw::kKsLogMax, static_cast<uint64_t>(std::countr_zero(cin_n)),
+                             static_cast<uint64_t>(std::countr_zero(mem_bytes))});
+}
+}  // namespace
+
+uint32_t ksplit_groups(const Desc& d, const hw::Config& cfg, uint32_t cg) {
+  const auto op = static_cast<hw::Op>(d.op);
+  const bool wrow = op == hw::Op::Conv || op == hw::Op::Fc;
+  const uint64_t cin_n = op == hw::Op::Fc ? uint64_t{d.h} * d.w * d.cin : d.cin;
+  return uint32_t{1} << ks_of(cg, ksc_of(wrow, cin_n, cfg.mem_bytes), cfg.cols);
 }
 
 double ideal_cycles(const Desc& d, const hw::Config& cfg) {
@@ -59,6 +84,7 @@ struct Layer {
   uint64_t tsz = 0;    // weight-ring bytes of one tile (RTL r_tsz)
   uint64_t steps = 0;  // reduction steps per tile (r_cin_n * r_kw * r_kh)
   uint64_t cin_n = 0, kw = 0;
+  uint64_t ksc = 0;  // K-split: log2 of the largest f the layer allows (RTL dv_ksc)
   uint64_t p = 0, wo = 0, stride = 1, pad = 0, kh = 0, row_b = 0;
   uint64_t nct = 0, npt = 0, na = 0, offb = 0, in_total = 0;
   uint64_t in_end = 0;  // input-buffer bytes the loader writes (whole port words)
@@ -177,7 +203,7 @@ class Engine {
     dram_.key(cyc_, k);
     const uint64_t live = rec_wr_ - rec_rd_;
     k.insert(k.end(), {rg_used_, live, rec_fill_ - rec_rd_, c_rec_ - rec_rd_, rsp_cols_, pw_v_,
-                       pw_wrow_, pw_cout_, pw_kred_,
+                       pw_wrow_, pw_cout_, pw_kred_, pw_ksc_,
                        pw_rec0_ >= rec_rd_ ? pw_rec0_ - rec_rd_ + 1 : 0,
                        // (not the layer parity itself: the engine works alike on either, and
                        // a stretch's descriptor count, odd with packed groups, flips it)
@@ -225,6 +251,7 @@ class Engine {
     const uint64_t kw = win ? k : (gap ? d.w : 1);
     l.steps = cin_n * kh * kw;
     l.cin_n = cin_n;
+    l.ksc = ksc_of(l.wrow, cin_n, mb);
     l.kw = kw;
     l.kh = kh;
     l.stride = win ? d.stride : 1;
@@ -355,7 +382,7 @@ class Engine {
   std::vector<uint64_t> rec_size_;  // by slot (rec % WTiles)
   // the previous layer's weights, for reuse (RTL pw_*_q)
   bool pw_v_ = false, pw_wrow_ = false;
-  uint64_t pw_wgt_ = 0, pw_prm_ = 0, pw_cout_ = 0, pw_kred_ = 0, pw_rec0_ = 0;
+  uint64_t pw_wgt_ = 0, pw_prm_ = 0, pw_cout_ = 0, pw_kred_ = 0, pw_ksc_ = 0, pw_rec0_ = 0;
   bool rr_ = false;
   // issue stage
   uint64_t c_j_ = 0, c_co0_ = 0, c_cg_ = 0, c_pt_ = 0, c_step_ = 0;
@@ -413,10 +440,13 @@ void Engine::step() {
   const bool desc_job = state_ == kFetch && (!ext_ || offer_ != nullptr) && !cov_take;
   const bool want = a_v_ && !c_done_ && !init_lanes_;
   const bool c_complete = c_rec_ < rec_fill_;
+  // (K-split: a step takes kf reduction bytes, c_step_ counts bytes; it needs the weight
+  // column of its last)
+  const uint64_t kf = uint64_t{1} << ks_of(c_cg_, L_.ksc, cols);
   const bool w_ok = !L_.pe || c_complete ||
-                    (L_.wrow && c_rec_ == rec_fill_ && rsp_cols_ > c_step_ / wchunk_);
+                    (L_.wrow && c_rec_ == rec_fill_ && rsp_cols_ > (c_step_ + kf - 1) / wchunk_);
   const bool in_ok = want && in_loaded_[L_.par] >= need(c_pt_, c_step_);  // (used with want)
-  const bool tile_last = c_step_ + 1 == L_.steps;
+  const bool tile_last = c_step_ + kf == L_.steps;
   const bool sh_ok = !tile_last || (!shadow_full_ && !(s1_valid_ && s1_last_));
   const bool fire = want && w_ok && in_ok && sh_ok;
   const bool last_pt = c_pt_ + 1 == L_.npt, last_ct = c_j_ + 1 == L_.nct;
@@ -615,7 +645,7 @@ void Engine::step() {
       const uint64_t p0 = c_pt_ * rows;
       n_act = p0 >= L_.p ? 0 : std::min<uint64_t>(rows, L_.p - p0);
     }
-    s1_macs_ = L_.pe ? n_act * c_cg_ : 0;
+    s1_macs_ = L_.pe ? n_act * c_cg_ * kf : 0;
     if (tile_last) {
       sh_n_ = c_cg_;
       sh_rows_ = L_.pe ? n_act : 1;
@@ -666,7 +696,7 @@ void Engine::step() {
     c_done_ = false;
   } else if (fire) {
     if (!tile_last) {
-      ++c_step_;
+      c_step_ += kf;
     } else {
       c_step_ = 0;
       if (last_pt) {
@@ -761,7 +791,7 @@ void Engine::step() {
     // (RTL pw_v_q: cleared when the tile pw_rec0_ is evicted)
     const bool reuse = pw_v_ && N.pe && N.wrow == pw_wrow_ && d->wgt_addr == pw_wgt_ &&
                        d->prm_addr == pw_prm_ && d->cout == pw_cout_ && N.kred == pw_kred_ &&
-                       pw_rec0_ >= rec_rd_;
+                       N.ksc == pw_ksc_ && pw_rec0_ >= rec_rd_;
     N.par = ld_par_ ^ 1;
     N.rec0 = reuse ? pw_rec0_ : rec_wr_;
     IL_ = TL_ = N;
@@ -772,6 +802,7 @@ void Engine::step() {
     pw_prm_ = d->prm_addr;
     pw_cout_ = d->cout;
     pw_kred_ = N.kred;
+    pw_ksc_ = N.ksc;
     pw_rec0_ = N.rec0;
     il_region_ = false;
     il_done_ = false;

@@ -122,12 +122,14 @@ namespace nasa::hw {
   X(Max, 2, "max of the taps (max pool)")                  \
   X(Add, 3, "requant(a) + requant(b) (residual add)")
 
-// Micro-architecture depths the cycle model mirrors (sw/model/cycle_model.cpp): changing one in
-// the RTL changes the engine's timing, so both read them from here. Row: name, value, meaning.
+// Micro-architecture depths and limits the cycle model mirrors (sw/model/cycle_model.cpp):
+// changing one in the RTL changes the engine's timing, so both read them from here.
+// Row: name, value, meaning.
 #define NASA_ENGINE_DEPTHS(X)                                                          \
   X(JobDepth, 4, "DMA job queue entries in front of the memory port")                   \
   X(WriterDepth, 4, "drained output rows the output writer queues")                     \
-  X(DecodeSteps, 16, "cycles of descriptor decode and validation (one check per step)")
+  X(DecodeSteps, 16, "cycles of descriptor decode and validation (one check per step)") \
+  X(KsLogMax, 2, "log2 of the most column groups a K-split tile's reduction runs in (0-2)")
 
 // Descriptor: 16 little-endian 32-bit words (64 bytes). Row: name, word, lsb, width.
 // OutRows != 0 makes a sliding-window layer a row band (docs/engine.md "Row bands"): it computes

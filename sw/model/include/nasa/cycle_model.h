@@ -27,6 +27,10 @@ DramTiming default_dram(const hw::Config& cfg);
 
 using Counters = std::array<uint64_t, hw::kNumCounters>;
 
+// K-split (docs/engine.md "K-split tiles"): the column groups f (1, 2 or 4) the channel tile of
+// cg channels of layer `d` runs its reduction in.
+uint32_t ksplit_groups(const Desc& d, const hw::Config& cfg, uint32_t cg);
+
 // Counters of a program of valid descriptors placed at desc_addr (64 bytes each), run from idle;
 // with layer_ends, also the cycle (from 0, the run's first) in which each layer completed: its
 // last result was written (the RTL's layer_end_o).
