@@ -115,7 +115,9 @@ module nasa_engine_compute #(
 
   // ======================= stage 1: MAC / vector step =======================
   logic s1_valid_q, s1_first_q, s1_last_q, s1_pe_q, s1_dw_q;
-  logic [1:0] s1_vmode_q, s1_ks_q;
+  logic [1:0] s1_vmode_q;
+  // (a K-split code, not a state machine: Yosys 0.23's fsm_extract crashes on it)
+  (* fsm_encoding = "none" *) logic [1:0] s1_ks_q;
   logic [15:0] s1_m_q, s1_mb_q;
   logic [7:0] s1_s_q, s1_sb_q;
   logic [NumIn-1:0] s1_mask_q;

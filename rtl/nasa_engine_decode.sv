@@ -406,14 +406,18 @@ module nasa_engine_decode #(
   assign dv_stride   = (is_win && !g_take) ? 16'(f_s) : 16'd1;
   assign dv_cin_n    = is_conv ? KW'(f_cin) : (is_fc ? KW'(d_kred_q) : KW'(1));
   assign dv_kred     = KW'(d_kred_q);
-  // K-split: f = 2^ksc divides the reduction steps per tap (whole taps per step group) and the
-  // port width (a weight beat deals into f banks)
+  // K-split: f = 2^ksc divides the reduction steps per tap (whole taps per step group), the
+  // port width (a weight beat deals into f banks) and the weight column (a column's bytes of a
+  // row start at a whole ring byte)
+  localparam int unsigned WChunk = Cfg.burst_max * MemBytes / 2;
   logic [1:0] dv_ksc;
   always_comb begin
     dv_ksc = 2'd0;
-    if (dv_wrow && dv_cin_n[0] == 1'b0 && MemBytes >= 2 && nasa_pkg::KsLogMax >= 1)
+    if (dv_wrow && dv_cin_n[0] == 1'b0 && MemBytes >= 2 && WChunk % 2 == 0 &&
+        nasa_pkg::KsLogMax >= 1)
       dv_ksc = 2'd1;
-    if (dv_wrow && dv_cin_n[1:0] == 2'b00 && MemBytes >= 4 && nasa_pkg::KsLogMax >= 2)
+    if (dv_wrow && dv_cin_n[1:0] == 2'b00 && MemBytes >= 4 && WChunk % 4 == 0 &&
+        nasa_pkg::KsLogMax >= 2)
       dv_ksc = 2'd2;
   end
   if (nasa_pkg::KsLogMax > 2) begin : g_ks_err

@@ -52,7 +52,8 @@ module nasa_engine_drain #(
   logic [RowW:0] sh_rows_q;
   logic [NW-1:0] sh_n_q;
   logic sh_lend_q, sh_pe_q;  // the layer's last tile; PE array or vector unit results
-  logic [1:0] sh_ks_q;
+  // (a K-split code, not a state machine: see nasa_engine_compute)
+  (* fsm_encoding = "none" *) logic [1:0] sh_ks_q;
   logic [1:0] sh_rq_q, sh_act_q;
   logic [7:0] sh_q6_q, sh_s_q, sh_sb_q;
   logic [15:0] sh_m_q, sh_mb_q;

@@ -104,12 +104,14 @@ package nasa_engine_pkg;
     DstWK4   = 3'd6   // ... over 4 bank groups
   } dst_e;
 
-  // A weight-ring beat: a Conv/Fc row segment (dealt or not), or any weight beat.
+  // A weight-ring beat: a Conv/Fc row segment (dealt or not), or any weight beat. (The names
+  // qualified: Yosys 0.23 does not resolve a package's enum names inside its functions.)
   function automatic logic dst_wrow(logic [2:0] dst);
-    dst_wrow = dst == DstWRow || dst == DstWK2 || dst == DstWK4;
+    dst_wrow = dst == nasa_engine_pkg::DstWRow || dst == nasa_engine_pkg::DstWK2 ||
+               dst == nasa_engine_pkg::DstWK4;
   endfunction
   function automatic logic dst_wgt(logic [2:0] dst);
-    dst_wgt = dst_wrow(dst) || dst == DstWScat;
+    dst_wgt = dst_wrow(dst) || dst == nasa_engine_pkg::DstWScat;
   endfunction
 
   // K-split (docs/engine.md "K-split tiles"): a Conv/Fc channel tile of cg <= Cols/f channels

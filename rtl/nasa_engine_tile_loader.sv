@@ -92,7 +92,8 @@ module nasa_engine_tile_loader #(
   logic [AW-1:0] tl_prm_q;
   logic [15:0] tl_cout_q, tl_cin_q, tl_kk_q;
   logic [KW-1:0] tl_kred_q;
-  logic [1:0] tl_ksc_q;
+  // (a K-split limit, not a state machine: see nasa_engine_compute)
+  (* fsm_encoding = "none" *) logic [1:0] tl_ksc_q;
   logic [WRW-1:0] tl_tsz_q;  // ring bytes of one tile
   // weights kept on chip: the previous layer used weights, and its first tile is still in the
   // ring (cleared when that tile is evicted; tiles leave in order, so the rest are then in too)

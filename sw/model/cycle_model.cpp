@@ -28,11 +28,12 @@ uint64_t ks_of(uint64_t cg, uint64_t ksc, uint64_t cols) {
   return ks;
 }
 // the most a Conv/Fc layer with cin_n reduction steps per tap allows (RTL dv_ksc): f divides
-// cin_n and the port width
-uint64_t ksc_of(bool wrow, uint64_t cin_n, uint64_t mem_bytes) {
+// cin_n, the port width and the weight column (BurstMax * MemBytes / 2 bytes)
+uint64_t ksc_of(bool wrow, uint64_t cin_n, const hw::Config& cfg) {
   if (!wrow) return 0;
-  return std::min<uint64_t>({hw::kKsLogMax, static_cast<uint64_t>(std::countr_zero(cin_n)),
-                             static_cast<uint64_t>(std::countr_zero(mem_bytes))});
+  const uint64_t wchunk = uint64_t{cfg.burst_max} * cfg.mem_bytes / 2;
+  auto tz = [](uint64_t v) { return static_cast<uint64_t>(std::countr_zero(v)); };
+  return std::min<uint64_t>({hw::kKsLogMax, tz(cin_n), tz(cfg.mem_bytes), tz(wchunk)});
 }
 }  // namespace
 
@@ -40,7 +41,7 @@ uint32_t ksplit_groups(const Desc& d, const hw::Config& cfg, uint32_t cg) {
   const auto op = static_cast<hw::Op>(d.op);
   const bool wrow = op == hw::Op::Conv || op == hw::Op::Fc;
   const uint64_t cin_n = op == hw::Op::Fc ? uint64_t{d.h} * d.w * d.cin : d.cin;
-  return uint32_t{1} << ks_of(cg, ksc_of(wrow, cin_n, cfg.mem_bytes), cfg.cols);
+  return uint32_t{1} << ks_of(cg, ksc_of(wrow, cin_n, cfg), cfg.cols);
 }
 
 double ideal_cycles(const Desc& d, const hw::Config& cfg) {
@@ -229,7 +230,8 @@ class Engine {
   }
 
  private:
-  static Layer layer_of(const Desc& d, uint32_t mb, uint32_t rows, uint32_t cols) {
+  static Layer layer_of(const Desc& d, const hw::Config& cfg) {
+    const uint32_t mb = cfg.mem_bytes, rows = cfg.rows, cols = cfg.cols;
     const Shape s = shape_of(d);
     const auto op = static_cast<hw::Op>(d.op);
     const bool win = op == hw::Op::Conv || op == hw::Op::DwConv || op == hw::Op::MaxPool ||
@@ -251,7 +253,7 @@ class Engine {
     const uint64_t kw = win ? k : (gap ? d.w : 1);
     l.steps = cin_n * kh * kw;
     l.cin_n = cin_n;
-    l.ksc = ksc_of(l.wrow, cin_n, mb);
+    l.ksc = ksc_of(l.wrow, cin_n, cfg);
     l.kw = kw;
     l.kh = kh;
     l.stride = win ? d.stride : 1;
@@ -519,7 +521,7 @@ void Engine::step() {
   bool ld_start = false;
   Layer N;
   if (dec_ok && !b_v_ && ld_free) {
-    N = layer_of(*d, cfg().mem_bytes, cfg().rows, cfg().cols);
+    N = layer_of(*d, cfg());
     const bool in_room =
         (a_v_ ? L_.in_end : 0) + (res_v_ ? res_end_ : 0) + N.in_end <= cfg().in_buf_bytes;
     const bool hz_ok = pend_ <= 2 && !(pend_ >= 1 && hazard(*d, 1)) &&
