@@ -51,6 +51,9 @@ module nasa_engine_compute #(
   localparam int unsigned NPW  = (Cols * 8 + MemBytes - 1) / MemBytes;  // port words per slot
 
   // ======================= buffers =======================
+  // (no writes in reset: the DMA's response registers hold power-up values until its first clock
+  // edge, and the buffers have no reset of their own; simulated with random power-up values,
+  // NASA_X_SEED, a write in reset trips their alignment checks)
   // one port per lane, and the drain's (the last) for a folded residual
   logic [(NumIn+1)*Cols*8-1:0] in_wide;  // Cols bytes from each port's address
   logic [NumIn*8-1:0] in_rdata;          // the lanes' addressed bytes
@@ -61,7 +64,7 @@ module nasa_engine_compute #(
     .Width   (Cols)
   ) u_in_buf (
     .clk_i  (clk_i),
-    .we_i   (rsp_valid_i && rsp_dst_i == nasa_engine_pkg::DstIn),
+    .we_i   (rst_ni && rsp_valid_i && rsp_dst_i == nasa_engine_pkg::DstIn),
     .waddr_i(rsp_addr_i[IAW-1:0]),
     .wdata_i(rsp_data_i),
     .raddr_i({res_raddr_i, in_raddr_i}),
@@ -89,7 +92,7 @@ module nasa_engine_compute #(
     .Depth   (2 * KredMax)
   ) u_wbuf (
     .clk_i    (clk_i),
-    .we_i     (rsp_valid_i && nasa_engine_pkg::dst_wgt(rsp_dst_i)),
+    .we_i     (rst_ni && rsp_valid_i && nasa_engine_pkg::dst_wgt(rsp_dst_i)),
     .scatter_i(rsp_dst_i == nasa_engine_pkg::DstWScat),
     .ks_i     (w_ks),
     .wbank_i  (rsp_bank_i[ColW-1:0]),
