@@ -27,10 +27,12 @@ uint64_t ks_of(uint64_t cg, uint64_t ksc, uint64_t cols) {
   while (ks < ksc && cg << (ks + 1) <= cols) ++ks;
   return ks;
 }
-// the most a Conv/Fc layer with cin_n reduction steps per tap allows (RTL dv_ksc): f divides
-// cin_n, the port width and the weight column (BurstMax * MemBytes / 2 bytes)
-uint64_t ksc_of(bool wrow, uint64_t cin_n, const hw::Config& cfg) {
-  if (!wrow) return 0;
+// the most a layer allows (RTL dv_ksc): Conv/Fc only, f divides the reduction steps per tap
+// (Cin, Fc: H*W*Cin), the port width and the weight column (BurstMax * MemBytes / 2 bytes)
+uint64_t ksc_of(const Desc& d, const hw::Config& cfg) {
+  const auto op = static_cast<hw::Op>(d.op);
+  if (op != hw::Op::Conv && op != hw::Op::Fc) return 0;
+  const uint64_t cin_n = op == hw::Op::Fc ? uint64_t{d.h} * d.w * d.cin : d.cin;
   const uint64_t wchunk = uint64_t{cfg.burst_max} * cfg.mem_bytes / 2;
   auto tz = [](uint64_t v) { return static_cast<uint64_t>(std::countr_zero(v)); };
   return std::min<uint64_t>({hw::kKsLogMax, tz(cin_n), tz(cfg.mem_bytes), tz(wchunk)});
@@ -38,10 +40,7 @@ uint64_t ksc_of(bool wrow, uint64_t cin_n, const hw::Config& cfg) {
 }  // namespace
 
 uint32_t ksplit_groups(const Desc& d, const hw::Config& cfg, uint32_t cg) {
-  const auto op = static_cast<hw::Op>(d.op);
-  const bool wrow = op == hw::Op::Conv || op == hw::Op::Fc;
-  const uint64_t cin_n = op == hw::Op::Fc ? uint64_t{d.h} * d.w * d.cin : d.cin;
-  return uint32_t{1} << ks_of(cg, ksc_of(wrow, cin_n, cfg), cfg.cols);
+  return uint32_t{1} << ks_of(cg, ksc_of(d, cfg), cfg.cols);
 }
 
 double ideal_cycles(const Desc& d, const hw::Config& cfg) {
@@ -253,7 +252,7 @@ class Engine {
     const uint64_t kw = win ? k : (gap ? d.w : 1);
     l.steps = cin_n * kh * kw;
     l.cin_n = cin_n;
-    l.ksc = ksc_of(l.wrow, cin_n, cfg);
+    l.ksc = ksc_of(d, cfg);
     l.kw = kw;
     l.kh = kh;
     l.stride = win ? d.stride : 1;
