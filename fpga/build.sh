@@ -4,7 +4,8 @@
 # nextpnr derives the constraint of the PLL's core clock), icepack. TARGET_MHZ is the core clock
 # the PLL makes (24) and the Fmax the core must reach.
 # Writes build/fpga/nasa_icebreaker.bin and build/fpga/report.json (lc_used, lc_total, dsp_used,
-# ebr_used, spram_used, fmax_mhz, target_mhz, fits, meets_timing). Exits non-zero when the design
+# ebr_used, spram_used, fmax_mhz, target_mhz, fits, meets_timing, seed: nextpnr's placement
+# seed). Exits non-zero when the design
 # does not fit or misses its clock. `make prog` flashes the board with iceprog.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../synth/common.sh"
@@ -27,10 +28,17 @@ fits=true
 meets=false
 fmax=null
 status=0
-if nextpnr-ice40 --up5k --package sg48 --pcf fpga/icebreaker.pcf --freq "$TARGET_MHZ" --timing-allow-fail \
-    --json "$out/nasa_icebreaker.json" --asc "$out/nasa_icebreaker.asc" \
-    --report "$out/nextpnr_report.json" >"$out/nextpnr.log" 2>&1; then
-  icepack "$out/nasa_icebreaker.asc" "$out/nasa_icebreaker.bin"
+# Placement is seeded and the 24 MHz margin is thin (Fmax over seeds 1-6 ranged 23.95-26.02 MHz
+# on the same netlist): seeds are tried in turn until one meets the clock (NASA_FPGA_SEEDS).
+seed=0
+for seed in ${NASA_FPGA_SEEDS:-1 2 3 4 5}; do
+  if ! nextpnr-ice40 --up5k --package sg48 --pcf fpga/icebreaker.pcf --freq "$TARGET_MHZ" \
+      --timing-allow-fail --seed "$seed" \
+      --json "$out/nasa_icebreaker.json" --asc "$out/nasa_icebreaker.asc" \
+      --report "$out/nextpnr_report.json" >"$out/nextpnr.log" 2>&1; then
+    status=1
+    break
+  fi
   # the core clock: the PLL's output net (the oscillator itself only feeds the PLL); its
   # constraint is the one nextpnr derived from the PLL, which must be the target
   read -r fmax derived < <(python3 -c "import json; f=json.load(open('$out/nextpnr_report.json'))['fmax']; \
@@ -40,13 +48,17 @@ print(min(v['achieved'] for v in c), min(v['constraint'] for v in c))")
     echo "fpga: the core clock is constrained to $derived MHz, not TARGET_MHZ=$TARGET_MHZ:" \
          "the PLL settings (fpga/nasa_pll.sv) and the target disagree" >&2
     status=1
+    break
   fi
   lut=$(python3 -c "import json; r=json.load(open('$out/nextpnr_report.json')); \
 print(r['utilization']['ICESTORM_LC']['used'])")
-  if python3 -c "import sys; sys.exit(0 if $fmax >= $TARGET_MHZ else 1)"; then meets=true; fi
-else
-  status=1
-fi
+  if python3 -c "import sys; sys.exit(0 if $fmax >= $TARGET_MHZ else 1)"; then
+    meets=true
+    break
+  fi
+  echo "fpga: seed $seed reaches $fmax MHz, below $TARGET_MHZ: next seed" >&2
+done
+[[ $status == 0 ]] && icepack "$out/nasa_icebreaker.asc" "$out/nasa_icebreaker.bin"
 # nextpnr's own utilization (packed logic cells, not LUTs), also when placement failed
 util() { sed -nE "s/.*$1: *([0-9]+)\/.*/\1/p" "$out/nextpnr.log" | awk 'NR == 1'; }
 [[ -n $(util ICESTORM_LC) ]] && lut=$(util ICESTORM_LC)
@@ -74,7 +86,8 @@ cat >"$out/report.json" <<JSON
   "fmax_mhz": $fmax,
   "target_mhz": $TARGET_MHZ,
   "fits": $fits,
-  "meets_timing": $meets
+  "meets_timing": $meets,
+  "seed": $seed
 }
 JSON
 cat "$out/report.json"

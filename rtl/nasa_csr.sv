@@ -20,6 +20,7 @@ module nasa_csr #(
   output logic [31:0] desc_count_o,
   output logic [31:0] win_base_o,
   output logic [31:0] win_limit_o,
+  output logic [31:0] scratch_base_o,   // the scratch window (aligned; 0: none)
   input  logic        busy_i,
   input  logic        finish_i,         // pulse: the run ended (err_code_i valid)
   input  logic [7:0]  err_code_i,
@@ -33,7 +34,7 @@ module nasa_csr #(
   // Window bounds are kept clamped to the address space: AddrBits + 1 bits hold 2^AddrBits.
   localparam int unsigned WW = (AddrBits < 32) ? AddrBits + 1 : 32;
 
-  logic [31:0] desc_addr_q, desc_count_q, err_index_q;
+  logic [31:0] desc_addr_q, desc_count_q, err_index_q, sc_base_q, sc_mask;
   logic [WW-1:0] win_base_q, win_limit_q, win_wdata;
   logic [7:0] err_code_q;
   logic done_q, error_q;
@@ -51,6 +52,9 @@ module nasa_csr #(
   assign desc_count_o = desc_count_q;
   assign win_base_o   = 32'(win_base_q);
   assign win_limit_o  = 32'(win_limit_q);
+  // ScratchBase keeps the window's base aligned to the scratch's size (none: always 0)
+  assign sc_mask        = (Cfg.scratch_bytes == 0) ? '0 : ~(32'(Cfg.scratch_bytes) - 32'd1);
+  assign scratch_base_o = sc_base_q;
   if (AddrBits < 32) begin : g_clamp
     assign win_wdata = (csr_req_i.wdata > 32'(1 << AddrBits)) ? WW'(1 << AddrBits)
                                                              : WW'(csr_req_i.wdata);
@@ -66,6 +70,7 @@ module nasa_csr #(
       desc_count_q <= '0;
       win_base_q   <= '0;
       win_limit_q  <= '0;
+      sc_base_q    <= '0;
       err_code_q   <= '0;
       err_index_q  <= '0;
       done_q       <= 1'b0;
@@ -77,6 +82,7 @@ module nasa_csr #(
           12'(nasa_pkg::CsrDescCount): desc_count_q <= csr_req_i.wdata;
           12'(nasa_pkg::CsrWinBase):   win_base_q <= win_wdata;
           12'(nasa_pkg::CsrWinLimit):  win_limit_q <= win_wdata;
+          12'(nasa_pkg::CsrScratchBase): sc_base_q <= csr_req_i.wdata & sc_mask;
           12'(nasa_pkg::CsrCtrl): begin
             if (csr_req_i.wdata[nasa_pkg::CtrlClearBit]) begin
               done_q     <= 1'b0;
@@ -121,6 +127,7 @@ module nasa_csr #(
       12'(nasa_pkg::CsrDescCount): rdata = desc_count_q;
       12'(nasa_pkg::CsrWinBase):   rdata = 32'(win_base_q);
       12'(nasa_pkg::CsrWinLimit):  rdata = 32'(win_limit_q);
+      12'(nasa_pkg::CsrScratchBase): rdata = sc_base_q;
       12'(nasa_pkg::CsrHwShape):   rdata = {16'(Cols), 16'(Rows)};
       12'(nasa_pkg::CsrHwMem):     rdata = {8'(AddrBits), 8'(BurstMax), 16'(MemBytes)};
       12'(nasa_pkg::CsrHwInBuf):   rdata = 32'(InBufBytes);

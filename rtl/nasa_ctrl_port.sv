@@ -2,10 +2,13 @@
 // request at a time) on the engine's memory port while the engine's DMA is idle (port_free_i).
 // Reads fetch the whole bus word and keep it: the next byte of the same word is served from it
 // (candidate vectors and logits are consecutive bytes). Writes are single-byte strobed bus writes
-// and update the cached word. Every address is checked against the window: a violation is
-// reported on err_o and the request is dropped (never reaches memory).
+// and update the cached word. Every address is checked against the window, and must lie outside
+// the engine's on-chip scratch window (docs/engine.md "On-chip scratch": the control units see
+// memory only): a violation is reported on err_o and the request is dropped (never reaches
+// memory).
 module nasa_ctrl_port #(
-  parameter int unsigned MemBytes = 32
+  parameter int unsigned MemBytes     = 32,
+  parameter int unsigned ScratchBytes = 0
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -13,6 +16,7 @@ module nasa_ctrl_port #(
   input  logic                  port_free_i,  // the engine's DMA is idle and waits
   input  logic [31:0]           win_base_i,
   input  logic [31:0]           win_limit_i,
+  input  logic [31:0]           scratch_base_i,  // CSR ScratchBase (aligned; 0: none)
   output logic                  err_o,        // pulse: a request outside the window
   output logic                  busy_o,       // a memory access is in progress
   // byte requests
@@ -50,7 +54,8 @@ module nasa_ctrl_port #(
   assign qword_a = q.addr & ~32'(MemBytes - 1);
   assign off    = req_i.addr[OffW-1:0];
   assign qoff   = q.addr[OffW-1:0];
-  assign in_win = (req_i.addr >= win_base_i) && (req_i.addr < win_limit_i);
+  assign in_win = (req_i.addr >= win_base_i) && (req_i.addr < win_limit_i) &&
+                  !nasa_engine_pkg::in_scratch(req_i.addr, scratch_base_i, ScratchBytes);
   assign hit    = q.cache_v && (q.cache_a == word_a);
 
   assign rsp_o.ready = (st_q == PIdle) && !q.rsp;

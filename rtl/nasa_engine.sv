@@ -52,6 +52,7 @@ module nasa_engine #(
   output logic                  ext_wait_o,     // ext mode, waiting for a descriptor, DMA idle
   output logic [31:0]           win_base_o,
   output logic [31:0]           win_limit_o,
+  output logic [31:0]           scratch_base_o,  // CSR ScratchBase (the control port's check)
   // memory traffic of the control units (counted in DramRdBytes / DramWrBytes)
   input  logic                  ext_rd_beat_i,
   input  logic                  ext_wr_i
@@ -73,7 +74,7 @@ module nasa_engine #(
 
   // CSRs
   logic start, start_batch, finish, busy;
-  logic [31:0] desc_addr, desc_count, win_base, win_limit, err_index, layers_done;
+  logic [31:0] desc_addr, desc_count, win_base, win_limit, err_index, layers_done, sc_base;
   logic [7:0] err;
   logic [NC*16-1:0] cnt_inc;
   // sequencer
@@ -102,14 +103,14 @@ module nasa_engine #(
   logic [PtrW-1:0] rec0, rec_wr, rec_fill;
   logic [HJW-1:0] rsp_cols;
   // job arbiter and DMA
-  logic dma_idle, job_ready, desc_arrived;
+  logic dma_idle, mem_idle, job_ready, desc_arrived;
   logic rsp_valid, rsp_last, rsp_flag;
   logic [2:0] rsp_dst;
   logic [7:0] rsp_bank;
   logic [LBW-1:0] rsp_base;
   logic [31:0] rsp_idx, rsp_addr;
   logic [MemBytes*8-1:0] rsp_data;
-  logic wr_valid, wr_ready;
+  logic wr_valid, wr_ready, wr_sc, dma_wr_ready;
   logic [AW-1:0] wr_addr;
   logic [MemBytes*8-1:0] wr_data;
   logic [MemBytes-1:0] wr_strb;
@@ -122,6 +123,11 @@ module nasa_engine #(
   logic [TagW-1:0] job_tag, o_tag;
   logic [MemBytes*8-1:0] o_data;
   logic [OffW:0] ev_wr_bytes;
+  // the on-chip scratch's read side (nasa_scratch <-> job arbiter)
+  logic sc_job_valid, sc_job_ready, sc_busy, sc_valid, sc_ready, sc_last;
+  logic [TagW-1:0] sc_tag;
+  logic [31:0] sc_idx;
+  logic [MemBytes*8-1:0] sc_data;
   // issue stage, compute, drain
   logic want, w_ok, in_ok, sh_ok, quant_err, c_done, step_valid, tile;
   logic [PtrW-1:0] c_rec, c_rec_d;
@@ -155,6 +161,7 @@ module nasa_engine #(
     .desc_count_o (desc_count),
     .win_base_o   (win_base),
     .win_limit_o  (win_limit),
+    .scratch_base_o(sc_base),
     .busy_i       (busy),
     .finish_i     (finish),
     .err_code_i   (err),
@@ -168,6 +175,7 @@ module nasa_engine #(
   assign batch_start_o = start && start_batch;
   assign win_base_o    = win_base;
   assign win_limit_o   = win_limit;
+  assign scratch_base_o = sc_base;
 
   // ======================= sequencer =======================
   assign ld_free = il_done && tl_idle;  // the loaders are done with the newest started layer
@@ -182,6 +190,7 @@ module nasa_engine #(
     .desc_count_i  (desc_count),
     .win_base_i    (win_base),
     .win_limit_i   (win_limit),
+    .scratch_base_i(sc_base),
     .busy_o        (busy),
     .finish_o      (finish),
     .err_o         (err),
@@ -208,7 +217,7 @@ module nasa_engine #(
     .desc_src_o    (desc_src),
     .job_ready_i   (job_ready),
     .desc_arrived_i(desc_arrived),
-    .dma_idle_i    (dma_idle),
+    .dma_idle_i    (mem_idle),
     .fetch_o       (fetch),
     .dec_start_o   (dec_start),
     .decoding_o    (decoding),
@@ -237,7 +246,7 @@ module nasa_engine #(
   );
   assign xd_ready_o  = (ext && desc_valid && job_ready) || cov_take;
   assign xd_cov_o    = cov_take;
-  assign ext_wait_o  = ext && fetch && dma_idle;
+  assign ext_wait_o  = ext && fetch && mem_idle;
   assign xd_done_o   = ext && ly_end;
   assign layer_end_o = ly_end;
 
@@ -269,6 +278,7 @@ module nasa_engine #(
     .active_i   (decoding),
     .win_base_i (win_base),
     .win_limit_i(win_limit),
+    .scratch_base_i(sc_base),
     .li_par_i   (li_par),
     .ld_start_i (ld_start),
     .first_o    (dec_first),
@@ -332,6 +342,7 @@ module nasa_engine #(
   ) u_dma_front (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
+    .stop_i         (stop),
     .desc_valid_i   (desc_valid),
     .desc_src_i     (desc_src),
     .il_valid_i     (il_valid),
@@ -344,6 +355,16 @@ module nasa_engine #(
     .w_ok_i         (w_ok),
     .in_ok_i        (in_ok),
     .tl_cur_i       (tl_cur),
+    .sc_base_i      (sc_base),
+    .sc_job_valid_o (sc_job_valid),
+    .sc_job_ready_i (sc_job_ready),
+    .sc_busy_i      (sc_busy),
+    .sc_valid_i     (sc_valid),
+    .sc_ready_o     (sc_ready),
+    .sc_tag_i       (sc_tag),
+    .sc_idx_i       (sc_idx),
+    .sc_last_i      (sc_last),
+    .sc_data_i      (sc_data),
     .rsp_valid_o    (rsp_valid),
     .rsp_last_o     (rsp_last),
     .rsp_dst_o      (rsp_dst),
@@ -388,8 +409,8 @@ module nasa_engine #(
     .out_idx_o      (o_idx),
     .out_last_o     (o_last),
     .out_data_o     (o_data),
-    .wr_valid_i     (wr_valid),
-    .wr_ready_o     (wr_ready),
+    .wr_valid_i     (wr_valid && !wr_sc),
+    .wr_ready_o     (dma_wr_ready),
     .wr_addr_i      (wr_addr),
     .wr_data_i      (wr_data),
     .wr_strb_i      (wr_strb),
@@ -399,6 +420,52 @@ module nasa_engine #(
     .mem_req_o      (mem_req_o),
     .mem_rsp_i      (mem_rsp_i)
   );
+
+  // the on-chip scratch (docs/engine.md "On-chip scratch"): the input loader's jobs and the
+  // output writer's words inside its window
+  assign wr_sc    = wr_valid && nasa_engine_pkg::in_scratch(32'(wr_addr), sc_base,
+                                                            Cfg.scratch_bytes);
+  assign wr_ready = wr_sc || dma_wr_ready;
+  assign mem_idle = dma_idle && !sc_busy;
+  if (Cfg.scratch_bytes != 0) begin : g_scratch
+    nasa_scratch #(
+      .Bytes   (Cfg.scratch_bytes),
+      .MemBytes(MemBytes),
+      .AddrBits(AW),
+      .TagW    (TagW),
+      .MaxJob  (BurstMax * MemBytes)
+    ) u_scratch (
+      .clk_i      (clk_i),
+      .rst_ni     (rst_ni),
+      .stop_i     (stop),
+      .busy_o     (sc_busy),
+      .job_valid_i(sc_job_valid),
+      .job_ready_o(sc_job_ready),
+      .job_src_i  (job_src),
+      .job_len_i  (job_len),
+      .job_tag_i  (job_tag),
+      .out_valid_o(sc_valid),
+      .out_ready_i(sc_ready),
+      .out_tag_o  (sc_tag),
+      .out_idx_o  (sc_idx),
+      .out_last_o (sc_last),
+      .out_data_o (sc_data),
+      .we_i       (rst_ni && wr_sc),
+      .waddr_i    (wr_addr),
+      .wdata_i    (wr_data),
+      .wstrb_i    (wr_strb)
+    );
+  end else begin : g_no_scratch
+    assign sc_busy      = 1'b0;
+    assign sc_job_ready = 1'b0;
+    assign sc_valid     = 1'b0;
+    assign sc_tag       = '0;
+    assign sc_idx       = '0;
+    assign sc_last      = 1'b0;
+    assign sc_data      = '0;
+    logic unused_sc;
+    assign unused_sc = ^{sc_job_valid, sc_ready};
+  end
 
   // ======================= issue stage, compute, drain =======================
   nasa_engine_issue #(
@@ -517,6 +584,8 @@ module nasa_engine #(
         16'(rsp_valid && nasa_engine_pkg::dst_wgt(rsp_dst));
     cnt_inc[nasa_pkg::CntPrmWrites*16 +: 16]   =
         16'(rsp_valid && rsp_dst == nasa_engine_pkg::DstPrm);
+    cnt_inc[nasa_pkg::CntScratchReads*16 +: 16]  = 16'(sc_valid && sc_ready);
+    cnt_inc[nasa_pkg::CntScratchWrites*16 +: 16] = 16'(wr_sc);
   end
 
   // (the record slot is the tile pointer's low bits)

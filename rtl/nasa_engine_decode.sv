@@ -17,6 +17,7 @@ module nasa_engine_decode #(
   input  logic                       active_i,    // the front end decodes (StDecode)
   input  logic [31:0]                win_base_i,  // the memory window (clamped to 2^AddrBits)
   input  logic [31:0]                win_limit_i,
+  input  logic [31:0]                scratch_base_i,  // the scratch window (aligned; 0: none)
   input  logic                       li_par_i,    // parity of the decoding layer's index
   input  logic                       ld_start_i,  // the decoded layer starts loading
   output logic                       first_o,     // step 0 (ext mode: PATCH applies now)
@@ -269,11 +270,27 @@ module nasa_engine_decode #(
     .limit_i (win_limit_i),
     .inside_o(wc_inside)
   );
+  // the on-chip scratch's window: inputs and the output wholly inside or outside it, weights
+  // and records outside
+  logic sc_overlap, sc_inside, sc_fixed, sc_bad;
+  nasa_engine_sc_check #(
+    .Bytes(Cfg.scratch_bytes),
+    .LenW (DW)
+  ) u_sc (
+    .addr_i   (wc_addr),
+    .len_i    (wc_len),
+    .base_i   (scratch_base_i),
+    .overlap_o(sc_overlap),
+    .inside_o (sc_inside)
+  );
+  assign sc_fixed = dec_step_q == nasa_engine_pkg::DecWrap ||
+                    dec_step_q == nasa_engine_pkg::DecVBytes;
+  assign sc_bad   = sc_overlap && (sc_fixed || !sc_inside);
   always_ff @(posedge clk_i) begin
     if (active_i) begin
       if (dec_step_q == nasa_engine_pkg::DecHwIn) begin
         win_bad_q <= 1'b0;
-      end else if (wc_en && !wc_inside) begin
+      end else if (wc_en && (!wc_inside || sc_bad)) begin
         win_bad_q <= 1'b1;
       end
     end

@@ -114,6 +114,14 @@ package nasa_engine_pkg;
     dst_wgt = dst_wrow(dst) || dst == nasa_engine_pkg::DstWScat;
   endfunction
 
+  // On-chip scratch (docs/engine.md "On-chip scratch"): whether address a lies in the window at
+  // base (CSR ScratchBase, aligned to the scratch's bytes; 0: no window) of a scratch of `bytes`
+  // bytes (0: none).
+  function automatic logic in_scratch(logic [31:0] a, logic [31:0] base, int unsigned bytes);
+    if (bytes == 0) in_scratch = 1'b0;
+    else in_scratch = base != '0 && ((a ^ base) & ~(32'(bytes) - 32'd1)) == '0;
+  endfunction
+
   // K-split (docs/engine.md "K-split tiles"): a Conv/Fc channel tile of cg <= Cols/f channels
   // runs its reduction in f = 2^ks column groups, group g taking the reduction bytes i with
   // i % f == g, so it takes 1/f of the steps; the drain adds the groups. f is at most

@@ -25,6 +25,7 @@ module nasa_engine_seq #(
   input  logic [31:0]             desc_count_i,
   input  logic [31:0]             win_base_i,
   input  logic [31:0]             win_limit_i,
+  input  logic [31:0]             scratch_base_i,  // the scratch window (aligned; 0: none)
   output logic                    busy_o,
   output logic                    finish_o,       // pulse: the run ended (err_o, err_index_o)
   output logic [7:0]              err_o,
@@ -125,7 +126,7 @@ module nasa_engine_seq #(
   nasa_engine_pkg::layer_t r_q, nx_q;
 
   logic [31:0] desc_src;
-  logic desc_in_win, be_idle, a_fin, dec_ok, in_room, hz_ok, ld_start, cs_start, cov_take;
+  logic desc_in_win, desc_in_mem, desc_in_sc, be_idle, a_fin, dec_ok, in_room, hz_ok, ld_start, cs_start, cov_take;
   assign desc_src    = q.ext ? xd_tpl_i : desc_addr_i + (q.fe_li << 6);
   // the next descriptor lies inside the window
   nasa_engine_win_check #(
@@ -136,8 +137,20 @@ module nasa_engine_seq #(
     .len_i   (DW'(nasa_pkg::DescBytes)),
     .base_i  (win_base_i),
     .limit_i (win_limit_i),
-    .inside_o(desc_in_win)
+    .inside_o(desc_in_mem)
   );
+  // ... and not in the on-chip scratch's window
+  nasa_engine_sc_check #(
+    .Bytes(Cfg.scratch_bytes),
+    .LenW (DW)
+  ) u_desc_sc (
+    .addr_i   (desc_src),
+    .len_i    (DW'(nasa_pkg::DescBytes)),
+    .base_i   (scratch_base_i),
+    .overlap_o(desc_in_sc),
+    .inside_o ()
+  );
+  assign desc_in_win = desc_in_mem && !desc_in_sc;
   assign cov_take     = (state_q == nasa_engine_pkg::StFetch) && q.ext && xd_valid_i &&
                         !xd_end_i && q.cov_left != '0 && xd_tpl_i == q.cov_tpl;
   assign desc_valid_o = (state_q == nasa_engine_pkg::StFetch) && desc_in_win &&

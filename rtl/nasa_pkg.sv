@@ -191,28 +191,35 @@ package nasa_pkg;
   localparam int unsigned CsrHwBatch       = 'h09C;
   // RW: batch: bytes between the scratch tensors of consecutive images
   localparam int unsigned CsrScratchStride = 'h0A0;
+  // RW: on-chip scratch window [base, base + ScratchBytes); base a multiple of ScratchBytes (low bits ignored), 0: none
+  localparam int unsigned CsrScratchBase   = 'h0A4;
   // R: 64-bit counters, id i at 0x100 + 8*i (lo) and +4 (hi)
   localparam int unsigned CsrCounterBase   = 'h100;
 
   // Performance counter ids (64-bit counter i at CSR CounterBase + 8*i).
-  localparam int unsigned CntCycles      = 0;   // cycles from start to done
-  localparam int unsigned CntPeBusy      = 1;   // cycles the PE array issued a MAC step
-  localparam int unsigned CntVecBusy     = 2;   // cycles the vector unit issued a tap
+  localparam int unsigned CntCycles        = 0;   // cycles from start to done
+  localparam int unsigned CntPeBusy        = 1;   // cycles the PE array issued a MAC step
+  localparam int unsigned CntVecBusy       = 2;   // cycles the vector unit issued a tap
   // multiply-accumulates executed (conv, fc, depthwise)
-  localparam int unsigned CntMacs        = 3;
-  localparam int unsigned CntDramRdBytes = 4;   // bytes read on the memory port (whole bus words)
-  localparam int unsigned CntDramWrBytes = 5;   // bytes written on the memory port (enabled bytes)
-  localparam int unsigned CntStallInput  = 6;   // cycles compute waited for input data
-  localparam int unsigned CntStallWeight = 7;   // cycles compute waited for weights/params
-  localparam int unsigned CntStallOutput = 8;   // cycles compute waited for the output path
+  localparam int unsigned CntMacs          = 3;
+  localparam int unsigned CntDramRdBytes   = 4;   // bytes read on the memory port (whole bus words)
+  // bytes written on the memory port (enabled bytes)
+  localparam int unsigned CntDramWrBytes   = 5;
+  localparam int unsigned CntStallInput    = 6;   // cycles compute waited for input data
+  localparam int unsigned CntStallWeight   = 7;   // cycles compute waited for weights/params
+  localparam int unsigned CntStallOutput   = 8;   // cycles compute waited for the output path
   // cycles waiting for a descriptor (fetch, decode; no layer running)
-  localparam int unsigned CntStallDesc   = 9;
+  localparam int unsigned CntStallDesc     = 9;
   // port words written into the input buffer (every replica)
-  localparam int unsigned CntInBufWrites = 10;
-  localparam int unsigned CntWBufWrites  = 11;  // port words written into the weight ring
+  localparam int unsigned CntInBufWrites   = 10;
+  localparam int unsigned CntWBufWrites    = 11;  // port words written into the weight ring
   // port words written into the per-channel record memory
-  localparam int unsigned CntPrmWrites   = 12;
-  localparam int unsigned NumCounters    = 13;
+  localparam int unsigned CntPrmWrites     = 12;
+  // port words read from the on-chip scratch (input loads)
+  localparam int unsigned CntScratchReads  = 13;
+  // strobed port words written into the on-chip scratch (outputs)
+  localparam int unsigned CntScratchWrites = 14;
+  localparam int unsigned NumCounters      = 15;
 
   // Descriptor fields: 32-bit word index, lsb and width of each field.
   localparam int unsigned DescOpWord         = 0;
@@ -460,38 +467,39 @@ package nasa_pkg;
     int unsigned addr_bits;              // address space [0, 2^AddrBits)
     int unsigned dma_inflight;           // DMA read jobs in flight (a power of two)
     int unsigned wtiles;                 // channel tiles the weight ring holds (a power of two)
+    int unsigned scratch_bytes;          // on-chip scratch bytes (a power of two, or 0: none)
   } cfg_t;
 
   // Configuration `fpga`: Rows 4, Cols 4, MemBytes 4, InBufBytes 2048, KredMax 256, BurstMax 8,
   //   NodeCap 256, MaxLayers 8, MaxChoices 8, MaxCands 256, RqLanes 1, AddrBits 17, DmaInflight 8,
-  //   WTiles 2
+  //   WTiles 2, ScratchBytes 0
   localparam cfg_t CfgFpga = {
     32'd4, 32'd4, 32'd4, 32'd2048, 32'd256, 32'd8, 32'd256, 32'd8,
-    32'd8, 32'd256, 32'd1, 32'd17, 32'd8, 32'd2
+    32'd8, 32'd256, 32'd1, 32'd17, 32'd8, 32'd2, 32'd0
   };
 
   // Configuration `sim`: Rows 16, Cols 16, MemBytes 32, InBufBytes 131072, KredMax 8192,
   //   BurstMax 8, NodeCap 1024, MaxLayers 16, MaxChoices 16, MaxCands 1024, RqLanes 16,
-  //   AddrBits 32, DmaInflight 16, WTiles 16
+  //   AddrBits 32, DmaInflight 16, WTiles 16, ScratchBytes 2097152
   localparam cfg_t CfgSim = {
     32'd16, 32'd16, 32'd32, 32'd131072, 32'd8192, 32'd8, 32'd1024, 32'd16,
-    32'd16, 32'd1024, 32'd16, 32'd32, 32'd16, 32'd16
+    32'd16, 32'd1024, 32'd16, 32'd32, 32'd16, 32'd16, 32'd2097152
   };
 
   // Configuration `large`: Rows 32, Cols 32, MemBytes 64, InBufBytes 131072, KredMax 8192,
   //   BurstMax 8, NodeCap 1024, MaxLayers 16, MaxChoices 16, MaxCands 1024, RqLanes 32,
-  //   AddrBits 32, DmaInflight 16, WTiles 16
+  //   AddrBits 32, DmaInflight 16, WTiles 16, ScratchBytes 2097152
   localparam cfg_t CfgLarge = {
     32'd32, 32'd32, 32'd64, 32'd131072, 32'd8192, 32'd8, 32'd1024, 32'd16,
-    32'd16, 32'd1024, 32'd32, 32'd32, 32'd16, 32'd16
+    32'd16, 32'd1024, 32'd32, 32'd32, 32'd16, 32'd16, 32'd2097152
   };
 
   // Configuration `up5k`: Rows 1, Cols 1, MemBytes 4, InBufBytes 2048, KredMax 256, BurstMax 1,
   //   NodeCap 256, MaxLayers 8, MaxChoices 8, MaxCands 256, RqLanes 1, AddrBits 17, DmaInflight 2,
-  //   WTiles 2
+  //   WTiles 2, ScratchBytes 0
   localparam cfg_t CfgUp5k = {
     32'd1, 32'd1, 32'd4, 32'd2048, 32'd256, 32'd1, 32'd256, 32'd8,
-    32'd8, 32'd256, 32'd1, 32'd17, 32'd2, 32'd2
+    32'd8, 32'd256, 32'd1, 32'd17, 32'd2, 32'd2, 32'd0
   };
 
 endpackage

@@ -17,7 +17,8 @@ module nasa_top #(
   parameter int unsigned RqLanes    = 16,    // requant lanes (a power of two dividing Cols)
   parameter int unsigned AddrBits   = 32,    // address space [0, 2^AddrBits)
   parameter int unsigned DmaInflight = 16,   // DMA read jobs in flight (a power of two)
-  parameter int unsigned WTiles     = 16     // channel tiles the weight ring holds (power of two)
+  parameter int unsigned WTiles     = 16,    // channel tiles the weight ring holds (power of two)
+  parameter int unsigned ScratchBytes = 2097152  // on-chip scratch bytes (power of two; 0: none)
 ) (
 `include "nasa_core_ports.svh"
 );
@@ -27,7 +28,7 @@ module nasa_top #(
   localparam nasa_pkg::cfg_t Cfg = {32'(Rows), 32'(Cols), 32'(MemBytes), 32'(InBufBytes),
                                     32'(KredMax), 32'(BurstMax), 32'(NodeCap), 32'(MaxLayers),
                                     32'(MaxChoices), 32'(MaxCands), 32'(RqLanes), 32'(AddrBits),
-                                    32'(DmaInflight), 32'(WTiles)};
+                                    32'(DmaInflight), 32'(WTiles), 32'(ScratchBytes)};
   /* verilator lint_on WIDTHCONCAT */
 
   // ======================= engine =======================
@@ -36,7 +37,7 @@ module nasa_top #(
   logic [31:0] b_rdata;  // read data of the batch CSRs (the engine's CSR block registers it)
   logic batch_start, xd_valid, xd_ready, xd_cov, xd_done, xd_end, ext_wait;
   logic [7:0] xd_n;
-  logic [31:0] xd_tpl, xd_x, xd_y, xd_l, xd_s, xd_err_index, win_base, win_limit;
+  logic [31:0] xd_tpl, xd_x, xd_y, xd_l, xd_s, xd_err_index, win_base, win_limit, sc_base;
   logic [7:0] xd_err;
   logic c_rd_beat, c_wr;
 
@@ -71,6 +72,7 @@ module nasa_top #(
     .ext_wait_o     (ext_wait),
     .win_base_o     (win_base),
     .win_limit_o    (win_limit),
+    .scratch_base_o (sc_base),
     .ext_rd_beat_i  (c_rd_beat),
     .ext_wr_i       (c_wr)
   );
@@ -277,13 +279,14 @@ module nasa_top #(
   end
 
   nasa_pkg::mem_req_t c_req;
-  nasa_ctrl_port #(.MemBytes(MemBytes)) u_ctrl_port (
+  nasa_ctrl_port #(.MemBytes(MemBytes), .ScratchBytes(ScratchBytes)) u_ctrl_port (
     .clk_i          (clk_i),
     .rst_ni         (rst_ni),
     .inval_i        (batch_start || xd_ready),
     .port_free_i    (ext_wait),
     .win_base_i     (win_base),
     .win_limit_i    (win_limit),
+    .scratch_base_i (sc_base),
     .err_o          (cp_err),
     .busy_o         (cp_busy),
     .req_i          (cp_req),

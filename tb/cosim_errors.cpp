@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -455,6 +456,54 @@ TEST_P(CosimErrors, WindowDescriptor) {
     p.win_limit = p.desc_addr + hw::kDescBytes + hw::kDescBytes / 2;
     expect_error(p, Err::Window, 1, "descriptor 1 straddling the window end");
   }
+}
+
+// The on-chip scratch's window (docs/engine.md "On-chip scratch"): a layer's inputs and output
+// lie wholly inside it or wholly outside it, its weights, records and descriptor outside it
+// (Window). Without a scratch (fpga) CSR ScratchBase reads 0 and changes nothing.
+TEST_P(CosimErrors, WindowScratch) {
+  if (cfg_.scratch_bytes == 0) {
+    Program p = program({conv3()});
+    p.scratch_base = p.descs[0].wgt_addr & ~uint32_t{63};
+    const CosimResult r = run_case(*cs_, p);
+    EXPECT_TRUE(r.ok) << case_report(*cs_, p, r, "cosim_errors_scratch_none");
+    EXPECT_EQ(r.ref_err, 0u);
+    EXPECT_EQ(cs_->engine().csr_read(static_cast<uint32_t>(hw::Csr::ScratchBase)), 0u);
+    return;
+  }
+  const uint32_t lo = cfg_.scratch_bytes, hi = 2 * cfg_.scratch_bytes;
+  // a one-layer program whose memory (and window) reaches past the scratch's window at `lo`
+  auto with_window = [&](const Desc& layer, const std::function<void(Desc&, Program&)>& edit) {
+    Program p = program({layer});
+    p.image.resize(hi + 4096, 0x5A);
+    p.win_limit = hi + 2048;
+    p.scratch_base = lo + 17;  // (the low bits are ignored)
+    Desc d = p.descs[0];
+    edit(d, p);
+    rewrite_desc(p, 0, d);
+    return p;
+  };
+  const struct {
+    std::string what;
+    Desc layer;
+    std::function<void(Desc&, Program&)> edit;
+  } cases[] = {
+      {"weights inside", conv3(), [&](Desc& d, Program&) { d.wgt_addr = lo + 64; }},
+      {"weights straddling the start", conv3(), [&](Desc& d, Program&) { d.wgt_addr = lo - 8; }},
+      {"records inside", conv3(), [&](Desc& d, Program&) { d.prm_addr = hi - 64 * 8; }},
+      {"input straddling the start", conv3(), [&](Desc& d, Program&) { d.in_addr = lo - 5; }},
+      {"second input straddling the end", add(),
+       [&](Desc& d, Program&) { d.in2_addr = hi - 3; }},
+      {"output straddling the end", conv3(), [&](Desc& d, Program&) { d.out_addr = hi - 7; }},
+      {"descriptor inside", conv3(),
+       [&](Desc& d, Program& p) {
+         p.desc_addr = lo + 128;
+         p.descs[0] = d;
+       }},
+  };
+  for (const auto& c : cases) expect_error(with_window(c.layer, c.edit), Err::Window, 0, c.what);
+  // and a CSR write keeps the window's base aligned
+  EXPECT_EQ(cs_->engine().csr_read(static_cast<uint32_t>(hw::Csr::ScratchBase)), lo);
 }
 
 TEST_P(CosimErrors, EmptyProgram) {

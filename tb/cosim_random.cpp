@@ -35,17 +35,24 @@ constexpr int kMaxReported = 10;  // failures printed in full before the rest ar
 class CosimRandom : public ::testing::TestWithParam<std::string> {};
 
 // Runs programs make(0..count-1) on the RTL and the reference model: every byte of memory must
-// match and the cycle model must be within 3%. `rerun(i)` says how to reproduce item i.
+// match and the cycle model must be within 3%. `rerun(i)` says how to reproduce item i. On a
+// configuration with an on-chip scratch about half the programs place activations in its window
+// (ProgramBuilder::activation): some items must have read from it and some written into it, by
+// the RTL's counters (docs/engine.md "On-chip scratch").
 void run_suite(const hw::Config& cfg, uint64_t count, uint64_t seed, const char* what,
                const std::function<Program(uint64_t)>& make,
                const std::function<std::string(uint64_t)>& rerun) {
   Cosim cs(cfg, cycles::default_dram(cfg));
   int failures = 0;
   double max_err = 0, sum_err = 0;
-  uint64_t measured = 0;
+  uint64_t measured = 0, sc_reads = 0, sc_writes = 0;
   for (uint64_t i = 0; i < count; ++i) {
     const Program p = make(i);
     const CosimResult r = run_case(cs, p);
+    if (r.ok) {
+      sc_reads += r.rtl_counters[static_cast<int>(hw::Counter::ScratchReads)] != 0;
+      sc_writes += r.rtl_counters[static_cast<int>(hw::Counter::ScratchWrites)] != 0;
+    }
     const bool slow_model = r.ok && r.cycle_error_pct > kMaxCycleErrorPct;
     if (r.ok) {
       max_err = std::max(max_err, r.cycle_error_pct);
@@ -69,6 +76,12 @@ void run_suite(const hw::Config& cfg, uint64_t count, uint64_t seed, const char*
   fmt::print("[{}] {} {}s, seed {}: {} failing, cycle model error max {:.2f}% mean {:.2f}%\n",
              cfg.name, count, what, seed, failures, max_err,
              measured ? sum_err / static_cast<double>(measured) : 0.0);
+  fmt::print("[{}] on-chip scratch: {} {}s read from it, {} wrote into it\n", cfg.name, sc_reads,
+             what, sc_writes);
+  if (cfg.scratch_bytes != 0 && count >= 20) {
+    EXPECT_GT(sc_reads, 0u);
+    EXPECT_GT(sc_writes, 0u);
+  }
 }
 
 // (and the generator covers K-split tiles of 2 and 4 column groups: docs/engine.md "K-split

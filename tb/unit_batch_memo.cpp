@@ -42,9 +42,11 @@ void check_memo(const nasa::spec::Supernet& net, const nasa::hw::Config& cfg, si
   std::vector<uint8_t> mem_a = bp.program.image, mem_b = bp.program.image;
   nasa::batch::Tables ta, tb;
   const auto a = nasa::batch::run(mem_a, cfg, bp.regs, bp.program.win_base,
-                                  bp.program.win_limit, ta, /*use_memo=*/true);
+                                  bp.program.win_limit, bp.program.scratch_base, ta,
+                                  /*use_memo=*/true);
   const auto b = nasa::batch::run(mem_b, cfg, bp.regs, bp.program.win_base,
-                                  bp.program.win_limit, tb, /*use_memo=*/false);
+                                  bp.program.win_limit, bp.program.scratch_base, tb,
+                                  /*use_memo=*/false);
   ASSERT_EQ(a.err, nasa::hw::Err::None);
   ASSERT_EQ(b.err, nasa::hw::Err::None);
   for (size_t c = 0; c < a.counters.size(); ++c) {

@@ -70,7 +70,7 @@ uint64_t timeout_cycles(const Program& p, const hw::Config& cfg, const cycles::D
     const uint64_t at = p.desc_addr + uint64_t{i} * hw::kDescBytes;
     if (at + hw::kDescBytes > p.image.size()) break;
     const Desc d = desc_at(p, i);
-    if (validate(d, cfg, p.win_base, p.win_limit) != hw::Err::None) break;
+    if (validate(d, cfg, p.win_base, p.win_limit, p.scratch_base) != hw::Err::None) break;
     bound += layer_bound(d, cfg, dram);
   }
   return bound;
@@ -142,8 +142,10 @@ std::string fst_dump_path(const std::string& tag) {
 
 
 std::string format_failure(const Program& p, const CosimResult& r) {
-  std::string s = fmt::format("{} (seed {:#x}, {} descriptor(s) at {:#x}, window [{:#x}, {:#x}))",
-                              p.name, p.seed, p.desc_count, p.desc_addr, p.win_base, p.win_limit);
+  std::string s = fmt::format("{} (seed {:#x}, {} descriptor(s) at {:#x}, window [{:#x}, {:#x}){})",
+                              p.name, p.seed, p.desc_count, p.desc_addr, p.win_base, p.win_limit,
+                              p.scratch_base ? fmt::format(", scratch at {:#x}", p.scratch_base)
+                                             : std::string());
   for (uint32_t i = 0;
        i < p.desc_count && p.desc_addr + uint64_t{i + 1} * hw::kDescBytes <= p.image.size(); ++i) {
     s += fmt::format("\n  [{}] {}", i, describe(desc_at(p, i)));
@@ -176,7 +178,7 @@ CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
   // Reference.
   ref_mem_ = p.image;
   const ref::RunResult ref =
-      ref::run(ref_mem_, cfg_, p.desc_addr, p.desc_count, p.win_base, p.win_limit);
+      ref::run(ref_mem_, cfg_, p.desc_addr, p.desc_count, p.win_base, p.win_limit, p.scratch_base);
   r.ref_err = static_cast<uint32_t>(ref.err);
   r.ref_err_index = ref.err_index;
   r.ref_layers_done = ref.layers_done;
@@ -187,7 +189,8 @@ CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
     if (ref.err != hw::Err::None && i >= ref.err_index) {
       const Desc d = desc_at(p, i);
       const bool mid_layer = ref.err == hw::Err::BadQuant &&
-                             validate(d, cfg_, p.win_base, p.win_limit) == hw::Err::None;
+                             validate(d, cfg_, p.win_base, p.win_limit, p.scratch_base) ==
+                                 hw::Err::None;
       if (mid_layer) r.max_cycles += layer_bound(d, cfg_, dram_);
       break;
     }
@@ -195,10 +198,15 @@ CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
   }
 
   // RTL.
+  // (the on-chip scratch's window starts with the image's bytes, as the reference's memory does,
+  // and its bytes are compared with the reference's after the run)
   sim_->load_memory(p.image);
+  sim_->load_scratch(p.scratch_base);
   sim_->reset();
   if (!fst_path.empty()) sim_->trace(fst_path);
-  r.rtl = sim_->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, r.max_cycles);
+  r.rtl = sim_->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, r.max_cycles,
+                    p.scratch_base);
+  sim_->store_scratch(p.scratch_base);
   r.rtl_counters.resize(hw::kNumCounters);
   for (int c = 0; c < hw::kNumCounters; ++c) {
     r.rtl_counters[c] = sim_->counter(static_cast<hw::Counter>(c));
@@ -235,7 +243,7 @@ CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
   uint64_t exempt_lo = 0, exempt_hi = 0;
   if (ref.err == hw::Err::BadQuant && ref.err_index < p.desc_count) {
     const Desc d = desc_at(p, ref.err_index);
-    if (validate(d, cfg_, p.win_base, p.win_limit) == hw::Err::None) {
+    if (validate(d, cfg_, p.win_base, p.win_limit, p.scratch_base) == hw::Err::None) {
       exempt_lo = d.out_addr;
       exempt_hi = d.out_addr + shape_of(d).out_span;  // (packed: every image's tiles)
     }
@@ -278,8 +286,10 @@ CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
     expect(hw::Counter::DramWrBytes, r.rtl.dram_bytes_written, "DRAM model");
     std::vector<Desc> descs;
     for (uint32_t i = 0; i < p.desc_count; ++i) descs.push_back(desc_at(p, i));
+    cycles::DramTiming dram = dram_;
+    dram.scratch_base = cfg_.scratch_window(p.scratch_base);
     const cycles::Counters model =
-        cycles::program(descs, p.desc_addr, cfg_, dram_, &r.model_layer_ends);
+        cycles::program(descs, p.desc_addr, cfg_, dram, &r.model_layer_ends);
     r.model_cycles = model[static_cast<int>(hw::Counter::Cycles)];
     // every other counter (busy, stalls, buffer writes: the energy model's events) as the cycle
     // model counts it (Cycles: the cycle-model error below)
@@ -310,7 +320,7 @@ CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
         r.standalone_efficiency =
             ideal / static_cast<double>(
                         cycles::program(std::span<const Desc>(&d0, 1), p.desc_addr, cfg_,
-                                        dram_)[static_cast<int>(hw::Counter::Cycles)]);
+                                        dram)[static_cast<int>(hw::Counter::Cycles)]);
         r.efficiency = r.standalone_efficiency;
         if (p.desc_count == 1) {
           r.efficiency = ideal / static_cast<double>(r.rtl_cycles);

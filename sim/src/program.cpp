@@ -137,8 +137,15 @@ ProgramBuilder::ProgramBuilder(const hw::Config& cfg, uint64_t seed)
       seed_(seed),
       rng_(seed),
       // Canaries before the window; the window itself starts unaligned.
-      arena_(rng_.uniform(1, 3 * cfg.mem_bytes + 5), uint64_t{1} << 31) {
+      arena_(rng_.uniform(1, 3 * cfg.mem_bytes + 5), uint64_t{1} << 31),
+      sc_rng_(derive_seed(seed, 0x5C)) {
   grow(arena_.base());
+  // (its own random stream: whether a program uses the scratch leaves the rest of it alone)
+  if (cfg.scratch_bytes != 0 && sc_rng_.chance(0.5)) {
+    sc_lo_ = cfg.scratch_bytes;  // the lowest window (base 0 means none)
+    sc_hi_ = sc_lo_ + cfg.scratch_bytes;
+    sc_arena_ = Arena(sc_lo_ + sc_rng_.uniform(0, 3 * cfg.mem_bytes), sc_hi_);
+  }
 }
 
 void ProgramBuilder::grow(uint64_t end) {
@@ -152,6 +159,9 @@ void ProgramBuilder::grow(uint64_t end) {
 
 uint32_t ProgramBuilder::alloc(uint64_t size) {
   const uint64_t gap = rng_.chance(0.2) ? 0 : rng_.uniform(1, 2 * cfg_.mem_bytes + 3);
+  if (sc_hi_ != 0 && arena_.top() < sc_hi_ && arena_.top() + gap + size > sc_lo_) {
+    arena_.alloc(sc_hi_ - arena_.top());  // (over the scratch's window)
+  }
   const uint32_t at = arena_.alloc(gap + size);
   grow(arena_.top());
   return static_cast<uint32_t>(at + gap);
@@ -181,8 +191,19 @@ void ProgramBuilder::fill_weights(uint32_t addr, uint64_t size, double sigma) {
   }
 }
 
+uint32_t ProgramBuilder::activation(uint64_t size) {
+  if (sc_hi_ == 0 || !sc_rng_.chance(0.5) ||
+      sc_arena_.top() + size + 2 * cfg_.mem_bytes > sc_arena_.limit()) {
+    return alloc(size);
+  }
+  const uint64_t gap = sc_rng_.chance(0.3) ? 0 : sc_rng_.uniform(1, 2 * cfg_.mem_bytes + 3);
+  const uint32_t at = sc_arena_.alloc(gap + size);
+  grow(sc_arena_.top());
+  return static_cast<uint32_t>(at + gap);
+}
+
 uint32_t ProgramBuilder::tensor(uint64_t size) {
-  const uint32_t at = alloc(size);
+  const uint32_t at = activation(size);
   fill_activations(at, size);
   return at;
 }
@@ -199,7 +220,7 @@ Desc ProgramBuilder::add_instance(Desc d) {
   const Shape s = shape_of(d);
   d.in_addr = tensor(s.in_span);
   if (is(d, hw::Op::Add)) d.in2_addr = tensor(s.in_bytes);
-  d.out_addr = alloc(s.out_span);
+  d.out_addr = activation(s.out_span);
   ref::execute(d, calib_);
   descs_.push_back(d);
   return d;
@@ -240,7 +261,7 @@ Desc ProgramBuilder::add_layer(Desc d, Quant quant, bool junk) {
         if (s.prm_bytes) d.prm_addr = alloc(s.prm_bytes);
         break;
       default:
-        if (d.out_addr == 0) d.out_addr = alloc(s.out_span);  // holds random junk
+        if (d.out_addr == 0) d.out_addr = activation(s.out_span);  // holds random junk
         break;
     }
   }
@@ -346,7 +367,7 @@ Program ProgramBuilder::finish(std::string name, std::optional<uint32_t> limit_s
   const uint64_t slack = limit_slack        ? *limit_slack
                          : rng_.chance(0.3) ? 0
                                             : rng_.uniform(1, 2 * cfg_.mem_bytes + 5);
-  const uint64_t limit = arena_.top() + slack;
+  const uint64_t limit = std::max(arena_.top(), sc_arena_.top()) + slack;
   // Canaries after the window: past the end of the last bus word plus a burst or two, so an
   // over-fetching DMA reads defined memory (the DRAM model counts it as stray).
   const uint64_t port = cfg_.mem_bytes;
@@ -360,6 +381,7 @@ Program ProgramBuilder::finish(std::string name, std::optional<uint32_t> limit_s
   p.desc_count = count;
   p.win_base = static_cast<uint32_t>(arena_.base());
   p.win_limit = static_cast<uint32_t>(limit);
+  p.scratch_base = sc_arena_.used() != 0 ? static_cast<uint32_t>(sc_lo_) : 0;
   p.descs = descs_;
   return p;
 }

@@ -211,7 +211,8 @@ Desc add_random_layer(ProgramBuilder& b, const hw::Config& cfg, const RandomLaye
 }
 
 void check_valid(const Desc& d, const hw::Config& cfg, const Program& p, const char* who) {
-  if (const hw::Err e = validate(d, cfg, p.win_base, p.win_limit); e != hw::Err::None) {
+  if (const hw::Err e = validate(d, cfg, p.win_base, p.win_limit, p.scratch_base);
+      e != hw::Err::None) {
     throw std::logic_error(fmt::format("{}: generated an invalid layer (error {}): {}", who,
                                        static_cast<int>(e), describe(d)));
   }

@@ -60,10 +60,17 @@ class RtlDevice final : public device::Device {
     }
     pending_ = false;
     auto csr = [&](hw::Csr c) { return engine_->csr_read(static_cast<uint32_t>(c)); };
+    // (the on-chip scratch's window holds memory's bytes before the run and gives its own back
+    // after it, so this device's memory reads as the reference device's: EngineSim::load_scratch)
+    const uint32_t scratch =
+        engine_->config().scratch_bytes != 0 ? csr(hw::Csr::ScratchBase) : 0;
+    engine_->load_scratch(scratch);
     const RunStatus st =
         batch_ ? engine_->run_batch(timeout_cycles)
                : engine_->run(csr(hw::Csr::DescAddr), csr(hw::Csr::DescCount),
-                              csr(hw::Csr::WinBase), csr(hw::Csr::WinLimit), timeout_cycles);
+                              csr(hw::Csr::WinBase), csr(hw::Csr::WinLimit), timeout_cycles,
+                              scratch);
+    engine_->store_scratch(scratch);
     w.done = st.done;
     w.timeout = st.timeout;
     w.err = static_cast<hw::Err>(st.err_code);

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 #include <verilated.h>
 #include <verilated_fst_c.h>
+#include <verilated_syms.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -165,14 +167,18 @@ class VerilatedEngine final : public EngineSim {
   }
 
   RunStatus run(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base, uint32_t win_limit,
-                uint64_t max_cycles) override {
+                uint64_t max_cycles, uint32_t scratch_base) override {
     csr_write(static_cast<uint32_t>(hw::Csr::Ctrl), hw::kCtrlClear);
     csr_write(static_cast<uint32_t>(hw::Csr::DescAddr), desc_addr);
     csr_write(static_cast<uint32_t>(hw::Csr::DescCount), desc_count);
     csr_write(static_cast<uint32_t>(hw::Csr::WinBase), win_base);
     csr_write(static_cast<uint32_t>(hw::Csr::WinLimit), win_limit);
+    csr_write(static_cast<uint32_t>(hw::Csr::ScratchBase), scratch_base);
     return run_started(hw::kCtrlStart, win_base, win_limit, max_cycles);
   }
+
+  void load_scratch(uint32_t scratch_base) override { copy_scratch(scratch_base, true); }
+  void store_scratch(uint32_t scratch_base) override { copy_scratch(scratch_base, false); }
 
   RunStatus run_batch(uint64_t max_cycles) override {
     csr_write(static_cast<uint32_t>(hw::Csr::Ctrl), hw::kCtrlClear);
@@ -245,6 +251,37 @@ class VerilatedEngine final : public EngineSim {
   }
 
  private:
+  // The scratch's two banks (nasa_scratch even_q / odd_q: word 2i and 2i+1 of the window at
+  // entry i, each entry MemBytes bytes, byte b of the word at byte b), found by scope name.
+  void copy_scratch(uint32_t scratch_base, bool into) {
+    const uint64_t lo = cfg_.scratch_window(scratch_base);
+    if (lo == 0) return;
+    if (banks_[0] == nullptr) {
+      for (const auto& [name, scope] : *ctx_->scopeNameMap()) {
+        if (!std::string_view(name).ends_with(".u_engine.g_scratch.u_scratch")) continue;
+        for (int b = 0; b < 2; ++b) {
+          const VerilatedVar* v = scope->varFind(b == 0 ? "even_q" : "odd_q");
+          if (v != nullptr) banks_[b] = static_cast<uint8_t*>(v->datap());
+        }
+      }
+      if (banks_[0] == nullptr || banks_[1] == nullptr) {
+        throw std::runtime_error("EngineSim: the Verilated model has no public scratch banks");
+      }
+    }
+    auto& mem = dram_.memory();
+    const uint64_t mb = cfg_.mem_bytes;
+    const uint64_t end = std::min<uint64_t>(lo + cfg_.scratch_bytes, mem.size());
+    for (uint64_t a = lo; a < end; a += mb) {
+      const uint64_t w = (a - lo) / mb, n = std::min<uint64_t>(mb, end - a);
+      uint8_t* e = banks_[w & 1] + (w >> 1) * mb;
+      if (into) {
+        std::memcpy(e, mem.data() + a, n);
+      } else {
+        std::memcpy(mem.data() + a, e, n);
+      }
+    }
+  }
+
   // One waveform sample per evaluation, half a clock period apart.
   void dump() {
     if (fst_) fst_->dump(ctx_->time());
@@ -299,6 +336,7 @@ class VerilatedEngine final : public EngineSim {
   uint64_t busy_cycles_ = 0;
   std::vector<uint64_t> layer_ends_;
   std::string first_protocol_error_;
+  std::array<uint8_t*, 2> banks_{};
 };
 
 }  // namespace nasa::sim::detail

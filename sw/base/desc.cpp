@@ -228,7 +228,8 @@ std::string oversize_detail(const Desc& d, const hw::Config& cfg) {
                      cfg.kred_max);
 }
 
-hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32_t win_limit) {
+hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32_t win_limit,
+                 uint32_t scratch_base) {
   using hw::Err;
   using hw::Op;
   // 1-2: opcode and activation.
@@ -267,16 +268,25 @@ hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32
   if (desc_quant && !shift_ok(d.s)) return Err::BadQuant;
   if (add && !shift_ok(d.sb)) return Err::BadQuant;
   if (d.act == static_cast<uint8_t>(hw::Act::Relu6) && d.q6 > 127) return Err::BadQuant;
-  // 10: every range inside [win_base, win_limit), in 64-bit so addr + size cannot wrap.
+  // 10: every range inside [win_base, win_limit), in 64-bit so addr + size cannot wrap; an
+  // input or output range wholly inside the on-chip scratch window or wholly outside it, weights
+  // and records outside it (docs/engine.md "On-chip scratch").
+  const ScratchWindow sw{cfg, scratch_base};
   auto inside = [&](uint32_t addr, uint64_t size) {
     return addr >= win_base && uint64_t{addr} + size <= uint64_t{win_limit};
   };
-  if (!inside(d.in_addr, s.in_span)) return Err::Window;
-  if (is_op(d.op, Op::Add) && !inside(d.in2_addr, s.in_bytes)) return Err::Window;
-  if (has_residual(d) && !inside(d.in2_addr, s.out_bytes)) return Err::Window;
-  if (s.wgt_bytes != 0 && !inside(d.wgt_addr, s.wgt_bytes)) return Err::Window;
-  if (s.prm_bytes != 0 && !inside(d.prm_addr, s.prm_bytes)) return Err::Window;
-  if (!inside(d.out_addr, s.out_span)) return Err::Window;
+  auto data = [&](uint32_t addr, uint64_t size) {
+    return inside(addr, size) && (sw.contains(addr, size) || !sw.overlaps(addr, size));
+  };
+  auto fixed = [&](uint32_t addr, uint64_t size) {
+    return inside(addr, size) && !sw.overlaps(addr, size);
+  };
+  if (!data(d.in_addr, s.in_span)) return Err::Window;
+  if (is_op(d.op, Op::Add) && !data(d.in2_addr, s.in_bytes)) return Err::Window;
+  if (has_residual(d) && !data(d.in2_addr, s.out_bytes)) return Err::Window;
+  if (s.wgt_bytes != 0 && !fixed(d.wgt_addr, s.wgt_bytes)) return Err::Window;
+  if (s.prm_bytes != 0 && !fixed(d.prm_addr, s.prm_bytes)) return Err::Window;
+  if (!data(d.out_addr, s.out_span)) return Err::Window;
   return Err::None;
 }
 

@@ -208,6 +208,28 @@ class ImageBuilder {
     if (p_.image.size() < top_) p_.image.resize(top_);
     return static_cast<uint32_t>(a);
   }
+  // The on-chip scratch's window (docs/engine.md "On-chip scratch"): `bytes` at the next
+  // multiple of `bytes` (never 0, which means no window), set as the program's ScratchBase. The
+  // blocks placed in it (in_window) keep activations on chip; the rest of it stays unused.
+  uint32_t open_window(uint64_t bytes) {
+    const uint64_t base = std::max<uint64_t>(bytes, (top_ + bytes - 1) / bytes * bytes);
+    top_ = base;
+    win_top_ = base;
+    win_end_ = base + bytes;
+    alloc(bytes, "on-chip scratch window");
+    p_.regions.pop_back();  // (its blocks are recorded instead)
+    p_.scratch_base = static_cast<uint32_t>(base);
+    return p_.scratch_base;
+  }
+  uint32_t in_window(uint64_t size, std::string what) {
+    if (win_top_ + size > win_end_) {
+      throw std::logic_error(fmt::format("compile: '{}' does not fit the scratch window", what));
+    }
+    p_.regions.push_back({what + " (on-chip scratch)", static_cast<uint32_t>(win_top_), size});
+    const uint64_t a = win_top_;
+    win_top_ = (win_top_ + size + 63) / 64 * 64;
+    return static_cast<uint32_t>(a);
+  }
   struct Placed {
     uint32_t w = 0, prm = 0;
   };
@@ -250,6 +272,7 @@ class ImageBuilder {
 
  private:
   Program& p_;
+  uint64_t win_top_ = 0, win_end_ = 0;
   uint64_t top_ = 64;
 };
 
@@ -461,7 +484,7 @@ void emit_images(std::vector<Desc>& out, std::span<const Desc> per_image, const 
 
 void check_program(const Program& p, const hw::Config& cfg, const std::string& what) {
   for (size_t i = 0; i < p.descs.size(); ++i) {
-    const hw::Err e = validate(p.descs[i], cfg, p.win_base, p.win_limit);
+    const hw::Err e = validate(p.descs[i], cfg, p.win_base, p.win_limit, p.scratch_base);
     if (e != hw::Err::None) {
       throw std::runtime_error(fmt::format(
           "compile: layer {} ({}) of {} does not run on config '{}': {}{}", i,
@@ -801,11 +824,25 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
   for (size_t d = 0; d <= L; ++d) {
     if (uniform) slot[d] = slot_max;
     r.arena_stride[d] = static_cast<uint32_t>(slot[d]);
-    r.arena_addr[d] = mem.alloc(slot[d] * mb, fmt::format("arena depth {}", d));
+  }
+  r.scratch_stride = static_cast<uint32_t>(2 * round64(scratch));
+  // Activations on chip (docs/engine.md "On-chip scratch"): the arena and the node insides in
+  // the scratch's window when they fit it, else the node insides alone, else neither.
+  uint64_t arena_bytes = 0;
+  for (size_t d = 0; d <= L; ++d) arena_bytes += round64(slot[d] * mb);
+  const uint64_t insides_bytes = round64(uint64_t{r.scratch_stride} * mb);
+  const uint64_t window = opt.on_chip ? cfg.scratch_bytes : 0;
+  const bool arena_on_chip = window != 0 && arena_bytes + insides_bytes <= window;
+  const bool insides_on_chip = window != 0 && insides_bytes <= window;
+  if (insides_on_chip) mem.open_window(window);
+  for (size_t d = 0; d <= L; ++d) {
+    const std::string what = fmt::format("arena depth {}", d);
+    r.arena_addr[d] = arena_on_chip ? mem.in_window(slot[d] * mb, what)
+                                    : mem.alloc(slot[d] * mb, what);
   }
   // image b's scratch tensors: s1 + b * stride and s2 + b * stride
-  r.scratch_stride = static_cast<uint32_t>(2 * round64(scratch));
-  s1 = mem.alloc(uint64_t{r.scratch_stride} * mb, "scratch (per image)");
+  s1 = insides_on_chip ? mem.in_window(uint64_t{r.scratch_stride} * mb, "scratch (per image)")
+                       : mem.alloc(uint64_t{r.scratch_stride} * mb, "scratch (per image)");
   s2 = s1 + static_cast<uint32_t>(round64(scratch));
   if (opt.dump_logits) {
     // node ids are below 1 + candidates * layers

@@ -74,11 +74,14 @@ uint64_t Device::counter(hw::Counter id) {
 }
 
 WaitResult Device::run(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base,
-                       uint32_t win_limit, uint64_t timeout_cycles) {
+                       uint32_t win_limit, uint64_t timeout_cycles, uint32_t scratch_base) {
   write_csr(static_cast<uint32_t>(hw::Csr::DescAddr), desc_addr);
   write_csr(static_cast<uint32_t>(hw::Csr::DescCount), desc_count);
   write_csr(static_cast<uint32_t>(hw::Csr::WinBase), win_base);
   write_csr(static_cast<uint32_t>(hw::Csr::WinLimit), win_limit);
+  if (config().scratch_bytes != 0) {
+    write_csr(static_cast<uint32_t>(hw::Csr::ScratchBase), scratch_base);
+  }
   start();
   return wait(timeout_cycles);
 }
@@ -150,6 +153,9 @@ class RefDevice final : public HostMemoryDevice {
       case hw::Csr::WinLimit:
         win_limit_ = cfg_.clamp_window(value);
         break;
+      case hw::Csr::ScratchBase:
+        scratch_base_ = cfg_.scratch_window(value);
+        break;
       default:
         break;  // read-only registers ignore writes, as in the RTL
     }
@@ -178,6 +184,8 @@ class RefDevice final : public HostMemoryDevice {
         return win_base_;
       case hw::Csr::WinLimit:
         return win_limit_;
+      case hw::Csr::ScratchBase:
+        return scratch_base_;
       case hw::Csr::HwShape:
         return cfg_.hw_shape();
       case hw::Csr::HwMem:
@@ -205,13 +213,14 @@ class RefDevice final : public HostMemoryDevice {
 
   void start() override {
     check_window();
-    result_ = ref::run(mem_, cfg_, desc_addr_, desc_count_, win_base_, win_limit_);
+    result_ = ref::run(mem_, cfg_, desc_addr_, desc_count_, win_base_, win_limit_, scratch_base_);
     done_ = true;
   }
 
   void start_batch() {
     check_window();
-    const batch::RunResult b = batch::run(mem_, cfg_, regs_, win_base_, win_limit_, tables_);
+    const batch::RunResult b =
+        batch::run(mem_, cfg_, regs_, win_base_, win_limit_, scratch_base_, tables_);
     result_ = ref::RunResult{};
     result_.err = b.err;
     result_.err_index = b.err_index;
@@ -235,7 +244,7 @@ class RefDevice final : public HostMemoryDevice {
 
  private:
   hw::Config cfg_;
-  uint32_t desc_addr_ = 0, desc_count_ = 0, win_base_ = 0, win_limit_ = 0;
+  uint32_t desc_addr_ = 0, desc_count_ = 0, win_base_ = 0, win_limit_ = 0, scratch_base_ = 0;
   bool done_ = false;
   ref::RunResult result_;
   batch::Regs regs_;

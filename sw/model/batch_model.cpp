@@ -50,7 +50,13 @@ class CtrlPort {
  public:
   CtrlPort(std::span<uint8_t> mem, const hw::Config& cfg, const cycles::DramTiming& dram,
            uint32_t base, uint32_t limit, cycles::Counters& c)
-      : mem_(mem), cfg_(cfg), dram_(dram), base_(base), limit_(limit), c_(c) {}
+      : mem_(mem),
+        cfg_(cfg),
+        dram_(dram),
+        base_(base),
+        limit_(limit),
+        scratch_(cfg, dram.scratch_base),
+        c_(c) {}
 
   uint8_t read(uint32_t addr) {
     check(addr);
@@ -77,13 +83,17 @@ class CtrlPort {
   uint64_t take_cycles() { return std::exchange(cycles_, 0); }
 
  private:
+  // (inside the window, outside the engine's on-chip scratch: the control units see memory only)
   void check(uint32_t addr) const {
-    if (addr < base_ || addr >= limit_ || addr >= mem_.size()) throw Stop{hw::Err::Window, 0};
+    if (addr < base_ || addr >= limit_ || addr >= mem_.size() || scratch_.overlaps(addr, 1)) {
+      throw Stop{hw::Err::Window, 0};
+    }
   }
   std::span<uint8_t> mem_;
   const hw::Config& cfg_;
   const cycles::DramTiming& dram_;
   uint32_t base_, limit_;
+  ScratchWindow scratch_;
   cycles::Counters& c_;
   bool cached_ = false;
   uint32_t word_ = 0;
@@ -339,13 +349,15 @@ hw::Err check_config(const hw::Config& cfg, const Regs& r) {
 }  // namespace
 
 RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint32_t win_base,
-              uint32_t win_limit, Tables& t, bool use_memo) {
+              uint32_t win_limit, uint32_t scratch_base, Tables& t, bool use_memo) {
   // the window as the engine's CSRs hold it: clamped to the address space
   win_base = cfg.clamp_window(win_base);
   win_limit = cfg.clamp_window(win_limit);
   RunResult res;
   cycles::Counters& c = res.counters;
-  const cycles::DramTiming dram = cycles::default_dram(cfg);
+  cycles::DramTiming dram = cycles::default_dram(cfg);
+  dram.scratch_base = cfg.scratch_window(scratch_base);
+  const ScratchWindow scratch{cfg, scratch_base};
   CtrlPort port(mem, cfg, dram, win_base, win_limit, c);
   auto& cycles_total = c[static_cast<size_t>(hw::Counter::Cycles)];
   cycles_total += 2;  // start and end of the run
@@ -472,11 +484,12 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
     // The template the scheduler offers, patched (PATCH bits: X/Y/L, + S), and whether it is
     // valid.
     auto make_offer = [&](const Scheduler& sc, uint32_t tpl, Desc& d) {
-      if (static_cast<uint64_t>(tpl) + hw::kDescBytes > win_limit || tpl < win_base) {
+      if (static_cast<uint64_t>(tpl) + hw::kDescBytes > win_limit || tpl < win_base ||
+          scratch.overlaps(tpl, hw::kDescBytes)) {
         return hw::Err::Window;
       }
       d = patch_template(read_desc(mem, tpl), sc.x(), sc.y(), sc.l(), sc.s(), sc.left());
-      return validate(d, cfg, win_base, win_limit);
+      return validate(d, cfg, win_base, win_limit, scratch_base);
     };
     // The memo of stretches: from rest (the engine quiet, the scheduler leaving a leaf's
     // evaluations or starting a mini-batch) to the next evaluation or the end, keyed by the engine's state and
@@ -564,6 +577,10 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& r, uint
                                    i >= 1 && cycles::reads_output_of(pl.d, plan[i - 1].d) ? 1u : 0u,
                                    i >= 2 && cycles::reads_output_of(pl.d, plan[i - 2].d) ? 1u : 0u});
             for (uint32_t w : encode(mod_addresses(pl.d, cfg.mem_bytes))) key.push_back(w);
+            // (which of its tensors the on-chip scratch holds: the engine routes by it)
+            key.push_back(uint64_t{scratch.overlaps(pl.d.in_addr, 1)} |
+                          uint64_t{scratch.overlaps(pl.d.in2_addr, 1)} << 1 |
+                          uint64_t{scratch.overlaps(pl.d.out_addr, 1)} << 2);
             dry_cover.start(pl.tpl, pl.d);
             plan.push_back(pl);
             gap = 0;

@@ -146,6 +146,7 @@ class Engine {
         wchunk_(chunk_ / 2),
         wdepth_(2 * uint64_t{cfg.kred_max}),
         dram_(dram, cfg.mem_bytes),
+        sc_win_(cfg, dram.scratch_base),
         rec_size_(cfg.wtiles) {
     if (dram.bytes_per_cycle == 0 || dram.bytes_per_cycle > cfg.mem_bytes || dram.latency == 0) {
       throw std::invalid_argument(
@@ -185,7 +186,7 @@ class Engine {
   bool quiet() const {
     return state_ == kFetch && pend_ == 0 && !b_v_ && !a_v_ && job_q_.empty() && rq_left_ == 0 &&
            inf_.empty() && !flush_ && wq_.empty() && !shadow_full_ && !s1_valid_ && il_done_ &&
-           (!TL_.pe || tl_j_ == TL_.nct);
+           (!TL_.pe || tl_j_ == TL_.nct) && !sc_jv_ && !sc_ov_;
   }
   // `n` cycles of a quiet engine waiting for a descriptor (what step_ext would count).
   void idle_ext(uint64_t n) {
@@ -363,6 +364,12 @@ class Engine {
   std::deque<Inflight> inf_;
   uint64_t beat_ = 0, oidx_ = 0;
   bool flush_ = false, last_was_wr_ = false, hold_ = false, hold_wr_ = false;
+  // on-chip scratch (RTL nasa_scratch; docs/engine.md "On-chip scratch"): its window, the job
+  // (beats sc_nb_, next sc_idx_, layer parity sc_flag_), the beat in its output register; input
+  // jobs in the DMA (RTL dma_in_q)
+  ScratchWindow sc_win_;
+  bool sc_jv_ = false, sc_ov_ = false, sc_flag_ = false, sc_o_flag_ = false;
+  uint64_t sc_idx_ = 0, sc_nb_ = 0, dma_in_ = 0;
   // output writer
   std::deque<Row> wq_;
   bool second_ = false;
@@ -432,6 +439,9 @@ void Engine::step() {
     if (last_beat && (aligned || h.no != h.nb)) inf_pop = true;
   }
 
+  // the scratch's beat takes the response path when the DMA has none (RTL sc_ready)
+  const bool sc_take = sc_ov_ && !o_valid;
+
   // ---------------- engine combinational ----------------
   const Desc* d = ext_ ? &cur_ : (fe_li_ < descs_.size() ? &descs_[fe_li_] : nullptr);
   // ext mode: an offer of the last packed layer's template, one of its further images, is taken
@@ -472,7 +482,10 @@ void Engine::step() {
   // the compute's missing loads first: its tile's weights, else input before a later tile's
   const bool prefer_tl = want && !w_ok && rec_wr_ - 1 == c_rec_,
              prefer_il = want && !in_ok && !prefer_tl;
-  bool il_grant = false, tl_grant = false, job_push = false;
+  bool il_grant = false, tl_grant = false, job_push = false, sc_accept = false;
+  // an input job goes to the scratch when its source is in the window and the DMA holds no input
+  // job, to the DMA when the scratch holds no job or beat (a layer's bytes arrive in order)
+  const bool sc_busy = sc_jv_ || sc_ov_;
   Job job{};
   if (desc_job) {
     job = {ext_ ? offer_tpl_ : desc_addr_ + uint64_t{fe_li_} * hw::kDescBytes, hw::kDescBytes,
@@ -480,7 +493,11 @@ void Engine::step() {
     job_push = job_ready;
   } else if (il_valid && (!tl_valid || (!prefer_tl && (prefer_il || !rr_)))) {
     job = {il_src_ + il_off_, std::min(il_left, chunk_), kIn, false, ld_par_ != 0};
-    il_grant = job_push = job_ready;
+    if (sc_win_.contains(job.src, 1)) {
+      il_grant = sc_accept = !sc_jv_ && dma_in_ == 0;
+    } else {
+      il_grant = job_push = job_ready && !sc_busy;
+    }
   } else if (tl_valid) {
     job = tl_job;
     tl_grant = job_push = job_ready;
@@ -493,9 +510,14 @@ void Engine::step() {
   const bool row_ready = wq_.size() < kWriterDepth;
   const bool row_fire = row_valid && row_ready;
   const bool dr_lend = row_fire && sh_lend_ && dr_row_ + 1 == sh_rows_;  // RTL dr_lend_o
-  const bool wr_valid = !wq_.empty();
-  bool two_part = false;
-  if (wr_valid) two_part = wq_.front().addr % mb_ + wq_.front().n > mb_;
+  const bool wr_any = !wq_.empty();
+  bool two_part = false, wr_sc = false;
+  if (wr_any) {
+    two_part = wq_.front().addr % mb_ + wq_.front().n > mb_;
+    // the word written this cycle: into the scratch inside its window (accepted at once)
+    wr_sc = sc_win_.contains(wq_.front().addr / mb_ * mb_ + (second_ ? mb_ : 0), 1);
+  }
+  const bool wr_valid = wr_any && !wr_sc;
 
   // ---------------- DMA request side ----------------
   const uint64_t burst = std::min<uint64_t>(rq_left_, cfg().burst_max);
@@ -507,9 +529,11 @@ void Engine::step() {
   const bool wr_fire = req_valid && req_ready && grant_wr;
   const bool take_job = !job_q_.empty() && inf_.size() < cfg().dma_inflight &&
                         (!rd_req_valid || (rd_req_fire && rq_left_ == burst));
-  const bool dma_idle = job_q_.empty() && !rd_req_valid && inf_.empty() && !flush_;
+  const bool dma_idle =
+      job_q_.empty() && !rd_req_valid && inf_.empty() && !flush_ && !sc_busy;  // (RTL mem_idle)
+  const bool sc_issue = sc_jv_ && (!sc_ov_ || sc_take);
   // the writer pops a row when its last word is accepted; a layer's last row completes it
-  const bool wr_pop = wr_fire && (second_ || !two_part);
+  const bool wr_pop = (wr_fire || wr_sc) && (second_ || !two_part);
   const bool ly_end = wr_pop && wq_.front().lend;
 
   // sequencer (RTL ld_start, cs_start)
@@ -536,6 +560,11 @@ void Engine::step() {
     count(hw::Counter::Macs, s1_macs_);
   }
   if (rsp_fire) count(hw::Counter::DramRdBytes, mb_);
+  if (sc_take) {
+    count(hw::Counter::InBufWrites, 1);
+    count(hw::Counter::ScratchReads, 1);
+  }
+  if (wr_sc) count(hw::Counter::ScratchWrites, 1);
   if (o_valid) {
     // buffer writes (the energy model's events)
     if (o_dst == kIn) count(hw::Counter::InBufWrites, 1);
@@ -588,6 +617,22 @@ void Engine::step() {
     rq_left_ -= burst;
   }
   if (job_push) job_q_.push_back(job);
+  // the scratch: a beat into its output register, the job accepted; input jobs in the DMA
+  if (sc_issue) {
+    sc_ov_ = true;
+    sc_o_flag_ = sc_flag_;
+    if (++sc_idx_ == sc_nb_) sc_jv_ = false;
+  } else if (sc_take) {
+    sc_ov_ = false;
+  }
+  if (sc_accept) {
+    sc_jv_ = true;
+    sc_idx_ = 0;
+    sc_nb_ = (job.len + mb_ - 1) / mb_;
+    sc_flag_ = job.flag;
+  }
+  dma_in_ += (il_grant && !sc_accept) ? 1 : 0;
+  dma_in_ -= (o_valid && o_last && o_dst == kIn) ? 1 : 0;
   if (wr_fire)
     last_was_wr_ = true;
   else if (rd_req_fire)
@@ -596,7 +641,7 @@ void Engine::step() {
   hold_wr_ = grant_wr;
 
   // output writer
-  if (wr_fire) {
+  if (wr_fire || wr_sc) {
     if (second_) {
       second_ = false;
     } else if (two_part) {
@@ -607,6 +652,7 @@ void Engine::step() {
 
   // destinations
   if (o_valid && o_dst == kIn) in_loaded_[o_flag ? 1 : 0] += mb_;
+  if (sc_take) in_loaded_[sc_o_flag_ ? 1 : 0] += mb_;
   if (ld_start) in_loaded_[ld_par_ ^ 1] = 0;
   if (o_valid && o_last && (o_dst == kWRow || o_dst == kWScat)) {
     if (o_flag) {

@@ -393,7 +393,7 @@ void check_in_memory(size_t mem_size, const Desc& d, const char* what, uint32_t 
 // Limits loose enough that only structural faults (not capacity) are reported by validate().
 constexpr hw::Config kUnbounded{
     "unbounded", 1, 1, 1, 0xFFFFFFFFu, 0xFFFFFFFFu, 1, hw::kNodeCap, hw::kMaxLayers, hw::kMaxChoices,
-    hw::kMaxCands, 1, 32, 16, 2, 0};
+    hw::kMaxCands, 1, 32, 16, 2, 0, 0};
 
 }  // namespace
 
@@ -477,7 +477,7 @@ void execute(const Desc& d, std::span<uint8_t> mem) {
 }
 
 RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, uint32_t desc_addr, uint32_t count,
-              uint32_t win_base, uint32_t win_limit) {
+              uint32_t win_base, uint32_t win_limit, uint32_t scratch_base) {
   // the window as the engine's CSRs hold it: clamped to the address space
   win_base = cfg.clamp_window(win_base);
   win_limit = cfg.clamp_window(win_limit);
@@ -487,7 +487,9 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, uint32_t desc_addr,
                             std::to_string(mem.size()) + " bytes");
   }
   RunResult r;
-  const cycles::DramTiming dram = cycles::default_dram(cfg);
+  cycles::DramTiming dram = cycles::default_dram(cfg);
+  dram.scratch_base = cfg.scratch_window(scratch_base);
+  const ScratchWindow sw{cfg, scratch_base};
   auto stop = [&](hw::Err e, uint32_t i) {
     r.err = e;
     r.err_index = i;
@@ -496,14 +498,15 @@ RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, uint32_t desc_addr,
   std::vector<Desc> done;
   for (uint32_t i = 0; i < count; ++i) {
     const uint64_t at = uint64_t{desc_addr} + uint64_t{hw::kDescBytes} * i;
-    if (at < win_base || at + hw::kDescBytes > win_limit) {
+    if (at < win_base || at + hw::kDescBytes > win_limit || sw.overlaps(at, hw::kDescBytes)) {
       stop(hw::Err::Window, i);
       break;
     }
     std::array<uint32_t, hw::kDescWords> words{};
     for (uint32_t j = 0; j < hw::kDescWords; ++j) words[j] = le32(mem.data() + at + 4 * j);
     const Desc d = decode(words);
-    if (const hw::Err e = validate(d, cfg, win_base, win_limit); e != hw::Err::None) {
+    if (const hw::Err e = validate(d, cfg, win_base, win_limit, scratch_base);
+        e != hw::Err::None) {
       stop(e, i);
       break;
     }

@@ -69,7 +69,7 @@ EvalResult Runtime::evaluate(const spec::Candidate& c, std::span<const std::vect
   dev->write_memory(0, p.image);
   const uint64_t timeout = 4'000'000'000ull;
   const device::WaitResult w =
-      dev->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, timeout);
+      dev->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, timeout, p.scratch_base);
   if (!w.done || w.timeout) {
     throw std::runtime_error(fmt::format("{} backend: candidate {} did not finish", dev->name(),
                                          spec::format_candidate(c)));
@@ -120,6 +120,7 @@ void program_batch(device::Device& dev, const compile::BatchProgram& bp) {
   csr(hw::Csr::LogitsAddr, r.logits_addr);
   csr(hw::Csr::LogitsStride, r.logits_stride);
   csr(hw::Csr::ScratchStride, r.scratch_stride);
+  if (dev.config().scratch_bytes != 0) csr(hw::Csr::ScratchBase, bp.program.scratch_base);
   csr(hw::Csr::GenMode, r.gen_mode);
   csr(hw::Csr::GenSeed, r.gen_seed);
   csr(hw::Csr::GenProb, r.gen_prob);

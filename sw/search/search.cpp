@@ -85,7 +85,8 @@ uint64_t CycleModel::cycles(const spec::Candidate& c) {
   auto dev = device::make_ref_device(cfg_, p.image.size());
   dev->write_memory(0, p.image);
   const device::WaitResult w =
-      dev->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, uint64_t{1} << 40);
+      dev->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, uint64_t{1} << 40,
+               p.scratch_base);
   if (!w.done || w.err != hw::Err::None) {
     throw SearchError(fmt::format("cycle model of `{}`: candidate {} did not run ({})", cfg_.name,
                                   spec::format_candidate(c), err_name(w.err)));

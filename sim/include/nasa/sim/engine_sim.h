@@ -53,9 +53,17 @@ class EngineSim {
   virtual void csr_write(uint32_t addr, uint32_t value) = 0;
   virtual uint32_t csr_read(uint32_t addr) = 0;
   virtual uint64_t counter(hw::Counter id) = 0;
-  // Programs DESC_ADDR/COUNT and the window, starts, and ticks until done or max_cycles.
+  // Programs DESC_ADDR/COUNT, the window and SCRATCH_BASE, starts, and ticks until done or
+  // max_cycles.
   virtual RunStatus run(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base,
-                        uint32_t win_limit, uint64_t max_cycles) = 0;
+                        uint32_t win_limit, uint64_t max_cycles, uint32_t scratch_base = 0) = 0;
+  // The on-chip scratch (docs/engine.md "On-chip scratch") through a backdoor, no cycles: its
+  // window at `scratch_base` (CSR ScratchBase) takes memory()'s bytes there (load_scratch), or
+  // gives them its own (store_scratch), where the window and the memory overlap. The DRAM model
+  // never sees the window's addresses, so after store_scratch memory() reads as the reference
+  // model's flat memory does. No-ops without a scratch or window.
+  virtual void load_scratch(uint32_t scratch_base) = 0;
+  virtual void store_scratch(uint32_t scratch_base) = 0;
   // Starts a batch run (docs/fusion.md) with the batch CSRs and tables as programmed, and the
   // window in WIN_BASE/WIN_LIMIT; ticks until done or max_cycles.
   virtual RunStatus run_batch(uint64_t max_cycles) = 0;

@@ -42,6 +42,9 @@ struct Program {
   uint64_t seed = 0;
   std::vector<uint8_t> image;  // the whole memory, address 0 = image[0]
   uint32_t desc_addr = 0, desc_count = 0, win_base = 0, win_limit = 0;
+  // CSR ScratchBase: activations placed in the on-chip scratch's window (docs/engine.md "On-chip
+  // scratch"); 0: none. The image holds the window's initial bytes (the cosim loads them).
+  uint32_t scratch_base = 0;
   std::vector<Desc> descs;  // the descriptors at desc_addr, in order
   // A mini-batch stream: the program is `stream` instances of one layer (the same weights and
   // records, each image its own input and output), as the scheduler issues a node's layer for
@@ -76,7 +79,11 @@ class ProgramBuilder {
 
   // A fresh block of `size` bytes inside the window at a random small gap (unaligned).
   uint32_t alloc(uint64_t size);
-  // alloc + random activations (a mix of ReLU-like non-negative and signed spreads).
+  // A block for an activation tensor (a layer's input or output): as alloc, or on configurations
+  // with an on-chip scratch, in about half the programs, for about half the tensors, inside the
+  // scratch's window (Program::scratch_base; the layout skips over the window).
+  uint32_t activation(uint64_t size);
+  // activation + random activations (a mix of ReLU-like non-negative and signed spreads).
   uint32_t tensor(uint64_t size);
   // Places the descriptor block here in the layout (default: after everything else).
   void reserve_descs(uint32_t count);
@@ -109,6 +116,10 @@ class ProgramBuilder {
   uint64_t seed_;
   Rng rng_;
   Arena arena_;
+  // the on-chip scratch's window [sc_lo_, sc_hi_) when this program uses it, its blocks
+  Rng sc_rng_;
+  uint64_t sc_lo_ = 0, sc_hi_ = 0;
+  Arena sc_arena_{0, 0};
   std::vector<uint8_t> image_;  // initial contents
   std::vector<uint8_t> calib_;  // contents with the layers executed so far
   std::vector<Desc> descs_;

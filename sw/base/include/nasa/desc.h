@@ -86,8 +86,28 @@ inline bool has_residual(const Desc& d) { return d.res != 0; }
 // Why a descriptor is Err::Oversize on `cfg`, in words with the numbers.
 std::string oversize_detail(const Desc& d, const hw::Config& cfg);
 
+// The on-chip scratch window of CSR ScratchBase (docs/engine.md "On-chip scratch"): empty when
+// the configuration has no scratch or the base is 0.
+struct ScratchWindow {
+  uint64_t lo = 0, hi = 0;  // [lo, hi)
+  ScratchWindow(const hw::Config& cfg, uint32_t base) {
+    lo = cfg.scratch_window(base);
+    hi = lo == 0 ? 0 : lo + cfg.scratch_bytes;
+  }
+  bool empty() const { return lo == hi; }
+  bool overlaps(uint64_t addr, uint64_t size) const {
+    return !empty() && size != 0 && addr < hi && addr + size > lo;
+  }
+  bool contains(uint64_t addr, uint64_t size) const {
+    return !empty() && addr >= lo && addr + size <= hi;
+  }
+};
+
 // Validation exactly as the engine does it (docs/engine.md); returns Err::None when legal.
-hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32_t win_limit);
+// scratch_base: CSR ScratchBase (inputs and outputs inside its window or outside it, weights and
+// records outside).
+hw::Err validate(const Desc& d, const hw::Config& cfg, uint32_t win_base, uint32_t win_limit,
+                 uint32_t scratch_base = 0);
 
 std::string op_name(uint8_t op);
 std::string err_name(hw::Err e);  // "Window", ...; "err<N>?" for values outside the table

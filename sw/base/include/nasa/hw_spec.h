@@ -91,6 +91,9 @@ namespace nasa::hw {
   X(TblData, 0x098, "RW: entry at TBL_ADDR; the index advances after each access")         \
   X(HwBatch, 0x09C, "R: NodeCap | MaxLayers << 16 | MaxChoices << 24")                     \
   X(ScratchStride, 0x0A0, "RW: batch: bytes between the scratch tensors of consecutive images") \
+  X(ScratchBase, 0x0A4,                                                                    \
+    "RW: on-chip scratch window [base, base + ScratchBytes); base a multiple of "           \
+    "ScratchBytes (low bits ignored), 0: none")                                             \
   X(CounterBase, 0x100, "R: 64-bit counters, id i at 0x100 + 8*i (lo) and +4 (hi)")
 
 #define NASA_COUNTERS(X)                                                \
@@ -106,7 +109,9 @@ namespace nasa::hw {
   X(StallDesc, 9, "cycles waiting for a descriptor (fetch, decode; no layer running)")      \
   X(InBufWrites, 10, "port words written into the input buffer (every replica)")          \
   X(WBufWrites, 11, "port words written into the weight ring")                            \
-  X(PrmWrites, 12, "port words written into the per-channel record memory")
+  X(PrmWrites, 12, "port words written into the per-channel record memory")               \
+  X(ScratchReads, 13, "port words read from the on-chip scratch (input loads)")            \
+  X(ScratchWrites, 14, "strobed port words written into the on-chip scratch (outputs)")
 
 // Candidate generation (CSR GenMode): where a batch run's candidates come from.
 #define NASA_GEN_MODES(X)                                                       \
@@ -200,17 +205,20 @@ namespace nasa::hw {
 // cover the memory's latency; on fpga 8 jobs of 8 beats cover the DRAM model's 32 cycles, and the
 // board's SPRAM answers in one) and WTiles (channel tiles the weight ring holds at once, a power
 // of two >= 2: its bytes are 2 * KredMax per lane whatever the count; a layer whose tiles all fit
-// keeps them on chip for a next layer with the same weights; 2 is plain double buffering) and Mcu
+// keeps them on chip for a next layer with the same weights; 2 is plain double buffering),
+// ScratchBytes (the on-chip scratch memory behind the window of CSR ScratchBase: layers read
+// their inputs from it and write their outputs into it without the memory port; a power of two,
+// 0: none, docs/engine.md "On-chip scratch") and Mcu
 // (1: the configuration's core is the RV32IM controller running the firmware of fpga/fw/ with
 // its one-MAC dot-product unit, top module nasa_mcu, docs/fpga.md: Rows = Cols = 1, single-beat
 // port; 0: the engine and the batch units, top module nasa_top). up5k is the iCEBreaker board's
 // core: the engine at 4x4 (fpga) takes 27,800 LUTs, five times the UP5K's 5,280 logic cells.
 // CSR HwMem reports MemBytes, BurstMax and AddrBits.
-#define NASA_CONFIGS(X)                                                      \
-  X(fpga, 4, 4, 4, 2048, 256, 8, 256, 8, 8, 256, 1, 17, 8, 2, 0)             \
-  X(sim, 16, 16, 32, 131072, 8192, 8, 1024, 16, 16, 1024, 16, 32, 16, 16, 0) \
-  X(large, 32, 32, 64, 131072, 8192, 8, 1024, 16, 16, 1024, 32, 32, 16, 16, 0) \
-  X(up5k, 1, 1, 4, 2048, 256, 1, 256, 8, 8, 256, 1, 17, 2, 2, 1)
+#define NASA_CONFIGS(X)                                                                 \
+  X(fpga, 4, 4, 4, 2048, 256, 8, 256, 8, 8, 256, 1, 17, 8, 2, 0, 0)                   \
+  X(sim, 16, 16, 32, 131072, 8192, 8, 1024, 16, 16, 1024, 16, 32, 16, 16, 2097152, 0)   \
+  X(large, 32, 32, 64, 131072, 8192, 8, 1024, 16, 16, 1024, 32, 32, 16, 16, 2097152, 0) \
+  X(up5k, 1, 1, 4, 2048, 256, 1, 256, 8, 8, 256, 1, 17, 2, 2, 0, 1)
 
 // The columns of NASA_CONFIGS, in order. Row: Config member, RTL parameter name (every column
 // but Mcu is a parameter of the core's top module, passed as -G<Param>=<value>, and a field of
@@ -230,6 +238,7 @@ namespace nasa::hw {
   X(addr_bits, AddrBits, 1, "address space [0, 2^AddrBits)")                                    \
   X(dma_inflight, DmaInflight, 1, "DMA read jobs in flight (a power of two)")                   \
   X(wtiles, WTiles, 1, "channel tiles the weight ring holds (a power of two)")                  \
+  X(scratch_bytes, ScratchBytes, 1, "on-chip scratch bytes (a power of two, or 0: none)")       \
   X(mcu, Mcu, 0, "1: the core is the firmware-driven controller nasa_mcu")
 
 // The board controller's memory map (configurations with Mcu = 1: rtl/nasa_mcu.sv, the firmware
@@ -373,6 +382,7 @@ struct Config {
   uint32_t rows, cols, mem_bytes, in_buf_bytes, kred_max, burst_max;
   uint32_t node_cap, max_layers, max_choices, max_cands;  // batch mode
   uint32_t rq_lanes, addr_bits, dma_inflight, wtiles;
+  uint32_t scratch_bytes;  // the on-chip scratch (docs/engine.md "On-chip scratch"); 0: none
   uint32_t mcu;  // 1: the core is the firmware-driven controller (nasa_mcu)
   // The identification CSRs HwShape, HwMem and HwBatch (HwInBuf, HwKredMax: the fields).
   constexpr uint32_t hw_shape() const { return rows | cols << 16; }
@@ -384,6 +394,10 @@ struct Config {
     return static_cast<uint32_t>(std::min<uint64_t>(v, addr_space()));
   }
   constexpr uint32_t hw_batch() const { return node_cap | max_layers << 16 | max_choices << 24; }
+  // The scratch window's base as CSR ScratchBase holds it (aligned down; 0: no window).
+  constexpr uint32_t scratch_window(uint32_t base) const {
+    return scratch_bytes == 0 ? 0 : base & ~(scratch_bytes - 1);
+  }
 };
 #define NASA_CONFIG_ROW(n, ...) Config{#n, __VA_ARGS__},
 inline constexpr std::array kConfigs = {NASA_CONFIGS(NASA_CONFIG_ROW)};
@@ -410,7 +424,9 @@ constexpr bool configs_within_maxima() {
         c.max_cands == 0 || c.rq_lanes == 0 || c.cols % c.rq_lanes != 0 ||
         (c.rq_lanes & (c.rq_lanes - 1)) != 0 || c.addr_bits < 16 || c.addr_bits > 32 ||
         c.dma_inflight < 2 || (c.dma_inflight & (c.dma_inflight - 1)) != 0 || c.wtiles < 2 ||
-        (c.wtiles & (c.wtiles - 1)) != 0 || c.mcu > 1 || (c.mcu == 1 && c.mem_bytes != 4)) {
+        (c.wtiles & (c.wtiles - 1)) != 0 || (c.scratch_bytes & (c.scratch_bytes - 1)) != 0 ||
+        (c.scratch_bytes != 0 && c.scratch_bytes < 2 * c.mem_bytes) || c.mcu > 1 ||
+        (c.mcu == 1 && c.mem_bytes != 4)) {
       return false;
     }
   }
@@ -420,7 +436,8 @@ constexpr bool configs_within_maxima() {
 static_assert(detail::configs_within_maxima(),
               "a configuration's batch capacities exceed kNodeCap/kMaxLayers/kMaxChoices/kMaxCands, "
               "or RqLanes is not a power of two dividing Cols, or AddrBits is not in [16, 32], or "
-              "DmaInflight or WTiles is not a power of two >= 2, or Mcu is not 0/1 (1 needs a "
+              "DmaInflight or WTiles is not a power of two >= 2, or ScratchBytes is not 0 or a "
+              "power of two of at least two port words, or Mcu is not 0/1 (1 needs a "
               "4-byte memory port)");
 
 // PE utilization: the MACs a run executed over what Rows x Cols PEs could in its cycles (the

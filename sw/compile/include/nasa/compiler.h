@@ -65,6 +65,9 @@ struct Program {
   std::vector<Region> regions;  // every block placed, in address order
   uint32_t desc_addr = 0, desc_count = 0;
   uint32_t win_base = 0, win_limit = 0;
+  // CSR ScratchBase: the on-chip scratch's window the program keeps activations in (docs/engine.md
+  // "On-chip scratch"; its bytes in `image` are unused); 0: none
+  uint32_t scratch_base = 0;
   std::vector<uint32_t> logits_addr;  // per image: `classes` int8 logits
   std::vector<Desc> descs;
 };
@@ -78,6 +81,9 @@ Program compile(const QSupernet& q, const spec::Candidate& c,
 struct BatchOptions {
   uint32_t mini_batch = 32;  // images per mini-batch (arena slots per depth)
   bool dump_logits = false;  // keep every (leaf, image)'s logits (LOGITS_STRIDE != 0)
+  // keep the arena and the node insides in the on-chip scratch (docs/engine.md "On-chip
+  // scratch") when the configuration has one and they fit it
+  bool on_chip = true;
   // candidate generation on chip (compile_batch with generate > 0)
   uint32_t gen_mode = static_cast<uint32_t>(hw::GenMode::Sample);  // CSR GenMode
   uint32_t gen_seed = 1;

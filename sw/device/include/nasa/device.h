@@ -52,9 +52,10 @@ class Device {
   virtual std::optional<batch::Profile> batch_profile() const { return std::nullopt; }
 
   uint64_t counter(hw::Counter id);
-  // Programs the CSRs, starts, waits: the usual sequence.
+  // Programs the CSRs, starts, waits: the usual sequence. scratch_base: CSR ScratchBase (written
+  // on configurations with an on-chip scratch, docs/engine.md "On-chip scratch").
   WaitResult run(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base, uint32_t win_limit,
-                 uint64_t timeout_cycles);
+                 uint64_t timeout_cycles, uint32_t scratch_base = 0);
   // Starts a batch run (CTRL bit 2, docs/fusion.md) with the batch CSRs and tables already
   // programmed and waits for it.
   WaitResult run_batch(uint32_t win_base, uint32_t win_limit, uint64_t timeout_cycles);

@@ -51,8 +51,10 @@ struct RunResult {
 };
 
 // `use_memo = false` simulates every cycle (the memo is exact; tb/unit_batch_memo.cpp checks it).
+// scratch_base: CSR ScratchBase (docs/engine.md "On-chip scratch"; `mem` holds its window's bytes
+// too, as for ref::run).
 RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, const Regs& regs, uint32_t win_base,
-              uint32_t win_limit, Tables& tables, bool use_memo = true);
+              uint32_t win_limit, uint32_t scratch_base, Tables& tables, bool use_memo = true);
 
 // CSR/table access semantics shared by the ref device (table bounds and HwBatch are `cfg`'s
 // capacities): returns true when `addr` is a batch CSR.

@@ -22,6 +22,9 @@ struct DramTiming {
   uint32_t latency = 32;          // cycles from an accepted read request to its first beat
   uint32_t bytes_per_cycle = 32;  // sustained bandwidth (<= the port width)
   uint32_t max_outstanding = 16;  // requests the memory accepts before it stalls the port
+  // CSR ScratchBase: a layer's loads and stores inside the window of the on-chip scratch bypass
+  // this memory (docs/engine.md "On-chip scratch"); 0: no window
+  uint32_t scratch_base = 0;
 };
 DramTiming default_dram(const hw::Config& cfg);
 

@@ -22,8 +22,11 @@ struct RunResult {
 // Runs `count` descriptors starting at `desc_addr` on `mem` (the whole byte-addressed memory,
 // address 0 = mem[0]) exactly as the engine would, including validation and error codes.
 // Counters: Macs exact; Cycles, DRAM bytes and stalls from the cycle model (default DRAM timing).
+// scratch_base: CSR ScratchBase (docs/engine.md "On-chip scratch"); `mem` holds the scratch
+// window's bytes too (a layer's output there is written into `mem`, as the engine's on-chip
+// scratch holds it).
 RunResult run(std::span<uint8_t> mem, const hw::Config& cfg, uint32_t desc_addr, uint32_t count,
-              uint32_t win_base, uint32_t win_limit);
+              uint32_t win_base, uint32_t win_limit, uint32_t scratch_base = 0);
 
 // Executes one already validated layer (no window checks).
 void execute(const Desc& d, std::span<uint8_t> mem);
