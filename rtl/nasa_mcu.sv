@@ -25,7 +25,6 @@ module nasa_mcu #(
   parameter int unsigned RqLanes    = 1,
   parameter int unsigned DmaInflight = 8,
   parameter int unsigned WTiles     = 2,
-  parameter int unsigned ScratchBytes = 0,
   parameter int unsigned RomWords   = nasa_pkg::McuRomBytes / 4,  // the firmware ROM
   parameter              RomFile    = "nasa_fw.hex"
 ) (
@@ -99,7 +98,7 @@ module nasa_mcu #(
   assign widx   = bus_addr[11:2];
   logic unused_cpu;
   assign unused_cpu = ^{bus_rom, trap_pc, bus_addr[1:0], widx[9], 32'(RqLanes), 32'(DmaInflight),
-                        32'(WTiles), 32'(ScratchBytes), 32'(Rows), 32'(Cols), 32'(BurstMax), 32'(InBufBytes),
+                        32'(WTiles), 32'(Rows), 32'(Cols), 32'(BurstMax), 32'(InBufBytes),
                         32'(KredMax), 32'(MaxLayers * MaxChoices)};
   logic main_acc, int_acc, go_acc, mmio;
   logic [1:0] go_q;  // GO: the run the host started (bit 0 program, bit 1 batch)

@@ -5,8 +5,8 @@ NASA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=nasa_configs.sh
 source "$NASA_ROOT/synth/nasa_configs.sh"
 
-# Sets CFG_<FIELD> for every column (CFG_ROWS ... CFG_MCU), NASA_PARAM_VALUES (the values of
-# NASA_PARAM_NAMES, the core's RTL parameters) and NASA_TOP (the core's top module: nasa_mcu for
+# Sets CFG_<FIELD> for every column (CFG_ROWS ... CFG_MCU), NASA_TOP_PARAM_NAMES and
+# NASA_PARAM_VALUES (the RTL parameters of the configuration's top module and their values) and NASA_TOP (the core's top module: nasa_mcu for
 # the configurations with a controller, Mcu = 1, else nasa_top) for configuration $1.
 nasa_config() {
   local row="NASA_CFG_$1[@]" i
@@ -15,12 +15,21 @@ nasa_config() {
     return 1
   fi
   local -a values=("${!row}")
+  NASA_TOP_PARAM_NAMES=()
   NASA_PARAM_VALUES=()
   for i in "${!NASA_CONFIG_FIELDS[@]}"; do
     printf -v "CFG_${NASA_CONFIG_FIELDS[$i]}" '%s' "${values[$i]}"
-    if ((i < ${#NASA_PARAM_NAMES[@]})); then NASA_PARAM_VALUES+=("${values[$i]}"); fi
   done
   if [[ $CFG_MCU == 1 ]]; then NASA_TOP=nasa_mcu; else NASA_TOP=nasa_top; fi
+  # (the board controller takes the parameters but the engine-only ones)
+  for i in "${!NASA_PARAM_NAMES[@]}"; do
+    if [[ $CFG_MCU == 1 && " ${NASA_ENGINE_ONLY_PARAMS[*]} " == *" ${NASA_PARAM_NAMES[$i]} "* ]]
+    then
+      continue
+    fi
+    NASA_TOP_PARAM_NAMES+=("${NASA_PARAM_NAMES[$i]}")
+    NASA_PARAM_VALUES+=("${values[$i]}")
+  done
 }
 
 # Changes to the repository root; fails when the RTL is not there.

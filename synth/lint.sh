@@ -21,8 +21,8 @@ status=0
 for cfg in "${configs[@]}"; do
   nasa_config "$cfg"
   gparams=()
-  for i in "${!NASA_PARAM_NAMES[@]}"; do
-    gparams+=("-G${NASA_PARAM_NAMES[$i]}=${NASA_PARAM_VALUES[$i]}")
+  for i in "${!NASA_TOP_PARAM_NAMES[@]}"; do
+    gparams+=("-G${NASA_TOP_PARAM_NAMES[$i]}=${NASA_PARAM_VALUES[$i]}")
   done
   if [[ $CFG_MCU == 1 ]]; then
     hex=$(nasa_fw_hex) || { status=1; continue; }

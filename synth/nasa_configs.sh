@@ -7,6 +7,8 @@ NASA_CONFIG_NAMES=(fpga sim large up5k)
 NASA_CONFIG_FIELDS=(ROWS COLS MEM_BYTES IN_BUF_BYTES KRED_MAX BURST_MAX NODE_CAP MAX_LAYERS MAX_CHOICES MAX_CANDS RQ_LANES ADDR_BITS DMA_INFLIGHT WTILES SCRATCH_BYTES MCU)
 # the RTL parameters of the core's top module, in column order
 NASA_PARAM_NAMES=(Rows Cols MemBytes InBufBytes KredMax BurstMax NodeCap MaxLayers MaxChoices MaxCands RqLanes AddrBits DmaInflight WTiles ScratchBytes)
+# ... of nasa_top only (the board controller, Mcu = 1, has none of them)
+NASA_ENGINE_ONLY_PARAMS=(ScratchBytes)
 NASA_CFG_fpga=(4 4 4 2048 256 8 256 8 8 256 1 17 8 2 0 0)
 NASA_CFG_sim=(16 16 32 131072 8192 8 1024 16 16 1024 16 32 16 16 2097152 0)
 NASA_CFG_large=(32 32 64 131072 8192 8 1024 16 16 1024 32 32 16 16 2097152 0)

@@ -428,7 +428,9 @@ std::string generate_cmake() {
     std::vector<std::string> gparams;
     for (const hw::ConfigField& f : hw::kConfigFields) {
       out += fmt::format("set(NASA_CFG_{}_{} {})\n", c.name, upper_snake(f.member), c.*f.value);
-      if (f.rtl) gparams.push_back(fmt::format("-G{}={}", f.param, c.*f.value));
+      if (f.rtl && !(c.mcu && f.engine_only)) {
+        gparams.push_back(fmt::format("-G{}={}", f.param, c.*f.value));
+      }
     }
     out += fmt::format("set(NASA_CFG_{}_GPARAMS {})\n", c.name, fmt::join(gparams, " "));
   }
@@ -439,11 +441,12 @@ std::string generate_cmake() {
 std::string generate_shell() {
   namespace hw = nasa::hw;
   std::string out = comment_lines(kGeneratedBy, "#") + "\n";
-  std::vector<std::string> names, params, fields;
+  std::vector<std::string> names, params, fields, engine_only;
   for (const hw::Config& c : hw::kConfigs) names.emplace_back(c.name);
   for (const hw::ConfigField& f : hw::kConfigFields) {
     fields.push_back(upper_snake(f.member));
     if (f.rtl) params.emplace_back(f.param);
+    if (f.engine_only) engine_only.emplace_back(f.param);
   }
   out += fmt::format("NASA_CONFIG_NAMES=({})\n", fmt::join(names, " "));
   out += fmt::format("# the columns (CFG_<FIELD> after nasa_config NAME)\nNASA_CONFIG_FIELDS=({})\n",
@@ -451,6 +454,9 @@ std::string generate_shell() {
   out += fmt::format("# the RTL parameters of the core's top module, in column order\n"
                      "NASA_PARAM_NAMES=({})\n",
                      fmt::join(params, " "));
+  out += fmt::format("# ... of nasa_top only (the board controller, Mcu = 1, has none of them)\n"
+                     "NASA_ENGINE_ONLY_PARAMS=({})\n",
+                     fmt::join(engine_only, " "));
   for (const hw::Config& c : hw::kConfigs) {
     std::vector<uint32_t> v;
     for (const hw::ConfigField& f : hw::kConfigFields) v.push_back(c.*f.value);

@@ -222,7 +222,8 @@ namespace nasa::hw {
 
 // The columns of NASA_CONFIGS, in order. Row: Config member, RTL parameter name (every column
 // but Mcu is a parameter of the core's top module, passed as -G<Param>=<value>, and a field of
-// nasa_pkg::cfg_t, the one parameter Cfg of the engine's units), RTL parameter, meaning.
+// nasa_pkg::cfg_t, the one parameter Cfg of the engine's units), RTL parameter (1; 2: of nasa_top
+// only, the board controller nasa_mcu has no such parameter; 0: none), meaning.
 #define NASA_CONFIG_FIELDS(X)                                                                   \
   X(rows, Rows, 1, "PE array rows: output positions of a tile")                                 \
   X(cols, Cols, 1, "PE array columns and vector-unit lanes: output channels of a tile")         \
@@ -238,7 +239,7 @@ namespace nasa::hw {
   X(addr_bits, AddrBits, 1, "address space [0, 2^AddrBits)")                                    \
   X(dma_inflight, DmaInflight, 1, "DMA read jobs in flight (a power of two)")                   \
   X(wtiles, WTiles, 1, "channel tiles the weight ring holds (a power of two)")                  \
-  X(scratch_bytes, ScratchBytes, 1, "on-chip scratch bytes (a power of two, or 0: none)")       \
+  X(scratch_bytes, ScratchBytes, 2, "on-chip scratch bytes (a power of two, or 0: none)")       \
   X(mcu, Mcu, 0, "1: the core is the firmware-driven controller nasa_mcu")
 
 // The board controller's memory map (configurations with Mcu = 1: rtl/nasa_mcu.sv, the firmware
@@ -406,11 +407,12 @@ inline constexpr std::array kConfigs = {NASA_CONFIGS(NASA_CONFIG_ROW)};
 // The columns as data (generators of the configuration table's other views walk these).
 struct ConfigField {
   std::string_view member, param;
-  bool rtl;  // a parameter of the core's top module
+  bool rtl;          // a parameter of the core's top module
+  bool engine_only;  // ... of nasa_top only: the board controller's (Mcu = 1) has none
   uint32_t Config::*value;
   std::string_view doc;
 };
-#define NASA_FIELD_OF_CONFIG(m, p, r, d) ConfigField{#m, #p, r != 0, &Config::m, d},
+#define NASA_FIELD_OF_CONFIG(m, p, r, d) ConfigField{#m, #p, r != 0, r == 2, &Config::m, d},
 inline constexpr std::array kConfigFields = {NASA_CONFIG_FIELDS(NASA_FIELD_OF_CONFIG)};
 #undef NASA_FIELD_OF_CONFIG
 static_assert(sizeof(Config) == (sizeof(std::string_view) + kConfigFields.size() * sizeof(uint32_t) +
