@@ -456,13 +456,8 @@ module nasa_engine #(
       .wstrb_i    (wr_strb)
     );
   end else begin : g_no_scratch
-    assign sc_busy      = 1'b0;
-    assign sc_job_ready = 1'b0;
-    assign sc_valid     = 1'b0;
-    assign sc_tag       = '0;
-    assign sc_idx       = '0;
-    assign sc_last      = 1'b0;
-    assign sc_data      = '0;
+    assign {sc_busy, sc_job_ready, sc_valid, sc_last} = '0;
+    assign {sc_tag, sc_idx, sc_data} = '0;
     logic unused_sc;
     assign unused_sc = ^{sc_job_valid, sc_ready};
   end
