@@ -392,9 +392,7 @@ json peers_study(const CandidateSet& set, int repeats, int threads) {
     json a;
     try {
       nasa::runtime::Runtime rt(q, cfg, ref, "ref");
-      nasa::compile::BatchOptions on_chip;
-      on_chip.on_chip = true;  // (docs/engine.md "On-chip scratch")
-      const auto res = rt.evaluate_fused(cands, 0, imgs, labels, on_chip);
+      const auto res = rt.evaluate_fused(cands, 0, imgs, labels, {});
       const double mhz = std::string(name) == "fpga" ? 24.0 : 500.0;
       const double s = static_cast<double>(res.cycles) / (mhz * 1e6);
       a = {{"clock_mhz", mhz},
@@ -520,8 +518,7 @@ json fusion_pays_case(const CandidateSet& set, const std::string& name,
     for (size_t i = 0; i < a_counters.size(); ++i) a_counters[i] += r.counters[i];
   }
   nasa::runtime::Runtime rt(set.q, cfg, ref, "ref");
-  nasa::compile::BatchOptions bo;
-  bo.on_chip = true;  // (docs/engine.md "On-chip scratch")
+  const nasa::compile::BatchOptions bo;
   const auto f = rt.evaluate_fused(cands, 0, imgs, labels, bo);
   const uint64_t f_dram = f.dram_read + f.dram_written;
   // DRAM lower bound: every weight set of the fused trie once per mini-batch, every image once,

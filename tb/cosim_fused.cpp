@@ -271,6 +271,42 @@ void expect_each_equals_its_program(nasa::runtime::Runtime& rt, const Net& t,
   }
 }
 
+// The on-chip scratch (docs/engine.md "On-chip scratch"): a batch whose arena and node insides
+// sit in the scratch's window (BatchOptions::on_chip, the default) gives every candidate the
+// logits it has with every activation in memory, on the RTL as on the reference model (every
+// counter equal), over mini-batches whose last one is shorter than the others; its activations
+// never touch the memory port, so it moves fewer bytes there.
+TEST(Fused, OnChipScratchEqualsMemoryAndRtl) {
+  const Net t(tiny_net(4, 5), 5, 13);
+  const auto& cfg = nasa::config_by_name("sim");
+  ASSERT_GT(cfg.scratch_bytes, 0u);
+  nasa::runtime::Runtime ref(t.q, cfg, ref_factory(), "ref");
+  nasa::runtime::Runtime rtl(t.q, cfg, rtl_factory(), "rtl");
+  std::mt19937 rng(2024);
+  const auto batch = batch_with_duplicates(t.net, 9, rng);
+  auto at = [](const nasa::runtime::FusedResult& r, nasa::hw::Counter c) {
+    return r.counters[static_cast<size_t>(c)];
+  };
+  for (const uint32_t mb : {2u, 3u, 5u}) {
+    SCOPED_TRACE(::testing::Message() << "mini-batch " << mb);
+    nasa::compile::BatchOptions opt;
+    opt.dump_logits = true;
+    opt.mini_batch = mb;
+    const auto on = fused_on_both(ref, rtl, t, batch, opt);
+    opt.on_chip = false;
+    const auto off = fused_on_both(ref, rtl, t, batch, opt);
+    EXPECT_EQ(on.logits, off.logits);
+    EXPECT_EQ(on.correct, off.correct);
+    EXPECT_EQ(on.macs, off.macs);
+    EXPECT_GT(at(on, nasa::hw::Counter::ScratchReads), 0u);
+    EXPECT_GT(at(on, nasa::hw::Counter::ScratchWrites), 0u);
+    EXPECT_EQ(at(off, nasa::hw::Counter::ScratchReads), 0u);
+    EXPECT_EQ(at(off, nasa::hw::Counter::ScratchWrites), 0u);
+    EXPECT_LT(at(on, nasa::hw::Counter::DramRdBytes) + at(on, nasa::hw::Counter::DramWrBytes),
+              at(off, nasa::hw::Counter::DramRdBytes) + at(off, nasa::hw::Counter::DramWrBytes));
+  }
+}
+
 // Row-banded templates (docs/fusion.md "Op table and templates"): a supernet whose 20x20 maps do
 // not fit the `fpga` configuration's 2 KB input buffer runs those layers as bands in a batch run
 // (the scheduler adds X, Y, S to each band's offsets); the RTL equals the reference model (logits,

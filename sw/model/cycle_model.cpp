@@ -9,6 +9,7 @@
 #include <bit>
 #include <deque>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace nasa::cycles {
@@ -325,6 +326,10 @@ class Engine {
   }
 
   void step();
+  // (a model that stops progressing throws: no progress event for kStuckCycles busy cycles)
+  void watchdog();
+  static constexpr uint64_t kStuckCycles = uint64_t{1} << 20;
+  uint64_t wd_sig_ = 0, wd_cyc_ = 0;
 
   const hw::Config* cfg_p_;  // (a pointer: replay() assigns whole engines)
   const hw::Config& cfg() const { return *cfg_p_; }
@@ -439,8 +444,9 @@ void Engine::step() {
     if (last_beat && (aligned || h.no != h.nb)) inf_pop = true;
   }
 
-  // the scratch's beat takes the response path when the DMA has none (RTL sc_ready)
-  const bool sc_take = sc_ov_ && !o_valid;
+  // the scratch's beat takes the response path when the DMA has none (RTL sc_ready); its layer
+  // parity (read before a beat issued this cycle replaces it)
+  const bool sc_take = sc_ov_ && !o_valid, sc_take_flag = sc_o_flag_;
 
   // ---------------- engine combinational ----------------
   const Desc* d = ext_ ? &cur_ : (fe_li_ < descs_.size() ? &descs_[fe_li_] : nullptr);
@@ -652,7 +658,7 @@ void Engine::step() {
 
   // destinations
   if (o_valid && o_dst == kIn) in_loaded_[o_flag ? 1 : 0] += mb_;
-  if (sc_take) in_loaded_[sc_o_flag_ ? 1 : 0] += mb_;
+  if (sc_take) in_loaded_[sc_take_flag ? 1 : 0] += mb_;
   if (ld_start) in_loaded_[ld_par_ ^ 1] = 0;
   if (o_valid && o_last && (o_dst == kWRow || o_dst == kWScat)) {
     if (o_flag) {
@@ -927,6 +933,28 @@ void Engine::step() {
   if (ly_end && ends_ != nullptr) ends_->push_back(cyc_);
   out_.done = ly_end;
   ++cyc_;
+  watchdog();
+}
+
+void Engine::watchdog() {
+  // a bug in the model (a load credited to the wrong layer, a hand-shake that never completes)
+  // must fail, not spin: every busy cycle ends within a bounded time in some event counted here
+  uint64_t sig = fe_li_ + dec_step_ + static_cast<uint64_t>(state_);
+  for (const hw::Counter id :
+       {hw::Counter::PeBusy, hw::Counter::VecBusy, hw::Counter::DramRdBytes,
+        hw::Counter::DramWrBytes, hw::Counter::InBufWrites, hw::Counter::WBufWrites,
+        hw::Counter::PrmWrites, hw::Counter::ScratchWrites}) {
+    sig += c_[static_cast<int>(id)];
+  }
+  if (sig != wd_sig_ || quiet()) {
+    wd_sig_ = sig;
+    wd_cyc_ = cyc_;
+  } else if (cyc_ - wd_cyc_ > kStuckCycles) {
+    throw std::logic_error("cycle model: no progress for " + std::to_string(kStuckCycles) +
+                           " cycles (cycle " + std::to_string(cyc_) + ", descriptor " +
+                           std::to_string(fe_li_) + ", layers pending " +
+                           std::to_string(pend_) + "): a model bug");
+  }
 }
 
 }  // namespace

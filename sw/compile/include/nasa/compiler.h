@@ -82,10 +82,8 @@ struct BatchOptions {
   uint32_t mini_batch = 32;  // images per mini-batch (arena slots per depth)
   bool dump_logits = false;  // keep every (leaf, image)'s logits (LOGITS_STRIDE != 0)
   // keep the arena and the node insides in the on-chip scratch (docs/engine.md "On-chip
-  // scratch") when the configuration has one and they fit it. Off by default for now: with a
-  // last mini-batch shorter than the others the batch model does not finish (open bug, issue 17
-  // note); `make bench` turns it on for its batches of whole mini-batches.
-  bool on_chip = false;
+  // scratch") when the configuration has one and they fit it (false: every activation in memory)
+  bool on_chip = true;
   // candidate generation on chip (compile_batch with generate > 0)
   uint32_t gen_mode = static_cast<uint32_t>(hw::GenMode::Sample);  // CSR GenMode
   uint32_t gen_seed = 1;
