@@ -65,6 +65,14 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// `dram` with the on-chip scratch window a compiled program keeps its activations in
+// (docs/engine.md "On-chip scratch").
+nasa::cycles::DramTiming with_scratch(nasa::cycles::DramTiming dram,
+                                      const nasa::compile::Program& p) {
+  dram.scratch_base = p.scratch_base;
+  return dram;
+}
+
 struct Options {
   bool quick = false;
   std::string out = "bench/results.json", md = "BENCHMARKS.md";
@@ -426,12 +434,12 @@ json peers_study(const CandidateSet& set, int repeats, int threads) {
     std::map<std::string, std::pair<double, double>> by_op;  // cycles alone, ideal cycles
     for (const auto& c : cands) {
       const auto p = nasa::compile::compile(q, c, std::span(imgs).subspan(0, 1), cfg);
-      prog += nasa::cycles::program(p.descs, p.desc_addr, cfg, dram)[0];
+      prog += nasa::cycles::program(p.descs, p.desc_addr, cfg, with_scratch(dram, p))[0];
       const auto pb = nasa::compile::compile(q, c, std::span(imgs).subspan(0, kBatchImages), cfg);
-      batch += nasa::cycles::program(pb.descs, pb.desc_addr, cfg, dram)[0];
+      batch += nasa::cycles::program(pb.descs, pb.desc_addr, cfg, with_scratch(dram, pb))[0];
       for (size_t i = 0; i < p.descs.size(); ++i) {
         nasa::cycles::Counters one{};
-        nasa::cycles::add_layer(p.descs[i], cfg, dram, one,
+        nasa::cycles::add_layer(p.descs[i], cfg, with_scratch(dram, p), one,
                                 static_cast<uint32_t>(p.desc_addr + i * nasa::hw::kDescBytes));
         alone += one[0];
         auto& e = by_op[nasa::op_name(p.descs[i].op)];
@@ -614,7 +622,7 @@ json imagenet_study(const std::string& space, size_t n_cands, size_t images, boo
     for (const auto& c : cands) {
       const auto p = nasa::compile::compile(q, c, imgs, cfg);
       std::vector<uint64_t> ends;
-      const auto ctr = nasa::cycles::program(p.descs, p.desc_addr, cfg, dram, &ends);
+      const auto ctr = nasa::cycles::program(p.descs, p.desc_addr, cfg, with_scratch(dram, p), &ends);
       for (size_t i = 0; i < p.descs.size(); ++i) {
         const auto& d = p.descs[i];
         const bool window = d.op == static_cast<uint8_t>(nasa::hw::Op::Conv) ||

@@ -40,7 +40,8 @@ std::vector<std::vector<uint8_t>> sample_images(size_t n) {
 std::vector<int8_t> run_logits(nasa::device::Device& dev, const Program& p, int classes,
                                uint64_t* cycles) {
   dev.write_memory(0, p.image);
-  const auto w = dev.run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, 200'000'000);
+  const auto w = dev.run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, 200'000'000,
+                         p.scratch_base);
   EXPECT_TRUE(w.done && w.err == nasa::hw::Err::None)
       << dev.name() << " err " << static_cast<int>(w.err);
   std::vector<int8_t> out;
@@ -98,20 +99,38 @@ TEST(Compile, Int8LogitsTrackFloat) {
   EXPECT_GE(worst, 0.99);
 }
 
+// Compiled candidates on the RTL and the reference model: the same logits and cycles, with the
+// activations in the on-chip scratch (docs/engine.md "On-chip scratch": they never touch the
+// memory port) and without it (compile's on_chip = false), which gives the same logits.
 TEST(Compile, RtlMatchesReferenceOnCompiledCandidates) {
   Fixture f;
   const auto& cfg = nasa::config_by_name("sim");
-  const std::vector<std::vector<uint8_t>> imgs(f.images.begin(), f.images.begin() + 2);
+  const std::vector<std::vector<uint8_t>> imgs(f.images.begin(), f.images.begin() + 3);
   for (const nasa::spec::Candidate& c :
        {nasa::spec::Candidate{0, 4, 1, 5, 2, 3}, nasa::spec::Candidate{3, 0, 4, 2, 0, 5}}) {
     SCOPED_TRACE(nasa::spec::format_candidate(c));
-    const Program p = nasa::compile::compile(f.q, c, imgs, cfg);
-    auto ref = nasa::device::make_ref_device(cfg, p.image.size());
-    auto rtl = nasa::sim::make_rtl_device(cfg, p.image.size());
-    uint64_t c_ref = 0, c_rtl = 0;
-    EXPECT_EQ(run_logits(*ref, p, f.net.classes, &c_ref),
-              run_logits(*rtl, p, f.net.classes, &c_rtl));
-    EXPECT_EQ(c_ref, c_rtl);
+    std::vector<int8_t> logits[2];
+    uint64_t dram[2] = {};
+    for (const bool on_chip : {true, false}) {
+      SCOPED_TRACE(on_chip ? "on chip" : "in memory");
+      const Program p = nasa::compile::compile(f.q, c, imgs, cfg, on_chip);
+      EXPECT_EQ(p.scratch_base != 0, on_chip);
+      auto ref = nasa::device::make_ref_device(cfg, p.image.size());
+      auto rtl = nasa::sim::make_rtl_device(cfg, p.image.size());
+      uint64_t c_ref = 0, c_rtl = 0;
+      logits[on_chip] = run_logits(*ref, p, f.net.classes, &c_ref);
+      EXPECT_EQ(logits[on_chip], run_logits(*rtl, p, f.net.classes, &c_rtl));
+      EXPECT_EQ(c_ref, c_rtl);
+      for (const auto id : {nasa::hw::Counter::ScratchReads, nasa::hw::Counter::ScratchWrites,
+                            nasa::hw::Counter::DramRdBytes, nasa::hw::Counter::DramWrBytes}) {
+        EXPECT_EQ(ref->counter(id), rtl->counter(id)) << static_cast<int>(id);
+      }
+      EXPECT_EQ(ref->counter(nasa::hw::Counter::ScratchWrites) != 0, on_chip);
+      dram[on_chip] = ref->counter(nasa::hw::Counter::DramRdBytes) +
+                      ref->counter(nasa::hw::Counter::DramWrBytes);
+    }
+    EXPECT_EQ(logits[0], logits[1]);
+    EXPECT_LT(dram[1], dram[0]);
   }
 }
 

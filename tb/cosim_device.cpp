@@ -28,7 +28,8 @@ TEST_P(DeviceParity, RandomLayersMatch) {
     std::vector<nasa::device::WaitResult> res;
     for (auto* d : {ref.get(), rtl.get()}) {
       d->write_memory(0, p.image);
-      res.push_back(d->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, 50'000'000));
+      res.push_back(
+          d->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, 50'000'000, p.scratch_base));
       EXPECT_TRUE(res.back().done) << d->name();
       EXPECT_FALSE(res.back().timeout) << d->name();
     }

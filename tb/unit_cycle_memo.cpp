@@ -34,9 +34,10 @@ void check_programs(const nasa::spec::Supernet& net, const nasa::hw::Config& cfg
     im.resize(static_cast<size_t>(net.in_h) * net.in_w * net.in_c);
     for (auto& p : im) p = static_cast<uint8_t>(rng());
   }
-  const auto dram = nasa::cycles::default_dram(cfg);
   for (const auto& c : nasa::fusion::random_candidates(net, 6, seed)) {
     const auto p = nasa::compile::compile(q, c, imgs, cfg);
+    auto dram = nasa::cycles::default_dram(cfg);
+    dram.scratch_base = p.scratch_base;  // (its activations in the on-chip scratch)
     const Counters whole = nasa::cycles::program(p.descs, p.desc_addr, cfg, dram);
     Counters summed{}, memoized{};
     nasa::cycles::LayerMemo memo(cfg, dram);

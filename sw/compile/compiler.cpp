@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -211,13 +212,15 @@ class ImageBuilder {
   // The on-chip scratch's window (docs/engine.md "On-chip scratch"): `bytes` at the next
   // multiple of `bytes` (never 0, which means no window), set as the program's ScratchBase. The
   // blocks placed in it (in_window) keep activations on chip; the rest of it stays unused.
-  uint32_t open_window(uint64_t bytes) {
+  // `what`: the window's own entry in the memory map (empty: its in_window blocks are recorded
+  // instead).
+  uint32_t open_window(uint64_t bytes, const std::string& what = "") {
     const uint64_t base = std::max<uint64_t>(bytes, (top_ + bytes - 1) / bytes * bytes);
     top_ = base;
     win_top_ = base;
     win_end_ = base + bytes;
-    alloc(bytes, "on-chip scratch window");
-    p_.regions.pop_back();  // (its blocks are recorded instead)
+    alloc(bytes, what);
+    if (what.empty()) p_.regions.pop_back();
     p_.scratch_base = static_cast<uint32_t>(base);
     return p_.scratch_base;
   }
@@ -502,8 +505,104 @@ void check_program(const Program& p, const hw::Config& cfg, const std::string& w
 
 }  // namespace
 
+namespace {
+
+// Where compile() puts a candidate's activation tensors: each one block of every image's
+// (image n at addr + n * stride).
+struct TensorBlock {
+  uint64_t addr = 0, stride = 0;
+};
+
+// Places the activation tensors of one image's descriptors, `build(tensor)` (which calls
+// `tensor(size, what)` for each, in order, and returns the descriptors), for `images` images.
+// With an on-chip scratch of `window` bytes (docs/engine.md "On-chip scratch"; 0: none) a tensor
+// goes into its window when it fits beside the tensors still live there, first fit in the order
+// they are written; the rest, and all without a window, go to memory. A tensor lives from the
+// first descriptor that writes it to the last that reads it; the images of a layer run before
+// the next layer (layer-major), so a tensor may take the place of one whose last reader comes
+// before its first writer: the engine loads a layer's inputs before any later layer writes.
+std::vector<TensorBlock> place_tensors(
+    const std::function<std::vector<Desc>(
+        const std::function<uint32_t(uint64_t, const std::string&)>&)>& build,
+    size_t images, uint64_t window, ImageBuilder& mem) {
+  struct Tensor {
+    uint64_t size = 0, at = 0;  // bytes of one image; planning address
+    std::string what;
+    size_t first = SIZE_MAX, last = 0;  // descriptors that write it first, read it last
+  };
+  // plan: each tensor at a distinct address above any real one, to find its readers and writers
+  std::vector<Tensor> ts;
+  uint64_t top = uint64_t{1} << 31;
+  const std::vector<Desc> descs = build([&](uint64_t size, const std::string& what) {
+    ts.push_back({size, top, what});
+    top += (size + 63) / 64 * 64;
+    if (top > 0xFFFFFFFFull) {
+      throw std::runtime_error("compile: one image's activations exceed 2 GiB");
+    }
+    return static_cast<uint32_t>(ts.back().at);
+  });
+  auto owner = [&](uint64_t a) -> Tensor* {
+    for (Tensor& t : ts) {
+      if (a >= t.at && a < t.at + std::max<uint64_t>(t.size, 1)) return &t;
+    }
+    return nullptr;
+  };
+  for (size_t j = 0; j < descs.size(); ++j) {
+    const Desc& d = descs[j];
+    if (Tensor* t = owner(d.out_addr)) t->first = std::min(t->first, j);
+    if (Tensor* t = owner(d.in_addr)) t->last = std::max(t->last, j);
+    const bool in2 = d.op == static_cast<uint8_t>(hw::Op::Add) || has_residual(d);
+    if (Tensor* t = in2 ? owner(d.in2_addr) : nullptr) t->last = std::max(t->last, j);
+  }
+  // first fit in the window, in the order the tensors are written
+  const size_t n = ts.size();
+  std::vector<uint64_t> stride(n), off(n, UINT64_MAX);
+  std::vector<size_t> order(n);
+  for (size_t k = 0; k < n; ++k) {
+    stride[k] = (ts[k].size + 63) / 64 * 64;
+    order[k] = k;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return ts[a].first < ts[b].first; });
+  std::vector<size_t> live;  // tensors in the window, by offset
+  size_t on_chip = 0;
+  for (const size_t k : order) {
+    const uint64_t bytes = stride[k] * images;
+    std::erase_if(live, [&](size_t l) { return ts[l].last < ts[k].first; });
+    uint64_t at = 0;
+    for (const size_t l : live) {
+      if (at + bytes <= off[l]) break;
+      at = std::max(at, off[l] + stride[l] * images);
+    }
+    if (at + bytes > window) continue;
+    off[k] = at;
+    live.insert(std::upper_bound(live.begin(), live.end(), k,
+                                 [&](size_t a, size_t b) { return off[a] < off[b]; }),
+                k);
+    ++on_chip;
+  }
+  std::vector<TensorBlock> out(n);
+  if (on_chip != 0) {
+    const uint64_t base = mem.open_window(window, fmt::format(
+        "on-chip scratch window: {} of {} activation tensors (places reused)", on_chip, n));
+    for (size_t k = 0; k < n; ++k) {
+      if (off[k] != UINT64_MAX) out[k] = {base + off[k], stride[k]};
+    }
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (off[k] == UINT64_MAX) {
+      out[k] = {mem.alloc(stride[k] * images, fmt::format("{} (every image)", ts[k].what)),
+                stride[k]};
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Program compile(const QSupernet& q, const spec::Candidate& cand,
-                std::span<const std::vector<uint8_t>> images, const hw::Config& cfg) {
+                std::span<const std::vector<uint8_t>> images, const hw::Config& cfg,
+                bool on_chip) {
   const spec::Supernet& net = q.net;
   spec::validate_candidate(net, cand);
   Program p;
@@ -522,7 +621,8 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
           mem.place(convs[k], fmt::format("layers.{}.choices.{}.conv{}", i, cand[i], k)));
     }
   }
-  // activations: one buffer per tensor of one image; each image's layers in `per_image`
+  // activations: each tensor of the candidate one block of every image's (image n at n times
+  // the tensor's 64-byte-aligned size); each image's layers in `per_image`
   const auto shapes = spec::layer_shapes(net);
   const auto hi = head_input(net);
   // The global pool's outputs of all images side by side, and their logits: the classifier runs
@@ -532,13 +632,14 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
   const uint32_t g_all = mem.alloc(head_c * images.size(), "gap outputs (every image)");
   const uint32_t lo_all =
       mem.alloc(static_cast<uint64_t>(net.classes) * images.size(), "logits (every image)");
-  std::vector<std::vector<Desc>> per_image(images.size());
-  for (size_t n = 0; n < images.size(); ++n) {
-    std::vector<Desc>& descs = per_image[n];
+  // One image's descriptors; `tensor(size, what)` places its activation tensors, in the same
+  // order for every image.
+  using TensorFn = std::function<uint32_t(uint64_t, const std::string&)>;
+  auto build = [&](size_t n, const TensorFn& tensor) {
+    std::vector<Desc> descs;
     const uint32_t x_in = img_base + static_cast<uint32_t>(n) * img_stride;
     const auto so = spec::stem_output(net);
-    uint32_t x =
-        mem.alloc(static_cast<uint64_t>(so.h) * so.w * so.cin, fmt::format("image {} stem", n));
+    uint32_t x = tensor(static_cast<uint64_t>(so.h) * so.w * so.cin, "stem");
     emit(descs, conv_desc(q.stem, stem, net.in_h, net.in_w, x_in, x), cfg);
     for (size_t i = 0; i < net.layers.size(); ++i) {
       const auto& s = shapes[i];
@@ -551,8 +652,8 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
       for (size_t c = 0; c < op.convs.size(); ++c) {
         const QConv& qc = op.convs[c];
         const int nh = (ch + qc.stride - 1) / qc.stride, nw = (cw + qc.stride - 1) / qc.stride;
-        const uint32_t out = mem.alloc(static_cast<uint64_t>(nh) * nw * qc.cout,
-                                       fmt::format("image {} layer {} conv {}", n, i, c));
+        const uint32_t out = tensor(static_cast<uint64_t>(nh) * nw * qc.cout,
+                                    fmt::format("layer {} conv {}", i, c));
         Desc d = conv_desc(qc, chosen[i][c], ch, cw, cur, out);
         if (fold && c + 1 == op.convs.size()) d = fold_residual(d, op, x);
         emit(descs, d, cfg);
@@ -561,17 +662,29 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
         cw = nw;
       }
       if (op.residual && !fold) {
-        const uint32_t out = mem.alloc(static_cast<uint64_t>(oh) * ow * s.cout,
-                                       fmt::format("image {} layer {} residual", n, i));
+        const uint32_t out = tensor(static_cast<uint64_t>(oh) * ow * s.cout,
+                                    fmt::format("layer {} residual", i));
         emit(descs, add_desc(op, oh, ow, s.cout, cur, x, out), cfg);
         cur = out;
       }
       x = cur;
     }
-    const uint32_t hc = mem.alloc(static_cast<uint64_t>(hi.h) * hi.w * net.head.channels,
-                                  fmt::format("image {} head", n));
+    const uint32_t hc =
+        tensor(static_cast<uint64_t>(hi.h) * hi.w * net.head.channels, "head");
     emit(descs, conv_desc(q.head_conv, head, hi.h, hi.w, x, hc), cfg);
     descs.push_back(gap_desc(q, hi.h, hi.w, hc, static_cast<uint32_t>(g_all + n * head_c)));
+    return descs;
+  };
+  const std::vector<TensorBlock> blocks = place_tensors(
+      [&](const TensorFn& tensor) { return build(0, tensor); }, images.size(),
+      on_chip ? cfg.scratch_bytes : 0, mem);
+  std::vector<std::vector<Desc>> per_image(images.size());
+  for (size_t n = 0; n < images.size(); ++n) {
+    size_t k = 0;
+    per_image[n] = build(n, [&](uint64_t, const std::string&) {
+      const TensorBlock& b = blocks[k++];
+      return static_cast<uint32_t>(b.addr + n * b.stride);
+    });
     p.logits_addr.push_back(static_cast<uint32_t>(lo_all + n * net.classes));
   }
   // Layer-major: each layer for every image, then the next layer. Consecutive descriptors are

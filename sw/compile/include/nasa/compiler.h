@@ -73,8 +73,11 @@ struct Program {
 };
 
 // `images_u8`: n images of in_h*in_w*in_c bytes (HWC). Throws if a layer does not fit `cfg`.
+// on_chip: keep activation tensors in the on-chip scratch (docs/engine.md "On-chip scratch")
+// where they fit, when `cfg` has one (false: every tensor in memory).
 Program compile(const QSupernet& q, const spec::Candidate& c,
-                std::span<const std::vector<uint8_t>> images_u8, const hw::Config& cfg);
+                std::span<const std::vector<uint8_t>> images_u8, const hw::Config& cfg,
+                bool on_chip = true);
 
 // A batch run (docs/fusion.md): the whole supernet compiled once into template descriptors, the
 // weights, images, labels and candidate vectors placed, plus the batch CSRs and tables.
