@@ -415,10 +415,7 @@ nlohmann::json to_json(const MemoryPlan& p) {
 }
 
 BufferModel buffer_model(const hw::Config& cfg) {
-  // activations between layers: the on-chip scratch where there is one (docs/engine.md "On-chip
-  // scratch"), else the input buffer
-  return {cfg.scratch_bytes != 0 ? cfg.scratch_bytes : cfg.in_buf_bytes,
-          uint64_t{cfg.kred_max} * cfg.cols * 2};
+  return {cfg.in_buf_bytes, uint64_t{cfg.kred_max} * cfg.cols * 2};
 }
 
 std::vector<bool> nodes_to_run(const FusedGraph& g, const std::vector<bool>& cached) {

@@ -117,9 +117,9 @@ struct BufferModel {
   uint64_t weight_buffer_bytes = 0;
 };
 
-// The buffers of a hardware configuration: for activations the on-chip scratch (ScratchBytes)
-// where the configuration has one, else the input buffer; the weight columns the engine holds
-// (KredMax x Cols, double-buffered).
+// The buffers of a hardware configuration: the input buffer for activations, and the weight
+// columns the engine holds (KredMax x Cols, double-buffered). (The on-chip scratch is not in
+// this model yet: docs/fusion.md "Software view".)
 BufferModel buffer_model(const hw::Config& cfg);
 
 // Modeled DRAM traffic of running a schedule on `images` images, `mini_batch` images per step
