@@ -1,17 +1,12 @@
-// NASA compute engine: fetches layer descriptors from memory, validates them, and runs each layer
-// tile by tile. Conv/Fc run on the output-stationary PE array (Rows output positions x Cols output
-// channels, reduction over k*k*Cin); depthwise, pools, residual add and global average pool run on
-// the vector unit (Cols channel lanes, one output pixel at a time). The input tensor streams into
-// the input buffer once per layer (compute starts as soon as the rows a tile needs have arrived);
-// weights and per-channel parameters of the next channel tiles load into the weight ring while
-// the current tile computes; finished tiles drain through the requant lanes and the output writer
-// while the next tile accumulates. See docs/engine.md.
-//
-// This module is the wiring of the engine's units (docs/engine.md "RTL units"): CSRs (nasa_csr),
-// sequencer (nasa_engine_seq), descriptor register (nasa_engine_desc), decode
-// (nasa_engine_decode), input loader (nasa_engine_in_loader), tile loader and weight ring
-// (nasa_engine_tile_loader), job arbiter and DMA (nasa_engine_dma_front), issue stage
-// (nasa_engine_issue), compute datapath (nasa_engine_compute) and drain (nasa_engine_drain).
+// NASA compute engine: fetches layer descriptors, validates them and runs each layer tile by
+// tile: Conv/Fc on the output-stationary PE array (Rows positions x Cols channels), depthwise,
+// pools, add and global pool on the vector unit; inputs stream into the input buffer, weights
+// into the weight ring, finished tiles drain through the requant lanes (docs/engine.md).
+// This module wires the units (docs/engine.md "RTL units"): CSRs (nasa_csr), sequencer
+// (nasa_engine_seq), descriptor register (nasa_engine_desc), decode (nasa_engine_decode), input
+// loader (nasa_engine_in_loader), tile loader and weight ring (nasa_engine_tile_loader), job
+// arbiter and DMA (nasa_engine_dma_front), issue stage (nasa_engine_issue), compute datapath
+// (nasa_engine_compute), drain (nasa_engine_drain) and the on-chip scratch (nasa_scratch).
 module nasa_engine #(
   parameter nasa_pkg::cfg_t Cfg = nasa_pkg::CfgSim,  // the configuration (nasa_pkg::cfg_t)
   localparam int unsigned Rows = Cfg.rows, Cols = Cfg.cols, MemBytes = Cfg.mem_bytes,
@@ -110,10 +105,10 @@ module nasa_engine #(
   logic [LBW-1:0] rsp_base;
   logic [31:0] rsp_idx, rsp_addr;
   logic [MemBytes*8-1:0] rsp_data;
-  logic wr_valid, wr_ready, wr_sc, dma_wr_ready;
-  logic [AW-1:0] wr_addr;
-  logic [MemBytes*8-1:0] wr_data;
-  logic [MemBytes-1:0] wr_strb;
+  logic wr_valid, wr_ready, wr_sc, dma_wr_ready, wr2_valid, wr2_sc;  // wr2: the dual drain's
+  logic [AW-1:0] wr_addr, wr2_addr;
+  logic [MemBytes*8-1:0] wr_data, wr2_data;
+  logic [MemBytes-1:0] wr_strb, wr2_strb;
   logic ev_rd_beat, ev_wr;
   // the DMA's job and read-data sides (job arbiter <-> nasa_dma)
   localparam int unsigned TagW = nasa_engine_pkg::dma_tag_w(IAW, WRW);
@@ -140,7 +135,7 @@ module nasa_engine #(
   logic [Cols*64-1:0] prm_cur;
   logic s1_valid, s1_last, s1_pe;
   logic [15:0] s1_macs;
-  logic [Cols*32-1:0] pe_row, vec_res;
+  logic [Cols*32-1:0] pe_row, pe_row2, vec_res;
   logic [IAW-1:0] res_raddr;  // the drain's residual row
   logic [Cols*8-1:0] res_rdata;
   logic shadow_full, ly_end, dr_lend;  // dr_lend: a layer's last row left the drain
@@ -425,6 +420,7 @@ module nasa_engine #(
   // output writer's words inside its window
   assign wr_sc    = wr_valid && nasa_engine_pkg::in_scratch(32'(wr_addr), sc_base,
                                                             Cfg.scratch_bytes);
+  assign wr2_sc   = nasa_engine_pkg::in_scratch(32'(wr2_addr), sc_base, Cfg.scratch_bytes);
   assign wr_ready = wr_sc || dma_wr_ready;
   assign mem_idle = dma_idle && !sc_busy;
   if (Cfg.scratch_bytes != 0) begin : g_scratch
@@ -453,13 +449,15 @@ module nasa_engine #(
       .we_i       (rst_ni && wr_sc),
       .waddr_i    (wr_addr),
       .wdata_i    (wr_data),
-      .wstrb_i    (wr_strb)
+      .wstrb_i    (wr_strb),
+      .we2_i      (rst_ni && wr2_valid), .waddr2_i(wr2_addr),
+      .wdata2_i   (wr2_data),            .wstrb2_i(wr2_strb)
     );
   end else begin : g_no_scratch
     assign {sc_busy, sc_job_ready, sc_valid, sc_last} = '0;
     assign {sc_tag, sc_idx, sc_data} = '0;
     logic unused_sc;
-    assign unused_sc = ^{sc_job_valid, sc_ready};
+    assign unused_sc = ^{sc_job_valid, sc_ready, wr2_valid, wr2_data, wr2_strb};
   end
 
   // ======================= issue stage, compute, drain =======================
@@ -528,6 +526,7 @@ module nasa_engine #(
     .s1_macs_o   (s1_macs),
     .dr_row_i    (dr_row),
     .pe_row_o    (pe_row),
+    .pe_row2_o   (pe_row2),
     .vec_res_o   (vec_res)
   );
 
@@ -544,7 +543,7 @@ module nasa_engine #(
     .s1_done_i    (s1_valid && s1_last),
     .shadow_full_o(shadow_full),
     .dr_row_o     (dr_row),
-    .pe_row_i     (pe_row),
+    .pe_row_i     (pe_row),       .pe_row2_i  (pe_row2),
     .vec_res_i    (vec_res),
     .res_raddr_o  (res_raddr),
     .res_rdata_i  (res_rdata),
@@ -554,7 +553,10 @@ module nasa_engine #(
     .wr_ready_i   (wr_ready),
     .wr_addr_o    (wr_addr),
     .wr_data_o    (wr_data),
-    .wr_strb_o    (wr_strb)
+    .wr_strb_o    (wr_strb),
+    .wr_sc_i      (wr_sc),        .wr2_sc_i   (wr2_sc),
+    .wr2_valid_o  (wr2_valid),    .wr2_addr_o (wr2_addr),
+    .wr2_data_o   (wr2_data),     .wr2_strb_o (wr2_strb)
   );
 
   // ======================= performance counters =======================
@@ -580,11 +582,10 @@ module nasa_engine #(
     cnt_inc[nasa_pkg::CntPrmWrites*16 +: 16]   =
         16'(rsp_valid && rsp_dst == nasa_engine_pkg::DstPrm);
     cnt_inc[nasa_pkg::CntScratchReads*16 +: 16]  = 16'(sc_valid && sc_ready);
-    cnt_inc[nasa_pkg::CntScratchWrites*16 +: 16] = 16'(wr_sc);
+    cnt_inc[nasa_pkg::CntScratchWrites*16 +: 16] = 16'(wr_sc) + 16'(wr2_valid);
   end
 
-  // (the record slot is the tile pointer's low bits)
-  logic unused_rec;
+  logic unused_rec;  // (the record slot is the tile pointer's low bits)
   assign unused_rec = ^c_rec_d;
 
 `ifndef SYNTHESIS

@@ -3,7 +3,8 @@
 // slots (written by weight and record beats), compute stage 1 (the issued step, registered) and
 // the PE array and vector unit it drives. Contract: step_i / mask_i are taken every cycle (the
 // step counts when step_valid_i); prm_o holds the records of slot prm_slot_i of the cycle before;
-// pe_row_o is row dr_row_i of the PE array's result shadow, vec_res_o the vector unit's.
+// pe_row_o is row dr_row_i of the PE array's result shadow (pe_row2_o row dr_row_i + 1, for the
+// dual drain), vec_res_o the vector unit's.
 module nasa_engine_compute #(
   parameter nasa_pkg::cfg_t Cfg = nasa_pkg::CfgSim,  // the configuration (nasa_pkg::cfg_t)
   localparam int unsigned Rows = Cfg.rows, Cols = Cfg.cols, MemBytes = Cfg.mem_bytes,
@@ -45,6 +46,7 @@ module nasa_engine_compute #(
   // results
   input  logic [RowW-1:0]               dr_row_i,
   output logic [Cols*32-1:0]            pe_row_o,
+  output logic [Cols*32-1:0]            pe_row2_o,
   output logic [Cols*32-1:0]            vec_res_o
 );
   localparam int unsigned ColW = (Cols > 1) ? $clog2(Cols) : 1;
@@ -190,7 +192,9 @@ module nasa_engine_compute #(
     .x_i      (x_pe),
     .w_i      (w_rdata),
     .rd_row_i (dr_row_i),
-    .rd_data_o(pe_row_o)
+    .rd_data_o(pe_row_o),
+    .rd_row2_i(dr_row_i + RowW'(1)),
+    .rd_data2_o(pe_row2_o)
   );
 
   nasa_vec_unit #(

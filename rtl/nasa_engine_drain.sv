@@ -5,7 +5,10 @@
 // read from the input buffer (res_raddr_o, one cycle ahead), after the requant:
 // A K-split tile's row (2^ks column groups) adds its groups first: result j is the sum of
 // columns g * (Cols >> ks) + j.
-// act(requant(y, M, S) + requant(r, Mb, Sb)). Contract: tile_i only while shadow_full_o is low;
+// act(requant(y, M, S) + requant(r, Mb, Sb)). The dual drain (docs/engine.md "Dual drain", on
+// configurations with a scratch whose requant lanes take a whole row, nasa_engine_pkg::
+// dual_drain): a PE tile without a folded residual drains rows dr_row and dr_row + 1 in one cycle,
+// into one writer entry. Contract: tile_i only while shadow_full_o is low;
 // ly_end_o pulses when a layer's last row is written; res_rdata_i is the input buffer's read of
 // res_raddr_o of the cycle before.
 module nasa_engine_drain #(
@@ -28,6 +31,7 @@ module nasa_engine_drain #(
   // results
   output logic [RowW-1:0]          dr_row_o,       // the row draining
   input  logic [Cols*32-1:0]       pe_row_i,
+  input  logic [Cols*32-1:0]       pe_row2_i,      // row dr_row_o + 1 (the dual drain)
   input  logic [Cols*32-1:0]       vec_res_i,
   // a folded residual's row
   output logic [IAW-1:0]           res_raddr_o,
@@ -39,10 +43,18 @@ module nasa_engine_drain #(
   input  logic                     wr_ready_i,
   output logic [AddrBits-1:0]      wr_addr_o,
   output logic [MemBytes*8-1:0]    wr_data_o,
-  output logic [MemBytes-1:0]      wr_strb_o
+  output logic [MemBytes-1:0]      wr_strb_o,
+  // the dual drain's second store into the scratch (nasa_out_writer)
+  input  logic                     wr_sc_i,
+  input  logic                     wr2_sc_i,
+  output logic                     wr2_valid_o,
+  output logic [AddrBits-1:0]      wr2_addr_o,
+  output logic [MemBytes*8-1:0]    wr2_data_o,
+  output logic [MemBytes-1:0]      wr2_strb_o
 );
   localparam int unsigned AW = AddrBits;
   localparam int unsigned NW = $clog2(Cols + 1);
+  localparam bit Dual = nasa_engine_pkg::dual_drain(Cfg.scratch_bytes, RqLanes, Cols, Rows);
 
   // shadow (drain) metadata, taken when a tile's last step issues
   logic shadow_full_q;
@@ -110,6 +122,9 @@ module nasa_engine_drain #(
   logic [Cols*32-1:0] row_vals;
   logic [PhW-1:0] rq_ph_q;
   logic rq_ph_last;
+  // rows this cycle takes (2: the dual drain), and whether they end the tile
+  logic dual_row, tile_end;
+  logic [1:0] dr_n;
 
   assign rq_ph_last = (NPh == 1) ||
                       (((NW + 1)'(rq_ph_q) + (NW + 1)'(1)) << RqLW >= (NW + 1)'(sh_n_q));
@@ -128,43 +143,50 @@ module nasa_engine_drain #(
       if (shadow_full_q && !rq_ph_last) rq_ph_q <= rq_ph_q + 1'b1;
       if (row_valid && row_ready) begin
         rq_ph_q <= '0;
-        if ((RowW + 1)'(dr_row_q) + 1'b1 == sh_rows_q) begin
+        if (tile_end) begin
           shadow_full_q <= 1'b0;
           dr_row_q      <= '0;
         end else begin
-          dr_row_q <= dr_row_q + 1'b1;
+          dr_row_q <= dr_row_q + RowW'(dr_n);
         end
       end
     end
   end
 
   assign row_valid = shadow_full_q && !stop_i && rq_ph_last;
+  assign dual_row = Dual && sh_pe_q && !sh_res_q && (RowW + 1)'(dr_row_q) + 1'b1 < sh_rows_q;
+  assign dr_n     = dual_row ? 2'd2 : 2'd1;
+  assign tile_end = (RowW + 1)'(dr_row_q) + (RowW + 1)'(dr_n) == sh_rows_q;
   // K-split: the column groups folded in halves (int32 sums wrap, so the order does not matter)
-  logic [Cols*32-1:0] pe_k1, pe_k2;
+  logic [Cols*32-1:0] pe_k1 [2], pe_k2 [2], pe_in [2], row2_vals;
+  assign pe_in[0] = pe_row_i;
+  assign pe_in[1] = pe_row2_i;
   always_comb begin
-    pe_k1 = pe_row_i;
-    pe_k2 = pe_row_i;
-    if (Cols >= 2) begin
-      for (int j = 0; j < Cols / 2; j++) begin
-        pe_k1[j*32 +: 32] = pe_row_i[j*32 +: 32] + pe_row_i[(j + Cols / 2)*32 +: 32];
+    for (int q = 0; q < 2; q++) begin
+      pe_k1[q] = pe_in[q];
+      pe_k2[q] = pe_in[q];
+      if (Cols >= 2) begin
+        for (int j = 0; j < Cols / 2; j++) begin
+          pe_k1[q][j*32 +: 32] = pe_in[q][j*32 +: 32] + pe_in[q][(j + Cols / 2)*32 +: 32];
+        end
       end
-    end
-    if (Cols >= 4) begin
-      for (int j = 0; j < Cols / 4; j++) begin
-        pe_k2[j*32 +: 32] = pe_k1[j*32 +: 32] + pe_k1[(j + Cols / 4)*32 +: 32];
+      if (Cols >= 4) begin
+        for (int j = 0; j < Cols / 4; j++) begin
+          pe_k2[q][j*32 +: 32] = pe_k1[q][j*32 +: 32] + pe_k1[q][(j + Cols / 4)*32 +: 32];
+        end
       end
     end
   end
   assign row_vals = !sh_pe_q ? vec_res_i :
-                    (sh_ks_q == 2'd0 ? pe_row_i : (sh_ks_q == 2'd1 ? pe_k1 : pe_k2));
+                    (sh_ks_q == 2'd0 ? pe_row_i : (sh_ks_q == 2'd1 ? pe_k1[0] : pe_k2[0]));
+  assign row2_vals = sh_ks_q == 2'd0 ? pe_row2_i : (sh_ks_q == 2'd1 ? pe_k1[1] : pe_k2[1]);
 
   // the residual read: the row that drains next cycle (the input buffer answers a cycle later)
   logic [RowW-1:0] dr_row_nx;
   always_comb begin
     dr_row_nx = dr_row_q;
     if (stop_i) dr_row_nx = '0;
-    else if (row_valid && row_ready)
-      dr_row_nx = ((RowW + 1)'(dr_row_q) + 1'b1 == sh_rows_q) ? '0 : dr_row_q + 1'b1;
+    else if (row_valid && row_ready) dr_row_nx = tile_end ? '0 : dr_row_q + RowW'(dr_n);
   end
   assign res_raddr_o = IAW'(sh_addr_q[dr_row_nx]) + sh_rdelta_q;
 
@@ -210,6 +232,30 @@ module nasa_engine_drain #(
     );
     assign rq_y[j*8 +: 8] = sh_res_q ? y1 : y0;
   end
+  // the dual drain's second row: requant lanes of its own (no folded residual)
+  logic [Cols*8-1:0] row2_data;
+  if (Dual) begin : g_rq2
+    for (genvar j = 0; j < Cols; j++) begin : g_lane
+      logic [63:0] rec;
+      logic unused_rec;
+      assign rec = prm_sh_q[j*64 +: 64];
+      assign unused_rec = ^rec[63:56];
+      nasa_requant u_rq (
+        .bypass_i(sh_rq_q == nasa_engine_pkg::RqBypass),
+        .val_i   (row2_vals[j*32 +: 32]),
+        .bias_i  ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[31:0] : 32'd0),
+        .m_i     ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[47:32] : sh_m_q),
+        .s_i     ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[55:48] : sh_s_q),
+        .act_i   (sh_act_q),
+        .q6_i    (sh_q6_q),
+        .y_o     (row2_data[j*8 +: 8])
+      );
+    end
+  end else begin : g_no_rq2
+    logic unused_row2;
+    assign unused_row2 = ^row2_vals;
+    assign row2_data = '0;
+  end
   if (NPh == 1) begin : g_row_direct
     assign row_data = rq_y;
   end else begin : g_row_phased
@@ -225,12 +271,13 @@ module nasa_engine_drain #(
 
   // the last row of a layer's last tile: the writer reports when it is written (ly_end_o)
   logic row_lend;
-  assign row_lend = sh_lend_q && ((RowW + 1)'(dr_row_q) + 1'b1 == sh_rows_q);
+  assign row_lend = sh_lend_q && tile_end;
   nasa_out_writer #(
     .Cols    (Cols),
     .MemBytes(MemBytes),
     .Depth   (nasa_pkg::WriterDepth),
-    .AddrBits(AW)
+    .AddrBits(AW),
+    .Dual    (Dual)
   ) u_out (
     .clk_i      (clk_i),
     .rst_ni     (rst_ni),
@@ -240,13 +287,22 @@ module nasa_engine_drain #(
     .row_addr_i (sh_addr_q[dr_row_q]),
     .row_n_i    (sh_n_q),
     .row_data_i (row_data),
+    .row_two_i  (dual_row),
+    .row_addr2_i(sh_addr_q[dr_row_q + RowW'(1)]),
+    .row_data2_i(row2_data),
     .row_last_i (row_lend),
     .last_o     (ly_end_o),
     .wr_valid_o (wr_valid_o),
     .wr_ready_i (wr_ready_i),
     .wr_addr_o  (wr_addr_o),
     .wr_data_o  (wr_data_o),
-    .wr_strb_o  (wr_strb_o)
+    .wr_strb_o  (wr_strb_o),
+    .wr_sc_i    (wr_sc_i),
+    .wr2_sc_i   (wr2_sc_i),
+    .wr2_valid_o(wr2_valid_o),
+    .wr2_addr_o (wr2_addr_o),
+    .wr2_data_o (wr2_data_o),
+    .wr2_strb_o (wr2_strb_o)
   );
 
   assign shadow_full_o = shadow_full_q;

@@ -117,6 +117,14 @@ package nasa_engine_pkg;
   // On-chip scratch (docs/engine.md "On-chip scratch"): whether address a lies in the window at
   // base (CSR ScratchBase, aligned to the scratch's bytes; 0: no window) of a scratch of `bytes`
   // bytes (0: none).
+  // The dual drain (docs/engine.md "Dual drain"; hw::Config::dual_drain): on a configuration
+  // with a scratch whose requant lanes take a whole row, a PE tile without a folded residual
+  // drains two rows a cycle and the writer stores two words a cycle into the scratch.
+  function automatic logic dual_drain(int unsigned scratch_bytes, int unsigned rq_lanes,
+                                      int unsigned cols, int unsigned rows);
+    dual_drain = scratch_bytes != 0 && rq_lanes == cols && rows >= 2;
+  endfunction
+
   function automatic logic in_scratch(logic [31:0] a, logic [31:0] base, int unsigned bytes);
     if (bytes == 0) in_scratch = 1'b0;
     else in_scratch = base != '0 && ((a ^ base) & ~(32'(bytes) - 32'd1)) == '0;

@@ -2,7 +2,8 @@
 // PE(r,c) accumulates x[r][c]*w[c] (int8 x int8 -> int32, wrapping): Conv/Fc feed every column
 // of row r the same input byte, depthwise convolutions each channel its own. On the last reduction step the
 // final sums move to a shadow bank, so the next tile accumulates while the shadow is drained one
-// row (output position) at a time.
+// row (output position) at a time, or two (rd_row2_i: the dual drain, docs/engine.md "Dual
+// drain").
 module nasa_pe_array #(
   parameter int unsigned Rows = 16,
   parameter int unsigned Cols = 16,
@@ -16,7 +17,9 @@ module nasa_pe_array #(
   input  logic [Rows*Cols*8-1:0] x_i,  // x[r][c] at (r*Cols + c)*8
   input  logic [Cols*8-1:0]    w_i,
   input  logic [RowW-1:0]      rd_row_i,
-  output logic [Cols*32-1:0]   rd_data_o
+  output logic [Cols*32-1:0]   rd_data_o,
+  input  logic [RowW-1:0]      rd_row2_i,
+  output logic [Cols*32-1:0]   rd_data2_o
 );
   logic [31:0] acc_q [Rows][Cols];
   logic [31:0] shadow_q [Rows][Cols];
@@ -42,6 +45,7 @@ module nasa_pe_array #(
 
   always_comb begin
     for (int c = 0; c < Cols; c++) rd_data_o[c*32 +: 32] = shadow_q[rd_row_i][c];
+    for (int c = 0; c < Cols; c++) rd_data2_o[c*32 +: 32] = shadow_q[rd_row2_i][c];
   end
 
 `ifndef SYNTHESIS

@@ -7,7 +7,8 @@
 // words in two banks, so the two words an unaligned beat spans come out in one cycle. A beat is
 // read into the output register when it is empty or being taken (out_ready_i: the response path
 // is free of DMA beats this cycle), so the job streams a beat a cycle while the path is free.
-// Writes: one strobed port word a cycle, always accepted. stop_i drops the job and the beat
+// Writes: one strobed port word a cycle, always accepted; and a second one (we2_i: the dual
+// drain, docs/engine.md "Dual drain") in the other bank than the first's. stop_i drops the job and the beat
 // held (an aborted run's loads are discarded, as the DMA's are).
 module nasa_scratch #(
   parameter int unsigned Bytes    = 2097152,
@@ -37,7 +38,11 @@ module nasa_scratch #(
   input  logic                  we_i,
   input  logic [AddrBits-1:0]   waddr_i,
   input  logic [MemBytes*8-1:0] wdata_i,
-  input  logic [MemBytes-1:0]   wstrb_i
+  input  logic [MemBytes-1:0]   wstrb_i,
+  input  logic                  we2_i,
+  input  logic [AddrBits-1:0]   waddr2_i,
+  input  logic [MemBytes*8-1:0] wdata2_i,
+  input  logic [MemBytes-1:0]   wstrb2_i
 );
   localparam int unsigned OffW  = $clog2(MemBytes);
   localparam int unsigned Words = Bytes / MemBytes;
@@ -63,7 +68,7 @@ module nasa_scratch #(
   logic [MemBytes*8-1:0] ew_q, ow_q;
 
   logic take, issue, accept;
-  logic [WW-1:0] rw, rw1, wword;
+  logic [WW-1:0] rw, rw1, wword, wword2;
   assign take        = o_valid_q && out_ready_i;
   assign issue       = j_valid_q && (!o_valid_q || take) && !stop_i;
   assign job_ready_o = !j_valid_q;
@@ -72,13 +77,45 @@ module nasa_scratch #(
   assign rw          = j_word_q;
   assign rw1         = j_word_q + WW'(1);  // (wraps at the window's end: its bytes unused)
   assign wword       = waddr_i[OffW +: WW];
+  assign wword2      = waddr2_i[OffW +: WW];
+
+  // each bank takes one word a cycle: port 1's when it addresses the bank, else port 2's (the
+  // writer sends a second word only into the other bank than the first's)
+  logic e_we, o_we;
+  logic [BW-1:0] e_idx, o_idx;
+  logic [MemBytes*8-1:0] e_data, o_data;
+  logic [MemBytes-1:0] e_strb, o_strb;
+  always_comb begin
+    e_we = 1'b0;
+    o_we = 1'b0;
+    e_idx = BW'(wword2 >> 1);
+    o_idx = BW'(wword2 >> 1);
+    e_data = wdata2_i;
+    o_data = wdata2_i;
+    e_strb = wstrb2_i;
+    o_strb = wstrb2_i;
+    if (we2_i) begin
+      e_we = !wword2[0];
+      o_we = wword2[0];
+    end
+    if (we_i && !wword[0]) begin
+      e_we = 1'b1;
+      e_idx = BW'(wword >> 1);
+      e_data = wdata_i;
+      e_strb = wstrb_i;
+    end
+    if (we_i && wword[0]) begin
+      o_we = 1'b1;
+      o_idx = BW'(wword >> 1);
+      o_data = wdata_i;
+      o_strb = wstrb_i;
+    end
+  end
 
   always_ff @(posedge clk_i) begin
-    if (we_i) begin
-      for (int b = 0; b < MemBytes; b++) begin
-        if (wstrb_i[b] && !wword[0]) even_q[BW'(wword >> 1)][b*8 +: 8] <= wdata_i[b*8 +: 8];
-        if (wstrb_i[b] && wword[0]) odd_q[BW'(wword >> 1)][b*8 +: 8] <= wdata_i[b*8 +: 8];
-      end
+    for (int b = 0; b < MemBytes; b++) begin
+      if (e_we && e_strb[b]) even_q[e_idx][b*8 +: 8] <= e_data[b*8 +: 8];
+      if (o_we && o_strb[b]) odd_q[o_idx][b*8 +: 8] <= o_data[b*8 +: 8];
     end
     if (issue) begin
       ew_q       <= even_q[BW'(rw[0] ? (rw1 >> 1) : (rw >> 1))];
@@ -130,7 +167,7 @@ module nasa_scratch #(
 
   // the window's high address bits select it (the job arbiter and the writer route by them)
   logic unused_addr;
-  assign unused_addr = ^{job_src_i, waddr_i, job_len_i};
+  assign unused_addr = ^{job_src_i, waddr_i, waddr2_i, job_len_i};
 
 `ifndef SYNTHESIS
   assert property (@(posedge clk_i) disable iff (!rst_ni)
@@ -142,6 +179,9 @@ module nasa_scratch #(
   if (MemBytes > 1) begin : g_chk_align
     assert property (@(posedge clk_i) disable iff (!rst_ni) we_i |-> (waddr_i[OffW-1:0] == '0))
       else $error("nasa_scratch: unaligned write at %h", waddr_i);
+    assert property (@(posedge clk_i) disable iff (!rst_ni)
+                     we2_i |-> (we_i && waddr2_i[OffW-1:0] == '0 && wword2[0] != wword[0]))
+      else $error("nasa_scratch: second write at %h not beside one in the other bank", waddr2_i);
   end
 `endif
 endmodule

@@ -71,11 +71,31 @@ struct Inflight {
   Dst dst;
   bool colend, flag;
 };
+// An output writer entry: one drained row, or two (the dual drain: a tile's rows dr_row and
+// dr_row + 1, at addr and addr2) of n bytes each.
 struct Row {
   uint64_t addr;
   uint32_t n;
   bool lend;  // a layer's last row
+  bool two = false;
+  uint64_t addr2 = 0;
 };
+
+// A port word of a writer entry: its aligned address and the bytes it carries.
+struct WrWord {
+  uint64_t addr = 0, bytes = 0;
+};
+// The words an entry writes, in order (a row: its low word, and its high word when it straddles
+// one); returns how many (1-4).
+uint32_t entry_words(const Row& r, uint64_t mb, std::array<WrWord, 4>& w) {
+  uint32_t k = 0;
+  for (int i = 0; i < (r.two ? 2 : 1); ++i) {
+    const uint64_t a = i ? r.addr2 : r.addr, off = a % mb, lo = std::min<uint64_t>(r.n, mb - off);
+    w[k++] = {a - off, lo};
+    if (lo < r.n) w[k++] = {a - off + mb, r.n - lo};
+  }
+  return k;
+}
 
 // Per-layer constants (the RTL's r_* / nx_* registers and the loaders' copies).
 struct Layer {
@@ -148,6 +168,7 @@ class Engine {
         wdepth_(2 * uint64_t{cfg.kred_max}),
         dram_(dram, cfg.mem_bytes),
         sc_win_(cfg, dram.scratch_base),
+        dual_(cfg.dual_drain()),
         rec_size_(cfg.wtiles) {
     if (dram.bytes_per_cycle == 0 || dram.bytes_per_cycle > cfg.mem_bytes || dram.latency == 0) {
       throw std::invalid_argument(
@@ -210,7 +231,7 @@ class Engine {
                        // (not the layer parity itself: the engine works alike on either, and
                        // a stretch's descriptor count, odd with packed groups, flips it)
                        static_cast<uint64_t>((ld_par_ ^ fe_li_) & 1), rr_, last_was_wr_, hold_, hold_wr_,
-                       second_, flush_, c_done_, dr_row_, rq_ph_, beat_, oidx_, init_lanes_,
+                       wk_, sh_res_, flush_, c_done_, dr_row_, rq_ph_, beat_, oidx_, init_lanes_,
                        static_cast<uint64_t>(state_), res_v_, cov_left_});
     for (uint64_t i = 0; i < live; ++i) k.push_back(rec_size_[(rec_rd_ + i) % cfg().wtiles]);
   }
@@ -377,7 +398,9 @@ class Engine {
   uint64_t sc_idx_ = 0, sc_nb_ = 0, dma_in_ = 0;
   // output writer
   std::deque<Row> wq_;
-  bool second_ = false;
+  uint32_t wk_ = 0;  // the head entry's next word
+  // dual drain (docs/engine.md "Dual drain"): two rows a cycle into the scratch
+  bool dual_ = false, sh_res_ = false;
   // input loader (IL_: the loading layer's constants)
   Layer IL_;
   bool il_region_ = false, il_done_ = true;
@@ -515,15 +538,25 @@ void Engine::step() {
   const bool row_valid = shadow_full_ && rq_ph_last;
   const bool row_ready = wq_.size() < kWriterDepth;
   const bool row_fire = row_valid && row_ready;
-  const bool dr_lend = row_fire && sh_lend_ && dr_row_ + 1 == sh_rows_;  // RTL dr_lend_o
+  // the dual drain takes two rows of a PE tile without a folded residual
+  const uint64_t dr_n = dual_ && sh_pe_ && !sh_res_ && dr_row_ + 1 < sh_rows_ ? 2 : 1;
+  const bool dr_lend = row_fire && sh_lend_ && dr_row_ + dr_n == sh_rows_;  // RTL dr_lend_o
   const bool wr_any = !wq_.empty();
-  bool two_part = false, wr_sc = false;
+  bool wr_sc = false, wr_sc2 = false, wr_merge = false;
+  std::array<WrWord, 4> ww{};
+  uint32_t nw = 0;
   if (wr_any) {
-    two_part = wq_.front().addr % mb_ + wq_.front().n > mb_;
-    // the word written this cycle: into the scratch inside its window (accepted at once)
-    wr_sc = sc_win_.contains(wq_.front().addr / mb_ * mb_ + (second_ ? mb_ : 0), 1);
+    nw = entry_words(wq_.front(), mb_, ww);
+    // the word written this cycle: into the scratch inside its window (accepted at once); with
+    // it the next word when that is the scratch's too and in its other bank, or the same word
+    wr_sc = sc_win_.contains(ww[wk_].addr, 1);
+    if (dual_ && wr_sc && wk_ + 1 < nw && sc_win_.contains(ww[wk_ + 1].addr, 1)) {
+      wr_merge = ww[wk_ + 1].addr == ww[wk_].addr;
+      wr_sc2 = !wr_merge && ((ww[wk_ + 1].addr / mb_) & 1) != ((ww[wk_].addr / mb_) & 1);
+    }
   }
   const bool wr_valid = wr_any && !wr_sc;
+  const uint32_t wr_step = wr_sc2 || wr_merge ? 2 : 1;
 
   // ---------------- DMA request side ----------------
   const uint64_t burst = std::min<uint64_t>(rq_left_, cfg().burst_max);
@@ -539,7 +572,7 @@ void Engine::step() {
       job_q_.empty() && !rd_req_valid && inf_.empty() && !flush_ && !sc_busy;  // (RTL mem_idle)
   const bool sc_issue = sc_jv_ && (!sc_ov_ || sc_take);
   // the writer pops a row when its last word is accepted; a layer's last row completes it
-  const bool wr_pop = (wr_fire || wr_sc) && (second_ || !two_part);
+  const bool wr_pop = (wr_fire || wr_sc) && wk_ + wr_step == nw;
   const bool ly_end = wr_pop && wq_.front().lend;
 
   // sequencer (RTL ld_start, cs_start)
@@ -570,19 +603,14 @@ void Engine::step() {
     count(hw::Counter::InBufWrites, 1);
     count(hw::Counter::ScratchReads, 1);
   }
-  if (wr_sc) count(hw::Counter::ScratchWrites, 1);
+  if (wr_sc) count(hw::Counter::ScratchWrites, wr_sc2 ? 2 : 1);
   if (o_valid) {
     // buffer writes (the energy model's events)
     if (o_dst == kIn) count(hw::Counter::InBufWrites, 1);
     if (o_dst == kWRow || o_dst == kWScat) count(hw::Counter::WBufWrites, 1);
     if (o_dst == kPrm) count(hw::Counter::PrmWrites, 1);
   }
-  if (wr_fire) {
-    const Row& r = wq_.front();
-    const uint64_t off = r.addr % mb_;
-    const uint64_t lo = std::min<uint64_t>(r.n, mb_ - off);
-    count(hw::Counter::DramWrBytes, second_ ? r.n - lo : lo);
-  }
+  if (wr_fire) count(hw::Counter::DramWrBytes, ww[wk_].bytes);
   if (want && !w_ok) count(hw::Counter::StallWeight, 1);
   if (want && w_ok && !in_ok) count(hw::Counter::StallInput, 1);
   if (want && w_ok && in_ok && !sh_ok) count(hw::Counter::StallOutput, 1);
@@ -647,14 +675,12 @@ void Engine::step() {
   hold_wr_ = grant_wr;
 
   // output writer
-  if (wr_fire || wr_sc) {
-    if (second_) {
-      second_ = false;
-    } else if (two_part) {
-      second_ = true;
-    }
+  if (wr_pop) {
+    wq_.pop_front();
+    wk_ = 0;
+  } else if (wr_fire || wr_sc) {
+    wk_ += wr_step;
   }
-  if (wr_pop) wq_.pop_front();
 
   // destinations
   if (o_valid && o_dst == kIn) in_loaded_[o_flag ? 1 : 0] += mb_;
@@ -673,17 +699,20 @@ void Engine::step() {
   if (shadow_full_ && !rq_ph_last) ++rq_ph_;
   if (row_fire) {
     rq_ph_ = 0;
-    const uint64_t p = sh_pe_ ? sh_tile_ * rows + dr_row_ : sh_tile_;
     // (packed images: image p / hw_out at its own output)
-    const uint64_t img = p / sh_hwo_;
-    wq_.push_back({sh_out_ + img * sh_os_ + (p - img * sh_hwo_) * sh_cout_ + sh_co0_,
-                   static_cast<uint32_t>(sh_n_),
-                   sh_lend_ && dr_row_ + 1 == sh_rows_});
-    if (dr_row_ + 1 == sh_rows_) {
+    auto row_addr = [&](uint64_t row) {
+      const uint64_t p = sh_pe_ ? sh_tile_ * rows + row : sh_tile_;
+      const uint64_t img = p / sh_hwo_;
+      return sh_out_ + img * sh_os_ + (p - img * sh_hwo_) * sh_cout_ + sh_co0_;
+    };
+    wq_.push_back({row_addr(dr_row_), static_cast<uint32_t>(sh_n_),
+                   sh_lend_ && dr_row_ + dr_n == sh_rows_, dr_n == 2,
+                   dr_n == 2 ? row_addr(dr_row_ + 1) : 0});
+    if (dr_row_ + dr_n == sh_rows_) {
       shadow_full_ = false;
       dr_row_ = 0;
     } else {
-      ++dr_row_;
+      dr_row_ += dr_n;
     }
   }
   if (s1_valid_ && s1_last_) shadow_full_ = true;
@@ -706,6 +735,7 @@ void Engine::step() {
       sh_co0_ = c_co0_;
       sh_lend_ = last_pt && last_ct;
       sh_pe_ = L_.pe;
+      sh_res_ = L_.res;
       sh_out_ = L_.out_addr;
       sh_cout_ = L_.cout;
       sh_hwo_ = L_.imgs > 1 ? L_.hw_out : ~uint64_t{0};

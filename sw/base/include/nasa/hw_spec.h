@@ -399,6 +399,13 @@ struct Config {
   constexpr uint32_t scratch_window(uint32_t base) const {
     return scratch_bytes == 0 ? 0 : base & ~(scratch_bytes - 1);
   }
+  // The dual drain (docs/engine.md "Dual drain"): a PE tile without a folded residual drains two
+  // rows a cycle and the writer stores two words a cycle into the scratch (its even and odd
+  // banks), on configurations with a scratch whose requant lanes take a whole row a cycle
+  // (RTL nasa_engine_pkg::dual_drain).
+  constexpr bool dual_drain() const {
+    return scratch_bytes != 0 && rq_lanes == cols && rows >= 2 && mcu == 0;
+  }
 };
 #define NASA_CONFIG_ROW(n, ...) Config{#n, __VA_ARGS__},
 inline constexpr std::array kConfigs = {NASA_CONFIGS(NASA_CONFIG_ROW)};
