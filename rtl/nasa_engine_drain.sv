@@ -204,17 +204,15 @@ module nasa_engine_drain #(
       assign val = row_vals[(32'(rq_ph_q) * RqLanes + j)*32 +: 32];
       assign rb  = res_rdata_i[(32'(rq_ph_q) * RqLanes + j)*8 +: 8];
     end
-    logic unused_rec;
-    assign unused_rec = ^rec[63:56];  // reserved byte of the record
-    nasa_requant u_rq (
-      .bypass_i(sh_rq_q == nasa_engine_pkg::RqBypass),
-      .val_i   (val),
-      .bias_i  ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[31:0] : 32'd0),
-      .m_i     ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[47:32] : sh_m_q),
-      .s_i     ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[55:48] : sh_s_q),
-      .act_i   (sh_res_q ? 2'(nasa_pkg::ActNone) : sh_act_q),  // (Res: after the add)
-      .q6_i    (sh_q6_q),
-      .y_o     (y0)
+    nasa_drain_lane u_rq (
+      .rq_i (sh_rq_q),
+      .val_i(val),
+      .rec_i(rec),
+      .m_i  (sh_m_q),
+      .s_i  (sh_s_q),
+      .act_i(sh_res_q ? 2'(nasa_pkg::ActNone) : sh_act_q),  // (Res: after the add)
+      .q6_i (sh_q6_q),
+      .y_o  (y0)
     );
     // a folded residual: act(requant(y, M, S) + requant(r, Mb, Sb))
     logic [31:0] rsum;
@@ -236,19 +234,15 @@ module nasa_engine_drain #(
   logic [Cols*8-1:0] row2_data;
   if (Dual) begin : g_rq2
     for (genvar j = 0; j < Cols; j++) begin : g_lane
-      logic [63:0] rec;
-      logic unused_rec;
-      assign rec = prm_sh_q[j*64 +: 64];
-      assign unused_rec = ^rec[63:56];
-      nasa_requant u_rq (
-        .bypass_i(sh_rq_q == nasa_engine_pkg::RqBypass),
-        .val_i   (row2_vals[j*32 +: 32]),
-        .bias_i  ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[31:0] : 32'd0),
-        .m_i     ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[47:32] : sh_m_q),
-        .s_i     ((sh_rq_q == nasa_engine_pkg::RqChan) ? rec[55:48] : sh_s_q),
-        .act_i   (sh_act_q),
-        .q6_i    (sh_q6_q),
-        .y_o     (row2_data[j*8 +: 8])
+      nasa_drain_lane u_rq (
+        .rq_i (sh_rq_q),
+        .val_i(row2_vals[j*32 +: 32]),
+        .rec_i(prm_sh_q[j*64 +: 64]),
+        .m_i  (sh_m_q),
+        .s_i  (sh_s_q),
+        .act_i(sh_act_q),
+        .q6_i (sh_q6_q),
+        .y_o  (row2_data[j*8 +: 8])
       );
     end
   end else begin : g_no_rq2
