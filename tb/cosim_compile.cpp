@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -172,6 +173,69 @@ TEST(Compile, PacksEachLayersImagesInGroups) {
     EXPECT_TRUE(std::equal(alone.begin(), alone.end(), all.begin() + n * f.net.classes))
         << "image " << n;
   }
+}
+
+// Image groups (docs/engine.md "Image groups"): a program whose first layers run two images at a
+// time, group after group, gives the RTL the reference model's logits, cycles and counters, and
+// the logits of the layer-major program; the groups' own tensors take one scratch block per
+// group.
+TEST(Compile, ImageGroupsRunExactly) {
+  Fixture f;
+  const auto& cfg = nasa::config_by_name("sim");
+  const std::vector<std::vector<uint8_t>> imgs(f.images.begin(), f.images.begin() + 5);
+  const nasa::spec::Candidate c{1, 4, 0, 5, 3, 2};
+  const Program lm = nasa::compile::compile(f.q, c, imgs, cfg, true, {0, 0});
+  EXPECT_EQ(lm.order.prefix_layers, 0);
+  const Program p = nasa::compile::compile(f.q, c, imgs, cfg, true, {3, 2});
+  EXPECT_EQ(p.order.prefix_layers, 3);
+  EXPECT_EQ(p.order.group, 2u);
+  auto encoded = [](const Program& x) {
+    std::vector<std::array<uint32_t, nasa::hw::kDescWords>> v;
+    for (const nasa::Desc& d : x.descs) v.push_back(nasa::encode(d));
+    return v;
+  };
+  EXPECT_NE(encoded(p), encoded(lm));
+  EXPECT_TRUE(std::any_of(p.regions.begin(), p.regions.end(), [](const auto& r) {
+    return r.name.find("activation blocks") != std::string::npos;
+  }));
+  auto ref = nasa::device::make_ref_device(cfg, p.image.size());
+  auto rtl = nasa::sim::make_rtl_device(cfg, p.image.size());
+  uint64_t c_ref = 0, c_rtl = 0;
+  const auto logits = run_logits(*ref, p, f.net.classes, &c_ref);
+  EXPECT_EQ(logits, run_logits(*rtl, p, f.net.classes, &c_rtl));
+  EXPECT_EQ(c_ref, c_rtl);
+  for (int id = 0; id < nasa::hw::kNumCounters; ++id) {
+    EXPECT_EQ(ref->counter(static_cast<nasa::hw::Counter>(id)),
+              rtl->counter(static_cast<nasa::hw::Counter>(id)))
+        << id;
+  }
+  auto r2 = nasa::device::make_ref_device(cfg, lm.image.size());
+  EXPECT_EQ(logits, run_logits(*r2, lm, f.net.classes, nullptr));
+}
+
+// compile() chooses image groups when a layer's tensors of the whole mini-batch exceed the
+// scratch: with 48 images the 28x28x96 expansion of fmnist-mb's layer 2 (mb_k3_e6, 3.6 MB of
+// them) does not fit the 2 MiB window layer-major; with 5 it does.
+TEST(Compile, ChoosesImageGroupsWhenTensorsOutgrowTheScratch) {
+  Fixture f;
+  const auto& cfg = nasa::config_by_name("sim");
+  const nasa::spec::Candidate c{2, 2, 3, 3, 3, 3};
+  std::vector<std::vector<uint8_t>> imgs;
+  for (size_t n = 0; n < 48; ++n) imgs.push_back(f.images[n % f.images.size()]);
+  const Program p = nasa::compile::compile(f.q, c, imgs, cfg);
+  EXPECT_EQ(p.order.prefix_layers, 3);  // through layer 2
+  EXPECT_EQ(p.order.group, 13u);        // 1 MiB / 75,264 bytes
+  const Program lm = nasa::compile::compile(f.q, c, imgs, cfg, true, {0, 0});
+  auto r1 = nasa::device::make_ref_device(cfg, p.image.size());
+  auto r2 = nasa::device::make_ref_device(cfg, lm.image.size());
+  EXPECT_EQ(run_logits(*r1, p, f.net.classes, nullptr),
+            run_logits(*r2, lm, f.net.classes, nullptr));
+  EXPECT_LT(r1->counter(nasa::hw::Counter::DramRdBytes) +
+                r1->counter(nasa::hw::Counter::DramWrBytes),
+            r2->counter(nasa::hw::Counter::DramRdBytes) +
+                r2->counter(nasa::hw::Counter::DramWrBytes));
+  const std::vector<std::vector<uint8_t>> few(imgs.begin(), imgs.begin() + 5);
+  EXPECT_EQ(nasa::compile::compile(f.q, c, few, cfg).order.prefix_layers, 0);
 }
 
 TEST(Compile, MemoryMapCoversEveryBlockWithoutOverlap) {

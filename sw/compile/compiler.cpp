@@ -367,8 +367,14 @@ spec::LayerShape head_input(const spec::Supernet& net) {
 // included) of its output rows, a residual add's band is an add of fewer rows. A layer that no
 // band fits (a single output row's input rows too large), a global pool and a fully connected
 // layer are appended whole: validation then reports them as Oversize.
-void emit(std::vector<Desc>& out, const Desc& d, const hw::Config& cfg) {
-  if (input_buffer_need(d, cfg) <= cfg.in_buf_bytes) {
+void emit(std::vector<Desc>& out, const Desc& d, const hw::Config& cfg, bool halves = false) {
+  // halves: a 1x1 Conv/DwConv reads no halo, so its bands cost no extra input bytes: it runs in
+  // bands of at most half the buffer (the next band loads beside the one computing) once its
+  // input takes more than that (candidate programs)
+  const bool no_halo = halves && d.k == 1 && (d.op == static_cast<uint8_t>(hw::Op::Conv) ||
+                                    d.op == static_cast<uint8_t>(hw::Op::DwConv));
+  const uint64_t cap = no_halo && !cfg.mcu ? cfg.in_buf_bytes / 2 : cfg.in_buf_bytes;
+  if (input_buffer_need(d, cfg) <= cap) {
     out.push_back(d);
     return;
   }
@@ -410,7 +416,7 @@ void emit(std::vector<Desc>& out, const Desc& d, const hw::Config& cfg) {
     return input_buffer_need(band, cfg);
   };
   uint64_t per = s.ho;  // output rows of a band: the most whose rows fit
-  while (per > 0 && need(per) > cfg.in_buf_bytes) --per;
+  while (per > 0 && need(per) > cap) --per;
   if (per == 0) {
     out.push_back(d);
     return;
@@ -435,25 +441,68 @@ void emit(std::vector<Desc>& out, const Desc& d, const hw::Config& cfg) {
 // Packed descriptors run in at least this many groups of a mini-batch's images.
 constexpr uint32_t kMinPackGroups = 2;
 
+// Whether a (packed) layer computes so long for its input that loading the next layer's input
+// after it, rather than beside it, costs little: its input loads in under a quarter of the PE
+// steps its tiles take (a wide 1x1 convolution of a small map: 7x7x1104 to 184 channels).
+bool loads_little(const Desc& d, const hw::Config& cfg) {
+  const Shape s = shape_of(d);
+  const uint64_t pos = uint64_t{s.ho} * s.wo * s.images;
+  const bool dw = d.op == static_cast<uint8_t>(hw::Op::DwConv);
+  const uint64_t steps = (pos + cfg.rows - 1) / cfg.rows * ((d.cout + cfg.cols - 1) / cfg.cols) *
+                         (dw ? uint64_t{d.k} * d.k : s.kred);
+  return 4 * (s.in_span / cfg.mem_bytes + 1) <= steps;
+}
+
 // Packed images (docs/engine.md "Packed images"): how many images of a mini-batch of `n` one
 // descriptor of layer `d` runs at once on `cfg` (1: not packed). Conv, DwConv and Fc layers that
 // are no band and fold no residual pack, in at least `min_groups` groups (so a layer that reads a
 // group's outputs starts while the next group computes) whose inputs take at most half of the
-// input buffer (the next layer loads beside it). The controller configurations do not pack.
-uint32_t pack_count(const Desc& d, uint32_t n, const hw::Config& cfg, uint32_t min_groups) {
+// input buffer (the next layer loads beside it); if none, and `whole_buffer` (candidate
+// programs), groups whose inputs take all of it when they compute long enough for their input
+// (loads_little). The controller configurations do not pack.
+uint32_t pack_count(const Desc& d, uint32_t n, const hw::Config& cfg, uint32_t min_groups,
+                    bool whole_buffer = false) {
   const auto op = static_cast<hw::Op>(d.op);
   if (cfg.mcu || n < 2 || is_band(d) || has_residual(d) ||
       !(op == hw::Op::Conv || op == hw::Op::DwConv || op == hw::Op::Fc)) {
     return 1;
   }
-  for (uint32_t g = std::max<uint32_t>(1, min_groups); g < n; ++g) {
-    const uint32_t per = std::min<uint32_t>((n + g - 1) / g, 255);
-    Desc probe = d;
-    probe.images = static_cast<uint8_t>(per);
-    if (per < 2) return 1;
-    if (input_buffer_need(probe, cfg) <= cfg.in_buf_bytes / 2) return per;
-  }
-  return 1;
+  // the most images per group whose inputs take at most `room` bytes (and, long_only, that
+  // compute long enough for their input)
+  auto most = [&](uint64_t room, bool long_only) -> uint32_t {
+    for (uint32_t g = std::max<uint32_t>(1, min_groups); g < n; ++g) {
+      const uint32_t per = std::min<uint32_t>((n + g - 1) / g, 255);
+      Desc probe = d;
+      probe.images = static_cast<uint8_t>(per);
+      if (per < 2) return 1;
+      if (input_buffer_need(probe, cfg) <= room && (!long_only || loads_little(probe, cfg))) {
+        return per;
+      }
+    }
+    return 1;
+  };
+  const uint32_t half = most(cfg.in_buf_bytes / 2, false);
+  return half > 1 || !whole_buffer ? half : most(cfg.in_buf_bytes, true);
+}
+
+// Whether the last convolution `d` (unfolded) of a residual op gains more by packing `n` images
+// (its positions fill the PE array's rows: 7x7 maps) than the Add it then needs costs (two vector
+// taps per pixel and channel tile), with a margin of 2: candidate programs fold the add
+// otherwise.
+bool pack_pays_for_add(const Desc& d, uint32_t n, const hw::Config& cfg) {
+  if (input_buffer_need(d, cfg) > cfg.in_buf_bytes) return false;  // a band: no packing
+  const uint32_t per = pack_count(d, n, cfg, kMinPackGroups, true);
+  if (per < 2) return false;
+  const Shape s = shape_of(d);
+  const uint64_t pos = uint64_t{s.ho} * s.wo, ct = (d.cout + cfg.cols - 1) / cfg.cols;
+  const uint64_t steps = d.op == static_cast<uint8_t>(hw::Op::DwConv) ? uint64_t{d.k} * d.k
+                                                                       : s.kred;
+  // PE steps per image, alone and packed; the Add's vector taps per image
+  const double alone = static_cast<double>((pos + cfg.rows - 1) / cfg.rows * ct * steps);
+  const double packed =
+      static_cast<double>((pos * per + cfg.rows - 1) / cfg.rows * ct * steps) / per;
+  const double add = static_cast<double>(pos * ct * 2);
+  return alone - packed > 2 * add;
 }
 
 // The descriptors of one layer for each image of a mini-batch (`per_image`, the same layer on
@@ -471,7 +520,7 @@ void emit_images(std::vector<Desc>& out, std::span<const Desc> per_image, const 
     a.out_addr = b.out_addr;
     regular = regular && encode(a) == encode(b);
   }
-  const uint32_t per = regular ? pack_count(per_image[0], n, cfg, min_groups) : 1;
+  const uint32_t per = regular ? pack_count(per_image[0], n, cfg, min_groups, true) : 1;
   if (per < 2) {
     out.insert(out.end(), per_image.begin(), per_image.end());
     return;
@@ -507,102 +556,206 @@ void check_program(const Program& p, const hw::Config& cfg, const std::string& w
 
 namespace {
 
-// Where compile() puts a candidate's activation tensors: each one block of every image's
-// (image n at addr + n * stride).
-struct TensorBlock {
-  uint64_t addr = 0, stride = 0;
+// The order of a candidate program's descriptors (docs/engine.md "Image groups"): each
+// image's descriptors [0, prefix_end) run group by group (`group` images at a time, layer-major
+// within a group), then the rest layer-major over every image. prefix_end = 0 (or a group of
+// every image) is plain layer-major. The images of a layer within what runs together pack into
+// groups where that fills the PE array's rows better (docs/engine.md "Packed images").
+struct Order {
+  size_t prefix_end = 0, group = 1;
 };
 
-// Places the activation tensors of one image's descriptors, `build(tensor)` (which calls
-// `tensor(size, what)` for each, in order, and returns the descriptors), for `images` images.
-// With an on-chip scratch of `window` bytes (docs/engine.md "On-chip scratch"; 0: none) a tensor
-// goes into its window when it fits beside the tensors still live there, first fit in the order
-// they are written; the rest, and all without a window, go to memory. A tensor lives from the
-// first descriptor that writes it to the last that reads it; the images of a layer run before
-// the next layer (layer-major), so a tensor may take the place of one whose last reader comes
-// before its first writer: the engine loads a layer's inputs before any later layer writes.
-std::vector<TensorBlock> place_tensors(
-    const std::function<std::vector<Desc>(
-        const std::function<uint32_t(uint64_t, const std::string&)>&)>& build,
-    size_t images, uint64_t window, ImageBuilder& mem) {
-  struct Tensor {
-    uint64_t size = 0, at = 0;  // bytes of one image; planning address
-    std::string what;
-    size_t first = SIZE_MAX, last = 0;  // descriptors that write it first, read it last
+std::vector<Desc> arrange(const std::vector<std::vector<Desc>>& per_image, const Order& o,
+                          const hw::Config& cfg) {
+  std::vector<Desc> out;
+  const size_t n = per_image.size();
+  auto run = [&](size_t n0, size_t n1, size_t j0, size_t j1) {
+    for (size_t j = j0; j < j1; ++j) {
+      std::vector<Desc> layer;
+      for (size_t i = n0; i < n1; ++i) layer.push_back(per_image[i][j]);
+      emit_images(out, layer, cfg, kMinPackGroups);
+    }
   };
-  // plan: each tensor at a distinct address above any real one, to find its readers and writers
+  const size_t len = n ? per_image.front().size() : 0;
+  const size_t pe = std::min(o.prefix_end, len), g = std::max<size_t>(1, o.group);
+  for (size_t n0 = 0; pe != 0 && n0 < n; n0 += g) run(n0, std::min(n, n0 + g), 0, pe);
+  run(0, n, pe, len);
+  return out;
+}
+
+// Where compile() puts a candidate's activation tensor k for image n.
+struct TensorPlace {
+  std::vector<uint64_t> stride;  // k: bytes between images (64-byte-aligned size)
+  // k: its blocks, each [first image, end image) at addr (image i at addr + (i - first) * stride)
+  struct Block {
+    size_t n0 = 0, n1 = 0;
+    uint64_t addr = 0;
+  };
+  std::vector<std::vector<Block>> blocks;
+  uint32_t at(size_t k, size_t n) const {
+    for (const Block& b : blocks[k]) {
+      if (n >= b.n0 && n < b.n1) return static_cast<uint32_t>(b.addr + (n - b.n0) * stride[k]);
+    }
+    throw std::logic_error("compile: tensor image without a place");
+  }
+};
+
+// Places the activation tensors of a candidate's descriptors: `build(n, tensor)` returns image
+// n's descriptors, calling `tensor(k, size, what)` for its k-th tensor; `o` orders them
+// (arrange). A tensor only the prefix reads and writes takes one block per group of images, the
+// others one block of every image. With an on-chip scratch of `window` bytes (docs/engine.md
+// "On-chip scratch"; 0: none) a block goes into the window when it fits beside the blocks still
+// live there, first fit in the order they are written; the rest, and all without a window, go
+// to memory. A block lives from the first descriptor that writes it to the last that reads it
+// (in the arranged order), and a later block may take its place: the engine loads a layer's
+// inputs before any later layer writes.
+// The order compile() gives a candidate program (ProgramOrder, docs/engine.md "Image groups"):
+// `want`'s fields where set; else the prefix ends after the last choice layer whose largest
+// tensor, for every image of the mini-batch, exceeds the scratch `window` (layer-major it could
+// not stay on chip), and its groups take as many images as fit half the window with that
+// prefix's largest tensor (at least one). No scratch: layer-major.
+ProgramOrder order_for(std::span<const uint64_t> largest, size_t images, uint64_t window,
+                       const ProgramOrder& want) {
+  const size_t layers = largest.size() - 1;
+  ProgramOrder o;
+  if (want.prefix_layers >= 0) {
+    o.prefix_layers = std::min<int>(want.prefix_layers, static_cast<int>(layers));
+  } else {
+    o.prefix_layers = 0;
+    for (size_t i = 0; window != 0 && i < layers; ++i) {
+      if (largest[i] * images > window) o.prefix_layers = static_cast<int>(i + 1);
+    }
+  }
+  uint64_t big = 1;
+  for (int i = 0; i < o.prefix_layers; ++i) big = std::max(big, largest[static_cast<size_t>(i)]);
+  o.group = want.group != 0 ? want.group
+                            : static_cast<uint32_t>(std::clamp<uint64_t>(
+                                  window / 2 / big, 1, std::max<size_t>(1, images)));
+  if (o.prefix_layers == 0) o.group = static_cast<uint32_t>(std::max<size_t>(1, images));
+  return o;
+}
+
+using TensorFn = std::function<uint32_t(size_t, uint64_t, const std::string&)>;
+using BuildFn = std::function<std::vector<Desc>(size_t, const TensorFn&)>;
+TensorPlace place_tensors(const BuildFn& build, size_t images, const Order& o,
+                          const hw::Config& cfg, uint64_t window, ImageBuilder& mem) {
+  struct Tensor {
+    uint64_t size = 0, at = 0;  // bytes of one image; planning address of image 0
+    std::string what;
+    size_t last = 0;  // the last descriptor of an image that reads it
+  };
+  // plan: each tensor at a distinct address above any real one (image n at at + n * stride)
   std::vector<Tensor> ts;
+  TensorPlace tp;
   uint64_t top = uint64_t{1} << 31;
-  const std::vector<Desc> descs = build([&](uint64_t size, const std::string& what) {
+  const std::vector<Desc> one = build(0, [&](size_t, uint64_t size, const std::string& what) {
     ts.push_back({size, top, what});
-    top += (size + 63) / 64 * 64;
+    tp.stride.push_back((size + 63) / 64 * 64);
+    top += tp.stride.back() * images;
     if (top > 0xFFFFFFFFull) {
-      throw std::runtime_error("compile: one image's activations exceed 2 GiB");
+      throw std::runtime_error("compile: the mini-batch's activations exceed 2 GiB");
     }
     return static_cast<uint32_t>(ts.back().at);
   });
+  const size_t n_t = ts.size();
   auto owner = [&](uint64_t a) -> Tensor* {
     for (Tensor& t : ts) {
       if (a >= t.at && a < t.at + std::max<uint64_t>(t.size, 1)) return &t;
     }
     return nullptr;
   };
-  for (size_t j = 0; j < descs.size(); ++j) {
-    const Desc& d = descs[j];
-    if (Tensor* t = owner(d.out_addr)) t->first = std::min(t->first, j);
+  for (size_t j = 0; j < one.size(); ++j) {
+    const Desc& d = one[j];
     if (Tensor* t = owner(d.in_addr)) t->last = std::max(t->last, j);
     const bool in2 = d.op == static_cast<uint8_t>(hw::Op::Add) || has_residual(d);
     if (Tensor* t = in2 ? owner(d.in2_addr) : nullptr) t->last = std::max(t->last, j);
   }
-  // first fit in the window, in the order the tensors are written
-  const size_t n = ts.size();
-  std::vector<uint64_t> stride(n), off(n, UINT64_MAX);
-  std::vector<size_t> order(n);
-  for (size_t k = 0; k < n; ++k) {
-    stride[k] = (ts[k].size + 63) / 64 * 64;
-    order[k] = k;
+  // blocks: per group for the prefix's own tensors
+  const size_t g = std::max<size_t>(1, o.group);
+  struct Unit {
+    size_t k, n0, n1;
+    uint64_t lo, hi;  // planning range
+    size_t first = SIZE_MAX, last = 0;
+    uint64_t off = UINT64_MAX;
+  };
+  std::vector<Unit> units;
+  for (size_t k = 0; k < n_t; ++k) {
+    const bool own = ts[k].last < o.prefix_end;
+    for (size_t n0 = 0; n0 < images; n0 += own ? g : images) {
+      const size_t n1 = own ? std::min(images, n0 + g) : images;
+      units.push_back({k, n0, n1, ts[k].at + n0 * tp.stride[k], ts[k].at + n1 * tp.stride[k]});
+    }
   }
+  // lifetimes in the arranged order of the planned program
+  std::vector<std::vector<Desc>> per_image(images);
+  for (size_t n = 0; n < images; ++n) {
+    per_image[n] = build(n, [&](size_t k, uint64_t, const std::string&) {
+      return static_cast<uint32_t>(ts[k].at + n * tp.stride[k]);
+    });
+  }
+  const std::vector<Desc> seq = arrange(per_image, o, cfg);
+  for (size_t j = 0; j < seq.size(); ++j) {
+    const Desc& d = seq[j];
+    const Shape sh = shape_of(d);
+    auto mark = [&](uint64_t a, uint64_t len, bool write) {
+      for (Unit& u : units) {
+        if (a < u.hi && a + std::max<uint64_t>(len, 1) > u.lo) {
+          if (write) u.first = std::min(u.first, j);
+          u.last = std::max(u.last, j);
+        }
+      }
+    };
+    mark(d.out_addr, sh.out_span, true);
+    mark(d.in_addr, sh.in_span, false);
+    if (d.op == static_cast<uint8_t>(hw::Op::Add)) mark(d.in2_addr, sh.in_bytes, false);
+    if (has_residual(d)) mark(d.in2_addr, sh.out_bytes, false);
+  }
+  // first fit in the window, in the order the blocks are written
+  std::vector<size_t> order(units.size());
+  for (size_t u = 0; u < units.size(); ++u) order[u] = u;
   std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return ts[a].first < ts[b].first; });
-  std::vector<size_t> live;  // tensors in the window, by offset
+                   [&](size_t a, size_t b) { return units[a].first < units[b].first; });
+  auto bytes = [&](const Unit& u) { return tp.stride[u.k] * (u.n1 - u.n0); };
+  std::vector<size_t> live;  // blocks in the window, by offset
   size_t on_chip = 0;
   for (const size_t k : order) {
-    const uint64_t bytes = stride[k] * images;
-    std::erase_if(live, [&](size_t l) { return ts[l].last < ts[k].first; });
+    Unit& u = units[k];
+    std::erase_if(live, [&](size_t l) { return units[l].last < u.first; });
     uint64_t at = 0;
     for (const size_t l : live) {
-      if (at + bytes <= off[l]) break;
-      at = std::max(at, off[l] + stride[l] * images);
+      if (at + bytes(u) <= units[l].off) break;
+      at = std::max(at, units[l].off + bytes(units[l]));
     }
-    if (at + bytes > window) continue;
-    off[k] = at;
+    if (at + bytes(u) > window) continue;
+    u.off = at;
     live.insert(std::upper_bound(live.begin(), live.end(), k,
-                                 [&](size_t a, size_t b) { return off[a] < off[b]; }),
+                                 [&](size_t a, size_t b) { return units[a].off < units[b].off; }),
                 k);
     ++on_chip;
   }
-  std::vector<TensorBlock> out(n);
+  tp.blocks.resize(n_t);
+  uint64_t base = 0;
   if (on_chip != 0) {
-    const uint64_t base = mem.open_window(window, fmt::format(
-        "on-chip scratch window: {} of {} activation tensors (places reused)", on_chip, n));
-    for (size_t k = 0; k < n; ++k) {
-      if (off[k] != UINT64_MAX) out[k] = {base + off[k], stride[k]};
-    }
+    base = mem.open_window(window, fmt::format(
+        "on-chip scratch window: {} of {} activation blocks (places reused)", on_chip,
+        units.size()));
   }
-  for (size_t k = 0; k < n; ++k) {
-    if (off[k] == UINT64_MAX) {
-      out[k] = {mem.alloc(stride[k] * images, fmt::format("{} (every image)", ts[k].what)),
-                stride[k]};
-    }
+  for (const Unit& u : units) {
+    const std::string imgs =
+        u.n1 - u.n0 == images ? "every image" : fmt::format("images {}-{}", u.n0, u.n1 - 1);
+    const uint64_t a = u.off != UINT64_MAX
+                           ? base + u.off
+                           : mem.alloc(bytes(u), fmt::format("{} ({})", ts[u.k].what, imgs));
+    tp.blocks[u.k].push_back({u.n0, u.n1, a});
   }
-  return out;
+  return tp;
 }
 
 }  // namespace
 
 Program compile(const QSupernet& q, const spec::Candidate& cand,
                 std::span<const std::vector<uint8_t>> images, const hw::Config& cfg,
-                bool on_chip) {
+                bool on_chip, const ProgramOrder& order_in) {
   const spec::Supernet& net = q.net;
   spec::validate_candidate(net, cand);
   Program p;
@@ -634,21 +787,41 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
       mem.alloc(static_cast<uint64_t>(net.classes) * images.size(), "logits (every image)");
   // One image's descriptors; `tensor(size, what)` places its activation tensors, in the same
   // order for every image.
-  using TensorFn = std::function<uint32_t(uint64_t, const std::string&)>;
-  auto build = [&](size_t n, const TensorFn& tensor) {
+  // where each choice layer's descriptors start (the head's at the end), and the choice layer
+  // whose descriptors write each tensor (the stem's: 0; the head's: the layer count)
+  std::vector<size_t> layer_start(net.layers.size() + 1, 0);
+  size_t cur_layer = 0;
+  auto build = [&](size_t n, const TensorFn& place) {
     std::vector<Desc> descs;
+    cur_layer = 0;
+    size_t k_t = 0;
+    auto tensor = [&](uint64_t size, const std::string& what) { return place(k_t++, size, what); };
     const uint32_t x_in = img_base + static_cast<uint32_t>(n) * img_stride;
     const auto so = spec::stem_output(net);
     uint32_t x = tensor(static_cast<uint64_t>(so.h) * so.w * so.cin, "stem");
-    emit(descs, conv_desc(q.stem, stem, net.in_h, net.in_w, x_in, x), cfg);
+    emit(descs, conv_desc(q.stem, stem, net.in_h, net.in_w, x_in, x), cfg, true);
     for (size_t i = 0; i < net.layers.size(); ++i) {
+      layer_start[i] = descs.size();
+      cur_layer = i;
       const auto& s = shapes[i];
       const QOp& op = q.ops[i][static_cast<size_t>(cand[i])];
       const int oh = (s.h + s.stride - 1) / s.stride, ow = (s.w + s.stride - 1) / s.stride;
       if (op.convs.empty()) continue;  // skip: same tensor, same scale
       uint32_t cur = x;
       int ch = s.h, cw = s.w;
-      const bool fold = folds_residual(op);
+      // the add folds into the last convolution, unless that convolution packed (which a
+      // folded residual does not) gains more than a separate Add costs
+      bool fold = folds_residual(op);
+      if (fold && images.size() > 1) {
+        int h = ch, w = cw;  // the last convolution's input
+        for (size_t c = 0; c + 1 < op.convs.size(); ++c) {
+          h = (h + op.convs[c].stride - 1) / op.convs[c].stride;
+          w = (w + op.convs[c].stride - 1) / op.convs[c].stride;
+        }
+        const size_t lc = op.convs.size() - 1;
+        fold = !pack_pays_for_add(conv_desc(op.convs[lc], chosen[i][lc], h, w, 0, 0),
+                                  static_cast<uint32_t>(images.size()), cfg);
+      }
       for (size_t c = 0; c < op.convs.size(); ++c) {
         const QConv& qc = op.convs[c];
         const int nh = (ch + qc.stride - 1) / qc.stride, nw = (cw + qc.stride - 1) / qc.stride;
@@ -656,7 +829,7 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
                                     fmt::format("layer {} conv {}", i, c));
         Desc d = conv_desc(qc, chosen[i][c], ch, cw, cur, out);
         if (fold && c + 1 == op.convs.size()) d = fold_residual(d, op, x);
-        emit(descs, d, cfg);
+        emit(descs, d, cfg, true);
         cur = out;
         ch = nh;
         cw = nw;
@@ -664,41 +837,36 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
       if (op.residual && !fold) {
         const uint32_t out = tensor(static_cast<uint64_t>(oh) * ow * s.cout,
                                     fmt::format("layer {} residual", i));
-        emit(descs, add_desc(op, oh, ow, s.cout, cur, x, out), cfg);
+        emit(descs, add_desc(op, oh, ow, s.cout, cur, x, out), cfg, true);
         cur = out;
       }
       x = cur;
     }
+    layer_start[net.layers.size()] = descs.size();
+    cur_layer = net.layers.size();
     const uint32_t hc =
         tensor(static_cast<uint64_t>(hi.h) * hi.w * net.head.channels, "head");
-    emit(descs, conv_desc(q.head_conv, head, hi.h, hi.w, x, hc), cfg);
+    emit(descs, conv_desc(q.head_conv, head, hi.h, hi.w, x, hc), cfg, true);
     descs.push_back(gap_desc(q, hi.h, hi.w, hc, static_cast<uint32_t>(g_all + n * head_c)));
     return descs;
   };
-  const std::vector<TensorBlock> blocks = place_tensors(
-      [&](const TensorFn& tensor) { return build(0, tensor); }, images.size(),
-      on_chip ? cfg.scratch_bytes : 0, mem);
+  // the largest activation tensor each choice layer writes (one image's bytes)
+  std::vector<uint64_t> largest(net.layers.size() + 1, 0);
+  build(0, [&](size_t, uint64_t size, const std::string&) {
+    largest[cur_layer] = std::max(largest[cur_layer], size);
+    return 0u;
+  });
+  const uint64_t window = on_chip ? cfg.scratch_bytes : 0;
+  const ProgramOrder ord = order_for(largest, images.size(), window, order_in);
+  const Order order{layer_start[ord.prefix_layers], ord.group};
+  p.order = ord;
+  const TensorPlace tp = place_tensors(build, images.size(), order, cfg, window, mem);
   std::vector<std::vector<Desc>> per_image(images.size());
   for (size_t n = 0; n < images.size(); ++n) {
-    size_t k = 0;
-    per_image[n] = build(n, [&](uint64_t, const std::string&) {
-      const TensorBlock& b = blocks[k++];
-      return static_cast<uint32_t>(b.addr + n * b.stride);
-    });
+    per_image[n] = build(n, [&](size_t k, uint64_t, const std::string&) { return tp.at(k, n); });
     p.logits_addr.push_back(static_cast<uint32_t>(lo_all + n * net.classes));
   }
-  // Layer-major: each layer for every image, then the next layer. Consecutive descriptors are
-  // then the same layer on independent images, which the engine overlaps and which share the
-  // weights it keeps on chip; an image's next layer comes `images` descriptors later (the engine
-  // has at most three layers unfinished, and waits when a layer reads what one of the last two
-  // writes).
-  // The images of a layer pack into groups where that fills the PE array's rows better
-  // (docs/engine.md "Packed images").
-  for (size_t j = 0; !per_image.empty() && j < per_image.front().size(); ++j) {
-    std::vector<Desc> layer;
-    for (const auto& descs : per_image) layer.push_back(descs[j]);
-    emit_images(p.descs, layer, cfg, kMinPackGroups);
-  }
+  p.descs = arrange(per_image, order, cfg);
   // the classifier: groups of as many images as the input buffer holds
   const uint64_t group =
       std::max<uint64_t>(1, std::min<uint64_t>(cfg.in_buf_bytes / head_c, 0xFFFF));

@@ -60,6 +60,15 @@ struct Region {
   uint64_t size = 0;
 };
 
+// The order of a candidate program's descriptors (docs/engine.md "Image groups"): the stem and
+// the first `prefix_layers` choice layers run for `group` images at a time (layer-major within a
+// group, group after group), then the rest layer-major over every image. In compile()'s argument
+// -1 / 0 let it choose.
+struct ProgramOrder {
+  int prefix_layers = -1;
+  uint32_t group = 0;
+};
+
 struct Program {
   std::vector<uint8_t> image;   // the whole memory, address 0 = image[0]
   std::vector<Region> regions;  // every block placed, in address order
@@ -70,14 +79,16 @@ struct Program {
   uint32_t scratch_base = 0;
   std::vector<uint32_t> logits_addr;  // per image: `classes` int8 logits
   std::vector<Desc> descs;
+  ProgramOrder order;  // the order it runs in (prefix_layers 0: layer-major)
 };
 
 // `images_u8`: n images of in_h*in_w*in_c bytes (HWC). Throws if a layer does not fit `cfg`.
 // on_chip: keep activation tensors in the on-chip scratch (docs/engine.md "On-chip scratch")
 // where they fit, when `cfg` has one (false: every tensor in memory).
+// order: where the program runs image groups (docs/engine.md "Image groups"); chosen by default.
 Program compile(const QSupernet& q, const spec::Candidate& c,
                 std::span<const std::vector<uint8_t>> images_u8, const hw::Config& cfg,
-                bool on_chip = true);
+                bool on_chip = true, const ProgramOrder& order = {});
 
 // A batch run (docs/fusion.md): the whole supernet compiled once into template descriptors, the
 // weights, images, labels and candidate vectors placed, plus the batch CSRs and tables.
