@@ -600,15 +600,6 @@ struct TensorPlace {
   }
 };
 
-// Places the activation tensors of a candidate's descriptors: `build(n, tensor)` returns image
-// n's descriptors, calling `tensor(k, size, what)` for its k-th tensor; `o` orders them
-// (arrange). A tensor only the prefix reads and writes takes one block per group of images, the
-// others one block of every image. With an on-chip scratch of `window` bytes (docs/engine.md
-// "On-chip scratch"; 0: none) a block goes into the window when it fits beside the blocks still
-// live there, first fit in the order they are written; the rest, and all without a window, go
-// to memory. A block lives from the first descriptor that writes it to the last that reads it
-// (in the arranged order), and a later block may take its place: the engine loads a layer's
-// inputs before any later layer writes.
 // The order compile() gives a candidate program (ProgramOrder, docs/engine.md "Image groups"):
 // `want`'s fields where set; else the prefix ends after the last choice layer whose largest
 // tensor, for every image of the mini-batch, exceeds the scratch `window` (layer-major it could
@@ -637,6 +628,15 @@ ProgramOrder order_for(std::span<const uint64_t> largest, size_t images, uint64_
 
 using TensorFn = std::function<uint32_t(size_t, uint64_t, const std::string&)>;
 using BuildFn = std::function<std::vector<Desc>(size_t, const TensorFn&)>;
+// Places the activation tensors of a candidate's descriptors: `build(n, tensor)` returns image
+// n's descriptors, calling `tensor(k, size, what)` for its k-th tensor; `o` orders them
+// (arrange). A tensor only the prefix reads and writes takes one block per group of images, the
+// others one block of every image. With an on-chip scratch of `window` bytes (docs/engine.md
+// "On-chip scratch"; 0: none) a block goes into the window when it fits beside the blocks still
+// live there, first fit in the order they are written; the rest, and all without a window, go
+// to memory. A block lives from the first descriptor that writes it to the last that reads it
+// (in the arranged order), and a later block may take its place: the engine loads a layer's
+// inputs before any later layer writes.
 TensorPlace place_tensors(const BuildFn& build, size_t images, const Order& o,
                           const hw::Config& cfg, uint64_t window, ImageBuilder& mem) {
   struct Tensor {
@@ -785,10 +785,11 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
   const uint32_t g_all = mem.alloc(head_c * images.size(), "gap outputs (every image)");
   const uint32_t lo_all =
       mem.alloc(static_cast<uint64_t>(net.classes) * images.size(), "logits (every image)");
-  // One image's descriptors; `tensor(size, what)` places its activation tensors, in the same
-  // order for every image.
-  // where each choice layer's descriptors start (the head's at the end), and the choice layer
-  // whose descriptors write each tensor (the stem's: 0; the head's: the layer count)
+  // build(n, place): image n's descriptors; `place(k, size, what)` gives the address of its k-th
+  // activation tensor (the same tensors in the same order for every image). It records where
+  // each choice layer's descriptors start (the head's at the end) and, while it runs, the choice
+  // layer whose descriptors write the tensor being placed (the stem's: 0; the head's: the layer
+  // count).
   std::vector<size_t> layer_start(net.layers.size() + 1, 0);
   size_t cur_layer = 0;
   auto build = [&](size_t n, const TensorFn& place) {
