@@ -503,6 +503,55 @@ json peers_study(const CandidateSet& set, int repeats, int threads) {
 // (cycle-exact): each batch alone (`nasa eval`: every candidate's own program) and fused (one
 // batch run, mini-batch 32).
 
+// Sibling column pairing, the partition of the PE array's columns between sibling nodes of the
+// fused trie (docs/engine.md "Partitioning the array"): siblings read the same input, so the
+// first layers of two siblings with the same kernel and stride (MBConv expansions: 1x1, stride 1)
+// could run as one layer whose channel tiles take both siblings' output channels, a partial tile
+// of one sharing the columns with the other's. PE steps (one cycle each) of those first layers
+// for `n_images` images run per sibling (today, K-split tiles included) and paired (every
+// sibling group of a node as one layer), as the cycle model counts a Conv's steps.
+json sibling_pairing(const nasa::spec::Supernet& net, std::span<const nasa::spec::Candidate> cands,
+                     size_t n_images, const nasa::hw::Config& cfg) {
+  const auto g = nasa::fusion::fuse(net, cands);
+  const auto shapes = nasa::spec::layer_shapes(net);
+  auto steps = [&](uint32_t cin, uint32_t cout) {
+    nasa::Desc d{};
+    d.op = static_cast<uint8_t>(nasa::hw::Op::Conv);
+    d.cin = static_cast<uint16_t>(cin);
+    double s = 0;
+    for (uint32_t co = 0; co < cout; co += cfg.cols) {
+      const uint32_t cg = std::min<uint32_t>(cfg.cols, cout - co);
+      s += static_cast<double>(cin) / nasa::cycles::ksplit_groups(d, cfg, cg);
+    }
+    return s;
+  };
+  double alone = 0, paired = 0;
+  uint64_t groups = 0;
+  for (const auto& n : g.nodes) {
+    std::vector<uint32_t> couts;
+    double positions = 0;
+    uint32_t cin = 0;
+    for (const uint32_t c : n.children) {
+      const auto& ch = g.nodes[c];
+      const auto& op = net.layers[static_cast<size_t>(ch.layer)].choices[static_cast<size_t>(ch.choice)];
+      const auto& sh = shapes[static_cast<size_t>(ch.layer)];
+      if (op.kind != nasa::spec::OpKind::MBConv || op.expand <= 1) continue;
+      cin = static_cast<uint32_t>(sh.cin);
+      positions = static_cast<double>(sh.h) * sh.w * static_cast<double>(n_images) / cfg.rows;
+      couts.push_back(static_cast<uint32_t>(sh.cin * op.expand));
+    }
+    if (couts.size() < 2) continue;
+    ++groups;
+    uint32_t total = 0;
+    for (const uint32_t c : couts) {
+      alone += steps(cin, c) * positions;
+      total += c;
+    }
+    paired += steps(cin, total) * positions;
+  }
+  return {{"sibling_groups", groups}, {"steps_per_sibling", alone}, {"steps_paired", paired}};
+}
+
 json fusion_pays_case(const CandidateSet& set, const std::string& name,
                       std::span<const nasa::spec::Candidate> cands, size_t n_images,
                       const nasa::hw::Config& cfg, int threads) {
@@ -555,6 +604,7 @@ json fusion_pays_case(const CandidateSet& set, const std::string& name,
           {"fused_dram_bytes", f_dram},
           {"fused_pe_utilization", nasa::hw::pe_utilization(f.macs, f.cycles, cfg)},
           {"cycles_vs_mac_share", pay},
+          {"sibling_pairing", sibling_pairing(set.net, cands, n_images, cfg)},
           {"fusion_pays_cycles", pay <= 1.05},
           {"fusion_pays_dram", f_dram < a_dram},
           {"dram_lower_bound", bound},
@@ -934,6 +984,22 @@ std::string markdown(const json& r) {
         c["alone_dram_bytes"].get<uint64_t>(), c["fused_dram_bytes"].get<uint64_t>(),
         c["fusion_pays_dram"].get<bool>() ? "pays" : "no", c["dram_vs_bound"].get<double>(),
         c["alone_pe_utilization"].get<double>(), c["fused_pe_utilization"].get<double>());
+  }
+  md += "\nPartitioning the PE array's columns between sibling nodes of the fused trie "
+        "(docs/engine.md \"Partitioning the array\"): siblings read the same input, so their "
+        "first layers (MBConv expansions, 1x1) could run as one layer whose channel tiles hold "
+        "both siblings' channels. PE steps of those first layers, each sibling alone (as built, "
+        "K-split tiles included) and paired, as the cycle model counts them, and what pairing "
+        "would save as a share of the fused run's cycles:\n\n"
+        "| config | batch | sibling groups | steps, per sibling | steps, paired | saved, share of "
+        "fused cycles |\n|---|---|---:|---:|---:|---:|\n";
+  for (const auto& c : r["fusion_pays"]) {
+    const auto& p = c["sibling_pairing"];
+    const double a = p["steps_per_sibling"].get<double>(), b = p["steps_paired"].get<double>();
+    md += fmt::format("| {} | {} | {} | {:.0f} | {:.0f} | {:.2f}% |\n",
+                      c["config"].get<std::string>(), c["batch"].get<std::string>(),
+                      p["sibling_groups"].get<uint64_t>(), a, b,
+                      100.0 * (a - b) / c["fused_cycles"].get<double>());
   }
   md += "\n## 6. Energy per candidate, fused and alone\n\n";
   md +=
