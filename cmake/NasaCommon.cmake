@@ -1,5 +1,7 @@
 # What every NASA build shares, the whole tree's and the standalone host library's (`cmake -S sw`):
 # C++20, ccache, the host libraries, and the project's warning flags.
+# The release version (`nasa --version`, the installed package)
+set(NASA_VERSION 0.1.0)
 set(CMAKE_CXX_STANDARD 20)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)
 set(CMAKE_CXX_EXTENSIONS OFF)

@@ -11,12 +11,23 @@
 
 namespace nasa::runtime {
 
-FloatSupernet load_supernet_dir(const std::filesystem::path& dir) {
-  if (!std::filesystem::is_directory(dir)) {
+FloatSupernet load_supernet_dir(const std::filesystem::path& path) {
+  // --supernet means the same everywhere: a spec file or the directory holding it. With weights,
+  // a spec file must be the directory's supernet.json (its weights.safetensors lies beside it).
+  std::filesystem::path dir = path;
+  if (std::filesystem::is_regular_file(path)) {
+    if (path.filename() != "supernet.json") {
+      throw std::runtime_error(fmt::format(
+          "supernet '{}' is a spec file without weights: give the directory that `nasa init` "
+          "or `nasa train` wrote (its supernet.json and weights.safetensors)",
+          path.string()));
+    }
+    dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  } else if (!std::filesystem::is_directory(path)) {
     throw std::runtime_error(
         fmt::format("supernet directory '{}' does not exist (expected the "
                     "output of `nasa init` or `nasa train`)",
-                    dir.string()));
+                    path.string()));
   }
   FloatSupernet f{spec::load_supernet(dir / "supernet.json"), {}};
   const auto wpath = dir / "weights.safetensors";

@@ -74,6 +74,49 @@ if(TARGET nasa)
     "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && zcat /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz > $1/l.idx && $0 eval --supernet $1 --arch 0-0-0-0-0-0 --data /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz --labels $1/l.idx --calib 1"
     "nasa: error: [^\n]*(10000|60000)[^\n]*.*exit=1")
 
+  # The parse contract (docs/cli.md "Errors and exit codes"): every misuse of the command line is
+  # one `nasa: error: ...` line naming the command and the option, exit 1, before any work.
+  nasa_cli_error_test(cli_misuse_option_did_you_mean
+    "$0 search --supernet $1 --out $1/o --generation 2"
+    "^nasa: error: search: unknown option '--generation' \\(did you mean '--generations'\\?\\)[^\n]*\nexit=1")
+  nasa_cli_error_test(cli_misuse_command_did_you_mean
+    "$0 serach --population 3"
+    "^nasa: error: unknown command 'serach' \\(did you mean 'search'\\?\\); the commands are info, init, eval[^\n]*\nexit=1")
+  nasa_cli_error_test(cli_misuse_no_command
+    "$0" "^nasa: error: a command is required: info, init, eval[^\n]*\nexit=1")
+  nasa_cli_error_test(cli_misuse_negative_count
+    "$0 search --supernet $1 --out $1/o --population -3"
+    "^nasa: error: search: --population: expected an integer in 1\\.\\.1000000, got '-3'[^\n]*\nexit=1")
+  nasa_cli_error_test(cli_misuse_negative_images
+    "$0 eval --supernet $1 --arch 0 --images -1"
+    "^nasa: error: eval: --images: expected an integer in 1\\.\\.1000000, got '-1'[^\n]*\nexit=1")
+  nasa_cli_error_test(cli_misuse_probability_not_a_fraction
+    "$0 eval --supernet $1 --generate 4 --mode mutate --mut-prob 70000"
+    "^nasa: error: eval: --mut-prob: expected a number in \\[0, 1\\], got '70000'[^\n]*\nexit=1")
+  nasa_cli_error_test(cli_misuse_not_an_integer
+    "$0 search --supernet $1 --out $1/o --topk 2.5"
+    "^nasa: error: search: --topk: expected an integer in 1\\.\\.1000000, got '2\\.5'[^\n]*\nexit=1")
+  nasa_cli_error_test(cli_misuse_too_large
+    "$0 search --supernet $1 --out $1/o --max-macs 99999999999999999999999"
+    "^nasa: error: search: --max-macs: expected an integer in 0\\.\\.9223372036854775807[^\n]*\nexit=1")
+  nasa_cli_error_test(cli_misuse_stray_argument
+    "$0 info extra" "^nasa: error: info: unexpected argument 'extra'[^\n]*\nexit=1")
+  nasa_cli_error_test(cli_misuse_missing_required
+    "$0 search --supernet $1" "^nasa: error: search: --out is required[^\n]*\nexit=1")
+  nasa_cli_error_test(cli_misuse_excluded_options
+    "$0 info --space fmnist-mb --supernet $2" "^nasa: error: info: --space excludes --supernet[^\n]*\nexit=1")
+  nasa_cli_error_test(cli_misuse_spec_file_without_weights
+    "$0 eval --supernet $2 --arch 0-0-0-0-0-0"
+    "^nasa: error: supernet '[^\n]*fmnist-mb.json' is a spec file without weights[^\n]*\nexit=1")
+  add_test(NAME cli_version COMMAND nasa --version)
+  set_tests_properties(cli_version PROPERTIES LABELS "unit;cli"
+                       PASS_REGULAR_EXPRESSION "^nasa [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit [0-9a-z]+\\)\n$")
+  # random argument vectors: never a crash, another exit code, a malformed error or a wrapped value
+  add_test(NAME cli_fuzz_arguments
+           COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/tools/cli_fuzz.py $<TARGET_FILE:nasa> --cases 100 --seed 1)
+  set_tests_properties(cli_fuzz_arguments PROPERTIES LABELS "unit;cli" TIMEOUT 900
+                       PASS_REGULAR_EXPRESSION "no crash, no wrap")
+
   # batch fusion and fused evaluation (docs/fusion.md)
   add_test(NAME cli_fuse_json COMMAND nasa fuse --space fmnist-mb --random 50 --seed 1 --json)
   set_tests_properties(cli_fuse_json PROPERTIES LABELS "unit;cli"
@@ -95,7 +138,7 @@ if(TARGET nasa)
                        PASS_REGULAR_EXPRESSION "PROFILE OK")
   nasa_cli_error_test(cli_eval_mini_batch_zero
     "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && $0 eval --supernet $1 --random 2 --fused --mini-batch 0"
-    "--mini-batch[^\n]*not in range 1.*exit=[1-9]")
+    "nasa: error: eval: --mini-batch: expected an integer in 1\\.\\.1048576, got '0'.*exit=1")
   nasa_cli_error_test(cli_eval_fused_needs_batch
     "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && $0 eval --supernet $1 --arch 0-0-0-0-0-0 --fused"
     "nasa: error: [^\n]*exactly one of|--fused needs.*exit=1")

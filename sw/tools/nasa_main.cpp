@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -13,6 +14,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_contract.h"
+#include "cli_log.h"
+#include "nasa/cand_gen.h"
 #include "nasa/compiler.h"
 #include "nasa/data.h"
 #include "nasa/desc.h"
@@ -43,7 +47,11 @@ struct SpecSource {
   std::string space, supernet;
 
   void add_options(CLI::App& app) {
-    auto* s = app.add_option("--space", space, "built-in search space: fmnist-mb14 (default) or fmnist-mb");
+    std::string names;
+    for (const auto& n : nasa::spec::builtin_space_names()) {
+      names += (names.empty() ? "" : ", ") + n + (n == nasa::spec::kDefaultSpace ? " (default)" : "");
+    }
+    auto* s = app.add_option("--space", space, "built-in search space: " + names);
     auto* n = app.add_option("--supernet", supernet,
                              "supernet spec: a JSON file or a directory with supernet.json");
     s->excludes(n);
@@ -215,7 +223,7 @@ struct EvalOptions {
   BatchSource batch;
   size_t generate = 0;
   std::string gen_mode = "sample", parents_file;
-  uint32_t gen_prob = 16384;
+  double mut_prob = 0.1;  // per layer, --mode mutate
 };
 
 // --port of the uart backend (a serial device, e.g. /dev/ttyUSB1 for the iCEBreaker).
@@ -254,7 +262,7 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     bo.dump_logits = o.dump_logits;
     bo.gen_seed = static_cast<uint32_t>(o.batch.seed);
     bo.gen_mode = gen_mode_of(o.gen_mode);
-    bo.gen_prob = o.gen_prob;
+    bo.gen_prob = static_cast<uint32_t>(std::lround(o.mut_prob * nasa::cand_gen::kProbOne));
     if (!o.parents_file.empty()) bo.parents = nasa::fusion::read_arch_file(o.parents_file, net);
     if (o.generate > 0 && nasa::hw::gen_mode_needs_parents(bo.gen_mode) && bo.parents.empty()) {
       throw std::invalid_argument("--mode mutate/crossover needs --parents-file F");
@@ -297,6 +305,7 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
   } else {
     uint64_t cycles = 0, macs = 0, dram = 0;
     std::array<uint64_t, nasa::hw::kNumCounters> counters{};
+    nasa::cli::Status status(batch.size());
     for (const auto& c : batch) {
       const auto r = rt.evaluate(c, imgs, labels);
       const double util = nasa::hw::pe_utilization(r.macs, r.cycles, rt.config());
@@ -313,9 +322,8 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
       cycles += r.cycles;
       macs += r.macs;
       dram += r.dram_read + r.dram_written;
-      if (!o.json) fmt::print(stderr, "\r{} / {} candidates", per.size(), batch.size());
+      status.update(per.size(), fmt::format("{} / {} candidates", per.size(), batch.size()));
     }
-    if (!o.json) fmt::print(stderr, "\n");
     j["candidates"] = per;
     j["cycles"] = cycles;
     j["macs_executed"] = macs;
@@ -382,8 +390,8 @@ int cmd_eval(const EvalOptions& o) {
   // a periodic status line on stderr during long simulated runs (stdout keeps the result)
   rt.set_progress([t0 = std::chrono::steady_clock::now()](uint64_t cycles, uint32_t descs) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    fmt::print(stderr, "rtl: {:.1f} M cycles, {} descriptors done, {:.0f} s\n", cycles / 1e6, descs,
-               s);
+    nasa::cli::info(
+        fmt::format("rtl: {:.1f} M cycles, {} descriptors done, {:.0f} s", cycles / 1e6, descs, s));
   });
   const std::span<const uint8_t> labels(test.labels.data(), test.size());
   if (o.arch.empty()) return eval_batch(o, rt, net, imgs, labels);
@@ -414,16 +422,12 @@ int cmd_eval(const EvalOptions& o) {
 std::function<void(const nasa::train::Progress&)> train_progress_printer(std::string prefix) {
   return [prefix = std::move(prefix), tty = isatty(fileno(stderr)) != 0,
           reports = 0](const nasa::train::Progress& p) mutable {
+    // on a terminal every report updates the line; otherwise every 10th and each epoch's end
     const std::string line =
         fmt::format("{}epoch {}/{} step {}/{} loss {:.4f} lr {:.4g} {:.0f} images/s", prefix,
                     p.epoch, p.epochs, p.step - (p.epoch - 1) * p.steps_per_epoch,
                     p.steps_per_epoch, p.loss, p.lr, p.images_per_s);
-    if (tty) {
-      fmt::print(stderr, "\r{:<78}{}", line, p.epoch_end ? "\n" : "");
-    } else if (p.epoch_end || ++reports % 10 == 0) {
-      fmt::print(stderr, "{}\n", line);
-    }
-    std::fflush(stderr);
+    if (tty || p.epoch_end || ++reports % 10 == 0) nasa::cli::progress(line, p.epoch_end || !tty);
   };
 }
 
@@ -476,13 +480,12 @@ int cmd_run(RunOptions& r) {
   r.p.ref_factory = backend_factory("ref");
   if (r.p.rtl_images > 0) r.p.rtl_factory = backend_factory("rtl");
   r.p.train.on_progress = train_progress_printer("train: ");
-  r.p.log = [](const std::string& line) {
-    fmt::print(stderr, "{}\n", line);
-    std::fflush(stderr);
-  };
+  r.p.log = [](const std::string& line) { nasa::cli::info(line); };
   const auto res = nasa::pipeline::run(r.p);
   if (res.complete_before) {
-    fmt::print(stderr, "{}", res.summary);
+    std::string summary = res.summary;
+    while (!summary.empty() && summary.back() == '\n') summary.pop_back();
+    nasa::cli::info(summary);
     if (r.json) fmt::print("{}\n", res.result.dump(2));
     return 0;
   }
@@ -555,11 +558,10 @@ int cmd_search(const SearchOptions& o) {
     auto c = o.cfg;
     c.strategy = s;
     auto r = nasa::search::run_search(rt, cfg, c, imgs, labels, [](const auto& p) {
-      fmt::print(stderr,
-                 "search {}: generation {}/{}: {} evaluated, best val acc {:.2f}% ({}), "
-                 "{:.1f} s\n",
-                 nasa::search::strategy_name(p.strategy), p.generation + 1, p.generations,
-                 p.evaluated, 100.0 * p.best_val_accuracy, p.best_arch, p.elapsed_s);
+      nasa::cli::info(fmt::format(
+          "search {}: generation {}/{}: {} evaluated, best val acc {:.2f}% ({}), {:.1f} s",
+          nasa::search::strategy_name(p.strategy), p.generation + 1, p.generations, p.evaluated,
+          100.0 * p.best_val_accuracy, p.best_arch, p.elapsed_s));
     });
     r.calib_images = o.calib;
     runs.push_back(std::move(r));
@@ -594,6 +596,8 @@ int cmd_search(const SearchOptions& o) {
 int main(int argc, char** argv) {
   CLI::App app{"nasa: one-shot NAS on the NASA accelerator"};
   app.require_subcommand(1);
+  app.option_defaults()->always_capture_default();  // --verbose shows the defaults in effect
+  app.set_version_flag("--version", NASA_VERSION_STRING, "print the version and exit");
 
   SpecSource info_src;
   bool info_json = false;
@@ -615,23 +619,23 @@ int main(int argc, char** argv) {
   EvalOptions ev;
   auto* eval = app.add_subcommand("eval", "evaluate a candidate in int8 on a backend");
   eval->add_option("--supernet", ev.supernet,
-                   "directory with supernet.json and weights.safetensors")
+                   "supernet directory (supernet.json and weights.safetensors) or its supernet.json")
       ->required();
   eval->add_option("--arch", ev.arch, "one candidate, e.g. 2-0-1-3-4-0");
   eval->add_option("--arch-file", ev.batch.arch_file, "a batch: one candidate per line");
   eval->add_option("--random", ev.batch.random, "a batch of N random candidates (--seed)");
   eval->add_option("--generate", ev.generate, "N candidates generated on chip by cand_gen");
-  eval->add_option("--seed", ev.batch.seed, "seed of --random / --generate (default 1)");
+  eval->add_option("--seed", ev.batch.seed, "seed of --random / --generate");
   eval->add_option("--mode", ev.gen_mode, "cand_gen mode: sample, mutate, crossover");
   eval->add_option("--parents-file", ev.parents_file, "parents of --mode mutate/crossover");
-  eval->add_option("--prob", ev.gen_prob, "mutation probability, 0..65536 (default 16384)");
+  eval->add_option("--mut-prob", ev.mut_prob,
+                   "per-layer mutation probability of --mode mutate");
   eval->add_flag("--fused", ev.fused, "evaluate the batch fused in one batch run");
-  eval->add_option("--mini-batch", ev.mini_batch, "images per mini-batch of a fused run")
-      ->check(CLI::Range(1, 1 << 20));
+  eval->add_option("--mini-batch", ev.mini_batch, "images per mini-batch of a fused run");
   eval->add_flag("--dump-logits", ev.dump_logits,
                  "keep every candidate's logits in a fused run (logits_sha256 per candidate)");
-  eval->add_option("--images", ev.images, "test images to evaluate (default 64)");
-  eval->add_option("--calib", ev.calib, "training images for activation calibration (default 32)");
+  eval->add_option("--images", ev.images, "test images to evaluate");
+  eval->add_option("--calib", ev.calib, "training images for activation calibration");
   eval->add_option("--backend", ev.backend,
                    "ref (reference model), rtl (Verilator) or uart (the board, --port)");
   eval->add_option("--port", g_uart_port, "serial port of the uart backend");
@@ -651,11 +655,10 @@ int main(int argc, char** argv) {
   fuse_src.add_options(*fuse);
   fuse->add_option("--arch-file", fuse_batch.arch_file, "one candidate per line");
   fuse->add_option("--random", fuse_batch.random, "N random candidates");
-  fuse->add_option("--seed", fuse_batch.seed, "seed of --random (default 1)");
-  fuse->add_option("--images", fuse_images, "images of the DRAM model (default 64)");
-  fuse->add_option("--mini-batch", fuse_mb, "images per mini-batch (default 32)")
-      ->check(CLI::Range(1, 1 << 20));
-  fuse->add_option("--config", fuse_config, "hardware configuration of the buffers (default sim)");
+  fuse->add_option("--seed", fuse_batch.seed, "seed of --random");
+  fuse->add_option("--images", fuse_images, "images of the DRAM model");
+  fuse->add_option("--mini-batch", fuse_mb, "images per mini-batch");
+  fuse->add_option("--config", fuse_config, "hardware configuration of the buffers");
   fuse->add_option("--svg", fuse_svg, "also draw the fused trie to this SVG file");
   fuse->add_flag("--json", fuse_json, "print one JSON object");
 
@@ -669,17 +672,17 @@ int main(int argc, char** argv) {
   train_src.add_options(*train);
   train->add_option("--out", train_out, "output directory")->required();
   train->add_option("--epochs", train_cfg.epochs,
-                    "epochs over the 50000 training images (default 1)");
-  train->add_option("--batch", train_cfg.batch, "batch size (default 128)");
-  train->add_option("--lr", train_cfg.lr, "peak learning rate, cosine decay (default 0.2)");
-  train->add_option("--wd", train_cfg.weight_decay, "weight decay (default 4e-5)");
+                    "epochs over the 50000 training images");
+  train->add_option("--batch", train_cfg.batch, "batch size");
+  train->add_option("--lr", train_cfg.lr, "peak learning rate, cosine decay");
+  train->add_option("--wd", train_cfg.weight_decay, "weight decay");
   train->add_option("--optimizer", train_cfg.optimizer, "sgd (Nesterov momentum) or adam");
-  train->add_option("--seed", train_cfg.seed, "seed of init, data order and paths (default 1)");
-  train->add_option("--threads", train_cfg.threads, "torch CPU threads (default 2)");
+  train->add_option("--seed", train_cfg.seed, "seed of init, data order and paths");
+  train->add_option("--threads", train_cfg.threads, "torch CPU threads");
   train->add_option("--train-images", train_cfg.train_images,
                     "use only the first N training images (default: all 50000)");
   train->add_option("--eval-candidates", train_cfg.eval_candidates,
-                    "random candidates evaluated on the validation split at the end (default 3)");
+                    "random candidates evaluated on the validation split at the end");
   train->add_option("--eval-images", train_cfg.eval_images,
                     "validation images for that evaluation (default: all 10000)");
   train->add_option("--arch", train_arch,
@@ -701,34 +704,34 @@ int main(int argc, char** argv) {
                   "run directory name under --runs-dir (default <space>-seed<seed>[-N], new)");
   run->add_flag("--resume", ro.p.resume,
                 "continue the interrupted run --name (same options): reuses what it finished");
-  run->add_option("--runs-dir", ro.runs_dir, "where runs and trained supernets go (default runs)");
-  run->add_option("--seed", ro.p.seed, "seed of training, search and fine-tuning (default 1)");
-  run->add_option("--epochs", ro.p.train.epochs, "supernet training epochs (default 2)");
-  run->add_option("--batch", ro.p.train.batch, "training batch size (default 128)");
-  run->add_option("--lr", ro.p.train.lr, "supernet peak learning rate (default 0.2)");
+  run->add_option("--runs-dir", ro.runs_dir, "where runs and trained supernets go");
+  run->add_option("--seed", ro.p.seed, "seed of training, search and fine-tuning");
+  run->add_option("--epochs", ro.p.train.epochs, "supernet training epochs");
+  run->add_option("--batch", ro.p.train.batch, "training batch size");
+  run->add_option("--lr", ro.p.train.lr, "supernet peak learning rate");
   run->add_option("--train-images", ro.p.train.train_images,
                   "training images (default: all 50000)");
-  run->add_option("--threads", ro.p.train.threads, "torch CPU threads (default 2)");
+  run->add_option("--threads", ro.p.train.threads, "torch CPU threads");
   run->add_option("--finetune-epochs", ro.p.finetune_epochs,
-                  "standalone training epochs of the chosen candidate (default 5)");
-  run->add_option("--finetune-lr", ro.p.finetune_lr, "its peak learning rate (default 0.2)");
-  run->add_option("--population", ro.p.search.population, "initial population (default 50)");
-  run->add_option("--generations", ro.p.search.generations, "generations (default 10)");
-  run->add_option("--topk", ro.p.search.topk, "parents kept per generation (default 10)");
-  run->add_option("--mutations", ro.p.search.mutations, "children by mutation (default 25)");
-  run->add_option("--crossovers", ro.p.search.crossovers, "children by crossover (default 25)");
-  run->add_option("--mut-prob", ro.p.search.mut_prob, "per-layer mutation probability (0.1)");
+                  "standalone training epochs of the chosen candidate");
+  run->add_option("--finetune-lr", ro.p.finetune_lr, "its peak learning rate");
+  run->add_option("--population", ro.p.search.population, "initial population");
+  run->add_option("--generations", ro.p.search.generations, "generations");
+  run->add_option("--topk", ro.p.search.topk, "parents kept per generation");
+  run->add_option("--mutations", ro.p.search.mutations, "children by mutation");
+  run->add_option("--crossovers", ro.p.search.crossovers, "children by crossover");
+  run->add_option("--mut-prob", ro.p.search.mut_prob, "per-layer mutation probability");
   run->add_option("--max-macs", ro.p.search.constraints.max_macs, "MAC limit (0 = none)");
   run->add_option("--max-params", ro.p.search.constraints.max_params, "parameter limit (0 = none)");
   run->add_option("--max-cycles", ro.p.search.constraints.max_cycles,
                   "accelerator cycles per image limit (0 = none)");
-  run->add_option("--val-images", ro.p.val_images, "validation images of the search (default 500)");
-  run->add_option("--calib", ro.p.calib_images, "calibration images (default 256)");
-  run->add_option("--top", ro.p.top_n, "candidates re-evaluated on the test set (default 5)");
-  run->add_option("--test-images", ro.p.test_images, "test images (default 10000)");
+  run->add_option("--val-images", ro.p.val_images, "validation images of the search");
+  run->add_option("--calib", ro.p.calib_images, "calibration images");
+  run->add_option("--top", ro.p.top_n, "candidates re-evaluated on the test set");
+  run->add_option("--test-images", ro.p.test_images, "test images");
   run->add_option("--rtl-images", ro.p.rtl_images,
                   "test images of the RTL cross-check of the final model (default 256, 0 = skip)");
-  run->add_option("--config", ro.p.hw_config, "hardware configuration (default sim)");
+  run->add_option("--config", ro.p.hw_config, "hardware configuration");
   run->add_flag("--json", ro.json, "print one JSON summary object");
 #endif
 
@@ -737,35 +740,49 @@ int main(int argc, char** argv) {
       "search", "search the supernet (random or evolution) with fused evaluation on a backend");
   search
       ->add_option("--supernet", so.supernet,
-                   "directory with supernet.json and weights.safetensors")
+                   "supernet directory (supernet.json and weights.safetensors) or its supernet.json")
       ->required();
   search->add_option("--out", so.out, "run directory for result.json, report.md, pareto.svg")
       ->required();
   search->add_option("--strategy", so.strategy, "evolution (default), random or both");
-  search->add_option("--population", so.cfg.population, "initial population (default 50)");
-  search->add_option("--generations", so.cfg.generations, "generations (default 10)");
-  search->add_option("--topk", so.cfg.topk, "parents kept per generation (default 10)");
-  search->add_option("--mutations", so.cfg.mutations, "children by mutation (default 25)");
-  search->add_option("--crossovers", so.cfg.crossovers, "children by crossover (default 25)");
-  search->add_option("--mut-prob", so.cfg.mut_prob, "per-layer mutation probability (0.1)");
+  search->add_option("--population", so.cfg.population, "initial population");
+  search->add_option("--generations", so.cfg.generations, "generations");
+  search->add_option("--topk", so.cfg.topk, "parents kept per generation");
+  search->add_option("--mutations", so.cfg.mutations, "children by mutation");
+  search->add_option("--crossovers", so.cfg.crossovers, "children by crossover");
+  search->add_option("--mut-prob", so.cfg.mut_prob, "per-layer mutation probability");
   search->add_option("--max-macs", so.cfg.constraints.max_macs, "MAC limit (0 = none)");
   search->add_option("--max-params", so.cfg.constraints.max_params, "parameter limit (0 = none)");
   search->add_option("--max-cycles", so.cfg.constraints.max_cycles,
                      "accelerator cycles per image limit (0 = none)");
   search->add_option("--val-images", so.val_images,
-                     "validation images, from the last 10000 training images (default 64)");
-  search->add_option("--calib", so.calib, "training images for calibration (default 32)");
-  search->add_option("--mini-batch", so.cfg.mini_batch, "images per mini-batch (default 32)")
-      ->check(CLI::Range(1, 1 << 20));
+                     "validation images, from the last 10000 training images");
+  search->add_option("--calib", so.calib, "training images for calibration");
+  search->add_option("--mini-batch", so.cfg.mini_batch, "images per mini-batch");
   search->add_option("--backend", so.backend, "ref (default), rtl or uart (--port)");
   search->add_option("--port", g_uart_port, "serial port of the uart backend");
   auto* search_config = search->add_option(
       "--config", so.config, "hardware configuration (default sim; up5k with --backend uart)");
-  search->add_option("--seed", so.cfg.seed, "seed of the search (default 1)");
+  search->add_option("--seed", so.cfg.seed, "seed of the search");
   search->add_flag("--force", so.force, "overwrite an earlier result in --out");
   search->add_flag("--json", so.json, "print one JSON summary object");
 
-  CLI11_PARSE(app, argc, argv);
+  // every command: how much it tells on stderr (docs/cli.md "Output")
+  bool quiet = false, verbose = false;
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    auto* q = sub->add_flag("--quiet", quiet, "only errors on stderr: no progress");
+    sub->add_flag("--verbose", verbose, "also the settings in effect, before the work")->excludes(q);
+  }
+  nasa::cli::apply_contract(app);
+  if (const auto code = nasa::cli::parse(app, argc, argv)) return *code;
+  nasa::cli::set_verbosity(quiet     ? nasa::cli::Verbosity::Quiet
+                           : verbose ? nasa::cli::Verbosity::Verbose
+                                     : nasa::cli::Verbosity::Normal);
+  for (CLI::App* sub : app.get_subcommands()) {
+    std::string settings = sub->config_to_str(true, false);
+    while (!settings.empty() && settings.back() == '\n') settings.pop_back();
+    nasa::cli::debug(fmt::format("nasa {}: settings in effect:\n{}", sub->get_name(), settings));
+  }
   // the board runs the `up5k` configuration (the uart device checks what it reports)
   if (ev.backend == "uart" && eval_config->count() == 0) ev.config = "up5k";
   if (so.backend == "uart" && search_config->count() == 0) so.config = "up5k";
@@ -801,13 +818,13 @@ int main(int argc, char** argv) {
     if (run->parsed()) return cmd_run(ro);
 #endif
   } catch (const nasa::Interrupted& e) {
-    fmt::print(stderr,
-               "nasa: {}; every file written so far is complete (`nasa run --resume` continues "
-               "a run, `nasa train --resume` a training)\n",
-               e.what());
+    nasa::cli::warn(fmt::format(
+        "{}; every file written so far is complete (`nasa run --resume` continues a run, "
+        "`nasa train --resume` a training)",
+        e.what()));
     return 128 + e.signal;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "nasa: error: {}\n", e.what());
+    nasa::cli::error(e.what());
     return 1;
   }
   return 0;

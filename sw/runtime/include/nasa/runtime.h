@@ -52,7 +52,9 @@ struct FloatSupernet {
   spec::Supernet net;
   weights::TensorFile weights;
 };
-FloatSupernet load_supernet_dir(const std::filesystem::path& dir);
+// `path` is that directory or its supernet.json (a spec file of another name has no weights: an
+// error says so).
+FloatSupernet load_supernet_dir(const std::filesystem::path& path);
 
 class Runtime {
  public:

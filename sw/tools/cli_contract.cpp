@@ -1,0 +1,249 @@
+#include "cli_contract.h"
+
+#include "cli_log.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+#include <stdexcept>
+
+namespace nasa::cli {
+
+namespace {
+
+constexpr long double kU32 = 4294967295.0L;
+constexpr long double kU63 = 9223372036854775807.0L;
+constexpr long double kMillion = 1e6L;
+
+// Every numeric option of `nasa`, whatever the subcommand (docs/cli.md "Options").
+constexpr std::array kRules{
+    NumericRule{"--seed", 0, kU32, true},
+    NumericRule{"--random", 1, kMillion, true},
+    NumericRule{"--generate", 1, 65535, true},
+    NumericRule{"--mut-prob", 0, 1, false},
+    NumericRule{"--mini-batch", 1, 1 << 20, true},
+    NumericRule{"--images", 1, kMillion, true},
+    NumericRule{"--calib", 1, 50000, true},
+    NumericRule{"--epochs", 1, 10000, true},
+    NumericRule{"--batch", 1, 65536, true},
+    NumericRule{"--lr", 1e-9L, 100, false},
+    NumericRule{"--wd", 0, 1, false},
+    NumericRule{"--threads", 1, 1024, true},
+    NumericRule{"--train-images", 1, 50000, true},
+    NumericRule{"--eval-candidates", 0, 10000, true},
+    NumericRule{"--eval-images", 1, 10000, true},
+    NumericRule{"--finetune-epochs", 1, 10000, true},
+    NumericRule{"--finetune-lr", 1e-9L, 100, false},
+    NumericRule{"--population", 1, kMillion, true},
+    NumericRule{"--generations", 1, kMillion, true},
+    NumericRule{"--topk", 1, kMillion, true},
+    NumericRule{"--mutations", 0, kMillion, true},
+    NumericRule{"--crossovers", 0, kMillion, true},
+    NumericRule{"--max-macs", 0, kU63, true},
+    NumericRule{"--max-params", 0, kU63, true},
+    NumericRule{"--max-cycles", 0, kU63, true},
+    NumericRule{"--val-images", 1, 10000, true},
+    NumericRule{"--top", 1, 1000, true},
+    NumericRule{"--test-images", 1, 10000, true},
+    NumericRule{"--rtl-images", 0, 10000, true},
+};
+
+std::string bound_text(long double v, bool integer) {
+  if (integer) return fmt::format("{}", static_cast<unsigned long long>(v));
+  return fmt::format("{}", static_cast<double>(v));
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+bool is_numeric_type(const std::string& type) {
+  return type.starts_with("INT") || type.starts_with("UINT") || type.starts_with("FLOAT");
+}
+
+std::vector<CLI::App*> all_apps(CLI::App& app) {
+  std::vector<CLI::App*> apps{&app};
+  for (CLI::App* s : app.get_subcommands([](CLI::App*) { return true; })) apps.push_back(s);
+  return apps;
+}
+
+std::vector<std::string> option_names(CLI::App& sub) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : sub.get_options()) {
+    for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+  }
+  return names;
+}
+
+std::vector<std::string> command_names(CLI::App& app) {
+  std::vector<std::string> names;
+  for (CLI::App* s : app.get_subcommands([](CLI::App*) { return true; })) {
+    names.push_back(s->get_name());
+  }
+  return names;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+int report(const std::string& msg) {
+  error(msg);
+  return 1;
+}
+
+}  // namespace
+
+std::span<const NumericRule> numeric_rules() { return kRules; }
+
+const NumericRule* numeric_rule(std::string_view name) {
+  for (const auto& r : kRules) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+std::string range_text(const NumericRule& r) {
+  return r.integer ? fmt::format("{}..{}", bound_text(r.lo, true), bound_text(r.hi, true))
+                   : fmt::format("[{}, {}]", bound_text(r.lo, false), bound_text(r.hi, false));
+}
+
+std::string check_number(const NumericRule& r, std::string_view text) {
+  const std::string expected =
+      fmt::format("expected {} in {}", r.integer ? "an integer" : "a number", range_text(r));
+  const std::string got = fmt::format("{}, got '{}'", expected, text);
+  if (text.empty() || text.size() > 64) return got;
+  long double v = 0;
+  if (r.integer) {
+    // digits only (a sign only for a negative value, which is then out of range): no hex, no
+    // exponent, no wrap-around of "-3" into a huge unsigned value
+    const bool neg = text.front() == '-';
+    const std::string_view digits = neg ? text.substr(1) : text;
+    if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
+                                       [](char c) { return c >= '0' && c <= '9'; })) {
+      return got;
+    }
+    for (const char c : digits) v = v * 10 + (c - '0');
+    if (neg) v = -v;
+  } else {
+    // plain decimal notation: [-]digits[.digits][e[+-]digits] (no hex, inf, nan or blanks)
+    static const std::regex decimal(R"(-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?)");
+    const std::string s(text);
+    if (!std::regex_match(s, decimal)) return got;
+    v = std::strtold(s.c_str(), nullptr);
+    if (!std::isfinite(v)) return got;
+  }
+  if (v < r.lo || v > r.hi) return got;
+  return {};
+}
+
+void apply_contract(CLI::App& app) {
+  for (CLI::App* a : all_apps(app)) {
+    for (CLI::Option* o : a->get_options()) {
+      if (!is_numeric_type(o->get_type_name())) continue;
+      const auto lnames = o->get_lnames();
+      const NumericRule* r = lnames.empty() ? nullptr : numeric_rule("--" + lnames.front());
+      if (r == nullptr) {
+        throw std::logic_error(fmt::format(
+            "nasa {}: numeric option '{}' has no rule in nasa::cli::numeric_rules()",
+            a->get_name(), o->get_name()));
+      }
+      const NumericRule rule = *r;
+      // a default outside the range stands for "not given" (e.g. --random 0: no random batch,
+      // --train-images 0: all of them); the help says what instead of showing the number
+      const std::string def = o->get_default_str();
+      if (!def.empty() && !check_number(rule, def).empty()) o->default_str("");
+      o->check(CLI::Validator([rule](std::string& v) { return check_number(rule, v); },
+                              range_text(rule)));
+    }
+  }
+}
+
+std::string closest(std::string_view word, const std::vector<std::string>& names) {
+  std::string best;
+  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const auto& n : names) {
+    // a prefix of a longer name (e.g. --generation for --generations) is close too
+    const size_t d = n.starts_with(word) && word.size() >= 3 ? 1 : edit_distance(word, n);
+    if (d < best_d) {
+      best_d = d;
+      best = n;
+    }
+  }
+  return best;
+}
+
+std::optional<int> parse(CLI::App& app, int argc, const char* const* argv) {
+  const std::vector<std::string> commands = command_names(app);
+  // an unknown command: CLI11 would say "A subcommand is required"
+  if (argc >= 2 && argv[1][0] != '-' &&
+      std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+    const std::string near = closest(argv[1], commands);
+    return report(fmt::format("unknown command '{}'{}; the commands are {} (see 'nasa --help')",
+                              argv[1], near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),
+                              join(commands)));
+  }
+  try {
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    CLI::App* sub = nullptr;
+    for (CLI::App* s : app.get_subcommands()) sub = s;  // the parsed one
+    const std::string where = sub ? sub->get_name() : "nasa";
+    const std::string help =
+        fmt::format("see 'nasa{} --help'", sub ? " " + sub->get_name() : std::string());
+    if (sub == nullptr) {
+      if (argc < 2) {
+        return report(fmt::format("a command is required: {} (see 'nasa --help')", join(commands)));
+      }
+      return report(fmt::format("{} ({})", e.what(), help));
+    }
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      const auto names = option_names(*sub);
+      std::vector<std::string> unknown, stray;
+      for (const auto& tok : app.remaining(true)) {
+        (tok.starts_with("-") && tok.size() > 1 && !std::isdigit(static_cast<unsigned char>(tok[1]))
+             ? unknown
+             : stray)
+            .push_back(tok);
+      }
+      std::reverse(unknown.begin(), unknown.end());
+      std::reverse(stray.begin(), stray.end());
+      if (!unknown.empty()) {
+        const std::string opt = unknown.front().substr(0, unknown.front().find('='));
+        const std::string near = closest(opt, names);
+        return report(fmt::format("{}: unknown option '{}'{} ({})", where, opt,
+                                  near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),
+                                  help));
+      }
+      return report(fmt::format("{}: unexpected argument{} '{}' ({})", where,
+                                stray.size() > 1 ? "s" : "", fmt::join(stray, " "), help));
+    }
+    return report(fmt::format("{}: {} ({})", where, e.what(), help));
+  }
+}
+
+}  // namespace nasa::cli
