@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "nasa/memory_image.h"
+#include "nasa/supernet_weights.h"
 
 namespace nasa::compile {
 namespace {
@@ -890,6 +891,102 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
   p.win_limit = static_cast<uint32_t>(p.image.size());
   check_program(p, cfg, "candidate " + spec::format_candidate(cand));
   return p;
+}
+
+std::vector<OpProblem> check_ops(const QSupernet& q, const hw::Config& cfg) {
+  const spec::Supernet& net = q.net;
+  const size_t L = net.layers.size();
+  std::vector<OpProblem> out;
+  if (L == 0 || L > cfg.max_layers) {
+    out.push_back({-1, -1, "layers",
+                   fmt::format("{} choice layers; batch mode on config '{}' takes 1..{}", L,
+                               cfg.name, cfg.max_layers)});
+  }
+  for (size_t i = 0; i < L; ++i) {
+    if (net.layers[i].choices.size() > cfg.max_choices) {
+      out.push_back({static_cast<int>(i), -1, fmt::format("layers[{}].choices", i),
+                     fmt::format("{} choices; batch mode on config '{}' takes at most {}",
+                                 net.layers[i].choices.size(), cfg.name, cfg.max_choices)});
+    }
+  }
+  // every descriptor of an op, banded as the compiler emits it, validated in a window of the
+  // whole address space (addresses 0: shapes and capacities are what is checked here)
+  const uint32_t limit = static_cast<uint32_t>(std::min<uint64_t>(cfg.addr_space(), 0xFFFFFFFFu));
+  auto check = [&](int layer, int choice, const std::string& where, const Desc& d,
+                   const std::string& part) {
+    std::vector<Desc> bands;
+    emit(bands, d, cfg);
+    for (const Desc& b : bands) {
+      const hw::Err e = validate(b, cfg, 0, limit, 0);
+      if (e == hw::Err::None) continue;
+      std::string what =
+          e == hw::Err::Oversize ? oversize_detail(b, cfg)
+          : e == hw::Err::Window
+              ? fmt::format("a tensor of it does not fit the {}-byte address space (AddrBits {})",
+                            cfg.addr_space(), cfg.addr_bits)
+              : err_name(e);
+      out.push_back({layer, choice, where,
+                     fmt::format("{} ({} {}x{}, {}x{}x{} -> {} channels): {}, config '{}'", part,
+                                 op_name(d.op), d.k, d.k, d.h, d.w, d.cin, d.cout, what,
+                                 cfg.name)});
+      return;  // one problem per descriptor
+    }
+  };
+  const ImageBuilder::Placed none{};
+  check(-1, -1, "stem", conv_desc(q.stem, none, net.in_h, net.in_w, 0, 0), "its conv");
+  const auto shapes = spec::layer_shapes(net);
+  for (size_t i = 0; i < L; ++i) {
+    for (size_t c = 0; c < q.ops[i].size(); ++c) {
+      const QOp& op = q.ops[i][c];
+      const std::string where = fmt::format("layers[{}].choices[{}] '{}'", i, c,
+                                            spec::op_name(net.layers[i].choices[c]));
+      int h = shapes[i].h, w = shapes[i].w;
+      for (size_t k = 0; k < op.convs.size(); ++k) {
+        Desc d = conv_desc(op.convs[k], none, h, w, 0, 0);
+        if (k + 1 == op.convs.size() && folds_residual(op)) d = fold_residual(d, op, 0);
+        check(static_cast<int>(i), static_cast<int>(c), where, d,
+              op.convs.size() == 1 ? std::string("its conv") : fmt::format("its conv {}", k + 1));
+        h = (h + op.convs[k].stride - 1) / op.convs[k].stride;
+        w = (w + op.convs[k].stride - 1) / op.convs[k].stride;
+      }
+      if (op.residual && !folds_residual(op)) {
+        check(static_cast<int>(i), static_cast<int>(c), where,
+              add_desc(op, h, w, shapes[i].cout, 0, 0, 0), "its residual add");
+      }
+    }
+  }
+  const auto hi = head_input(net);
+  check(-1, -1, "head", conv_desc(q.head_conv, none, hi.h, hi.w, 0, 0), "its conv");
+  check(-1, -1, "head", gap_desc(q, hi.h, hi.w, 0, 0), "its global pool");
+  check(-1, -1, "head", conv_desc(q.fc, none, 1, 1, 0, 0), "its classifier");
+  return out;
+}
+
+QSupernet quantize_shapes(const spec::Supernet& net, uint64_t seed) {
+  const floatnet::Tensor blank{net.in_c, net.in_h, net.in_w,
+                               std::vector<float>(static_cast<size_t>(net.in_c) * net.in_h *
+                                                  net.in_w)};
+  return quantize(net, weights::random_weights(net, seed), std::span(&blank, 1));
+}
+
+void preflight(const QSupernet& q, const hw::Config& cfg, std::string_view source,
+               std::span<const spec::Candidate> cands) {
+  auto problems = check_ops(q, cfg);
+  if (!cands.empty()) {
+    // only the ops the candidates use (the stem, the head and net-wide limits always)
+    std::erase_if(problems, [&](const OpProblem& p) {
+      return p.choice >= 0 && std::none_of(cands.begin(), cands.end(), [&](const auto& c) {
+               return static_cast<size_t>(p.layer) < c.size() && c[p.layer] == p.choice;
+             });
+    });
+  }
+  if (problems.empty()) return;
+  std::string msg = fmt::format("{} cannot run on config '{}' ({} problem{}):",
+                                source.empty() ? fmt::format("supernet '{}'", q.net.name)
+                                               : std::string(source),
+                                cfg.name, problems.size(), problems.size() > 1 ? "s" : "");
+  for (const auto& p : problems) msg += fmt::format("\n  {}: {}", p.where, p.what);
+  throw std::invalid_argument(msg);
 }
 
 BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> cands,

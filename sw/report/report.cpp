@@ -3,6 +3,7 @@
 #include "nasa/energy.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -393,6 +394,32 @@ std::string pareto_svg(std::span<const SearchResult> runs) {
 }
 
 void check_writable(const std::filesystem::path& dir, bool force) {
+  namespace fs = std::filesystem;
+  // the directory, or the nearest folder above it that exists, must be a writable directory:
+  // checked before the work whose results it receives, without creating anything yet
+  fs::path p = fs::absolute(dir);
+  while (!fs::exists(p) && p.has_relative_path()) p = p.parent_path();
+  if (!fs::is_directory(p)) {
+    throw std::runtime_error(fmt::format("cannot write results to '{}': '{}' is not a directory",
+                                         dir.string(), p.string()));
+  }
+  if (::access(p.c_str(), W_OK | X_OK) != 0) {
+    throw std::runtime_error(fmt::format("cannot write results to '{}': '{}' is not writable",
+                                         dir.string(), p.string()));
+  }
+  if (!fs::exists(dir)) {
+    // a trial: what the writer will create must be creatable (e.g. not below /proc), and is
+    // removed again right away
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) {
+      throw std::runtime_error(
+          fmt::format("cannot write results to '{}': {}", dir.string(), ec.message()));
+    }
+    fs::path top = fs::absolute(dir);
+    while (top.parent_path() != p && top.has_relative_path()) top = top.parent_path();
+    fs::remove_all(top, ec);
+  }
   if (!force && std::filesystem::exists(dir / "result.json")) {
     throw std::runtime_error(fmt::format(
         "'{}' already holds search results (result.json); pass --force to overwrite them",

@@ -108,6 +108,14 @@ if(TARGET nasa)
   nasa_cli_error_test(cli_misuse_spec_file_without_weights
     "$0 eval --supernet $2 --arch 0-0-0-0-0-0"
     "^nasa: error: supernet '[^\n]*fmnist-mb.json' is a spec file without weights[^\n]*\nexit=1")
+  # which ops a configuration runs (docs/cli.md "Preflight")
+  add_test(NAME cli_info_config
+           COMMAND nasa info --supernet ${CMAKE_SOURCE_DIR}/tb/specs/conv_k7_too_wide.json --config sim --json)
+  set_tests_properties(cli_info_config PROPERTIES LABELS "unit;cli"
+    PASS_REGULAR_EXPRESSION "\"op\": \"conv_k7\",[^}]*\"problem\": \"its conv \\(Conv 7x7[^\"]*KredMax 8192[^\"]*\",[^}]*\"runs\": false.*\"problems\": \\[[^]]*\"where\": \"layers\\[1\\]\\.choices\\[1\\] 'conv_k7'\"")
+  nasa_cli_error_test(cli_search_out_not_a_directory
+    "rm -rf $1 && $0 init --seed 2 --out $1/net >/dev/null && touch $1/f && $0 search --supernet $1/net --out $1/f"
+    "^nasa: error: cannot write results to '[^\n]*/f': '[^\n]*/f' is not a directory\nexit=1")
   add_test(NAME cli_version COMMAND nasa --version)
   set_tests_properties(cli_version PROPERTIES LABELS "unit;cli"
                        PASS_REGULAR_EXPRESSION "^nasa [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit [0-9a-z]+\\)\n$")

@@ -67,8 +67,20 @@ struct SpecSource {
   }
 };
 
-int cmd_info(const SpecSource& src, bool json) {
+int cmd_info(const SpecSource& src, const std::string& config, bool json) {
   const Supernet net = src.load();
+  // --config: which ops run on that configuration (docs/cli.md "Preflight")
+  std::vector<nasa::compile::OpProblem> problems;
+  if (!config.empty()) {
+    problems = nasa::compile::check_ops(nasa::compile::quantize_shapes(net),
+                                        nasa::config_by_name(config));
+  }
+  auto problem_of = [&](int layer, int choice) -> const nasa::compile::OpProblem* {
+    for (const auto& p : problems) {
+      if (p.layer == layer && p.choice == choice) return &p;
+    }
+    return nullptr;
+  };
   const auto shapes = nasa::spec::layer_shapes(net);
   nlohmann::json j;
   j["name"] = net.name;
@@ -87,6 +99,11 @@ int cmd_info(const SpecSource& src, bool json) {
       choices.push_back({{"op", nasa::spec::op_name(l.choices[c])},
                          {"macs", cost.macs},
                          {"params", cost.params}});
+      if (!config.empty()) {
+        const auto* p = problem_of(static_cast<int>(i), static_cast<int>(c));
+        choices.back()["runs"] = p == nullptr;
+        if (p) choices.back()["problem"] = p->what;
+      }
     }
     const auto& s = shapes[i];
     layers.push_back({{"index", i},
@@ -98,6 +115,12 @@ int cmd_info(const SpecSource& src, bool json) {
   }
   j["choices_per_layer"] = kis;
   j["layers"] = layers;
+  if (!config.empty()) {
+    nlohmann::json pj = nlohmann::json::array();
+    for (const auto& p : problems) pj.push_back({{"where", p.where}, {"problem", p.what}});
+    j["config"] = config;
+    j["problems"] = pj;
+  }
   if (json) {
     fmt::print("{}\n", j.dump(2));
     return 0;
@@ -120,6 +143,10 @@ int cmd_info(const SpecSource& src, bool json) {
           c == 0 ? std::to_string(s.stride) : std::string(),
           fmt::format("{}:{}", c, nasa::spec::op_name(l.choices[c])), cost.macs, cost.params);
     }
+  }
+  if (!config.empty()) {
+    if (problems.empty()) fmt::print("config {}: every op runs (batch mode too)\n", config);
+    for (const auto& p : problems) fmt::print("config {}: {} does not run: {}\n", config, p.where, p.what);
   }
   return 0;
 }
@@ -375,6 +402,15 @@ int cmd_eval(const EvalOptions& o) {
     throw std::invalid_argument("eval: --fused needs a batch (--arch-file F or --random N)");
   }
   const auto& cfg = nasa::config_by_name(o.config);
+  {
+    // preflight (docs/cli.md "Preflight"): a batch run compiles every op of the supernet,
+    // candidates one by one only theirs
+    std::vector<nasa::spec::Candidate> used;
+    if (!o.arch.empty()) used.push_back(nasa::spec::parse_candidate(o.arch, net));
+    if (o.batch.given() && !o.fused) used = o.batch.load(net);
+    nasa::compile::preflight(nasa::compile::quantize_shapes(net), cfg,
+                             fmt::format("supernet '{}'", o.supernet), used);
+  }
   nasa::runtime::DeviceFactory factory = backend_factory(o.backend);
   // Calibration on training images, evaluation on test images (or --data/--labels).
   const auto train = nasa::data::load_fashion_mnist("train", o.calib);
@@ -541,6 +577,9 @@ int cmd_search(const SearchOptions& o) {
   }
   auto [net, w] = nasa::runtime::load_supernet_dir(o.supernet);
   const auto& cfg = nasa::config_by_name(o.config);
+  // every generation is a batch run: every op of the supernet must run (docs/cli.md "Preflight")
+  nasa::compile::preflight(nasa::compile::quantize_shapes(net), cfg,
+                           fmt::format("supernet '{}'", o.supernet));
   nasa::runtime::DeviceFactory factory = backend_factory(o.backend);
   const auto train = nasa::data::load_fashion_mnist("train");
   if (train.size() != kTrainImages) {
@@ -603,6 +642,9 @@ int main(int argc, char** argv) {
   bool info_json = false;
   auto* info = app.add_subcommand("info", "summary of a supernet: layers, choices, costs");
   info_src.add_options(*info);
+  std::string info_config;
+  info->add_option("--config", info_config,
+                   "also check every op against this hardware configuration (sim, large, fpga, up5k)");
   info->add_flag("--json", info_json, "print one JSON object");
 
   SpecSource init_src;
@@ -792,7 +834,7 @@ int main(int argc, char** argv) {
       nasa::install_interrupt_handlers();  // Ctrl-C stops between generations
       return cmd_search(so);
     }
-    if (info->parsed()) return cmd_info(info_src, info_json);
+    if (info->parsed()) return cmd_info(info_src, info_config, info_json);
     if (fuse->parsed()) {
       return cmd_fuse(fuse_src, fuse_batch, fuse_images, fuse_mb, fuse_config, fuse_svg, fuse_json);
     }

@@ -305,14 +305,11 @@ void preflight(const Options& o) {
     c.strategy = s;
     search::validate(c);
   }
-  // Constraints against the space before any training: cycles depend on shapes only, so any
-  // weights will do.
-  const weights::TensorFile w = weights::random_weights(o.net, o.seed);
-  const std::vector<floatnet::Tensor> blank(
-      1, floatnet::Tensor{o.net.in_c, o.net.in_h, o.net.in_w,
-                          std::vector<float>(static_cast<size_t>(o.net.in_c) * o.net.in_h *
-                                             o.net.in_w)});
-  search::check_feasible(compile::quantize(o.net, w, blank), cfg, o.search);
+  // Every op against the configuration (docs/cli.md "Preflight") and the constraints against
+  // the space, before any training: both depend on shapes only, so any weights will do.
+  const compile::QSupernet shapes = compile::quantize_shapes(o.net, o.seed);
+  compile::preflight(shapes, cfg);
+  search::check_feasible(shapes, cfg, o.search);
   if (!o.name.empty()) {
     if (o.name.find('/') != std::string::npos || o.name == "." || o.name == ".." ||
         o.name == "supernets") {
@@ -331,7 +328,20 @@ void preflight(const Options& o) {
   }
 }
 
-Result run(const Options& o) {
+namespace {
+
+// A run that failed before it finished anything leaves no directory behind (its name stays
+// free): the directory holds nothing but run.json. Not after Ctrl-C, which --resume continues.
+void drop_if_unstarted(const fs::path& dir) {
+  if (dir.empty() || !fs::is_directory(dir)) return;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename() != "run.json") return;
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+Result run_in(const Options& o, fs::path& created) {
   preflight(o);
   const auto& cfg = config_by_name(o.hw_config);
   const auto t_all = Clock::now();
@@ -358,6 +368,7 @@ Result run(const Options& o) {
                              : std::string()));
   } else {
     res.dir = make_run_dir(o);
+    created = res.dir;
     write_text(res.dir / "run.json", run_key(o).dump(2) + "\n");
     say(o, fmt::format("run directory {}", res.dir.string()));
   }
@@ -705,6 +716,20 @@ Result run(const Options& o) {
         (res.dir / "result.json").string()));
   }
   return res;
+}
+
+}  // namespace
+
+Result run(const Options& o) {
+  fs::path created;
+  try {
+    return run_in(o, created);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (...) {
+    drop_if_unstarted(created);
+    throw;
+  }
 }
 
 }  // namespace nasa::pipeline

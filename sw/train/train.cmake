@@ -54,6 +54,14 @@ if(TARGET nasa)
   nasa_cli_error_test(cli_run_impossible_constraint
     "rm -rf $1 && $0 run --runs-dir $1/runs --max-cycles 10 ${_run}; st=$?; ls $1/runs 2>&1; (exit $st)"
     "nasa: error: constraint impossible: --max-cycles 10[^\n]*.*No such file.*exit=1")
+  # preflight (docs/cli.md "Preflight"): a spec with an op the configuration cannot run fails
+  # before any training, naming the spec's layer and choice, and leaves no run directory
+  add_test(NAME cli_run_preflight
+    COMMAND sh -c "rm -rf \"$1\" && \"$0\" run --supernet \"$2\" --runs-dir \"$1/runs\" 2>&1; echo exit=$?; test -e \"$1/runs\" && echo LEFT || echo NOTHING LEFT"
+            $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_run_preflight
+            ${CMAKE_SOURCE_DIR}/tb/specs/conv_k7_too_wide.json)
+  set_tests_properties(cli_run_preflight PROPERTIES LABELS "unit;cli"
+    PASS_REGULAR_EXPRESSION "^nasa: error: supernet 'conv-k7-too-wide' cannot run on config 'sim' \\(1 problem\\):\n  layers\\[1\\]\\.choices\\[1\\] 'conv_k7': its conv \\(Conv 7x7, 14x14x192 -> 32 channels\\): its reduction k\\*k\\*Cin = 9408 exceeds KredMax 8192, config 'sim'\nexit=1\nNOTHING LEFT\n$")
   nasa_cli_error_test(cli_run_corrupt_checkpoint
     "rm -rf $1 && $0 run --runs-dir $1/runs ${_run} >/dev/null 2>&1 && d=$(ls -d $1/runs/supernets/*) && rm $d/trained.json && printf garbage > $d/checkpoint.pt && $0 run --runs-dir $1/runs ${_run}"
     "nasa: error: checkpoint '[^\n]*checkpoint.pt' is corrupt.*exit=1")

@@ -90,6 +90,23 @@ Program compile(const QSupernet& q, const spec::Candidate& c,
                 std::span<const std::vector<uint8_t>> images_u8, const hw::Config& cfg,
                 bool on_chip = true, const ProgramOrder& order = {});
 
+// Preflight (docs/cli.md "Preflight"): which ops of the supernet `cfg` cannot run, from their
+// shapes alone (the engine's validation of every descriptor each op compiles to, row bands
+// included, and batch mode's layer and choice limits), before any training, data or search.
+// Each problem names the spec's own place: "layers[1].choices[1] 'conv_k7'", "stem", "head".
+struct OpProblem {
+  int layer = -1, choice = -1;  // layers[layer].choices[choice]; -1: the stem, the head or the net
+  std::string where, what;      // "layers[1].choices[1] 'conv_k7'", "its reduction ... KredMax"
+};
+std::vector<OpProblem> check_ops(const QSupernet& q, const hw::Config& cfg);
+// The supernet quantized from random weights (seed) and one blank image: what needs only its
+// shapes (preflight, feasibility of constraints) takes it before any training.
+QSupernet quantize_shapes(const spec::Supernet& net, uint64_t seed = 1);
+// Throws std::invalid_argument listing every problem of check_ops (`source` names the spec in
+// the message); with `cands`, only the ops those candidates use (a batch run compiles them all).
+void preflight(const QSupernet& q, const hw::Config& cfg, std::string_view source = {},
+               std::span<const spec::Candidate> cands = {});
+
 // A batch run (docs/fusion.md): the whole supernet compiled once into template descriptors, the
 // weights, images, labels and candidate vectors placed, plus the batch CSRs and tables.
 struct BatchOptions {
