@@ -442,16 +442,21 @@ void emit(std::vector<Desc>& out, const Desc& d, const hw::Config& cfg, bool hal
 // Packed descriptors run in at least this many groups of a mini-batch's images.
 constexpr uint32_t kMinPackGroups = 2;
 
+// PE steps of a Conv, DwConv or Fc layer `d` over `positions` output positions (several images'
+// packed in a row): position tiles x channel tiles x steps per tile (k*k taps for depthwise,
+// the reduction otherwise; K-split left out)
+uint64_t pe_steps(const Desc& d, const hw::Config& cfg, uint64_t positions) {
+  const uint64_t per_tile = d.op == static_cast<uint8_t>(hw::Op::DwConv) ? uint64_t{d.k} * d.k
+                                                                          : shape_of(d).kred;
+  return (positions + cfg.rows - 1) / cfg.rows * ((d.cout + cfg.cols - 1) / cfg.cols) * per_tile;
+}
+
 // Whether a (packed) layer computes so long for its input that loading the next layer's input
 // after it, rather than beside it, costs little: its input loads in under a quarter of the PE
 // steps its tiles take (a wide 1x1 convolution of a small map: 7x7x1104 to 184 channels).
 bool loads_little(const Desc& d, const hw::Config& cfg) {
   const Shape s = shape_of(d);
-  const uint64_t pos = uint64_t{s.ho} * s.wo * s.images;
-  const bool dw = d.op == static_cast<uint8_t>(hw::Op::DwConv);
-  const uint64_t steps = (pos + cfg.rows - 1) / cfg.rows * ((d.cout + cfg.cols - 1) / cfg.cols) *
-                         (dw ? uint64_t{d.k} * d.k : s.kred);
-  return 4 * (s.in_span / cfg.mem_bytes + 1) <= steps;
+  return 4 * (s.in_span / cfg.mem_bytes + 1) <= pe_steps(d, cfg, uint64_t{s.ho} * s.wo * s.images);
 }
 
 // Packed images (docs/engine.md "Packed images"): how many images of a mini-batch of `n` one
@@ -496,12 +501,9 @@ bool pack_pays_for_add(const Desc& d, uint32_t n, const hw::Config& cfg) {
   if (per < 2) return false;
   const Shape s = shape_of(d);
   const uint64_t pos = uint64_t{s.ho} * s.wo, ct = (d.cout + cfg.cols - 1) / cfg.cols;
-  const uint64_t steps = d.op == static_cast<uint8_t>(hw::Op::DwConv) ? uint64_t{d.k} * d.k
-                                                                       : s.kred;
   // PE steps per image, alone and packed; the Add's vector taps per image
-  const double alone = static_cast<double>((pos + cfg.rows - 1) / cfg.rows * ct * steps);
-  const double packed =
-      static_cast<double>((pos * per + cfg.rows - 1) / cfg.rows * ct * steps) / per;
+  const double alone = static_cast<double>(pe_steps(d, cfg, pos));
+  const double packed = static_cast<double>(pe_steps(d, cfg, pos * per)) / per;
   const double add = static_cast<double>(pos * ct * 2);
   return alone - packed > 2 * add;
 }
