@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "nasa/cycle_model.h"
 #include "nasa/desc.h"
 #include "nasa/sim/cosim.h"
 #include "nasa/sim/random_layer.h"
@@ -64,8 +65,9 @@ struct Summary {
   uint64_t cycle_samples = 0;
   double min_conv_efficiency = std::numeric_limits<double>::infinity();
   uint64_t conv_layers_qualifying = 0;
-  // run; row bands, folded residuals, packed images
-  uint64_t descriptors = 0, bands = 0, residuals = 0, packed = 0;
+  // run; row bands, folded residuals, packed images (the array's rows split between images),
+  // K-split (a Conv/Fc whose last channel tile runs its reduction in column groups)
+  uint64_t descriptors = 0, bands = 0, residuals = 0, packed = 0, ksplit = 0;
   // (ideal cycles, efficiency) of every qualifying layer (in a stream: its steady state); and
   // its efficiency alone, where the fixed cost of a standalone layer (descriptor fetch, first
   // loads, last drain: about 150-250 cycles) dominates small layers.
@@ -155,6 +157,7 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
         s.bands += nasa::is_band(d);
         s.residuals += nasa::has_residual(d);
         s.packed += nasa::is_packed(d);
+        s.ksplit += nasa::cycles::ksplit_groups(d, cfg, (d.cout - 1) % cfg.cols + 1) > 1;
       }
       r = cs.run(p);
     } catch (const std::exception& e) {
@@ -222,6 +225,7 @@ nlohmann::json to_json(const Summary& s, const Options& o) {
   j["band_descriptors"] = s.bands;
   j["residual_descriptors"] = s.residuals;
   j["packed_descriptors"] = s.packed;
+  j["ksplit_descriptors"] = s.ksplit;
   if (s.has_conv()) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
     const auto [smin, smed] = s.standalone_min_median();
@@ -257,8 +261,9 @@ void print_summary(const Summary& s, const Options& o) {
              s.mismatched_layers, item, s.mismatched_bytes, s.timeouts, s.errors, item);
   fmt::print("  cycle model error: max {:.2f}%, mean {:.2f}%\n", s.max_cycle_error_pct,
              s.mean_cycle_error_pct());
-  fmt::print("  modes: of {} descriptors, {} row bands, {} with a folded residual, {} packed\n",
-             s.descriptors, s.bands, s.residuals, s.packed);
+  fmt::print(
+      "  modes: of {} descriptors, {} row bands, {} with a folded residual, {} packed, {} K-split\n",
+      s.descriptors, s.bands, s.residuals, s.packed, s.ksplit);
   if (s.has_conv()) {
     const auto [amin, an] = s.min_conv_efficiency_amortized();
     const auto [smin, smed] = s.standalone_min_median();
