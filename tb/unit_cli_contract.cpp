@@ -20,7 +20,7 @@ TEST(CliContract, IntegersAreDecimalAndInRange) {
   EXPECT_EQ(check_number(pop, "50"), "");
   EXPECT_EQ(check_number(pop, "1"), "");
   EXPECT_EQ(check_number(pop, "1000000"), "");
-  for (const char* bad : {"-3", "0", "1000001", "1e3", "2.5", "0x10", "+5", " 3", "", "abc",
+  for (const char* bad : {"-3", "0", "1000001", "1e3", "2.5", "0x10", "+5", " 3", "", "abc", "010", "08",
                           "18446744073709551613", "99999999999999999999999999"}) {
     EXPECT_NE(check_number(pop, bad), "") << bad;
   }

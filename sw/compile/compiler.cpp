@@ -902,22 +902,27 @@ std::vector<OpProblem> check_ops(const QSupernet& q, const hw::Config& cfg) {
   if (L == 0 || L > cfg.max_layers) {
     out.push_back({-1, -1, "layers",
                    fmt::format("{} choice layers; batch mode on config '{}' takes 1..{}", L,
-                               cfg.name, cfg.max_layers)});
+                               cfg.name, cfg.max_layers),
+                   true});
   }
   for (size_t i = 0; i < L; ++i) {
     if (net.layers[i].choices.size() > cfg.max_choices) {
       out.push_back({static_cast<int>(i), -1, fmt::format("layers[{}].choices", i),
                      fmt::format("{} choices; batch mode on config '{}' takes at most {}",
-                                 net.layers[i].choices.size(), cfg.name, cfg.max_choices)});
+                                 net.layers[i].choices.size(), cfg.name, cfg.max_choices),
+                     true});
     }
   }
   // every descriptor of an op, banded as the compiler emits it, validated in a window of the
   // whole address space (addresses 0: shapes and capacities are what is checked here)
   const uint32_t limit = static_cast<uint32_t>(std::min<uint64_t>(cfg.addr_space(), 0xFFFFFFFFu));
+  // (and the templates of an op, the stem or the head: one per band, at most 255 in the op table)
+  size_t templates = 0;
   auto check = [&](int layer, int choice, const std::string& where, const Desc& d,
                    const std::string& part) {
     std::vector<Desc> bands;
     emit(bands, d, cfg);
+    templates += bands.size();
     for (const Desc& b : bands) {
       const hw::Err e = validate(b, cfg, 0, limit, 0);
       if (e == hw::Err::None) continue;
@@ -934,8 +939,19 @@ std::vector<OpProblem> check_ops(const QSupernet& q, const hw::Config& cfg) {
       return;  // one problem per descriptor
     }
   };
+  auto count_templates = [&](int layer, int choice, const std::string& where) {
+    if (templates > 0xFF) {
+      out.push_back({layer, choice, where,
+                     fmt::format("{} templates (row bands) on config '{}', more than the op "
+                                 "table's 255 of a batch run",
+                                 templates, cfg.name),
+                     true});
+    }
+    templates = 0;
+  };
   const ImageBuilder::Placed none{};
   check(-1, -1, "stem", conv_desc(q.stem, none, net.in_h, net.in_w, 0, 0), "its conv");
+  count_templates(-1, -1, "stem");
   const auto shapes = spec::layer_shapes(net);
   for (size_t i = 0; i < L; ++i) {
     for (size_t c = 0; c < q.ops[i].size(); ++c) {
@@ -955,12 +971,14 @@ std::vector<OpProblem> check_ops(const QSupernet& q, const hw::Config& cfg) {
         check(static_cast<int>(i), static_cast<int>(c), where,
               add_desc(op, h, w, shapes[i].cout, 0, 0, 0), "its residual add");
       }
+      count_templates(static_cast<int>(i), static_cast<int>(c), where);
     }
   }
   const auto hi = head_input(net);
   check(-1, -1, "head", conv_desc(q.head_conv, none, hi.h, hi.w, 0, 0), "its conv");
   check(-1, -1, "head", gap_desc(q, hi.h, hi.w, 0, 0), "its global pool");
   check(-1, -1, "head", conv_desc(q.fc, none, 1, 1, 0, 0), "its classifier");
+  count_templates(-1, -1, "head");
   return out;
 }
 
@@ -977,9 +995,10 @@ void preflight(const QSupernet& q, const hw::Config& cfg, std::string_view sourc
   if (!cands.empty()) {
     // only the ops the candidates use (the stem, the head and net-wide limits always)
     std::erase_if(problems, [&](const OpProblem& p) {
-      return p.choice >= 0 && std::none_of(cands.begin(), cands.end(), [&](const auto& c) {
-               return static_cast<size_t>(p.layer) < c.size() && c[p.layer] == p.choice;
-             });
+      return p.batch_only ||
+             (p.choice >= 0 && std::none_of(cands.begin(), cands.end(), [&](const auto& c) {
+                return static_cast<size_t>(p.layer) < c.size() && c[p.layer] == p.choice;
+              }));
     });
   }
   if (problems.empty()) return;

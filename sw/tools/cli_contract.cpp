@@ -140,8 +140,9 @@ std::string check_number(const NumericRule& r, std::string_view text) {
     // exponent, no wrap-around of "-3" into a huge unsigned value
     const bool neg = text.front() == '-';
     const std::string_view digits = neg ? text.substr(1) : text;
-    if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
-                                       [](char c) { return c >= '0' && c <= '9'; })) {
+    // (no leading zero either: CLI11 would read "010" as octal 8)
+    if (digits.empty() || (digits.size() > 1 && digits.front() == '0') ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       return got;
     }
     for (const char c : digits) v = v * 10 + (c - '0');
@@ -185,7 +186,10 @@ std::string closest(std::string_view word, const std::vector<std::string>& names
   size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
   for (const auto& n : names) {
     // a prefix of a longer name (e.g. --generation for --generations) is close too
-    const size_t d = n.starts_with(word) && word.size() >= 3 ? 1 : edit_distance(word, n);
+    const size_t d = n.starts_with(word) && word.find_first_not_of('-') != std::string_view::npos &&
+                             word.size() - word.find_first_not_of('-') >= 3
+                         ? 1
+                         : edit_distance(word, n);
     if (d < best_d) {
       best_d = d;
       best = n;
@@ -216,7 +220,17 @@ std::optional<int> parse(CLI::App& app, int argc, const char* const* argv) {
     const std::string help =
         fmt::format("see 'nasa{} --help'", sub ? " " + sub->get_name() : std::string());
     if (sub == nullptr) {
-      if (argc < 2) {
+      // `nasa --versoin`: CLI11 reports the missing command before the unknown option
+      for (const auto& tok : app.remaining(true)) {
+        if (tok.starts_with("--")) {
+          const std::string opt = tok.substr(0, tok.find('='));
+          const std::string near = closest(opt, option_names(app));
+          return report(fmt::format(
+              "unknown option '{}'{} (see 'nasa --help'; a command's options follow it)", opt,
+              near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+        }
+      }
+      if (argc < 2 || dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
         return report(fmt::format("a command is required: {} (see 'nasa --help')", join(commands)));
       }
       return report(fmt::format("{} ({})", e.what(), help));
@@ -230,10 +244,13 @@ std::optional<int> parse(CLI::App& app, int argc, const char* const* argv) {
              : stray)
             .push_back(tok);
       }
-      std::reverse(unknown.begin(), unknown.end());
-      std::reverse(stray.begin(), stray.end());
-      if (!unknown.empty()) {
+      if (!unknown.empty()) {  // (remaining() keeps the command line's order)
         const std::string opt = unknown.front().substr(0, unknown.front().find('='));
+        if (std::find(names.begin(), names.end(), opt) != names.end()) {
+          // an option of the command given before it: `nasa --quiet info`
+          return report(fmt::format("{}: '{}' goes after the command: nasa {} {} ... ({})", where,
+                                    opt, sub->get_name(), opt, help));
+        }
         const std::string near = closest(opt, names);
         return report(fmt::format("{}: unknown option '{}'{} ({})", where, opt,
                                   near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),

@@ -21,6 +21,7 @@ import subprocess
 import sys
 
 VALUES = ["-3", "-1", "0", "-0", "1", "2", "7", "64", "1000", "1e3", "2.5", "0.1", "0x10", "+5",
+          "010", "08",
           "18446744073709551615", "18446744073709551617", "99999999999999999999999", "",
           "abc", "nan", "inf", " 3", "3 "]
 OPTION_LINE = re.compile(r"^\s+(?:-\w,)?(--[\w-]+)(?:\s+(UINT|INT|FLOAT|TEXT)(?::(\[[^\]]*\]|[^\s=]+))?)?")
@@ -57,7 +58,7 @@ def subcommands(binary):
 def in_range(value, kind, rng):
     """Is `value` a number of `kind` inside the range `rng` ('1..1000' or '[0, 1]')?"""
     if kind in ("UINT", "INT"):
-        if not re.fullmatch(r"-?[0-9]+", value):
+        if not re.fullmatch(r"-?(0|[1-9][0-9]*)", value):  # "010" would be read as octal
             return False
         v = int(value)
     else:
@@ -131,23 +132,25 @@ def main():
         cases.append((argv, numeric))
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda c: run(a.binary, c[0]), cases))
-    counts = {"parsed": 0, "error": 0, "numeric values checked": 0}
+    counts = {"parsed": 0, "error": 0, "numeric values checked": 0, "values rejected": 0}
     for case, ((argv, numeric), (code, out, err)) in enumerate(zip(cases, results)):
         where = f"case {case}: nasa {' '.join(repr(x) for x in argv)}"
         if code not in (0, 1):
             sys.exit(f"cli_fuzz: {where}: exit code {code}\n{err}")
         if code == 1:
             first = err.splitlines()[0] if err else ""
-            if not first.startswith("nasa: error: "):
-                sys.exit(f"cli_fuzz: {where}: error output does not start with 'nasa: error: ':\n{err}")
+            if not first.startswith("nasa: error: ") or len(err.splitlines()) != 1:
+                sys.exit(f"cli_fuzz: {where}: not one line 'nasa: error: ...' on stderr:\n{err}")
             counts["error"] += 1
+            counts["values rejected"] += ": expected " in first
             continue
         counts["parsed"] += 1
         for name, value, kind, rng in numeric:
             counts["numeric values checked"] += 1
             if not in_range(value, kind, rng):
                 sys.exit(f"cli_fuzz: {where}: parsed although {name} '{value}' is not a {kind} in {rng}")
-    if counts["parsed"] == 0 or counts["error"] == 0:
+    # (a run that checked no numeric value, or never saw a range check fire, proves nothing)
+    if min(counts.values()) == 0:
         sys.exit(f"cli_fuzz: degenerate run: {counts}")
     print(f"cli_fuzz: {a.cases} argument vectors: " +
           ", ".join(f"{v} {k}" for k, v in counts.items()) + "; no crash, no wrap")

@@ -30,7 +30,7 @@ bool tty() {
 }  // namespace
 
 void set_verbosity(Verbosity v) {
-  logger().set_level(v == Verbosity::Quiet     ? spdlog::level::err
+  logger().set_level(v == Verbosity::Quiet     ? spdlog::level::warn
                      : v == Verbosity::Verbose ? spdlog::level::debug
                                                : spdlog::level::info);
 }

@@ -333,12 +333,13 @@ namespace {
 // A run that failed before it finished anything leaves no directory behind (its name stays
 // free): the directory holds nothing but run.json. Not after Ctrl-C, which --resume continues.
 void drop_if_unstarted(const fs::path& dir) {
-  if (dir.empty() || !fs::is_directory(dir)) return;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.path().filename() != "run.json") return;
-  }
+  // (never throws: it runs while the run's own error is on its way)
   std::error_code ec;
-  fs::remove_all(dir, ec);
+  if (dir.empty() || !fs::is_directory(dir, ec)) return;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename() != "run.json") return;
+  }
+  if (!ec) fs::remove_all(dir, ec);
 }
 
 Result run_in(const Options& o, fs::path& created) {

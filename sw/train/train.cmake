@@ -62,9 +62,10 @@ if(TARGET nasa)
             ${CMAKE_SOURCE_DIR}/tb/specs/conv_k7_too_wide.json)
   set_tests_properties(cli_run_preflight PROPERTIES LABELS "unit;cli"
     PASS_REGULAR_EXPRESSION "^nasa: error: supernet 'conv-k7-too-wide' cannot run on config 'sim' \\(1 problem\\):\n  layers\\[1\\]\\.choices\\[1\\] 'conv_k7': its conv \\(Conv 7x7, 14x14x192 -> 32 channels\\): its reduction k\\*k\\*Cin = 9408 exceeds KredMax 8192, config 'sim'\nexit=1\nNOTHING LEFT\n$")
+  # (the second run fails in its first stage: its directory goes, the first run's stays)
   nasa_cli_error_test(cli_run_corrupt_checkpoint
-    "rm -rf $1 && $0 run --runs-dir $1/runs ${_run} >/dev/null 2>&1 && d=$(ls -d $1/runs/supernets/*) && rm $d/trained.json && printf garbage > $d/checkpoint.pt && $0 run --runs-dir $1/runs ${_run}"
-    "nasa: error: checkpoint '[^\n]*checkpoint.pt' is corrupt.*exit=1")
+    "rm -rf $1 && $0 run --runs-dir $1/runs ${_run} >/dev/null 2>&1 && d=$(ls -d $1/runs/supernets/*) && rm $d/trained.json && printf garbage > $d/checkpoint.pt && $0 run --runs-dir $1/runs ${_run}; st=$?; echo RUNS $(ls $1/runs); (exit $st)"
+    "nasa: error: checkpoint '[^\n]*checkpoint.pt' is corrupt.*\nRUNS [a-z0-9-]+-seed[0-9]+ supernets\nexit=1")
   nasa_cli_error_test(cli_run_weights_mismatch
     "rm -rf $1 && $0 run --runs-dir $1/runs ${_run} >/dev/null 2>&1 && d=$(ls -d $1/runs/supernets/*) && sed 's/\"channels\": 128/\"channels\": 64/' $d/supernet.json > $d/s && mv $d/s $d/supernet.json && $0 run --runs-dir $1/runs ${_run}"
     "nasa: error: [^\n]*weights.safetensors[^\n]*head[^\n]*expected.*exit=1")

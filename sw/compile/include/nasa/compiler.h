@@ -97,13 +97,15 @@ Program compile(const QSupernet& q, const spec::Candidate& c,
 struct OpProblem {
   int layer = -1, choice = -1;  // layers[layer].choices[choice]; -1: the stem, the head or the net
   std::string where, what;      // "layers[1].choices[1] 'conv_k7'", "its reduction ... KredMax"
+  bool batch_only = false;      // a limit of batch runs only (candidate programs do not have it)
 };
 std::vector<OpProblem> check_ops(const QSupernet& q, const hw::Config& cfg);
 // The supernet quantized from random weights (seed) and one blank image: what needs only its
 // shapes (preflight, feasibility of constraints) takes it before any training.
 QSupernet quantize_shapes(const spec::Supernet& net, uint64_t seed = 1);
 // Throws std::invalid_argument listing every problem of check_ops (`source` names the spec in
-// the message); with `cands`, only the ops those candidates use (a batch run compiles them all).
+// the message); with `cands` (programs of those candidates, not a batch run), only the ops they
+// use and no limit of batch runs.
 void preflight(const QSupernet& q, const hw::Config& cfg, std::string_view source = {},
                std::span<const spec::Candidate> cands = {});
 
