@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <regex>
 #include <stdexcept>
 
 namespace nasa::cli {
@@ -74,6 +73,29 @@ size_t edit_distance(std::string_view a, std::string_view b) {
     }
   }
   return row[b.size()];
+}
+
+// [-](digits[.digits] | .digits)[(e|E)[+-]digits]
+bool is_decimal(std::string_view t) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    return i - from;
+  };
+  if (i < t.size() && t[i] == '-') ++i;
+  size_t mantissa = digits();
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return false;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == t.size();
 }
 
 bool is_numeric_type(const std::string& type) {
@@ -149,9 +171,8 @@ std::string check_number(const NumericRule& r, std::string_view text) {
     if (neg) v = -v;
   } else {
     // plain decimal notation: [-]digits[.digits][e[+-]digits] (no hex, inf, nan or blanks)
-    static const std::regex decimal(R"(-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?)");
+    if (!is_decimal(text)) return got;
     const std::string s(text);
-    if (!std::regex_match(s, decimal)) return got;
     v = std::strtold(s.c_str(), nullptr);
     if (!std::isfinite(v)) return got;
   }
