@@ -26,7 +26,7 @@ NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include
 
 COSIM := $(BUILD)/bin/nasa-cosim
 
-.PHONY: help deps need-deps configure build firmware test sim run bench lint synth fpga prog fpga-area gen clean \
+.PHONY: help deps need-deps configure build firmware test sim run bench docs-figures lint synth fpga prog fpga-area gen clean \
   fuzz fuzz-smoke sanitize
 
 help:
@@ -35,6 +35,7 @@ help:
 	@echo "make test    build, then ctest (unit, gen_pkg_check, cosim, lint, synth_*), sanitize, fuzz-smoke"
 	@echo "make run     the NAS job: build nasa, train + search + fine-tune + RTL check (runs/)"
 	@echo "make bench   benchmarks: fusion on FBNet/Proxyless spaces, RTL efficiency, peers; BENCHMARKS.md"
+	@echo "make docs-figures  rewrite every figure the docs quote from the command that measures it"
 	@echo "make sim     build and run the cosim suite: SEED=$(SEED) LAYERS=$(LAYERS)"
 	@echo "make lint    verilator --lint-only -Wall of rtl/ for every configuration"
 	@echo "make synth   yosys: synth_ice40 (fpga, up5k) and generic synthesis (sim); build/synth/"
@@ -80,11 +81,17 @@ configure: need-deps
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-# Benchmarks: regenerates bench/results.json and BENCHMARKS.md (about 25 min). BENCH_ARGS adds
+# Benchmarks: regenerates bench/results.json and BENCHMARKS.md (a few minutes). BENCH_ARGS adds
 # nasa-bench options; the CI-sized version is ctest bench_quick.
 BENCH_ARGS ?=
 bench: build
 	$(BUILD)/bin/nasa-bench $(BENCH_ARGS)
+
+# Rewrites every figure the docs quote from the command that measures it (docs/measurements.md,
+# docs/figures.json): runs the quick commands itself, reads bench/results.json (`make bench`
+# first when the benchmarks changed) and the board's build/fpga/report.json (`make fpga`).
+docs-figures: build fpga
+	python3 sw/tools/docs_figures.py update --root . --bin $(BUILD)/bin --build $(BUILD)
 
 # iCEBreaker bitstream (fpga/build.sh): build/fpga/nasa_icebreaker.bin and report.json; fails when
 # the design does not fit the UP5K or misses its clock. `make prog` flashes it (iceprog, a board

@@ -23,7 +23,8 @@ t2=$(date +%s)
 top() { grep -E "^  \"$2\"" "$1" | awk 'NR == 1' | sed 's/.*": *//; s/[",]//g'; }
 fc=$(top "$dir/fused.json" cycles); uc=$(top "$dir/unfused.json" cycles)
 fm=$(top "$dir/fused.json" macs_executed); um=$(top "$dir/unfused.json" macs_executed)
-mf=$(top "$dir/fused.json" macs_fused); mu=$(top "$dir/fused.json" macs_unfused)
+mf=$(( $(top "$dir/fused.json" macs_fused_per_image) * images ))
+mu=$(( $(top "$dir/fused.json" macs_unfused_per_image) * images ))
 fd=$(top "$dir/fused.json" dram_bytes); ud=$(top "$dir/unfused.json" dram_bytes)
 nodes=$(top "$dir/fused.json" nodes)
 echo "backend $backend, $n candidates (seed $seed) x $images images, $nodes nodes"
@@ -34,8 +35,8 @@ awk -v uc="$uc" -v fc="$fc" -v mu="$mu" -v mf="$mf" 'BEGIN {
   cr = uc / fc; mr = mu / mf;
   printf "cycle ratio unfused/fused %.3f, MAC ratio %.3f, required >= 0.9 x MAC ratio = %.3f: %s\n",
          cr, mr, 0.9 * mr, (cr >= 0.9 * mr ? "PASS" : "FAIL") }'
-echo "macs_executed == macs_fused: $([ "$fm" = "$mf" ] && echo yes || echo NO)"
-echo "unfused macs_executed == macs_unfused: $([ "$um" = "$mu" ] && echo yes || echo NO)"
+echo "macs_executed == macs_fused_per_image x images: $([ "$fm" = "$mf" ] && echo yes || echo NO)"
+echo "unfused macs_executed == macs_unfused_per_image x images: $([ "$um" = "$mu" ] && echo yes || echo NO)"
 a=$(grep '"correct"' "$dir/fused.json"); b=$(grep '"correct"' "$dir/unfused.json")
 echo "per-candidate correct counts identical fused vs unfused: $([ "$a" = "$b" ] && echo yes || echo NO)"
 echo "modeled DRAM bytes per schedule (nasa fuse):"

@@ -1146,8 +1146,17 @@ int main(int argc, char** argv) {
   app.add_option("--md", o.md, "markdown report (default BENCHMARKS.md)");
   app.add_option("--repeats", o.repeats, "timed repeats, medians reported (default 3)");
   app.add_option("--threads", o.threads, "CPU threads of the timed evaluators (default 2)");
+  std::string render;
+  app.add_option("--render", render,
+                 "only render this results JSON as the markdown report (--md); runs nothing");
   CLI11_PARSE(app, argc, argv);
   try {
+    if (!render.empty()) {
+      std::ifstream in(render);
+      if (!in) throw std::runtime_error("cannot read " + render);
+      nasa::write_file_atomic(o.md, markdown(json::parse(in)));
+      return 0;
+    }
     if (o.quick) o.repeats = 1;
     bool ok = true;
     const auto t_all = Clock::now();

@@ -260,13 +260,15 @@ TEST(Fusion, StatsJson) {
   nlohmann::json j = to_json(s);
   std::set<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.insert(k);
-  EXPECT_EQ(keys, (std::set<std::string>{"candidates", "unique_candidates", "nodes", "macs_unfused",
-                                         "macs_fused", "weight_bytes_unfused", "weight_bytes_fused",
-                                         "act_bytes_unfused", "act_bytes_fused", "mac_ratio"}));
+  EXPECT_EQ(keys, (std::set<std::string>{"candidates", "unique_candidates", "nodes",
+                                         "macs_unfused_per_image", "macs_fused_per_image",
+                                         "weight_bytes_unfused", "weight_bytes_fused",
+                                         "act_bytes_unfused_per_image", "act_bytes_fused_per_image",
+                                         "mac_ratio"}));
   EXPECT_EQ(j["candidates"], 3);
   EXPECT_EQ(j["unique_candidates"], 2);
   EXPECT_EQ(j["nodes"], 5);
-  EXPECT_EQ(j["macs_fused"], s.macs_fused);
+  EXPECT_EQ(j["macs_fused_per_image"], s.macs_fused);
   EXPECT_DOUBLE_EQ(j["mac_ratio"].get<double>(),
                    static_cast<double>(s.macs_unfused) / static_cast<double>(s.macs_fused));
   EXPECT_GT(j["mac_ratio"].get<double>(), 1.0);

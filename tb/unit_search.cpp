@@ -318,10 +318,10 @@ TEST(SearchReport, FilesAndRefusalToOverwrite) {
   std::vector<SearchResult> runs = {f.run(tiny_config(Strategy::Random)),
                                     f.run(tiny_config(Strategy::Evolution))};
   const auto j = nasa::report::result_json(runs);
-  for (const char* k : {"best", "top", "pareto", "evaluated", "config", "comparison", "runs"}) {
+  for (const char* k : {"best", "top", "pareto", "evaluated", "settings", "comparison", "runs"}) {
     EXPECT_TRUE(j.contains(k)) << k;
   }
-  EXPECT_EQ(j["config"]["strategy"], "evolution");
+  EXPECT_EQ(j["settings"]["strategy"], "evolution");
   EXPECT_LE(j["top"].size(), 5u);
   EXPECT_EQ(j["evaluated"].size(), runs[1].evaluated.size());
   const auto md = nasa::report::markdown(runs);

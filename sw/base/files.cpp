@@ -107,4 +107,9 @@ size_t remove_stale_temporaries(const fs::path& dir) {
   return n;
 }
 
+std::string wrote_message(const fs::path& path, std::string_view holding) {
+  return holding.empty() ? fmt::format("wrote {}", path.string())
+                         : fmt::format("wrote {}/ ({})", path.string(), holding);
+}
+
 }  // namespace nasa

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
@@ -26,13 +27,13 @@ json entry(const Evaluated& e) {
   return {{"arch", spec::format_candidate(e.arch)},
           {"val_accuracy", e.val_accuracy},
           {"correct", e.correct},
-          {"macs", e.macs},
+          {"macs_per_image", e.macs},
           {"params", e.params},
-          {"cycles", e.cycles},
+          {"cycles_per_image_alone", e.cycles},
           {"generation", e.generation}};
 }
 
-json config_json(const SearchResult& r) {
+json settings_json(const SearchResult& r) {
   json j = search_settings_json(r.config);
   j.update({{"supernet", r.supernet},
             {"backend", r.backend},
@@ -51,7 +52,7 @@ void write_text(const std::filesystem::path& p, const std::string& s) {
 }
 
 void candidate_table(std::string& md, const SearchResult& r, const std::vector<size_t>& idx) {
-  md += "| # | arch | val acc | MACs | params | cycles/image | generation |\n";
+  md += "| # | arch | val acc | MACs/image | params | cycles/image alone | generation |\n";
   md += "|---|------|--------:|-----:|-------:|-------------:|-----------:|\n";
   for (size_t i = 0; i < idx.size(); ++i) {
     const auto& e = r.evaluated[idx[i]];
@@ -158,7 +159,7 @@ json batch_utilization_json(const runtime::FusedResult& r, const hw::Config& cfg
 json to_json(const SearchResult& r) {
   json j;
   j["strategy"] = search::strategy_name(r.config.strategy);
-  j["config"] = config_json(r);
+  j["settings"] = settings_json(r);
   j["best"] = r.best ? entry(r.evaluated[*r.best]) : json(nullptr);
   json top = json::array(), pareto = json::array(), all = json::array(), gens = json::array();
   for (size_t i : r.top(5)) top.push_back(entry(r.evaluated[i]));
@@ -170,7 +171,7 @@ json to_json(const SearchResult& r) {
                     {"batches", g.batches},
                     {"nodes", g.nodes},
                     {"batch_cycles", g.cycles},
-                    {"batch_macs", g.macs},
+                    {"macs_executed", g.macs},
                     {"pe_utilization", g.pe_utilization},
                     {"best_val_accuracy", g.best_val_accuracy}});
   }
@@ -228,7 +229,7 @@ std::string markdown(std::span<const SearchResult> runs) {
     md +=
         "Random search evaluates as many candidates per generation as evolution does; with the "
         "same seed both start from the same random population.\n\n";
-    md += "| strategy | evaluations | best val acc | best arch | cycles/image |\n";
+    md += "| strategy | evaluations | best val acc | best arch | cycles/image alone |\n";
     md += "|---|---:|---:|---|---:|\n";
     for (const auto& r : runs) {
       const Evaluated* b = r.best ? &r.evaluated[*r.best] : nullptr;
@@ -286,7 +287,7 @@ std::string markdown(std::span<const SearchResult> runs) {
     md += fmt::format("\n## {}: Pareto front (accuracy vs cycles per image)\n\n", name);
     candidate_table(md, r, r.pareto);
     md += fmt::format("\n## {}: fused evaluation per generation\n\n", name);
-    md += "| generation | candidates | batches | nodes | accelerator cycles | MACs | PE "
+    md += "| generation | candidates | batches | nodes | batch cycles | MACs executed | PE "
           "utilization |\n";
     md += "|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& g : r.generations) {
@@ -301,8 +302,6 @@ std::string markdown(std::span<const SearchResult> runs) {
 
 std::string pareto_svg(std::span<const SearchResult> runs) {
   if (runs.empty()) throw std::invalid_argument("pareto_svg: no search runs");
-  const double W = 720, H = 500, left = 80, right = 20, top = 60, bottom = 60;
-  const double pw = W - left - right, ph = H - top - bottom;
   double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
   for (const auto& r : runs) {
     for (const auto& e : r.evaluated) {
@@ -320,20 +319,52 @@ std::string pareto_svg(std::span<const SearchResult> runs) {
   const double y0 = std::floor(ymin / ys) * ys;
   double y1 = std::max(std::ceil(ymax / ys) * ys, y0 + ys);
   if (y1 - ymax < ys / 2) y1 += ys;  // room above the best point for its label
+  const auto tick_x = [](double v) { return fmt::format("{:.6g}", v); };
+
+  // random in grey, evolution in blue; each run's front in a darker shade
+  const auto colors = [](search::Strategy s) {
+    return s == search::Strategy::Random
+               ? std::pair<std::string, std::string>{"#bbb", "#555"}
+               : std::pair<std::string, std::string>{"#9ecae1", "#08519c"};
+  };
+  std::vector<svg::Key> keys;
+  for (const auto& r : runs) {
+    const auto [pt, fr] = colors(r.config.strategy);
+    const std::string name(strategy_name(r.config.strategy));
+    keys.push_back({svg::Mark::Dot, pt, name + ": evaluated"});
+    keys.push_back({svg::Mark::Line, fr, name + ": Pareto front"});
+  }
+  const auto& m = runs.back();
+  const std::string title =
+      fmt::format("{}: validation accuracy vs accelerator cycles of one image", m.supernet);
+  std::string best_label;
+  if (m.best) {
+    best_label = fmt::format("best {}", spec::format_candidate(m.evaluated[*m.best].arch));
+    keys.push_back({svg::Mark::Frame, "#d62728",
+                    fmt::format("best of the {} search", strategy_name(m.config.strategy))});
+  }
+
+  // The legend sits above the plot, so it hides no point and no label; the right margin holds
+  // half the last tick label, the plot the whole best label.
+  const double left = 80, bottom = 60, ph = 380;
+  const double right = std::max(20.0, svg::text_width(tick_x(x1), 10) / 2 + 6);
+  const double W = std::max({720.0, svg::text_width(title, 14) + 32,
+                             left + svg::text_width(best_label, 11) + 40 + right});
+  const double pw = W - left - right;
+  const svg::Box legend = svg::legend_box(left, 34, pw, keys);
+  const double top = legend.bottom() + 30, H = top + ph + bottom;
   const auto X = [&](double v) { return left + (v - x0) / (x1 - x0) * pw; };
   const auto Y = [&](double v) { return top + ph - (v - y0) / (y1 - y0) * ph; };
 
   svg::Doc d(W, H);
-  d.text(
-      W / 2, 22,
-      fmt::format("{}: validation accuracy vs accelerator cycles per image", runs.back().supernet),
-      14);
+  d.text(W / 2, 22, title, 14);
+  d.legend(left, 34, pw, keys);
   const long nx = std::lround((x1 - x0) / xs), ny = std::lround((y1 - y0) / ys);
   for (long i = 0; i <= nx; ++i) {
     const double v = x0 + static_cast<double>(i) * xs;
     d.line(X(v), top, X(v), top + ph, "#eee");
     d.line(X(v), top + ph, X(v), top + ph + 5, "#222");
-    d.text(X(v), top + ph + 18, fmt::format("{:.6g}", v), 10);
+    d.text(X(v), top + ph + 18, tick_x(v), 10);
   }
   for (long i = 0; i <= ny; ++i) {
     const double v = y0 + static_cast<double>(i) * ys;
@@ -343,16 +374,12 @@ std::string pareto_svg(std::span<const SearchResult> runs) {
   }
   d.line(left, top + ph, left + pw, top + ph, "#222");
   d.line(left, top, left, top + ph, "#222");
-  d.text(left + pw / 2, H - 18, "accelerator cycles per image (cycle model)", 12);
+  d.text(left + pw / 2, H - 18,
+         fmt::format("accelerator cycles of one image alone ({}, cycle model)",
+                     runs.empty() ? std::string("-") : runs.front().hw_config),
+         12);
   d.text(left - 8, top - 14, "validation accuracy (%)", 12, "start");
 
-  // random in grey, evolution in blue; each run's front in a darker shade
-  const auto colors = [](search::Strategy s) {
-    return s == search::Strategy::Random
-               ? std::pair<std::string, std::string>{"#bbb", "#555"}
-               : std::pair<std::string, std::string>{"#9ecae1", "#08519c"};
-  };
-  double ly = top + 8;
   for (const auto& r : runs) {
     const auto [pt, fr] = colors(r.config.strategy);
     for (const auto& e : r.evaluated) {
@@ -371,24 +398,29 @@ std::string pareto_svg(std::span<const SearchResult> runs) {
                fmt::format("Pareto {} {} cycles {}", spec::format_candidate(e.arch),
                            pct(e.val_accuracy), e.cycles));
     }
-    d.circle(left + pw - 170, ly - 4, 3, pt);
-    d.text(left + pw - 162, ly, fmt::format("{}: evaluated", strategy_name(r.config.strategy)), 11,
-           "start");
-    d.circle(left + pw - 170, ly + 12, 4.5, fr);
-    d.text(left + pw - 162, ly + 16,
-           fmt::format("{}: Pareto front", strategy_name(r.config.strategy)), 11, "start");
-    ly += 34;
   }
-  const auto& m = runs.back();
   if (m.best) {
     const auto& b = m.evaluated[*m.best];
     const double bx = X(static_cast<double>(b.cycles)), by = Y(b.val_accuracy * 100);
-    d.rect(bx - 7, by - 7, 14, 2, "#d62728");
-    d.rect(bx - 7, by + 5, 14, 2, "#d62728");
-    d.rect(bx - 7, by - 7, 2, 14, "#d62728");
-    d.rect(bx + 5, by - 7, 2, 14, "#d62728");
-    d.text(bx + 10, by - 10, fmt::format("best {}", spec::format_candidate(b.arch)), 11, "start",
-           "#d62728");
+    d.frame(bx - 6, by - 6, 12, 12, "#d62728", 2);
+    // beside the mark, inside the plot: above right, above left, below right or below left,
+    // else above (below at the top), shifted into the plot
+    const svg::Box plot{left, top, pw, ph};
+    const double lw = svg::text_width(best_label, 11);
+    const auto fits = [&](double x, double y) {
+      return plot.contains(svg::text_box(x, y, best_label, 11, "start"));
+    };
+    double lx = std::clamp(bx - lw / 2, left, left + pw - lw);
+    double ly = fits(lx, by - 10) ? by - 10 : by + 20;
+    const std::array<std::pair<double, double>, 4> spots = {
+        {{bx + 10, by - 10}, {bx - 10 - lw, by - 10}, {bx + 10, by + 20}, {bx - 10 - lw, by + 20}}};
+    for (const auto& [x, y] : spots) {
+      if (fits(x, y)) {
+        lx = x, ly = y;
+        break;
+      }
+    }
+    d.text(lx, ly, best_label, 11, "start", "#d62728");
   }
   return d.str();
 }

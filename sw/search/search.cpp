@@ -440,4 +440,11 @@ void check_feasible(const compile::QSupernet& q, const hw::Config& cfg,
   s.check_feasible();
 }
 
+std::string progress_line(const Progress& p) {
+  return fmt::format("search {}: generation {} ({} of {}): {} evaluated, best val acc {:.2f}% ({}), "
+                     "{:.1f} s",
+                     strategy_name(p.strategy), p.generation, p.generation + 1, p.generations,
+                     p.evaluated, 100.0 * p.best_val_accuracy, p.best_arch, p.elapsed_s);
+}
+
 }  // namespace nasa::search

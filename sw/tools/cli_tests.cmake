@@ -114,7 +114,7 @@ if(TARGET nasa)
   set_tests_properties(cli_info_config PROPERTIES LABELS "unit;cli"
     PASS_REGULAR_EXPRESSION "\"op\": \"conv_k7\",[^}]*\"problem\": \"its conv \\(Conv 7x7[^\"]*KredMax 8192[^\"]*\",[^}]*\"runs\": false.*\"problems\": \\[[^]]*\"where\": \"layers\\[1\\]\\.choices\\[1\\] 'conv_k7'\"")
   nasa_cli_error_test(cli_search_out_not_a_directory
-    "rm -rf $1 && $0 init --seed 2 --out $1/net >/dev/null && touch $1/f && $0 search --supernet $1/net --out $1/f"
+    "rm -rf $1 && $0 init --seed 2 --out $1/net --quiet >/dev/null && touch $1/f && $0 search --supernet $1/net --out $1/f"
     "^nasa: error: cannot write results to '[^\n]*/f': '[^\n]*/f' is not a directory\nexit=1")
   add_test(NAME cli_version COMMAND nasa --version)
   set_tests_properties(cli_version PROPERTIES LABELS "unit;cli"
@@ -128,9 +128,9 @@ if(TARGET nasa)
   # batch fusion and fused evaluation (docs/fusion.md)
   add_test(NAME cli_fuse_json COMMAND nasa fuse --space fmnist-mb --random 50 --seed 1 --json)
   set_tests_properties(cli_fuse_json PROPERTIES LABELS "unit;cli"
-    PASS_REGULAR_EXPRESSION "\"candidates\": 50,.*\"macs_fused\": [1-9].*\"macs_unfused\": [1-9].*\"nodes\": [1-9].*\"schedules\": \\[.*\"unique_candidates\": 50")
+    PASS_REGULAR_EXPRESSION "\"candidates\": 50,.*\"macs_fused_per_image\": [1-9].*\"macs_unfused_per_image\": [1-9].*\"nodes\": [1-9].*\"schedules\": \\[.*\"unique_candidates\": 50")
   add_test(NAME cli_fuse_svg
-    COMMAND sh -c "mkdir -p \"$1\" && \"$0\" fuse --space fmnist-mb --random 20 --seed 2 --svg \"$1/t.svg\" >/dev/null && head -c 200 \"$1/t.svg\" && grep -c '<circle' \"$1/t.svg\""
+    COMMAND sh -c "mkdir -p \"$1\" && \"$0\" fuse --space fmnist-mb --random 20 --seed 2 --svg \"$1/t.svg\" --quiet >/dev/null && head -c 200 \"$1/t.svg\" && grep -c '<circle' \"$1/t.svg\""
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_fuse_svg)
   set_tests_properties(cli_fuse_svg PROPERTIES LABELS "unit;cli"
                        PASS_REGULAR_EXPRESSION "^<svg xmlns=[^\n]*\n.*[1-9][0-9]*\n$")
@@ -152,7 +152,7 @@ if(TARGET nasa)
     "nasa: error: [^\n]*exactly one of|--fused needs.*exit=1")
   if(NASA_WITH_RTL)  # --backend rtl: the Verilated models (sim/)
     add_test(NAME cli_eval_fused_ref_equals_rtl
-      COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && \"$0\" init --seed 5 --out \"$1\" >/dev/null && printf '3-4-2-5-1-5\\n3-4-2-5-1-5\\n3-4-2-0-1-2\\n0-1-2-3-0-1\\n' > \"$1/a.txt\" && for b in ref rtl; do \"$0\" eval --supernet \"$1\" --arch-file \"$1/a.txt\" --fused --dump-logits --images 3 --backend $b --json > \"$1/$b.json\" || exit 1; done && e=$(grep '\"macs_executed\"' \"$1/rtl.json\" | tr -dc 0-9) && f=$(grep '\"macs_fused\"' \"$1/rtl.json\" | tr -dc 0-9) && test \"$e\" = \"$f\" && a=$(grep -E 'correct|sha256|leaf|macs_executed|nodes|energy_pj|Cycles|Busy|Stall|Writes|Dram' \"$1/ref.json\") && b=$(grep -E 'correct|sha256|leaf|macs_executed|nodes|energy_pj|Cycles|Busy|Stall|Writes|Dram' \"$1/rtl.json\") && test \"$a\" = \"$b\" && echo \"SAME macs $e\""
+      COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && \"$0\" init --seed 5 --out \"$1\" >/dev/null && printf '3-4-2-5-1-5\\n3-4-2-5-1-5\\n3-4-2-0-1-2\\n0-1-2-3-0-1\\n' > \"$1/a.txt\" && for b in ref rtl; do \"$0\" eval --supernet \"$1\" --arch-file \"$1/a.txt\" --fused --dump-logits --images 3 --backend $b --json > \"$1/$b.json\" || exit 1; done && e=$(grep '\"macs_executed\"' \"$1/rtl.json\" | tr -dc 0-9) && f=$(grep '\"macs_fused_per_image\"' \"$1/rtl.json\" | tr -dc 0-9) && test \"$e\" = \"$((f * 3))\" && a=$(grep -E 'correct|sha256|leaf|macs_executed|nodes|energy_pj|Cycles|Busy|Stall|Writes|Dram' \"$1/ref.json\") && b=$(grep -E 'correct|sha256|leaf|macs_executed|nodes|energy_pj|Cycles|Busy|Stall|Writes|Dram' \"$1/rtl.json\") && test \"$a\" = \"$b\" && echo \"SAME macs $e\""
               $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_fused)
     set_tests_properties(cli_eval_fused_ref_equals_rtl PROPERTIES LABELS "cli;cosim"
                          PASS_REGULAR_EXPRESSION "SAME macs [1-9]")
@@ -175,6 +175,13 @@ if(TARGET nasa)
   nasa_cli_error_test(cli_search_refuses_overwrite
     "rm -rf $1 && $0 init --seed 4 --out $1/net >/dev/null && $0 search --supernet $1/net --out $1/run ${_search_tiny} >/dev/null 2>&1 && $0 search --supernet $1/net --out $1/run ${_search_tiny}"
     "nasa: error: [^\n]*run[^\n]*already holds search results[^\n]*--force.*exit=1")
+  # every file a command writes is named on stderr ("wrote PATH"), not with --quiet; with --json
+  # stdout stays one JSON object
+  add_test(NAME cli_files_announced
+    COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && \"$0\" init --seed 4 --out \"$1/net\" 2>&1 >/dev/null && \"$0\" fuse --space fmnist-mb --random 20 --svg \"$1/t.svg\" --json 2>\"$1/err\" | python3 -c 'import json, sys; json.load(sys.stdin); print(\"JSON\")' && cat \"$1/err\" && \"$0\" search --supernet \"$1/net\" --out \"$1/run\" ${_search_tiny} --quiet 2>&1 >/dev/null | grep -c wrote; \"$0\" search --supernet \"$1/net\" --out \"$1/run2\" ${_search_tiny} 2>&1 >/dev/null | grep wrote"
+            $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_files_announced)
+  set_tests_properties(cli_files_announced PROPERTIES LABELS "unit;cli"
+    PASS_REGULAR_EXPRESSION "^wrote [^\n]*/net/supernet.json\nwrote [^\n]*/net/weights.safetensors\nJSON\nwrote [^\n]*/t.svg\n0\nwrote [^\n]*/run2/report.md\nwrote [^\n]*/run2/pareto.svg\nwrote [^\n]*/run2/result.json\n$")
   nasa_cli_error_test(cli_search_impossible_constraint
     "rm -rf $1 && $0 init --seed 4 --out $1/net >/dev/null && $0 search --supernet $1/net --out $1/run --max-macs 1000"
     "nasa: error: constraint impossible: --max-macs 1000[^\n]*.*exit=1")

@@ -20,6 +20,7 @@
 #include "nasa/compiler.h"
 #include "nasa/data.h"
 #include "nasa/desc.h"
+#include "nasa/files.h"
 #include "nasa/float_eval.h"
 #include "nasa/fusion.h"
 #include "nasa/interrupt.h"
@@ -40,6 +41,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using nasa::spec::Supernet;
+
+// Every file a command writes is named on stderr as it is written (--quiet hides it); stdout
+// keeps the result alone.
+void wrote(const fs::path& p, std::string_view holding = {}) {
+  nasa::cli::info(nasa::wrote_message(p, holding));
+}
 
 // --space NAME (a built-in space) or --supernet PATH (a spec file, or a directory holding
 // supernet.json, as `nasa init` writes it).
@@ -65,6 +72,15 @@ struct SpecSource {
     }
     return nasa::spec::builtin_space(space.empty() ? nasa::spec::kDefaultSpace : std::string_view(space));
   }
+
+  // The directory of a trained (or `nasa init`) supernet when --supernet names one: a directory,
+  // or its supernet.json, beside weights.safetensors. Empty for a bare spec file or --space.
+  fs::path weights_dir() const {
+    if (supernet.empty()) return {};
+    const fs::path p = supernet;
+    const fs::path dir = fs::is_directory(p) ? p : p.parent_path().empty() ? "." : p.parent_path();
+    return fs::exists(dir / "weights.safetensors") ? dir : fs::path();
+  }
 };
 
 int cmd_info(const SpecSource& src, const std::string& config, bool json) {
@@ -88,8 +104,8 @@ int cmd_info(const SpecSource& src, const std::string& config, bool json) {
   j["classes"] = net.classes;
   j["search_space_size"] = nasa::spec::search_space_size(net);
   const auto stem = nasa::spec::stem_cost(net), head = nasa::spec::head_cost(net);
-  j["stem"] = {{"macs", stem.macs}, {"params", stem.params}};
-  j["head"] = {{"macs", head.macs}, {"params", head.params}};
+  j["stem"] = {{"macs_per_image", stem.macs}, {"params", stem.params}};
+  j["head"] = {{"macs_per_image", head.macs}, {"params", head.params}};
   nlohmann::json layers = nlohmann::json::array(), kis = nlohmann::json::array();
   for (size_t i = 0; i < net.layers.size(); ++i) {
     const auto& l = net.layers[i];
@@ -97,7 +113,7 @@ int cmd_info(const SpecSource& src, const std::string& config, bool json) {
     for (size_t c = 0; c < l.choices.size(); ++c) {
       const auto cost = nasa::spec::op_cost(net, i, c);
       choices.push_back({{"op", nasa::spec::op_name(l.choices[c])},
-                         {"macs", cost.macs},
+                         {"macs_per_image", cost.macs},
                          {"params", cost.params}});
       if (!config.empty()) {
         const auto* p = problem_of(static_cast<int>(i), static_cast<int>(c));
@@ -118,7 +134,7 @@ int cmd_info(const SpecSource& src, const std::string& config, bool json) {
   if (!config.empty()) {
     nlohmann::json pj = nlohmann::json::array();
     for (const auto& p : problems) pj.push_back({{"where", p.where}, {"problem", p.what}});
-    j["config"] = config;
+    j["hw_config"] = config;
     j["problems"] = pj;
   }
   if (json) {
@@ -165,7 +181,9 @@ int cmd_init(const SpecSource& src, uint64_t seed, const std::string& out, bool 
   fs::create_directories(dir);
   const auto weights = nasa::weights::random_weights(net, seed);
   nasa::spec::save_supernet(spec_path, net);
+  wrote(spec_path);
   nasa::weights::write_safetensors(weights_path, weights);
+  wrote(weights_path);
   uint64_t params = 0;
   for (const auto& [name, t] : weights.tensors) params += t.numel();
   if (json) {
@@ -176,8 +194,8 @@ int cmd_init(const SpecSource& src, uint64_t seed, const std::string& out, bool 
                         {"seed", seed}};
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("wrote {} and {} ({} tensors, {} parameters, seed {})\n", spec_path.string(),
-               weights_path.string(), weights.tensors.size(), params, seed);
+    fmt::print("supernet {} in {}: {} tensors, {} parameters, random weights of seed {}\n",
+               net.name, dir.string(), weights.tensors.size(), params, seed);
   }
   return 0;
 }
@@ -209,12 +227,13 @@ int cmd_fuse(const SpecSource& src, const BatchSource& b, size_t images, size_t 
       nasa::fusion::make_schedule(net, g, nasa::fusion::ScheduleKind::DepthFirst));
   if (!svg_path.empty()) {
     nasa::svg::write_file(svg_path, nasa::fusion::fused_graph_svg(net, g));
+    wrote(svg_path);
   }
   if (json) {
     nlohmann::json j = nasa::fusion::to_json(st);
     j["supernet"] = net.name;
     j["images"] = images;
-    j["config"] = config;
+    j["hw_config"] = config;
     j["schedules"] = nasa::fusion::to_json(reports);
     j["dram_lower_bound"] = nasa::fusion::to_json(bound);
     j["memory_plan_depth_first"] = nasa::fusion::to_json(plan);
@@ -278,7 +297,7 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
   if (o.generate == 0) batch = o.batch.load(net);
   nlohmann::json per = nlohmann::json::array();
   nlohmann::json j = {{"backend", o.backend},
-                      {"config", o.config},
+                      {"hw_config", o.config},
                       {"pe_array", {rt.config().rows, rt.config().cols}},
                       {"images", imgs.size()}};
   const bool fused = o.fused || o.generate > 0;
@@ -319,9 +338,10 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     j["nodes"] = r.nodes.size();
     j["unique_candidates"] = st.unique_candidates;
     j["cycles"] = r.cycles;
+    j["cycles_per_image_batch"] = static_cast<double>(r.cycles) / imgs.size();
     j["macs_executed"] = r.macs;
-    j["macs_fused"] = st.macs_fused * imgs.size();
-    j["macs_unfused"] = st.macs_unfused * imgs.size();
+    j["macs_fused_per_image"] = st.macs_fused;
+    j["macs_unfused_per_image"] = st.macs_unfused;
     j["dram_bytes"] = r.dram_read + r.dram_written;
     j["dram_read_bytes"] = r.dram_read;
     j["dram_written_bytes"] = r.dram_written;
@@ -330,7 +350,7 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     j.update(nasa::report::energy_json(rt.config(), r.counters, r.candidates.size()));
     j["counters"] = nasa::report::counters_json(r.counters);
   } else {
-    uint64_t cycles = 0, macs = 0, dram = 0;
+    uint64_t cycles = 0, macs = 0, dram_read = 0, dram_written = 0;
     std::array<uint64_t, nasa::hw::kNumCounters> counters{};
     nasa::cli::Status status(batch.size());
     for (const auto& c : batch) {
@@ -340,6 +360,9 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
                           {"correct", r.correct},
                           {"accuracy", r.accuracy()},
                           {"cycles", r.cycles},
+                          {"cycles_per_image_batch", static_cast<double>(r.cycles) / imgs.size()},
+                          {"macs_executed", r.macs},
+                          {"dram_bytes", r.dram_read + r.dram_written},
                           {"pe_utilization", util},
                           {"logits_sha256", r.logits_sha256}};
       const auto en = nasa::report::energy_json(rt.config(), r.counters, 1);
@@ -348,13 +371,17 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
       for (size_t i = 0; i < counters.size(); ++i) counters[i] += r.counters[i];
       cycles += r.cycles;
       macs += r.macs;
-      dram += r.dram_read + r.dram_written;
+      dram_read += r.dram_read;
+      dram_written += r.dram_written;
       status.update(per.size(), fmt::format("{} / {} candidates", per.size(), batch.size()));
     }
     j["candidates"] = per;
     j["cycles"] = cycles;
+    j["cycles_per_image_batch"] = static_cast<double>(cycles) / imgs.size();
     j["macs_executed"] = macs;
-    j["dram_bytes"] = dram;
+    j["dram_bytes"] = dram_read + dram_written;
+    j["dram_read_bytes"] = dram_read;
+    j["dram_written_bytes"] = dram_written;
     j["pe_utilization"] = nasa::hw::pe_utilization(macs, cycles, rt.config());
     j.update(nasa::report::energy_json(rt.config(), counters, batch.size()));
     j["counters"] = nasa::report::counters_json(counters);
@@ -368,11 +395,12 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
                e["correct"].get<size_t>(), 100.0 * e["accuracy"].get<double>());
   }
   fmt::print(
-      "{} on {} ({}), {} images: {} cycles, {} MACs executed, {} DRAM bytes, PE utilization "
-      "{:.3f}\n",
+      "{} on {} ({}), {} images: {} cycles ({:.0f} per image), {} MACs executed, {} DRAM bytes, "
+      "PE utilization {:.3f}\n",
       fused ? "fused batch" : "candidates one by one", o.backend, o.config, imgs.size(),
-      j["cycles"].get<uint64_t>(), j["macs_executed"].get<uint64_t>(),
-      j["dram_bytes"].get<uint64_t>(), j["pe_utilization"].get<double>());
+      j["cycles"].get<uint64_t>(), j["cycles_per_image_batch"].get<double>(),
+      j["macs_executed"].get<uint64_t>(), j["dram_bytes"].get<uint64_t>(),
+      j["pe_utilization"].get<double>());
   if (j.contains("energy_pj")) {
     fmt::print("energy (model, docs/energy.md): {:.3f} mJ, {:.3f} mJ per candidate, DRAM {:.1f}%\n",
                j["energy_pj"].get<double>() * 1e-9,
@@ -436,19 +464,25 @@ int cmd_eval(const EvalOptions& o) {
   if (o.json) {
     nlohmann::json j = {{"arch", nasa::spec::format_candidate(cand)},
                         {"backend", o.backend},
-                        {"config", o.config},
+                        {"hw_config", o.config},
                         {"images", r.images},
                         {"correct", r.correct},
                         {"accuracy", r.accuracy()},
                         {"cycles", r.cycles},
-                        {"macs", r.macs},
+                        {"cycles_per_image_batch", static_cast<double>(r.cycles) / r.images},
+                        {"macs_executed", r.macs},
                         {"dram_bytes", r.dram_read + r.dram_written},
+                        {"dram_read_bytes", r.dram_read},
+                        {"dram_written_bytes", r.dram_written},
+                        {"pe_utilization", nasa::hw::pe_utilization(r.macs, r.cycles, rt.config())},
                         {"logits_sha256", r.logits_sha256}};
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("{} on {} ({}): {}/{} correct ({:.2f}%), {} cycles, {} MACs, logits sha256 {}\n",
+    fmt::print("{} on {} ({}): {}/{} correct ({:.2f}%), {} cycles ({:.0f} per image in this "
+               "{}-image program), {} MACs executed, logits sha256 {}\n",
                nasa::spec::format_candidate(cand), o.backend, o.config, r.correct, r.images,
-               100.0 * r.accuracy(), r.cycles, r.macs, r.logits_sha256);
+               100.0 * r.accuracy(), r.cycles, static_cast<double>(r.cycles) / r.images, r.images,
+               r.macs, r.logits_sha256);
   }
   return 0;
 }
@@ -472,6 +506,7 @@ std::function<void(const nasa::train::Progress&)> train_progress_printer(std::st
 int cmd_train(const Supernet& net, nasa::train::Config cfg, const std::string& out, bool json) {
   cfg.on_progress = train_progress_printer("");
   const auto r = nasa::train::train_supernet(net, cfg, out);
+  wrote(out, nasa::train::kTrainFiles);
   nlohmann::json cands = nlohmann::json::array();
   for (const auto& c : r.candidates) {
     cands.push_back(
@@ -491,8 +526,9 @@ int cmd_train(const Supernet& net, nasa::train::Config cfg, const std::string& o
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
-  fmt::print("trained supernet {} for {} epochs ({} steps) in {:.1f} s{}: {}\n", net.name,
-             r.epochs_done, r.steps_done, r.seconds, r.resumed ? " (resumed)" : "", out);
+  fmt::print("trained supernet {} for {} epoch{} ({} steps) in {:.1f} s{}: {}\n", net.name,
+             r.epochs_done, r.epochs_done == 1 ? "" : "s", r.steps_done, r.seconds,
+             r.resumed ? " (resumed)" : "", out);
   for (const auto& c : r.candidates) {
     fmt::print("  candidate {}: val accuracy {:.2f}% (float)\n",
                nasa::spec::format_candidate(c.arch), 100.0 * c.val_accuracy);
@@ -512,6 +548,13 @@ struct RunOptions {
 // The NAS job end to end (nasa/pipeline.h): train (or reuse), search, test, fine-tune, RTL check.
 int cmd_run(RunOptions& r) {
   r.p.net = r.src.load();
+  r.p.trained_supernet = r.src.weights_dir();
+  if (!r.p.trained_supernet.empty()) {
+    nasa::cli::info(fmt::format(
+        "run: searching the trained supernet in {} (no training: --epochs, --batch, --lr and "
+        "--optimizer do not apply; give the spec file alone to train one)",
+        r.p.trained_supernet.string()));
+  }
   r.p.runs_dir = r.runs_dir;
   r.p.ref_factory = backend_factory("ref");
   if (r.p.rtl_images > 0) r.p.rtl_factory = backend_factory("rtl");
@@ -535,8 +578,8 @@ int cmd_run(RunOptions& r) {
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
-  fmt::print("\n{}\nwrote {}/result.json, report.md, pareto.svg, final/model\n", res.summary,
-             res.dir.string());
+  fmt::print("\n{}\nresults in {}/ (report.md, result.json, pareto.svg, final/model)\n",
+             res.summary, res.dir.string());
   return 0;
 }
 #endif
@@ -597,10 +640,7 @@ int cmd_search(const SearchOptions& o) {
     auto c = o.cfg;
     c.strategy = s;
     auto r = nasa::search::run_search(rt, cfg, c, imgs, labels, [](const auto& p) {
-      nasa::cli::info(fmt::format(
-          "search {}: generation {}/{}: {} evaluated, best val acc {:.2f}% ({}), {:.1f} s",
-          nasa::search::strategy_name(p.strategy), p.generation + 1, p.generations, p.evaluated,
-          100.0 * p.best_val_accuracy, p.best_arch, p.elapsed_s));
+      nasa::cli::info(nasa::search::progress_line(p));
     });
     r.calib_images = o.calib;
     runs.push_back(std::move(r));
@@ -608,6 +648,7 @@ int cmd_search(const SearchOptions& o) {
   nasa::report::write_outputs(o.out, runs, o.force);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const fs::path out = o.out;
+  for (const char* f : {"report.md", "pareto.svg", "result.json"}) wrote(out / f);
   if (o.json) {
     nlohmann::json j = nasa::report::result_json(runs);
     j.erase("evaluated");
@@ -621,12 +662,13 @@ int cmd_search(const SearchOptions& o) {
   for (const auto& r : runs) {
     if (!r.best) continue;
     const auto& b = r.evaluated[*r.best];
-    fmt::print("{}: best {} val acc {:.2f}%, {} MACs, {} params, {} cycles/image ({} evaluated)\n",
+    fmt::print("{}: best {} val acc {:.2f}%, {} MACs, {} params, {} cycles/image alone "
+               "({} evaluated)\n",
                nasa::search::strategy_name(r.config.strategy), nasa::spec::format_candidate(b.arch),
                100.0 * b.val_accuracy, b.macs, b.params, b.cycles, r.evaluated.size());
   }
-  fmt::print("wrote {}, report.md and pareto.svg in {:.1f} s\n", (out / "result.json").string(),
-             secs);
+  fmt::print("searched in {:.1f} s; results in {}/ (report.md, result.json, pareto.svg)\n", secs,
+             out.string());
   return 0;
 }
 
@@ -766,7 +808,7 @@ int main(int argc, char** argv) {
   run->add_option("--max-macs", ro.p.search.constraints.max_macs, "MAC limit (0 = none)");
   run->add_option("--max-params", ro.p.search.constraints.max_params, "parameter limit (0 = none)");
   run->add_option("--max-cycles", ro.p.search.constraints.max_cycles,
-                  "accelerator cycles per image limit (0 = none)");
+                  "limit of accelerator cycles of one image alone (0 = none)");
   run->add_option("--val-images", ro.p.val_images, "validation images of the search");
   run->add_option("--calib", ro.p.calib_images, "calibration images");
   run->add_option("--top", ro.p.top_n, "candidates re-evaluated on the test set");
@@ -796,7 +838,7 @@ int main(int argc, char** argv) {
   search->add_option("--max-macs", so.cfg.constraints.max_macs, "MAC limit (0 = none)");
   search->add_option("--max-params", so.cfg.constraints.max_params, "parameter limit (0 = none)");
   search->add_option("--max-cycles", so.cfg.constraints.max_cycles,
-                     "accelerator cycles per image limit (0 = none)");
+                     "limit of accelerator cycles of one image alone (0 = none)");
   search->add_option("--val-images", so.val_images,
                      "validation images, from the last 10000 training images");
   search->add_option("--calib", so.calib, "training images for calibration");

@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <mutex>
 #include <stdexcept>
@@ -18,7 +19,6 @@
 #include "nasa/parallel.h"
 #include "nasa/report.h"
 #include "nasa/supernet_weights.h"
-#include "nasa/svg.h"
 
 namespace nasa::pipeline {
 namespace {
@@ -39,6 +39,11 @@ double since(Clock::time_point t0) {
 
 void say(const Options& o, const std::string& line) {
   if (o.log) o.log(line);
+}
+
+// Every file a run writes is named as it is written; a directory of files with what it holds.
+void wrote(const Options& o, const fs::path& p, std::string_view holding = {}) {
+  say(o, wrote_message(p, holding));
 }
 
 // A file-system-friendly form of a supernet name.
@@ -63,17 +68,32 @@ json train_key(const Options& o) {
           {"threads", t.threads}};
 }
 
+// What decided the supernet's weights: its training settings, or the trained directory given.
+json supernet_record(const Options& o) {
+  if (o.trained_supernet.empty()) return train_key(o);
+  const fs::path w = o.trained_supernet / "weights.safetensors";
+  std::ifstream in(w, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                   std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) throw std::runtime_error("cannot read " + w.string());
+  return {{"trained_supernet", fs::absolute(o.trained_supernet).lexically_normal().string()},
+          {"weights_sha256", runtime::sha256_hex(bytes)}};
+}
+
 void write_text(const fs::path& p, const std::string& s) { write_file_atomic(p, s); }
 
 std::string pct(double f) { return fmt::format("{:.2f}%", 100.0 * f); }
 
 // Everything that decides a run's result.json: a resumed run must have the same.
 json run_key(const Options& o) {
+  // the pipeline runs both strategies with the run's seed: the record says so
+  json search = report::search_settings_json(o.search);
+  search["strategy"] = "both";
+  search["seed"] = o.seed;
   return {{"spec", spec::to_json(o.net)},
           {"seed", o.seed},
-          {"train", train_key(o)},
-          // the pipeline runs both strategies with the run's seed
-          {"search", report::search_settings_json(o.search)},
+          {"train", supernet_record(o)},
+          {"search", search},
           {"finetune_epochs", o.finetune_epochs},
           {"finetune_lr", o.finetune_lr},
           {"val_images", o.val_images},
@@ -220,44 +240,12 @@ runtime::EvalResult eval_chunked(const runtime::Runtime& rt, const spec::Candida
   return all;
 }
 
-// The stages as bars on a time axis (they run one after the other).
-std::string timeline_svg(const std::vector<Stage>& stages, const std::string& net) {
-  double total = 0;
-  for (const auto& st : stages) total += st.seconds;
-  const double left = 110, right = 30, top = 50, row = 28, w = 760;
-  const double h = top + row * static_cast<double>(stages.size()) + 50;
-  const double scale = (w - left - right) / std::max(total, 1e-9);
-  svg::Doc d(w, h);
-  d.text(w / 2, 24, fmt::format("nasa run on {}: {:.0f} s", net, total), 14);
-  static constexpr std::array<std::string_view, 6> kColors = {"#4e79a7", "#f28e2b", "#59a14f",
-                                                              "#e15759", "#76b7b2", "#b07aa1"};
-  double t = 0;
-  for (size_t i = 0; i < stages.size(); ++i) {
-    const double y = top + row * static_cast<double>(i);
-    d.text(left - 8, y + row * 0.6, stages[i].name, 12, "end");
-    d.rect(left + t * scale, y + 4, std::max(stages[i].seconds * scale, 1.0), row - 8,
-           kColors[i % kColors.size()],
-           fmt::format("{}: {:.1f} s, {}", stages[i].name, stages[i].seconds, stages[i].detail));
-    d.text(left + (t + stages[i].seconds) * scale + 4, y + row * 0.6,
-           fmt::format("{:.1f} s", stages[i].seconds), 11, "start");
-    t += stages[i].seconds;
-  }
-  const double axis = top + row * static_cast<double>(stages.size()) + 8;
-  d.line(left, axis, w - right, axis);
-  for (int k = 0; k <= 4; ++k) {
-    const double x = left + (w - left - right) * k / 4.0;
-    d.line(x, axis, x, axis + 5);
-    d.text(x, axis + 18, fmt::format("{:.0f} s", total * k / 4.0), 11);
-  }
-  return d.str();
-}
-
 json candidate_entry(const search::Evaluated& e) {
   return {{"arch", spec::format_candidate(e.arch)},
           {"val_accuracy", e.val_accuracy},
-          {"macs", e.macs},
+          {"macs_per_image", e.macs},
           {"params", e.params},
-          {"cycles", e.cycles}};
+          {"cycles_per_image_alone", e.cycles}};
 }
 
 }  // namespace
@@ -362,6 +350,7 @@ Result run_in(const Options& o, fs::path& created) {
     }
     if (!fs::exists(res.dir / "run.json")) {
       write_text(res.dir / "run.json", run_key(o).dump(2) + "\n");
+      wrote(o, res.dir / "run.json");
     }
     say(o, fmt::format("run directory {} (resuming{})", res.dir.string(),
                        stale ? fmt::format("; {} partial files of the interrupted run removed",
@@ -372,18 +361,23 @@ Result run_in(const Options& o, fs::path& created) {
     created = res.dir;
     write_text(res.dir / "run.json", run_key(o).dump(2) + "\n");
     say(o, fmt::format("run directory {}", res.dir.string()));
+    wrote(o, res.dir / "run.json");
   }
   auto stage = [&](const std::string& name, Clock::time_point t0, const std::string& detail) {
     res.stages.push_back({name, since(t0), detail});
     say(o, fmt::format("stage {} done in {:.1f} s: {}", name, res.stages.back().seconds, detail));
   };
 
-  // 1. The supernet: reuse a trained one of the same spec, seed and settings.
+  // 1. The supernet: the trained one given, or reuse a trained one of the same spec, seed and
+  // settings, or train it.
   auto t0 = Clock::now();
-  const fs::path sdir = supernet_dir(o);
+  const fs::path sdir = o.trained_supernet.empty() ? supernet_dir(o) : o.trained_supernet;
   const fs::path marker = sdir / "trained.json";
   std::string train_detail;
-  if (fs::exists(marker)) {
+  if (!o.trained_supernet.empty()) {
+    train_detail = fmt::format("given {}", sdir.string());
+    say(o, fmt::format("train: none, the supernet is the trained one in {}", sdir.string()));
+  } else if (fs::exists(marker)) {
     train_detail = fmt::format("reused {}", sdir.string());
     say(o, fmt::format("train: {} (same spec, seed and settings)", train_detail));
   } else {
@@ -407,6 +401,7 @@ Result run_in(const Options& o, fs::path& created) {
                             {"seconds", tr.seconds},
                             {"random_candidates", cands}}
                            .dump(2));
+    wrote(o, sdir, fmt::format("the trained supernet: {}, trained.json", train::kTrainFiles));
     train_detail = fmt::format("{} epochs, {:.0f} images/s", tr.epochs_done,
                                static_cast<double>(tr.steps_done) * tc.batch /
                                    std::max(tr.train_seconds, 1e-9));
@@ -445,13 +440,12 @@ Result run_in(const Options& o, fs::path& created) {
     c.seed = o.seed;
     runs[k] = search::run_search(local, cfg, c, val_imgs, val_labels, [&](const auto& p) {
       const std::lock_guard<std::mutex> lock(log_mu);
-      say(o, fmt::format("search {}: generation {}/{}: {} evaluated, best val {} ({}), {:.0f} s",
-                         search::strategy_name(p.strategy), p.generation + 1, p.generations,
-                         p.evaluated, pct(p.best_val_accuracy), p.best_arch, p.elapsed_s));
+      say(o, search::progress_line(p));
     });
     runs[k].calib_images = o.calib_images;
   });
   report::write_outputs(res.dir / "search", runs, resuming);
+  wrote(o, res.dir / "search", "result.json, report.md, pareto.svg");
   const search::SearchResult& evo = runs.back();
   const search::SearchResult& rnd = runs.front();
   if (!evo.best) throw std::runtime_error("search: no candidate was evaluated");
@@ -508,6 +502,8 @@ Result run_in(const Options& o, fs::path& created) {
   fs::create_directories(model_dir);
   spec::save_supernet(model_dir / "supernet.json", sub.net);
   weights::write_safetensors(model_dir / "weights.safetensors", sub.weights);
+  wrote(o, ft_dir, fmt::format("the fine-tuning: {}", train::kTrainFiles));
+  wrote(o, model_dir, "the final model: supernet.json, weights.safetensors");
   const double ft_val = ft.candidates.empty() ? 0.0 : ft.candidates.front().val_accuracy;
   stage("finetune", t0,
         fmt::format("{} epochs, float val {}", ft.epochs_done, pct(ft_val)));
@@ -570,7 +566,7 @@ Result run_in(const Options& o, fs::path& created) {
       mismatched += rr.logits[i] != rf.logits[i];
     }
     rtl_ok = rr.logits.size() == o.rtl_images * classes && rr.logits == rf.logits &&
-             same_as_chunked && rr.correct == rf.correct;
+             same_as_chunked && rr.correct == rf.correct && rr.cycles == rf.cycles;
     rtl = {{"images", o.rtl_images},
            {"runs", pieces},
            {"logits_identical", rtl_ok},
@@ -579,6 +575,7 @@ Result run_in(const Options& o, fs::path& created) {
            {"correct", rr.correct},
            {"rtl_cycles", rr.cycles},
            {"ref_model_cycles", rf.cycles},
+           {"cycles_per_image_batch", static_cast<double>(rr.cycles) / o.rtl_images},
            {"cycle_error_pct", rr.cycles ? 100.0 *
                                                std::abs(static_cast<double>(rr.cycles) -
                                                         static_cast<double>(rf.cycles)) /
@@ -601,7 +598,7 @@ Result run_in(const Options& o, fs::path& created) {
   best_json["finetune"] = {{"epochs", o.finetune_epochs},
                            {"lr", o.finetune_lr},
                            {"val_accuracy_float", ft_val}};
-  best_json["final_cycles_per_image"] = cycles_per_image;
+  best_json["final_cycles_per_image_alone"] = cycles_per_image;
   best_json["model_dir"] = "final/model";
   best_json["rtl"] = rtl;
   const json search_all = report::result_json(runs);
@@ -609,8 +606,8 @@ Result run_in(const Options& o, fs::path& created) {
       {"supernet", o.net.name},
       {"seed", o.seed},
       {"settings",
-       {{"train", train_key(o)},
-        {"search", search_all["config"]},
+       {{"train", supernet_record(o)},
+        {"search", search_all["settings"]},
         {"finetune_epochs", o.finetune_epochs},
         {"finetune_lr", o.finetune_lr},
         {"val_images", o.val_images},
@@ -632,6 +629,7 @@ Result run_in(const Options& o, fs::path& created) {
         {"final_model", "final/model"}}}};
   res.result = result;
   write_text(res.dir / "pareto.svg", report::pareto_svg(runs));
+  wrote(o, res.dir / "pareto.svg");
 
   // The summary table (stdout and report.md).
   std::string table;
@@ -641,18 +639,19 @@ Result run_in(const Options& o, fs::path& created) {
   }
   table += fmt::format("{:<11} {:>9.1f}\n\n", "total", since(t_all));
   table += fmt::format("{:<4} {:<22} {:>8} {:>10} {:>10} {:>10} {:>8} {:>11}\n", "rank", "arch",
-                       "val", "test int8", "test float", "MACs", "params", "cycles/img");
+                       "val", "test int8", "test float", "MACs/img", "params", "cycles/img*");
   for (size_t i = 0; i < top_json.size(); ++i) {
     const auto& e = top_json[i];
     table += fmt::format("{:<4} {:<22} {:>8} {:>10} {:>10} {:>10} {:>8} {:>11}\n", i + 1,
                          e["arch"].get<std::string>(), pct(e["val_accuracy"]),
                          pct(e["test_accuracy_int8"]), pct(e["test_accuracy_float"]),
-                         e["macs"].get<uint64_t>(), e["params"].get<uint64_t>(),
-                         e["cycles"].get<uint64_t>());
+                         e["macs_per_image"].get<uint64_t>(), e["params"].get<uint64_t>(),
+                         e["cycles_per_image_alone"].get<uint64_t>());
   }
   table += fmt::format("{:<4} {:<22} {:>8} {:>10} {:>10} {:>10} {:>8} {:>11}\n", "best",
                        spec::format_candidate(best.arch) + " (fine-tuned)", pct(best.val_accuracy),
                        pct(fin_int8), pct(fin_float), best.macs, best.params, cycles_per_image);
+  table += "* cycles/img: accelerator cycles of one image run alone (cycles_per_image_alone)\n";
   const auto cmp = [](const search::SearchResult& r) {
     return r.best ? r.evaluated[*r.best].correct : size_t{0};
   };
@@ -664,10 +663,12 @@ Result run_in(const Options& o, fs::path& created) {
                        pct(evo.best ? evo.evaluated[*evo.best].val_accuracy : 0),
                        pct(rnd.best ? rnd.evaluated[*rnd.best].val_accuracy : 0));
   if (!rtl.is_null()) {
-    table += fmt::format("RTL cross-check: {} test images, logits {}, {} cycles ({} per image)\n",
-                         o.rtl_images, rtl_ok ? "identical to the reference" : "DIFFER",
-                         rtl["rtl_cycles"].get<uint64_t>(),
-                         rtl["rtl_cycles"].get<uint64_t>() / o.rtl_images);
+    table += fmt::format(
+        "RTL cross-check: {} test images, logits and cycles {}, {} cycles in {} program(s) "
+        "({:.0f} per image in these mini-batch programs)\n",
+        o.rtl_images, rtl_ok ? "identical to the reference" : "DIFFER",
+        rtl["rtl_cycles"].get<uint64_t>(), rtl["runs"].get<size_t>(),
+        rtl["cycles_per_image_batch"].get<double>());
   }
   res.summary = table;
 
@@ -697,8 +698,11 @@ Result run_in(const Options& o, fs::path& created) {
   }
   md += nested;
   write_text(res.dir / "report.md", md);
+  wrote(o, res.dir / "report.md");
 
-  write_text(res.dir / "timeline.svg", timeline_svg(res.stages, o.net.name));
+  write_text(res.dir / "timeline.svg",
+             report::timeline_svg(res.stages, fmt::format("nasa run on {}", o.net.name)));
+  wrote(o, res.dir / "timeline.svg");
   json timing = json::array();
   for (const auto& s : res.stages) {
     timing.push_back({{"stage", s.name}, {"seconds", s.seconds}, {"detail", s.detail}});
@@ -707,8 +711,10 @@ Result run_in(const Options& o, fs::path& created) {
              json{{"stages", timing}, {"total_seconds", since(t_all)}, {"resumed", resuming}}
                      .dump(2) +
                  "\n");
+  wrote(o, res.dir / "timing.json");
   // Last: its presence marks a complete run (--resume then has nothing to do).
   write_text(res.dir / "result.json", result.dump(2) + "\n");
+  wrote(o, res.dir / "result.json");
   if (!rtl_ok) {
     throw std::runtime_error(fmt::format(
         "RTL cross-check failed: the Verilated model's logits differ from the reference model's "

@@ -48,6 +48,13 @@ if(TARGET nasa)
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_run_reproducible)
   set_tests_properties(cli_run_reproducible PROPERTIES LABELS "unit;cli" TIMEOUT 900
     PASS_REGULAR_EXPRESSION "IDENTICAL.*train: reused.*test_accuracy_int8.*logits_identical\": true.*final.*pareto.svg.*report.md.*result.json.*search.*timeline.svg.*timing.json")
+  # --supernet naming a trained (here: initialized) supernet directory is searched as it is:
+  # no training stage, result.json records the directory and its weights' SHA-256
+  add_test(NAME cli_run_given_supernet
+    COMMAND sh -c "rm -rf \"$1\" && \"$0\" init --seed 3 --out \"$1/net\" --quiet >/dev/null && \"$0\" run --supernet \"$1/net\" --runs-dir \"$1/runs\" --name g ${_run} 2>&1 >/dev/null | grep -E 'searching the trained supernet|^train: (none|supernet)' && sha256sum \"$1/net/weights.safetensors\" | cut -c1-64 > \"$1/sum\" && grep -c \"$(cat \"$1/sum\")\" \"$1/runs/g/result.json\" && test ! -e \"$1/runs/supernets\" && echo NO TRAINING"
+            $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_run_given_supernet)
+  set_tests_properties(cli_run_given_supernet PROPERTIES LABELS "unit;cli" TIMEOUT 900
+    PASS_REGULAR_EXPRESSION "run: searching the trained supernet in [^\n]*/net [^\n]*\ntrain: none, the supernet is the trained one in [^\n]*/net\n1\nNO TRAINING")
   nasa_cli_error_test(cli_run_name_taken
     "rm -rf $1 && mkdir -p $1/runs/x && echo keep > $1/runs/x/result.json && $0 run --runs-dir $1/runs --name x ${_run}; st=$?; cat $1/runs/x/result.json; (exit $st)"
     "nasa: error: run directory '[^\n]*runs/x' already exists[^\n]*never overwritten.*keep.*exit=1")

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <string>
 #include <string_view>
 
 namespace nasa {
@@ -27,5 +28,9 @@ bool is_atomic_temporary(const std::filesystem::path& name);
 
 // Removes the temporaries a killed writer left under `dir` (recursively); returns how many.
 size_t remove_stale_temporaries(const std::filesystem::path& dir);
+
+// How the tools name a file they wrote (on stderr): "wrote PATH", or for a directory of files
+// "wrote DIR/ (HOLDING)", e.g. the files in it.
+std::string wrote_message(const std::filesystem::path& path, std::string_view holding = {});
 
 }  // namespace nasa

@@ -106,11 +106,13 @@ OpFootprint op_footprint(const spec::Supernet& net, size_t layer, size_t choice)
 OpFootprint stem_footprint(const spec::Supernet& net);
 OpFootprint head_footprint(const spec::Supernet& net);
 
-// Work and traffic of a batch per image, unfused (every candidate alone, duplicates included)
-// and fused (stem once, every unique node once, the head once per unique leaf).
-// - weight bytes: OpFootprint::weight_bytes; unfused sums every op of every candidate, fused
-//   counts each distinct weight set (stem, each (layer, choice) used, head) once;
-// - act bytes: every tensor produced (OpFootprint::act_bytes), the input image excluded.
+// Work and traffic of a batch, unfused (every candidate alone, duplicates included) and fused
+// (stem once, every unique node once, the head once per unique leaf).
+// - MACs and act bytes per image; act bytes: every tensor produced (OpFootprint::act_bytes),
+//   the input image excluded;
+// - weight bytes per batch (any number of images): OpFootprint::weight_bytes; unfused sums every
+//   op of every candidate, fused counts each distinct weight set (stem, each (layer, choice)
+//   used, head) once.
 struct FusionStats {
   size_t candidates = 0, unique_candidates = 0;
   size_t nodes = 0;  // root included: the hardware NodeCount
@@ -120,7 +122,8 @@ struct FusionStats {
   bool operator==(const FusionStats&) const = default;
 };
 FusionStats fusion_stats(const spec::Supernet& net, const FusedGraph& g);
-// Keys: the field names, plus mac_ratio = macs_unfused / macs_fused.
+// Keys: the field names with their scope (macs_fused_per_image, act_bytes_fused_per_image,
+// weight_bytes_fused, ...), plus mac_ratio = macs_unfused / macs_fused.
 nlohmann::json to_json(const FusionStats& s);
 
 // `n` candidates, each layer uniform over its K_i choices (rng() % K_i from std::mt19937_64
@@ -136,8 +139,11 @@ std::vector<spec::Candidate> read_arch_file(const std::filesystem::path& path,
 std::vector<spec::Candidate> parse_arch_text(std::string_view text, std::string_view source,
                                              const spec::Supernet& net);
 
-// The fused graph drawn as an SVG document (the prefix trie, one row per depth, node area ~
-// MACs, choice index beside each node, leaves shared by duplicates marked xN).
+// The fused graph drawn as an SVG document: the prefix trie, one row per depth, dots coloured by
+// op (a legend names the ops) and sized by MACs, op names where they fit, leaves shared by
+// duplicates marked xN, each row's node count and MACs beside it down to the fused total. At
+// most 1600 px wide: a trie wider than that is drawn down to the deepest row that fits and each
+// subtree below it collapsed into one box (its node count per layer, its candidates).
 std::string fused_graph_svg(const spec::Supernet& net, const FusedGraph& g);
 
 }  // namespace nasa::fusion

@@ -107,6 +107,9 @@ struct Progress {
   double elapsed_s = 0;
 };
 using ProgressFn = std::function<void(const Progress&)>;
+// The status line of a generation, as every tool prints it: generations count from 0 there as in
+// result.json and report.md ("generation 2 (3 of 10)").
+std::string progress_line(const Progress& p);
 
 // Runs the search; every candidate evaluated satisfies the constraints and is evaluated once.
 // Deterministic for a given config, supernet and images. Throws SearchError

@@ -17,6 +17,7 @@
 #include "nasa/runtime.h"
 #include "nasa/search.h"
 #include "nasa/spec.h"
+#include "nasa/timeline.h"
 #include "nasa/train.h"
 
 namespace nasa::pipeline {
@@ -37,6 +38,10 @@ struct Options {
   // Supernet training (its seed is `seed`). Trained supernets are kept under
   // runs_dir/supernets/ and reused when spec, seed and settings match.
   train::Config train;
+  // A trained supernet directory (supernet.json of `net`, weights.safetensors) to search instead
+  // of training one: `train` is then unused, and result.json records the directory and the
+  // weights' SHA-256.
+  std::filesystem::path trained_supernet;
   // Evolution (SPOS protocol); random search runs with the same budget and seed for comparison.
   search::SearchConfig search;
   size_t val_images = 500;    // search objective: the first of the validation split
@@ -54,11 +59,7 @@ struct Options {
   std::function<void(const std::string&)> log;  // one status line at a time
 };
 
-struct Stage {
-  std::string name;
-  double seconds = 0;
-  std::string detail;
-};
+using report::Stage;  // name, seconds, what it did (timeline.svg draws them)
 
 struct Result {
   std::filesystem::path dir;

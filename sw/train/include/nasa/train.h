@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nasa/data.h"
@@ -74,6 +75,10 @@ struct Result {
   std::vector<double> step_losses;            // every step of this run, in order
   std::vector<CandidateAccuracy> candidates;  // filled when complete
 };
+
+// What train_supernet writes into its directory, as a list to show the user.
+inline constexpr std::string_view kTrainFiles =
+    "supernet.json, weights.safetensors, train_log.jsonl, train_log.csv, checkpoint.pt";
 
 // Trains `net` and writes DIR/supernet.json, DIR/weights.safetensors (the tensors of
 // weights::supernet_tensors, readable by runtime::load_supernet_dir), DIR/train_log.jsonl,
