@@ -5,6 +5,9 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "nasa/names.h"
 
 namespace nasa {
 namespace {
@@ -322,12 +325,14 @@ std::string counter_name(hw::Counter c) {
 
 const hw::Config& config_by_name(std::string_view name) {
   std::string valid;
+  std::vector<std::string> names;
   for (const hw::Config& c : hw::kConfigs) {
     if (c.name == name) return c;
     valid += (valid.empty() ? "" : ", ") + std::string(c.name);
+    names.emplace_back(c.name);
   }
-  throw std::invalid_argument("unknown hardware configuration '" + std::string(name) +
-                              "' (valid: " + valid + ")");
+  throw std::invalid_argument("unknown hardware configuration '" + std::string(name) + "'" +
+                              did_you_mean(name, names) + " (valid: " + valid + ")");
 }
 
 }  // namespace nasa

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "nasa/names.h"
 #include "nasa/uart_device.h"
 
 namespace nasa::device {
@@ -95,7 +96,9 @@ Factory backend_factory(std::string_view name, BackendOptions opt) {
   const auto names = backend_names();
   if (std::find(names.begin(), names.end(), name) == names.end()) {
     throw std::invalid_argument(
-        fmt::format("--backend '{}': expected one of {}", name, fmt::join(names, ", ")));
+        fmt::format("--backend '{}'{}: expected one of {}", name,
+                    did_you_mean(name, names),
+                    fmt::join(names, ", ")));
   }
   return [n = std::string(name), opt = std::move(opt)](const hw::Config& c, uint64_t m) {
     return make_device(n, c, m, opt);

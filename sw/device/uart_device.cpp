@@ -47,7 +47,9 @@ class UartDevice final : public device::Device {
     fd_ = ::open(port.c_str(), O_RDWR | O_NOCTTY | O_NONBLOCK);
     if (fd_ < 0) {
       throw std::runtime_error(
-          fmt::format("uart: cannot open '{}': {}", port, std::strerror(errno)));
+          fmt::format("uart: cannot open '{}': {} (is the iCEBreaker plugged in and flashed with "
+                      "`make prog`? its UART is the second of its two serial ports)",
+                      port, std::strerror(errno)));
     }
     termios t{};
     if (tcgetattr(fd_, &t) != 0) {

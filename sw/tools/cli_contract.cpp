@@ -1,6 +1,7 @@
 #include "cli_contract.h"
 
 #include "cli_log.h"
+#include "nasa/names.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -58,21 +59,6 @@ constexpr std::array kRules{
 std::string bound_text(long double v, bool integer) {
   if (integer) return fmt::format("{}", static_cast<unsigned long long>(v));
   return fmt::format("{}", static_cast<double>(v));
-}
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 // [-](digits[.digits] | .digits)[(e|E)[+-]digits]
@@ -202,32 +188,13 @@ void apply_contract(CLI::App& app) {
   }
 }
 
-std::string closest(std::string_view word, const std::vector<std::string>& names) {
-  std::string best;
-  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
-  for (const auto& n : names) {
-    // a prefix of a longer name (e.g. --generation for --generations) is close too
-    const size_t d = n.starts_with(word) && word.find_first_not_of('-') != std::string_view::npos &&
-                             word.size() - word.find_first_not_of('-') >= 3
-                         ? 1
-                         : edit_distance(word, n);
-    if (d < best_d) {
-      best_d = d;
-      best = n;
-    }
-  }
-  return best;
-}
-
 std::optional<int> parse(CLI::App& app, int argc, const char* const* argv) {
   const std::vector<std::string> commands = command_names(app);
   // an unknown command: CLI11 would say "A subcommand is required"
   if (argc >= 2 && argv[1][0] != '-' &&
       std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
-    const std::string near = closest(argv[1], commands);
     return report(fmt::format("unknown command '{}'{}; the commands are {} (see 'nasa --help')",
-                              argv[1], near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),
-                              join(commands)));
+                              argv[1], did_you_mean(argv[1], commands), join(commands)));
   }
   try {
     app.parse(argc, argv);
@@ -245,10 +212,9 @@ std::optional<int> parse(CLI::App& app, int argc, const char* const* argv) {
       for (const auto& tok : app.remaining(true)) {
         if (tok.starts_with("--")) {
           const std::string opt = tok.substr(0, tok.find('='));
-          const std::string near = closest(opt, option_names(app));
           return report(fmt::format(
               "unknown option '{}'{} (see 'nasa --help'; a command's options follow it)", opt,
-              near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+              did_you_mean(opt, option_names(app))));
         }
       }
       if (argc < 2 || dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
@@ -272,10 +238,8 @@ std::optional<int> parse(CLI::App& app, int argc, const char* const* argv) {
           return report(fmt::format("{}: '{}' goes after the command: nasa {} {} ... ({})", where,
                                     opt, sub->get_name(), opt, help));
         }
-        const std::string near = closest(opt, names);
         return report(fmt::format("{}: unknown option '{}'{} ({})", where, opt,
-                                  near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),
-                                  help));
+                                  did_you_mean(opt, names), help));
       }
       return report(fmt::format("{}: unexpected argument{} '{}' ({})", where,
                                 stray.size() > 1 ? "s" : "", fmt::join(stray, " "), help));

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "nasa/names.h"
+
 namespace nasa::cli {
 
 // A numeric option, by long name: the same name has the same range (and meaning) in every
@@ -33,8 +35,7 @@ std::string check_number(const NumericRule& r, std::string_view text);
 // that starts `nasa` finds it).
 void apply_contract(CLI::App& app);
 
-// The closest of `names` to `word` within a small edit distance, or "" when none is close.
-std::string closest(std::string_view word, const std::vector<std::string>& names);
+using nasa::closest;  // nasa/names.h
 
 // Parses argv. nullopt: parsed, go on. Otherwise the exit code: 0 after --help / --version,
 // 1 after a parse error, printed to stderr as `nasa: error: ...` with a did-you-mean where one

@@ -79,6 +79,10 @@ if(TARGET nasa)
   nasa_cli_error_test(cli_misuse_option_did_you_mean
     "$0 search --supernet $1 --out $1/o --generation 2"
     "^nasa: error: search: unknown option '--generation' \\(did you mean '--generations'\\?\\)[^\n]*\nexit=1")
+  # option values that name one of a few things get a did-you-mean too
+  nasa_cli_error_test(cli_misuse_value_did_you_mean
+    "rm -rf $1 && $0 init --seed 1 --out $1 --quiet >/dev/null && $0 info --config up5; $0 eval --supernet $1 --arch 0-0-0-0-0-0 --backend uratt"
+    "^nasa: error: unknown hardware configuration 'up5' \\(did you mean 'up5k'\\?\\) \\(valid: [^\n]*\nnasa: error: --backend 'uratt' \\(did you mean 'uart'\\?\\): expected one of [^\n]*\nexit=1")
   nasa_cli_error_test(cli_misuse_command_did_you_mean
     "$0 serach --population 3"
     "^nasa: error: unknown command 'serach' \\(did you mean 'search'\\?\\); the commands are info, init, eval[^\n]*\nexit=1")

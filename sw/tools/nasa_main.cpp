@@ -187,10 +187,11 @@ int cmd_init(const SpecSource& src, uint64_t seed, const std::string& out, bool 
   uint64_t params = 0;
   for (const auto& [name, t] : weights.tensors) params += t.numel();
   if (json) {
-    nlohmann::json j = {{"supernet", spec_path.string()},
-                        {"weights", weights_path.string()},
+    nlohmann::json j = {{"supernet", net.name},
+                        {"supernet_path", spec_path.string()},
+                        {"weights_path", weights_path.string()},
                         {"tensors", weights.tensors.size()},
-                        {"parameters", params},
+                        {"supernet_params", params},
                         {"seed", seed}};
     fmt::print("{}\n", j.dump(2));
   } else {
@@ -510,7 +511,7 @@ int cmd_train(const Supernet& net, nasa::train::Config cfg, const std::string& o
   nlohmann::json cands = nlohmann::json::array();
   for (const auto& c : r.candidates) {
     cands.push_back(
-        {{"arch", nasa::spec::format_candidate(c.arch)}, {"val_accuracy", c.val_accuracy}});
+        {{"arch", nasa::spec::format_candidate(c.arch)}, {"val_accuracy_float", c.val_accuracy}});
   }
   if (json) {
     nlohmann::json j = {{"dir", out},
@@ -565,19 +566,20 @@ int cmd_run(RunOptions& r) {
     std::string summary = res.summary;
     while (!summary.empty() && summary.back() == '\n') summary.pop_back();
     nasa::cli::info(summary);
-    if (r.json) fmt::print("{}\n", res.result.dump(2));
-    return 0;
   }
   if (r.json) {
+    // one shape whether the run was done now or found complete (then no stage ran)
     nlohmann::json j = res.result;
     j.erase("evaluated");
     j["dir"] = res.dir.string();
+    j["complete_before"] = res.complete_before;
     nlohmann::json st = nlohmann::json::array();
     for (const auto& s : res.stages) st.push_back({{"stage", s.name}, {"seconds", s.seconds}});
     j["stages"] = st;
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
+  if (res.complete_before) return 0;
   fmt::print("\n{}\nresults in {}/ (report.md, result.json, pareto.svg, final/model)\n",
              res.summary, res.dir.string());
   return 0;

@@ -393,7 +393,8 @@ Result run_in(const Options& o, fs::path& created) {
     const train::Result tr = train::train_supernet(o.net, tc, sdir);
     json cands = json::array();
     for (const auto& c : tr.candidates) {
-      cands.push_back({{"arch", spec::format_candidate(c.arch)}, {"val_accuracy", c.val_accuracy}});
+      cands.push_back(
+          {{"arch", spec::format_candidate(c.arch)}, {"val_accuracy_float", c.val_accuracy}});
     }
     write_text(marker, json{{"spec", spec::to_json(o.net)},
                             {"train", train_key(o)},
@@ -568,7 +569,7 @@ Result run_in(const Options& o, fs::path& created) {
     rtl_ok = rr.logits.size() == o.rtl_images * classes && rr.logits == rf.logits &&
              same_as_chunked && rr.correct == rf.correct && rr.cycles == rf.cycles;
     rtl = {{"images", o.rtl_images},
-           {"runs", pieces},
+           {"programs", pieces},
            {"logits_identical", rtl_ok},
            {"mismatched_logits", mismatched},
            {"logits_sha256", rr.logits_sha256},
@@ -667,7 +668,7 @@ Result run_in(const Options& o, fs::path& created) {
         "RTL cross-check: {} test images, logits and cycles {}, {} cycles in {} program(s) "
         "({:.0f} per image in these mini-batch programs)\n",
         o.rtl_images, rtl_ok ? "identical to the reference" : "DIFFER",
-        rtl["rtl_cycles"].get<uint64_t>(), rtl["runs"].get<size_t>(),
+        rtl["rtl_cycles"].get<uint64_t>(), rtl["programs"].get<size_t>(),
         rtl["cycles_per_image_batch"].get<double>());
   }
   res.summary = table;

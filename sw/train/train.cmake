@@ -27,7 +27,7 @@ if(TARGET nasa)
     COMMAND sh -c "rm -rf \"$1\" && \"$0\" train --out \"$1\" ${_tiny} --json && \"$0\" eval --supernet \"$1\" --arch 3-4-2-5-1-5 --images 4 --calib 4 --json | grep correct && \"$0\" train --out \"$1\" ${_tiny} 2>&1; echo exit=$?"
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_train_then_eval)
   set_tests_properties(cli_train_then_eval PROPERTIES LABELS "unit;cli"
-    PASS_REGULAR_EXPRESSION "\"val_accuracy\".*\"complete\": true.*\"correct\".*already holds a supernet or training run.*exit=1")
+    PASS_REGULAR_EXPRESSION "\"val_accuracy_float\".*\"complete\": true.*\"correct\".*already holds a supernet or training run.*exit=1")
   add_test(NAME cli_train_corrupt_checkpoint
     COMMAND sh -c "rm -rf \"$1\" && \"$0\" train --out \"$1\" ${_tiny} >/dev/null 2>&1 && printf garbage > \"$1/checkpoint.pt\" && \"$0\" train --out \"$1\" ${_tiny} --resume 2>&1; echo exit=$?"
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_train_corrupt_checkpoint)

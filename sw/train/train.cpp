@@ -707,7 +707,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
       const double acc = accuracy(model, c, d.images, d.labels, static_cast<int64_t>(d.val_begin),
                                   static_cast<int64_t>(n_eval));
       res.candidates.push_back({c, acc});
-      cj.push_back({{"arch", spec::format_candidate(c)}, {"val_accuracy", acc}});
+      cj.push_back({{"arch", spec::format_candidate(c)}, {"val_accuracy_float", acc}});
     }
     append_line(paths.log_jsonl, nlohmann::json{{"event", "final"},
                                                 {"epochs", cfg.epochs},
