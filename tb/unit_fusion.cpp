@@ -260,13 +260,13 @@ TEST(Fusion, StatsJson) {
   nlohmann::json j = to_json(s);
   std::set<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.insert(k);
-  EXPECT_EQ(keys, (std::set<std::string>{"candidates", "unique_candidates", "nodes",
+  EXPECT_EQ(keys, (std::set<std::string>{"candidate_count", "unique_candidate_count", "nodes",
                                          "macs_unfused_per_image", "macs_fused_per_image",
                                          "weight_bytes_unfused", "weight_bytes_fused",
                                          "act_bytes_unfused_per_image", "act_bytes_fused_per_image",
                                          "mac_ratio"}));
-  EXPECT_EQ(j["candidates"], 3);
-  EXPECT_EQ(j["unique_candidates"], 2);
+  EXPECT_EQ(j["candidate_count"], 3);
+  EXPECT_EQ(j["unique_candidate_count"], 2);
   EXPECT_EQ(j["nodes"], 5);
   EXPECT_EQ(j["macs_fused_per_image"], s.macs_fused);
   EXPECT_DOUBLE_EQ(j["mac_ratio"].get<double>(),

@@ -238,8 +238,8 @@ FusionStats fusion_stats(const spec::Supernet& net, const FusedGraph& g) {
 
 // The JSON form (docs/cli.md "Output fields"): the scope of every figure in its key.
 nlohmann::json to_json(const FusionStats& s) {
-  return {{"candidates", s.candidates},
-          {"unique_candidates", s.unique_candidates},
+  return {{"candidate_count", s.candidates},
+          {"unique_candidate_count", s.unique_candidates},
           {"nodes", s.nodes},
           {"macs_unfused_per_image", s.macs_unfused},
           {"macs_fused_per_image", s.macs_fused},

@@ -167,7 +167,7 @@ json to_json(const SearchResult& r) {
   for (const auto& e : r.evaluated) all.push_back(entry(e));
   for (const auto& g : r.generations) {
     gens.push_back({{"generation", g.generation},
-                    {"candidates", g.candidates},
+                    {"candidate_count", g.candidates},
                     {"batches", g.batches},
                     {"nodes", g.nodes},
                     {"batch_cycles", g.cycles},

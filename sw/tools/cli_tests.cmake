@@ -132,7 +132,7 @@ if(TARGET nasa)
   # batch fusion and fused evaluation (docs/fusion.md)
   add_test(NAME cli_fuse_json COMMAND nasa fuse --space fmnist-mb --random 50 --seed 1 --json)
   set_tests_properties(cli_fuse_json PROPERTIES LABELS "unit;cli"
-    PASS_REGULAR_EXPRESSION "\"candidates\": 50,.*\"macs_fused_per_image\": [1-9].*\"macs_unfused_per_image\": [1-9].*\"nodes\": [1-9].*\"schedules\": \\[.*\"unique_candidates\": 50")
+    PASS_REGULAR_EXPRESSION "\"candidate_count\": 50,.*\"macs_fused_per_image\": [1-9].*\"macs_unfused_per_image\": [1-9].*\"nodes\": [1-9].*\"schedules\": \\[.*\"unique_candidate_count\": 50")
   add_test(NAME cli_fuse_svg
     COMMAND sh -c "mkdir -p \"$1\" && \"$0\" fuse --space fmnist-mb --random 20 --seed 2 --svg \"$1/t.svg\" --quiet >/dev/null && head -c 200 \"$1/t.svg\" && grep -c '<circle' \"$1/t.svg\""
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_fuse_svg)

@@ -337,7 +337,7 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
       j["seed"] = o.batch.seed;
     }
     j["nodes"] = r.nodes.size();
-    j["unique_candidates"] = st.unique_candidates;
+    j["unique_candidate_count"] = st.unique_candidates;
     j["cycles"] = r.cycles;
     j["cycles_per_image_batch"] = static_cast<double>(r.cycles) / imgs.size();
     j["macs_executed"] = r.macs;
