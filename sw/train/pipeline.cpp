@@ -63,7 +63,7 @@ json train_key(const Options& o) {
           {"optimizer", t.optimizer}, {"lr", t.lr},
           {"weight_decay", t.weight_decay},
           {"seed", o.seed},           {"train_images", t.train_images},
-          {"val_images", t.val_images},
+          {"val_split_images", t.val_images},
           // libtorch's CPU kernels split reductions by thread: results depend on the count
           {"threads", t.threads}};
 }

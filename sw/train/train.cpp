@@ -280,7 +280,7 @@ nlohmann::json run_settings(const Config& cfg, size_t train_n) {
           {"weight_decay", cfg.weight_decay},
           {"seed", cfg.seed},
           {"train_images", train_n},
-          {"val_images", cfg.val_images},
+          {"val_split_images", cfg.val_images},
           {"arch", cfg.arch ? spec::format_candidate(*cfg.arch) : std::string("supernet")},
           {"init", cfg.init ? cfg.init->metadata.count("generator") ? cfg.init->metadata.at("generator")
                                                                     : std::string("given")
@@ -712,7 +712,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
     append_line(paths.log_jsonl, nlohmann::json{{"event", "final"},
                                                 {"epochs", cfg.epochs},
                                                 {"steps", step},
-                                                {"val_images", n_eval},
+                                                {"eval_images", n_eval},
                                                 {"candidates", cj}}
                                      .dump());
   }
