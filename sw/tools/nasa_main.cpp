@@ -655,8 +655,9 @@ int cmd_search(const SearchOptions& o) {
     nlohmann::json j = nasa::report::result_json(runs);
     j.erase("evaluated");
     j.erase("runs");
-    j["files"] = {(out / "result.json").string(), (out / "report.md").string(),
-                  (out / "pareto.svg").string()};
+    // as in a run's result.json: what each file is, relative to the run directory (`dir`)
+    j["dir"] = out.string();
+    j["files"] = {{"result", "result.json"}, {"report", "report.md"}, {"pareto_svg", "pareto.svg"}};
     j["seconds"] = secs;
     fmt::print("{}\n", j.dump(2));
     return 0;
