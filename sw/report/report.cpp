@@ -126,6 +126,18 @@ json energy_json(const hw::Config& cfg, const std::array<uint64_t, hw::kNumCount
           {"energy_breakdown", rows}};
 }
 
+json cost_json(uint64_t cycles, uint64_t macs, uint64_t dram_read, uint64_t dram_written,
+               size_t images, const hw::Config& cfg) {
+  return {{"cycles", cycles},
+          {"cycles_per_image_batch",
+           images ? static_cast<double>(cycles) / static_cast<double>(images) : 0.0},
+          {"macs_executed", macs},
+          {"dram_bytes", dram_read + dram_written},
+          {"dram_read_bytes", dram_read},
+          {"dram_written_bytes", dram_written},
+          {"pe_utilization", hw::pe_utilization(macs, cycles, cfg)}};
+}
+
 json batch_utilization_json(const runtime::FusedResult& r, const hw::Config& cfg) {
   json j = {{"pe_utilization", hw::pe_utilization(r.macs, r.cycles, cfg)}};
   if (!r.profile) return j;
@@ -375,8 +387,7 @@ std::string pareto_svg(std::span<const SearchResult> runs) {
   d.line(left, top + ph, left + pw, top + ph, "#222");
   d.line(left, top, left, top + ph, "#222");
   d.text(left + pw / 2, H - 18,
-         fmt::format("accelerator cycles of one image alone ({}, cycle model)",
-                     runs.empty() ? std::string("-") : runs.front().hw_config),
+         fmt::format("accelerator cycles of one image alone ({}, cycle model)", m.hw_config),
          12);
   d.text(left - 8, top - 14, "validation accuracy (%)", 12, "start");
 

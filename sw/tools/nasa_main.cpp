@@ -338,14 +338,10 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     }
     j["nodes"] = r.nodes.size();
     j["unique_candidate_count"] = st.unique_candidates;
-    j["cycles"] = r.cycles;
-    j["cycles_per_image_batch"] = static_cast<double>(r.cycles) / imgs.size();
-    j["macs_executed"] = r.macs;
+    j.update(nasa::report::cost_json(r.cycles, r.macs, r.dram_read, r.dram_written, imgs.size(),
+                                     rt.config()));
     j["macs_fused_per_image"] = st.macs_fused;
     j["macs_unfused_per_image"] = st.macs_unfused;
-    j["dram_bytes"] = r.dram_read + r.dram_written;
-    j["dram_read_bytes"] = r.dram_read;
-    j["dram_written_bytes"] = r.dram_written;
     j["descriptors"] = r.layers;
     j.update(nasa::report::batch_utilization_json(r, rt.config()));
     j.update(nasa::report::energy_json(rt.config(), r.counters, r.candidates.size()));
@@ -356,16 +352,12 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     nasa::cli::Status status(batch.size());
     for (const auto& c : batch) {
       const auto r = rt.evaluate(c, imgs, labels);
-      const double util = nasa::hw::pe_utilization(r.macs, r.cycles, rt.config());
       nlohmann::json e = {{"arch", nasa::spec::format_candidate(c)},
                           {"correct", r.correct},
                           {"accuracy", r.accuracy()},
-                          {"cycles", r.cycles},
-                          {"cycles_per_image_batch", static_cast<double>(r.cycles) / imgs.size()},
-                          {"macs_executed", r.macs},
-                          {"dram_bytes", r.dram_read + r.dram_written},
-                          {"pe_utilization", util},
                           {"logits_sha256", r.logits_sha256}};
+      e.update(nasa::report::cost_json(r.cycles, r.macs, r.dram_read, r.dram_written, imgs.size(),
+                                       rt.config()));
       const auto en = nasa::report::energy_json(rt.config(), r.counters, 1);
       if (en.contains("energy_pj")) e["energy_pj"] = en["energy_pj"];
       per.push_back(e);
@@ -377,13 +369,8 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
       status.update(per.size(), fmt::format("{} / {} candidates", per.size(), batch.size()));
     }
     j["candidates"] = per;
-    j["cycles"] = cycles;
-    j["cycles_per_image_batch"] = static_cast<double>(cycles) / imgs.size();
-    j["macs_executed"] = macs;
-    j["dram_bytes"] = dram_read + dram_written;
-    j["dram_read_bytes"] = dram_read;
-    j["dram_written_bytes"] = dram_written;
-    j["pe_utilization"] = nasa::hw::pe_utilization(macs, cycles, rt.config());
+    j.update(nasa::report::cost_json(cycles, macs, dram_read, dram_written, imgs.size(),
+                                     rt.config()));
     j.update(nasa::report::energy_json(rt.config(), counters, batch.size()));
     j["counters"] = nasa::report::counters_json(counters);
   }
@@ -469,14 +456,9 @@ int cmd_eval(const EvalOptions& o) {
                         {"images", r.images},
                         {"correct", r.correct},
                         {"accuracy", r.accuracy()},
-                        {"cycles", r.cycles},
-                        {"cycles_per_image_batch", static_cast<double>(r.cycles) / r.images},
-                        {"macs_executed", r.macs},
-                        {"dram_bytes", r.dram_read + r.dram_written},
-                        {"dram_read_bytes", r.dram_read},
-                        {"dram_written_bytes", r.dram_written},
-                        {"pe_utilization", nasa::hw::pe_utilization(r.macs, r.cycles, rt.config())},
                         {"logits_sha256", r.logits_sha256}};
+    j.update(nasa::report::cost_json(r.cycles, r.macs, r.dram_read, r.dram_written, r.images,
+                                     rt.config()));
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("{} on {} ({}): {}/{} correct ({:.2f}%), {} cycles ({:.0f} per image in this "

@@ -335,6 +335,7 @@ Result run_in(const Options& o, fs::path& created) {
   const auto& cfg = config_by_name(o.hw_config);
   const auto t_all = Clock::now();
   Result res;
+  const json key = run_key(o);  // run.json; its supernet record goes into result.json too
   const bool resuming = o.resume && fs::exists(o.runs_dir / o.name);
   if (resuming) {
     res.dir = o.runs_dir / o.name;
@@ -349,7 +350,7 @@ Result run_in(const Options& o, fs::path& created) {
       return res;
     }
     if (!fs::exists(res.dir / "run.json")) {
-      write_text(res.dir / "run.json", run_key(o).dump(2) + "\n");
+      write_text(res.dir / "run.json", key.dump(2) + "\n");
       wrote(o, res.dir / "run.json");
     }
     say(o, fmt::format("run directory {} (resuming{})", res.dir.string(),
@@ -359,7 +360,7 @@ Result run_in(const Options& o, fs::path& created) {
   } else {
     res.dir = make_run_dir(o);
     created = res.dir;
-    write_text(res.dir / "run.json", run_key(o).dump(2) + "\n");
+    write_text(res.dir / "run.json", key.dump(2) + "\n");
     say(o, fmt::format("run directory {}", res.dir.string()));
     wrote(o, res.dir / "run.json");
   }
@@ -607,7 +608,7 @@ Result run_in(const Options& o, fs::path& created) {
       {"supernet", o.net.name},
       {"seed", o.seed},
       {"settings",
-       {{"train", supernet_record(o)},
+       {{"train", key["train"]},
         {"search", search_all["settings"]},
         {"finetune_epochs", o.finetune_epochs},
         {"finetune_lr", o.finetune_lr},

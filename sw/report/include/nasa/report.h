@@ -42,6 +42,12 @@ void write_outputs(const std::filesystem::path& dir, std::span<const search::Sea
 // "Utilization").
 nlohmann::json batch_utilization_json(const runtime::FusedResult& r, const hw::Config& cfg);
 
+// What a run cost (docs/cli.md "Output fields and metrics"): cycles, cycles_per_image_batch
+// (cycles / images), macs_executed, dram_bytes (read + written), dram_read_bytes,
+// dram_written_bytes and pe_utilization.
+nlohmann::json cost_json(uint64_t cycles, uint64_t macs, uint64_t dram_read, uint64_t dram_written,
+                         size_t images, const hw::Config& cfg);
+
 // A run's hardware counters by name (hw_spec.h NASA_COUNTERS).
 nlohmann::json counters_json(const std::array<uint64_t, hw::kNumCounters>& counters);
 
