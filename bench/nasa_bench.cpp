@@ -9,7 +9,9 @@
 //   5. whether fusion pays (issue 17): each batch alone and fused, cycles, DRAM bytes, PE
 //      utilization and the DRAM lower bound, on sim and large;
 //   6. whole fbnet-imagenet candidates (224x224, layers in row bands) on the cycle model: PE
-//      utilization for a mini-batch of 8 on sim and large.
+//      utilization for a mini-batch of 8 on sim and large;
+//   7. the board (up5k) on the default supernet, its cycle-exact model: MACs per cycle per op
+//      and candidates per second at its 24 MHz clock.
 // Writes bench/results.json and BENCHMARKS.md (every figure in them comes from this run).
 // --quick: a small version for CI that checks fused MACs <= unfused MACs and the cache budget.
 #include <fmt/format.h>
@@ -35,6 +37,7 @@
 #include "nasa/device.h"
 #include "nasa/float_eval.h"
 #include "nasa/fusion.h"
+#include "nasa/mcu_system.h"
 #include "nasa/parallel.h"
 #include "nasa/report.h"
 #include "nasa/runtime.h"
@@ -627,11 +630,11 @@ json fusion_pays_study(const CandidateSet& set, bool quick, int threads) {
   json cases = json::array();
   for (const char* name : {"sim", "large"}) {
     const auto& cfg = nasa::config_by_name(name);
-    status(fmt::format("5/6 fusion pays? {}: {} random candidates", name, set.cands.size()));
+    status(fmt::format("5/7 fusion pays? {}: {} random candidates", name, set.cands.size()));
     cases.push_back(fusion_pays_case(set, fmt::format("{} random", set.cands.size()), set.cands,
                                      set.imgs.size(), cfg, threads));
     for (size_t n : {quick ? size_t{6} : size_t{50}, quick ? size_t{10} : size_t{200}}) {
-      status(fmt::format("5/6 fusion pays? {}: evolution generation of {}", name, n));
+      status(fmt::format("5/7 fusion pays? {}: evolution generation of {}", name, n));
       cases.push_back(fusion_pays_case(set, fmt::format("evolution generation of {}", n),
                                        generation(n), std::min(small, set.imgs.size()), cfg,
                                        threads));
@@ -719,6 +722,103 @@ json imagenet_study(const std::string& space, size_t n_cands, size_t images, boo
                                              static_cast<double>(n_cands * images)}});
   }
   return {{"space", space}, {"candidates", n_cands}, {"mini_batch", images}, {"configs", rows}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. The board (up5k) on the default supernet: its cycle-exact model (nasa::mcu::System, the
+// firmware on the ISS; the Verilated board equals it cycle for cycle, cosim_firmware).
+
+// The board's core clock (fpga/nasa_pll.sv: 12 MHz x 64 / 32), which make fpga meets.
+constexpr double kBoardHz = 24e6;
+
+// Per op (Conv/DwConv by kernel): each of `n_cands` candidates of the set compiled as a program
+// for one image on up5k and run on the board's model, a layer's cycles from the completion of the
+// layer before it to its own (the firmware runs one layer at a time); then a fused batch of
+// `batch` candidates x `images` images in as many batch runs as the board's memory needs.
+json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t images, bool& ok) {
+  const auto& cfg = nasa::config_by_name("up5k");
+  const auto dram = nasa::cycles::default_dram(cfg);
+  std::map<std::string, std::pair<uint64_t, uint64_t>> by_op;  // cycles, MACs
+  uint64_t cycles = 0, macs = 0, win_cycles = 0, win_macs = 0;
+  for (size_t c = 0; c < n_cands; ++c) {
+    const auto& cand = set.cands[c];
+    status(fmt::format("7/7 the board: candidate {} alone on its model", nasa::spec::format_candidate(cand)));
+    const auto p = nasa::compile::compile(set.q, cand, std::span(set.imgs).first(1), cfg);
+    std::vector<uint8_t> mem = p.image;
+    nasa::mcu::System sys(cfg, mem, dram);
+    auto csr = [&](nasa::hw::Csr k, uint32_t v) { sys.write_csr(static_cast<uint32_t>(k), v); };
+    csr(nasa::hw::Csr::WinBase, p.win_base);
+    csr(nasa::hw::Csr::WinLimit, p.win_limit);
+    csr(nasa::hw::Csr::DescAddr, p.desc_addr);
+    csr(nasa::hw::Csr::DescCount, p.desc_count);
+    csr(nasa::hw::Csr::Ctrl, nasa::hw::kCtrlClear);
+    csr(nasa::hw::Csr::Ctrl, nasa::hw::kCtrlStart);
+    const auto run = sys.run(uint64_t{1} << 40);
+    const uint64_t m = sys.counter(nasa::hw::Counter::Macs);
+    uint64_t expect = 0;
+    for (const auto& d : p.descs) expect += nasa::shape_of(d).macs;
+    if (!run.done || run.layer_ends.size() != p.descs.size() || m != expect) {
+      status(fmt::format("CHECK FAILED: board candidate {}: {} of {} layers, {} MACs counted, {} "
+                         "in its layers", nasa::spec::format_candidate(cand), run.layer_ends.size(),
+                         p.descs.size(), m, expect));
+      ok = false;
+      continue;
+    }
+    cycles += sys.counter(nasa::hw::Counter::Cycles);
+    macs += m;
+    for (size_t i = 0; i < p.descs.size(); ++i) {
+      const auto& d = p.descs[i];
+      const bool window = d.op == static_cast<uint8_t>(nasa::hw::Op::Conv) ||
+                          d.op == static_cast<uint8_t>(nasa::hw::Op::DwConv);
+      const uint64_t cyc = run.layer_ends[i] - (i ? run.layer_ends[i - 1] : 0);
+      const uint64_t dm = nasa::shape_of(d).macs;
+      auto& e = by_op[nasa::op_name(d.op) + (window ? fmt::format(" {}x{}", d.k, d.k) : "")];
+      e.first += cyc;
+      e.second += dm;
+      if (window) {
+        win_cycles += cyc;
+        win_macs += dm;
+      }
+    }
+  }
+  json ops = json::array();
+  for (const auto& [op, e] : by_op) {
+    ops.push_back({{"op", op},
+                   {"cycles", e.first},
+                   {"macs", e.second},
+                   {"share_of_cycles", static_cast<double>(e.first) / static_cast<double>(cycles)},
+                   {"macs_per_cycle", static_cast<double>(e.second) / static_cast<double>(e.first)}});
+  }
+  // a fused batch
+  status(fmt::format("7/7 the board: {} candidates x {} images fused on its model", batch, images));
+  nasa::runtime::Runtime rt(
+      set.q, cfg,
+      [](const nasa::hw::Config& c, uint64_t m) { return nasa::device::make_ref_device(c, m); },
+      "ref");
+  nasa::compile::BatchOptions bo;
+  const auto f = rt.evaluate_fused(std::span(set.cands).first(batch), 0,
+                                   std::span(set.imgs).first(images),
+                                   std::span(set.labels).first(images), bo);
+  const double evals = static_cast<double>(batch * images);
+  const double seconds = static_cast<double>(f.cycles) / kBoardHz;
+  return {{"config", "up5k"},
+          {"clock_hz", kBoardHz},
+          {"candidates_alone", n_cands},
+          {"cycles", cycles},
+          {"macs", macs},
+          {"macs_per_cycle", static_cast<double>(macs) / static_cast<double>(cycles)},
+          {"conv_dwconv_macs_per_cycle",
+           static_cast<double>(win_macs) / static_cast<double>(win_cycles)},
+          {"by_op", ops},
+          {"fused",
+           {{"candidates", batch},
+            {"images", images},
+            {"batch_runs", f.runs},
+            {"cycles", f.cycles},
+            {"macs", f.macs},
+            {"cycles_per_candidate_image", static_cast<double>(f.cycles) / evals},
+            {"candidate_images_per_second", evals / seconds},
+            {"candidates_per_second", static_cast<double>(batch) / seconds}}}};
 }
 
 // The table of where a run's cycles go by the hardware counters (`counters`: counters_json).
@@ -1072,6 +1172,35 @@ std::string markdown(const json& r) {
       md += cycle_shares_row(c["config"].get<std::string>(), c["counters"]);
     }
   }
+  if (r.contains("board")) {
+    const json& b = r["board"];
+    const json& f = b["fused"];
+    md += "\n## 8. The board (`up5k`) on the default supernet\n\n";
+    md += fmt::format(
+        "The iCEBreaker's core (the firmware on its RV32IM controller with the one-MAC dot unit, "
+        "docs/fpga.md) on its cycle-exact model, which the Verilated board equals cycle for cycle. "
+        "{} candidates of section 3's set, each alone as a program for one image: {:.4f} MACs a "
+        "cycle over all layers, **{:.4f} on Conv/DwConv layers** (issue 20 asks for >= 8). By op "
+        "(a layer's cycles: from the completion of the layer before it to its own):\n\n"
+        "| op | cycles | MACs | share of cycles | MACs / cycle |\n|---|---:|---:|---:|---:|\n",
+        b["candidates_alone"].get<size_t>(), b["macs_per_cycle"].get<double>(),
+        b["conv_dwconv_macs_per_cycle"].get<double>());
+    for (const auto& o : b["by_op"]) {
+      md += fmt::format("| {} | {} | {} | {:.1f}% | {:.4f} |\n", o["op"].get<std::string>(),
+                        o["cycles"].get<uint64_t>(), o["macs"].get<uint64_t>(),
+                        100.0 * o["share_of_cycles"].get<double>(),
+                        o["macs_per_cycle"].get<double>());
+    }
+    md += fmt::format(
+        "\nFused: {} candidates x {} images in {} batch runs (the board's 128 KB hold a candidate's "
+        "weights and an image's activations, not the supernet's: docs/fusion.md \"Batch runs of a "
+        "target\"): {} cycles, {:.0f} per candidate-image; at {:.0f} MHz **{:.3f} candidate-images "
+        "per second**, {:.4f} candidates (of {} images) per second.\n",
+        f["candidates"].get<size_t>(), f["images"].get<size_t>(), f["batch_runs"].get<size_t>(),
+        f["cycles"].get<uint64_t>(), f["cycles_per_candidate_image"].get<double>(),
+        b["clock_hz"].get<double>() / 1e6, f["candidate_images_per_second"].get<double>(),
+        f["candidates_per_second"].get<double>(), f["images"].get<size_t>());
+  }
   md += "\nCommands: `make bench` (full; `build/bin/nasa-bench --quick` is the CI version, ctest "
         "`bench_quick`). Raw numbers: `bench/results.json`.\n";
   return md;
@@ -1171,25 +1300,26 @@ int main(int argc, char** argv) {
     }
     r["repeats"] = o.repeats;
     const auto& sim = nasa::config_by_name("sim");
-    status("1/6 fusion on fbnet-imagenet and proxyless-imagenet");
+    status("1/7 fusion on fbnet-imagenet and proxyless-imagenet");
     const size_t gens = o.quick ? 3 : 20, images = o.quick ? 4 : 64;
     const uint64_t budget = o.quick ? (64ull << 20) : (1ull << 30);
     r["fusion"] = json::array(
         {fusion_study("fbnet-imagenet", 400'000'000, gens, images, budget, sim, ok),
          fusion_study("proxyless-imagenet", 400'000'000, gens, images, budget, sim, ok)});
-    status("2/6 accelerator efficiency on the RTL, 4/5 simulation speed");
+    status("2/7 accelerator efficiency on the RTL, 4/5 simulation speed");
     json eff = json::array();
     for (const char* name : {"fpga", "sim", "large"}) {
       const uint64_t n = o.quick ? 10 : (std::string(name) == "large" ? 250 : 800);
       eff.push_back(efficiency_study(nasa::config_by_name(name), n, ok));
     }
     r["efficiency"] = eff;
-    status("3/6 peers: libtorch fp32, fused int8 reference, modeled accelerator");
+    status("3/7 peers: libtorch fp32, fused int8 reference, modeled accelerator");
     const CandidateSet set(o.quick ? 4 : 20, o.quick ? 32 : 256);
     r["peers"] = peers_study(set, o.repeats, o.threads);
     r["fusion_pays"] = fusion_pays_study(set, o.quick, o.threads);
-    status("6/6 whole fbnet-imagenet candidates (row bands) on the cycle model");
+    status("6/7 whole fbnet-imagenet candidates (row bands) on the cycle model");
     r["imagenet"] = imagenet_study("fbnet-imagenet", o.quick ? 2 : 10, 8, ok);
+    r["board"] = board_study(set, o.quick ? 1 : 4, o.quick ? 2 : 4, o.quick ? 1 : 8, ok);
     r["seconds"] = since(t_all);
     r["checks_passed"] = ok;
     const fs::path out(o.out);

@@ -7,9 +7,9 @@
 // Registers (word k of the unit's page; writes and reads wait while the unit is busy):
 //   0 X     x address; advanced by XO after each run (rewrite it for each dot product)
 //   1 W     w address; likewise by WO
-//   2 SHAPE n (11:0), runs (23:16), mode (25:24: 0 MAC, 1 SUM, 2 MAX)
-//   3 XSTR  XI (11:0) | XO (27:16)
-//   4 WSTR  WI (11:0) | WO (27:16)
+//   2 SHAPE n (15:0), runs (23:16), mode (25:24: 0 MAC, 1 SUM, 2 MAX)
+//   3 XSTR  XI (15:0) | XO (31:16)
+//   4 WSTR  WI (15:0) | WO (31:16)
 //   5 ACC   write: the initial accumulator; starts the unit. Read: the result.
 // Timing (fpga/model/mcu_system.cpp replays it): the unit runs from the cycle after the ACC write.
 // Each cycle of a run either takes one element (both words cached: the word caches are emptied
@@ -46,12 +46,12 @@ module nasa_mcu_dot #(
     logic [AW-1:0] w;
     logic [AW-1:0] xa;
     logic [AW-1:0] wa;
-    logic [11:0]   n;
-    logic [11:0]   xi;
-    logic [11:0]   xo;
-    logic [11:0]   wi;
-    logic [11:0]   wo;
-    logic [11:0]   ni;
+    logic [15:0]   n;
+    logic [15:0]   xi;
+    logic [15:0]   xo;
+    logic [15:0]   wi;
+    logic [15:0]   wo;
+    logic [15:0]   ni;
     logic [7:0]    r;
     logic [7:0]    nr;
     logic [31:0]   acc;
@@ -99,7 +99,7 @@ module nasa_mcu_dot #(
 
   // next element: within the run, or the start of the next run
   logic run_end, last;
-  assign run_end = (q.ni == 12'd1);
+  assign run_end = (q.ni == 16'd1);
   assign last    = run_end && (q.nr == 8'd1);
   logic [AW-1:0] x_next, w_next;
   assign x_next = run_end ? q.x + AW'(q.xo) : q.xa + AW'(q.xi);
@@ -151,17 +151,17 @@ module nasa_mcu_dot #(
               3'd0: q.x <= wdata_i[AW-1:0];
               3'd1: q.w <= wdata_i[AW-1:0];
               3'd2: begin
-                q.n    <= wdata_i[11:0];
+                q.n    <= wdata_i[15:0];
                 q.r    <= wdata_i[23:16];
                 mode_q <= wdata_i[25:24];
               end
               3'd3: begin
-                q.xi <= wdata_i[11:0];
-                q.xo <= wdata_i[27:16];
+                q.xi <= wdata_i[15:0];
+                q.xo <= wdata_i[31:16];
               end
               3'd4: begin
-                q.wi <= wdata_i[11:0];
-                q.wo <= wdata_i[27:16];
+                q.wi <= wdata_i[15:0];
+                q.wo <= wdata_i[31:16];
               end
               3'd5: begin
                 q.acc <= wdata_i;
@@ -187,7 +187,7 @@ module nasa_mcu_dot #(
               q.ni <= q.n;
               q.nr <= q.nr - 8'd1;
             end else begin
-              q.ni <= q.ni - 12'd1;
+              q.ni <= q.ni - 16'd1;
             end
             if (last) q.drain <= 1'b0;
           end

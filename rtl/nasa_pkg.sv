@@ -311,25 +311,25 @@ package nasa_pkg;
   localparam int unsigned McuRegionGo     = 0;
   // main memory: byte a at address (REGION_MAIN << 28) + a
   localparam int unsigned McuRegionMain   = 1;
-  localparam int unsigned McuRegionRam    = 2;     // the controller's RAM: stack, data
+  localparam int unsigned McuRegionRam    = 2;      // the controller's RAM: stack, data
   // registers and tables (page: address bits 15:12)
   localparam int unsigned McuRegionMmio   = 3;
-  localparam int unsigned McuRegionRom    = 4;     // the firmware (instructions, read-only data)
-  localparam int unsigned McuRamBytes     = 2048;  // RAM size
+  localparam int unsigned McuRegionRom    = 4;      // the firmware (instructions, read-only data)
+  localparam int unsigned McuRamBytes     = 2048;   // RAM size
   // ROM size (fpga/fw/link.ld and the RTL's RomWords follow it)
   localparam int unsigned McuRomBytes     = 7168;
   // MMIO page: the parameter page (CSRs, tables, counters)
   localparam int unsigned McuPageParam    = 0;
-  localparam int unsigned McuPageCtrl     = 1;     // MMIO page: control registers (write only)
-  localparam int unsigned McuPageNode     = 2;     // MMIO page: table Node (written by the core)
-  localparam int unsigned McuPageLeaf     = 3;     // MMIO page: table Leaf
-  localparam int unsigned McuPageCorrect  = 4;     // MMIO page: table Correct
-  localparam int unsigned McuPageDot      = 5;     // MMIO page: the dot-product unit's registers
-  localparam int unsigned McuParamWords   = 256;   // parameter page words; [0, 64) CSR address 4k
-  localparam int unsigned McuPOpTab       = 64;    // parameter page: table OpTab
-  localparam int unsigned McuPLayerK      = 128;   // parameter page: table LayerK
-  localparam int unsigned McuPArenaAddr   = 136;   // parameter page: table ArenaAddr
-  localparam int unsigned McuPArenaStride = 145;   // parameter page: table ArenaStride
+  localparam int unsigned McuPageCtrl     = 1;      // MMIO page: control registers (write only)
+  localparam int unsigned McuPageNode     = 2;      // MMIO page: table Node (written by the core)
+  localparam int unsigned McuPageLeaf     = 3;      // MMIO page: table Leaf
+  localparam int unsigned McuPageCorrect  = 4;      // MMIO page: table Correct
+  localparam int unsigned McuPageDot      = 5;      // MMIO page: the dot-product unit's registers
+  localparam int unsigned McuParamWords   = 256;    // parameter page words; [0, 64) CSR address 4k
+  localparam int unsigned McuPOpTab       = 64;     // parameter page: table OpTab
+  localparam int unsigned McuPLayerK      = 128;    // parameter page: table LayerK
+  localparam int unsigned McuPArenaAddr   = 136;    // parameter page: table ArenaAddr
+  localparam int unsigned McuPArenaStride = 145;    // parameter page: table ArenaStride
   // parameter page: the Macs counter, low then high word
   localparam int unsigned McuPMacs        = 160;
   // control: ends the run with error code bits 7:0 (0: none)
@@ -338,21 +338,21 @@ package nasa_pkg;
   localparam int unsigned McuCLayerEnd    = 4;
   // control: entries of Node and Correct the host may read
   localparam int unsigned McuCNodeCount   = 7;
-  localparam int unsigned McuCLeafCount   = 8;     // control: entries of Leaf the host may read
+  localparam int unsigned McuCLeafCount   = 8;      // control: entries of Leaf the host may read
   // dot unit: x address (advanced by XO after each run)
   localparam int unsigned McuDX           = 0;
-  localparam int unsigned McuDW           = 1;     // dot unit: w address (advanced by WO)
-  localparam int unsigned McuDShape       = 2;     // dot unit: n (11:0) | runs << 16 | mode << 24
-  localparam int unsigned McuDXstr        = 3;     // dot unit: XI (11:0) | XO << 16 (12 bits each)
-  localparam int unsigned McuDWstr        = 4;     // dot unit: WI | WO << 16
+  localparam int unsigned McuDW           = 1;      // dot unit: w address (advanced by WO)
+  localparam int unsigned McuDShape       = 2;      // dot unit: n (15:0) | runs << 16 | mode << 24
+  localparam int unsigned McuDXstr        = 3;      // dot unit: XI (15:0) | XO << 16 (16 bits each)
+  localparam int unsigned McuDWstr        = 4;      // dot unit: WI | WO << 16
   // dot unit: write the initial accumulator to start; read the result
   localparam int unsigned McuDAcc         = 5;
-  localparam int unsigned McuDotMac       = 0;     // dot mode: acc += x * w
-  localparam int unsigned McuDotSum       = 1;     // dot mode: acc += x
-  localparam int unsigned McuDotMax       = 2;     // dot mode: acc = max(acc, x)
-  localparam int unsigned McuDotMaxN      = 4095;  // dot unit: longest run
-  localparam int unsigned McuDotMaxRuns   = 255;   // dot unit: most runs per start
-  localparam int unsigned McuDotMaxStride = 4095;  // dot unit: largest stride
+  localparam int unsigned McuDotMac       = 0;      // dot mode: acc += x * w
+  localparam int unsigned McuDotSum       = 1;      // dot mode: acc += x
+  localparam int unsigned McuDotMax       = 2;      // dot mode: acc = max(acc, x)
+  localparam int unsigned McuDotMaxN      = 65535;  // dot unit: longest run
+  localparam int unsigned McuDotMaxRuns   = 255;    // dot unit: most runs per start
+  localparam int unsigned McuDotMaxStride = 65535;  // dot unit: largest stride
 
   // Layout constants.
   localparam int unsigned DescWords   = 16;          // 32-bit little-endian words per descriptor
@@ -494,11 +494,11 @@ package nasa_pkg;
     32'd16, 32'd1024, 32'd32, 32'd32, 32'd16, 32'd16, 32'd2097152
   };
 
-  // Configuration `up5k`: Rows 1, Cols 1, MemBytes 4, InBufBytes 2048, KredMax 256, BurstMax 1,
+  // Configuration `up5k`: Rows 1, Cols 1, MemBytes 4, InBufBytes 32768, KredMax 256, BurstMax 1,
   //   NodeCap 256, MaxLayers 8, MaxChoices 8, MaxCands 256, RqLanes 1, AddrBits 17, DmaInflight 2,
   //   WTiles 2, ScratchBytes 0
   localparam cfg_t CfgUp5k = {
-    32'd1, 32'd1, 32'd4, 32'd2048, 32'd256, 32'd1, 32'd256, 32'd8,
+    32'd1, 32'd1, 32'd4, 32'd32768, 32'd256, 32'd1, 32'd256, 32'd8,
     32'd8, 32'd256, 32'd1, 32'd17, 32'd2, 32'd2, 32'd0
   };
 

@@ -23,6 +23,7 @@
 #include "nasa/runtime.h"
 #include "nasa/sim/context.h"
 #include "nasa/sim/x_seed.h"
+#include "nasa/spec.h"
 #include "nasa/supernet_weights.h"
 #include "nasa/uart_device.h"
 #include "fused_vs_ref.h"
@@ -169,6 +170,47 @@ TEST(BoardIcebreaker, FusedBatchOverTheUartEqualsTheReference) {
   // the ref device of up5k is the board's cycle-exact model: the board's own counter agrees
   EXPECT_EQ(a.cycles, b.cycles);
   EXPECT_GT(b.cycles, 0u);
+}
+
+// The default supernet, fmnist-mb14 (28x28 inputs, 14x14x16 to 7x7x240 activations, 225,186
+// weights: more than the board's 128 KB), on the board: the host splits the batch into as many
+// batch runs as the board's memory needs (compile::plan_batch), and every run's logits, counts
+// and nodes over the link equal the board's cycle-exact model's, whose logits equal the engine's
+// reference model's (config sim) for the same batch.
+TEST(BoardIcebreaker, DefaultSupernetFusedOverTheUartEqualsTheReference) {
+  const auto net = spec::builtin_space("fmnist-mb14");
+  const auto w = weights::random_weights(net, 7);
+  std::mt19937 rng(5);
+  std::vector<floatnet::Tensor> calib;
+  std::vector<std::vector<uint8_t>> imgs(2, std::vector<uint8_t>(28 * 28));
+  std::vector<uint8_t> labels(imgs.size());
+  for (size_t i = 0; i < imgs.size(); ++i) {
+    for (auto& p : imgs[i]) p = static_cast<uint8_t>(rng());
+    labels[i] = static_cast<uint8_t>(rng() % 10);
+    calib.push_back(floatnet::image_from_u8(imgs[i].data(), 28, 28, 1));
+  }
+  const auto q = compile::quantize(net, w, calib);
+  // three candidates sharing the stem and their first layers (a fused batch), small ops
+  const std::vector<spec::Candidate> cands = {
+      {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 5}, {0, 0, 0, 5, 0, 0}};
+  const auto& cfg = config_by_name("up5k");
+  const auto [a, b] = nasa::testing::expect_fused_like_ref(
+      q, cfg, [](const hw::Config& c, uint64_t m) { return std::make_unique<BoardDevice>(c, m); },
+      "uart", cands, imgs, labels, /*mini_batch=*/2);
+  EXPECT_EQ(a.runs, b.runs);
+  EXPECT_EQ(a.macs, b.macs);
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(a.counters, b.counters);
+  // the engine's reference model (config sim, one batch run) classifies and scores alike
+  runtime::Runtime sim(
+      q, config_by_name("sim"),
+      [](const hw::Config& c, uint64_t m) { return device::make_ref_device(c, m); }, "ref");
+  compile::BatchOptions bo;
+  bo.dump_logits = true;
+  bo.mini_batch = 2;
+  const auto s = sim.evaluate_fused(cands, 0, imgs, labels, bo);
+  EXPECT_EQ(s.logits, b.logits);
+  EXPECT_EQ(s.correct, b.correct);
 }
 
 }  // namespace

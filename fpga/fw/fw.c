@@ -47,7 +47,9 @@ static void layer_completed(u64 layer_macs) {
 
 /* ---------------- the dot-product unit ---------------- */
 #define DOT(k) REG(MCU_DOT(k))
-#if NASA_CFG_KRED_MAX > MCU_DOT_MAX_N || NASA_CFG_IN_BUF_BYTES > MCU_DOT_MAX_STRIDE
+/* (a GAP channel's pixels: up to InBuf elements in one run; strides: below InBuf) */
+#if NASA_CFG_KRED_MAX > MCU_DOT_MAX_N || NASA_CFG_IN_BUF_BYTES > MCU_DOT_MAX_N || \
+    NASA_CFG_IN_BUF_BYTES > MCU_DOT_MAX_STRIDE
 #error "the dot unit's element count or strides cannot cover this configuration's layers"
 #endif
 

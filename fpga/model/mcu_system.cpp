@@ -332,10 +332,10 @@ uint64_t System::dot_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wda
 // result is there, and the unit idle, three cycles after the last element.
 void System::dot_run(uint64_t start, uint32_t acc) {
   const uint32_t amask = cfg_.addr_bits >= 32 ? ~0u : (1u << cfg_.addr_bits) - 1;
-  const uint32_t n = dot_shape_ & 0xFFF, runs = (dot_shape_ >> 16) & 0xFF,
+  const uint32_t n = dot_shape_ & 0xFFFF, runs = (dot_shape_ >> 16) & 0xFF,
                  mode = (dot_shape_ >> 24) & 3;
-  const uint32_t xi = dot_xstr_ & 0xFFF, xo = (dot_xstr_ >> 16) & 0xFFF, wi = dot_wstr_ & 0xFFF,
-                 wo = (dot_wstr_ >> 16) & 0xFFF;
+  const uint32_t xi = dot_xstr_ & 0xFFFF, xo = dot_xstr_ >> 16, wi = dot_wstr_ & 0xFFFF,
+                 wo = dot_wstr_ >> 16;
   uint64_t t = start + 1;
   uint64_t last = start;  // (zero elements: idle at start + 3)
   bool xv = false, wv = false;

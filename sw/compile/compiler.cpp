@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 
 #include "nasa/memory_image.h"
@@ -679,7 +680,6 @@ TensorPlace place_tensors(const BuildFn& build, size_t images, const Order& o,
     size_t k, n0, n1;
     uint64_t lo, hi;  // planning range
     size_t first = SIZE_MAX, last = 0;
-    uint64_t off = UINT64_MAX;
   };
   std::vector<Unit> units;
   for (size_t k = 0; k < n_t; ++k) {
@@ -713,29 +713,39 @@ TensorPlace place_tensors(const BuildFn& build, size_t images, const Order& o,
     if (d.op == static_cast<uint8_t>(hw::Op::Add)) mark(d.in2_addr, sh.in_bytes, false);
     if (has_residual(d)) mark(d.in2_addr, sh.out_bytes, false);
   }
-  // first fit in the window, in the order the blocks are written
+  // first fit, in the order the blocks are written, of the blocks `off` leaves unplaced into
+  // `cap` bytes: their offsets in `off`; returns the blocks placed and the bytes spanned
   std::vector<size_t> order(units.size());
   for (size_t u = 0; u < units.size(); ++u) order[u] = u;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return units[a].first < units[b].first; });
   auto bytes = [&](const Unit& u) { return tp.stride[u.k] * (u.n1 - u.n0); };
-  std::vector<size_t> live;  // blocks in the window, by offset
-  size_t on_chip = 0;
-  for (const size_t k : order) {
-    Unit& u = units[k];
-    std::erase_if(live, [&](size_t l) { return units[l].last < u.first; });
-    uint64_t at = 0;
-    for (const size_t l : live) {
-      if (at + bytes(u) <= units[l].off) break;
-      at = std::max(at, units[l].off + bytes(units[l]));
+  auto first_fit = [&](uint64_t cap, std::vector<uint64_t>& off, const std::vector<uint64_t>& skip) {
+    std::vector<size_t> live;  // blocks placed, by offset
+    size_t placed = 0;
+    uint64_t extent = 0;
+    for (const size_t k : order) {
+      if (skip[k] != UINT64_MAX) continue;
+      const Unit& u = units[k];
+      std::erase_if(live, [&](size_t l) { return units[l].last < u.first; });
+      uint64_t at = 0;
+      for (const size_t l : live) {
+        if (at + bytes(u) <= off[l]) break;
+        at = std::max(at, off[l] + bytes(units[l]));
+      }
+      if (at + bytes(u) > cap) continue;
+      off[k] = at;
+      extent = std::max(extent, at + bytes(u));
+      live.insert(std::upper_bound(live.begin(), live.end(), k,
+                                   [&](size_t a, size_t b) { return off[a] < off[b]; }),
+                  k);
+      ++placed;
     }
-    if (at + bytes(u) > window) continue;
-    u.off = at;
-    live.insert(std::upper_bound(live.begin(), live.end(), k,
-                                 [&](size_t a, size_t b) { return units[a].off < units[b].off; }),
-                k);
-    ++on_chip;
-  }
+    return std::pair{placed, extent};
+  };
+  const std::vector<uint64_t> none(units.size(), UINT64_MAX);
+  std::vector<uint64_t> win_off = none, mem_off = none;
+  const size_t on_chip = first_fit(window, win_off, none).first;
   tp.blocks.resize(n_t);
   uint64_t base = 0;
   if (on_chip != 0) {
@@ -743,12 +753,24 @@ TensorPlace place_tensors(const BuildFn& build, size_t images, const Order& o,
         "on-chip scratch window: {} of {} activation blocks (places reused)", on_chip,
         units.size()));
   }
-  for (const Unit& u : units) {
+  // the board's core (Mcu): its main memory is the board's own, small, SPRAM: the blocks off
+  // the window share one region there the same way, a block taking a dead one's place
+  uint64_t shared = 0;
+  if (cfg.mcu) {
+    const auto [n, extent] = first_fit(UINT64_MAX, mem_off, win_off);
+    if (n != 0) {
+      shared = mem.alloc(extent, fmt::format("activations: {} blocks (places reused)", n));
+    }
+  }
+  for (size_t k = 0; k < units.size(); ++k) {
+    const Unit& u = units[k];
     const std::string imgs =
         u.n1 - u.n0 == images ? "every image" : fmt::format("images {}-{}", u.n0, u.n1 - 1);
-    const uint64_t a = u.off != UINT64_MAX
-                           ? base + u.off
-                           : mem.alloc(bytes(u), fmt::format("{} ({})", ts[u.k].what, imgs));
+    const uint64_t a = win_off[k] != UINT64_MAX   ? base + win_off[k]
+                       : mem_off[k] != UINT64_MAX ? shared + mem_off[k]
+                                                  : mem.alloc(bytes(u), fmt::format("{} ({})",
+                                                                                    ts[u.k].what,
+                                                                                    imgs));
     tp.blocks[u.k].push_back({u.n0, u.n1, a});
   }
   return tp;
@@ -756,9 +778,12 @@ TensorPlace place_tensors(const BuildFn& build, size_t images, const Order& o,
 
 }  // namespace
 
-Program compile(const QSupernet& q, const spec::Candidate& cand,
-                std::span<const std::vector<uint8_t>> images, const hw::Config& cfg,
-                bool on_chip, const ProgramOrder& order_in) {
+namespace {
+
+// compile() without its final check (`check` false: planning asks how large the image is)
+Program build_program(const QSupernet& q, const spec::Candidate& cand,
+                      std::span<const std::vector<uint8_t>> images, const hw::Config& cfg,
+                      bool on_chip, const ProgramOrder& order_in, bool check) {
   const spec::Supernet& net = q.net;
   spec::validate_candidate(net, cand);
   Program p;
@@ -891,8 +916,16 @@ Program compile(const QSupernet& q, const spec::Candidate& cand,
   p.desc_count = static_cast<uint32_t>(p.descs.size());
   p.win_base = 0;
   p.win_limit = static_cast<uint32_t>(p.image.size());
-  check_program(p, cfg, "candidate " + spec::format_candidate(cand));
+  if (check) check_program(p, cfg, "candidate " + spec::format_candidate(cand));
   return p;
+}
+
+}  // namespace
+
+Program compile(const QSupernet& q, const spec::Candidate& cand,
+                std::span<const std::vector<uint8_t>> images, const hw::Config& cfg,
+                bool on_chip, const ProgramOrder& order) {
+  return build_program(q, cand, images, cfg, on_chip, order, true);
 }
 
 std::vector<OpProblem> check_ops(const QSupernet& q, const hw::Config& cfg) {
@@ -1010,10 +1043,13 @@ void preflight(const QSupernet& q, const hw::Config& cfg, std::string_view sourc
   throw std::invalid_argument(msg);
 }
 
-BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> cands,
-                           size_t generate, std::span<const std::vector<uint8_t>> images,
-                           std::span<const uint8_t> labels, const hw::Config& cfg,
-                           const BatchOptions& opt) {
+namespace {
+
+// compile_batch() without its final checks (`check` false: planning asks how large the image is)
+BatchProgram build_batch(const QSupernet& q, std::span<const spec::Candidate> cands,
+                         size_t generate, std::span<const std::vector<uint8_t>> images,
+                         std::span<const uint8_t> labels, const hw::Config& cfg,
+                         const BatchOptions& opt, bool check) {
   const spec::Supernet& net = q.net;
   const size_t L = net.layers.size();
   const size_t n_cands = generate ? generate : cands.size();
@@ -1083,7 +1119,15 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
   }
   for (size_t i = 0; i < L; ++i) r.layer_k[i] = static_cast<uint32_t>(net.layers[i].choices.size());
 
-  // weights of the whole supernet, once
+  // the ops the batch can reach: every choice when candidates are generated on chip, else the
+  // choices its candidates make (the others get neither weights nor templates: their op table
+  // entries are never read)
+  std::vector<std::vector<bool>> used(L);
+  for (size_t i = 0; i < L; ++i) used[i].assign(q.ops[i].size(), generate > 0);
+  for (const auto& c : cands) {
+    for (size_t i = 0; i < L && generate == 0; ++i) used[i][static_cast<size_t>(c[i])] = true;
+  }
+  // weights of the stem, the head and every reachable op, once
   using Placed = ImageBuilder::Placed;
   const Placed stem = mem.place(q.stem, "stem"), head = mem.place(q.head_conv, "head.conv"),
                fc = mem.place(q.fc, "head.fc");
@@ -1091,7 +1135,7 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
   for (size_t i = 0; i < L; ++i) {
     for (size_t c = 0; c < q.ops[i].size(); ++c) {
       std::vector<Placed> v;
-      for (size_t k = 0; k < q.ops[i][c].convs.size(); ++k) {
+      for (size_t k = 0; k < q.ops[i][c].convs.size() && used[i][c]; ++k) {
         v.push_back(
             mem.place(q.ops[i][c].convs[k], fmt::format("layers.{}.choices.{}.conv{}", i, c, k)));
       }
@@ -1116,9 +1160,10 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
     const auto& s = shapes[i];
     slot[i + 1] = round64(static_cast<uint64_t>((s.h + s.stride - 1) / s.stride) *
                           ((s.w + s.stride - 1) / s.stride) * s.cout);
-    for (const QOp& op : q.ops[i]) {
+    for (size_t c = 0; c < q.ops[i].size(); ++c) {
+      if (!used[i][c]) continue;
       int ch = s.h, cw = s.w;
-      for (const QConv& qc : op.convs) {
+      for (const QConv& qc : q.ops[i][c].convs) {
         ch = (ch + qc.stride - 1) / qc.stride;
         cw = (cw + qc.stride - 1) / qc.stride;
         scratch = std::max<uint64_t>(scratch, static_cast<uint64_t>(ch) * cw * qc.cout);
@@ -1178,6 +1223,7 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
     for (size_t i = 0; i < L; ++i) {
       const auto& s = shapes[i];
       for (size_t c = 0; c < q.ops[i].size(); ++c) {
+        if (!used[i][c]) continue;  // (its op table entry stays 0)
         const QOp& op = q.ops[i][c];
         first = start_of();
         int ch = s.h, cw = s.w;
@@ -1261,6 +1307,7 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
   p.desc_count = static_cast<uint32_t>(t.size());
   p.win_base = 0;
   p.win_limit = static_cast<uint32_t>(p.image.size());
+  if (!check) return bp;
   if (p.image.size() > cfg.addr_space()) {
     // the arena, the scratch and (without a dump) the logits grow with the mini-batch
     uint64_t per_image = r.scratch_stride + (opt.dump_logits ? 0 : r.classes);
@@ -1272,8 +1319,8 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
         "compile_batch: the memory image of supernet '{}' needs {} bytes with a mini-batch of {}, "
         "more than the {}-byte address space of config '{}' (AddrBits {}){}",
         net.name, p.image.size(), mb, cfg.addr_space(), cfg.name, cfg.addr_bits,
-        fits == 0 ? fmt::format("; a mini-batch of 1 still needs {} bytes: the supernet's "
-                                "weights, the images, labels and templates",
+        fits == 0 ? fmt::format("; a mini-batch of 1 still needs {} bytes: the weights of the "
+                                "ops the batch reaches, the images, labels and templates",
                                 fixed)
                   : fmt::format("; a mini-batch of at most {} fits", fits)));
   }
@@ -1288,6 +1335,145 @@ BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> 
     check_program(probe, cfg, fmt::format("supernet '{}' (batch templates)", net.name));
   }
   return bp;
+}
+
+// `n` blank images of the supernet's input size and their labels: what planning compiles with
+struct Blank {
+  std::vector<std::vector<uint8_t>> images;
+  std::vector<uint8_t> labels;
+  Blank(const QSupernet& q, size_t n)
+      : images(n, std::vector<uint8_t>(ImageBuilder::input_bytes(q.net), 0)), labels(n, 0) {}
+};
+
+// The largest v in [lo, hi] with fits(v), given fits(lo) (fits is monotone: true up to a point).
+template <class Fits>
+size_t largest_fitting(size_t lo, size_t hi, Fits fits) {
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo + 1) / 2;
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+// Nodes of the fused graph of some candidates (root included): one per distinct prefix.
+class NodeCount {
+ public:
+  size_t with(const spec::Candidate& c) const {
+    size_t n = prefixes_.size() + 1;
+    for (size_t i = 1; i <= c.size(); ++i) n += !prefixes_.contains({c.begin(), c.begin() + i});
+    return n;
+  }
+  void add(const spec::Candidate& c) {
+    for (size_t i = 1; i <= c.size(); ++i) prefixes_.insert({c.begin(), c.begin() + i});
+  }
+
+ private:
+  std::set<std::vector<int>> prefixes_;
+};
+
+}  // namespace
+
+BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> cands,
+                           size_t generate, std::span<const std::vector<uint8_t>> images,
+                           std::span<const uint8_t> labels, const hw::Config& cfg,
+                           const BatchOptions& opt) {
+  return build_batch(q, cands, generate, images, labels, cfg, opt, true);
+}
+
+std::vector<BatchRun> plan_batch(const QSupernet& q, std::span<const spec::Candidate> cands,
+                                 size_t generate, size_t n_images, const hw::Config& cfg,
+                                 const BatchOptions& opt) {
+  if (n_images == 0) throw std::invalid_argument("plan_batch: no images");
+  const size_t n = generate ? generate : cands.size();
+  if (n == 0) throw std::invalid_argument("plan_batch: the batch has no candidates");
+  if (opt.mini_batch == 0) throw std::invalid_argument("plan_batch: mini-batch 0 (at least 1)");
+  const Blank blank(q, n_images);
+  const auto images = std::span<const std::vector<uint8_t>>(blank.images);
+  const auto labels = std::span<const uint8_t>(blank.labels);
+  // the bytes of candidates [c0, c1) on `imgs` images with mini-batch `mb`
+  auto bytes = [&](size_t c0, size_t c1, size_t imgs, size_t mb) {
+    BatchOptions o = opt;
+    o.mini_batch = static_cast<uint32_t>(std::min(mb, imgs));
+    return build_batch(q, generate ? cands : cands.subspan(c0, c1 - c0), generate,
+                       images.first(imgs), labels.first(imgs), cfg, o, false)
+        .program.image.size();
+  };
+  auto fits = [&](size_t c0, size_t c1, size_t imgs, size_t mb) {
+    return bytes(c0, c1, imgs, mb) <= cfg.addr_space();
+  };
+  const size_t mb_all = std::min<size_t>(opt.mini_batch, n_images);
+  NodeCount all;
+  for (const auto& c : cands) all.add(c);
+  if ((generate || (n <= cfg.max_cands && all.with(cands.front()) <= cfg.node_cap)) &&
+      fits(0, n, n_images, mb_all)) {
+    return {{0, generate ? 0 : n, 0, n_images, static_cast<uint32_t>(mb_all)}};  // one run
+  }
+  // candidate groups: in order, each as long as the node table, the candidate count and one
+  // image's memory allow (generated candidates: one group, the hardware makes them)
+  std::vector<std::pair<size_t, size_t>> groups;
+  if (generate || (n <= cfg.max_cands && all.with(cands.front()) <= cfg.node_cap &&
+                   fits(0, n, 1, 1))) {
+    groups.emplace_back(0, n);
+  } else {
+    for (size_t c0 = 0; c0 < n;) {
+      NodeCount nc;
+      if (nc.with(cands[c0]) > cfg.node_cap) {
+        throw std::runtime_error(fmt::format(
+            "plan_batch: candidate {} alone needs {} nodes, more than the {} of config '{}'",
+            spec::format_candidate(cands[c0]), nc.with(cands[c0]), cfg.node_cap, cfg.name));
+      }
+      nc.add(cands[c0]);
+      size_t c1 = c0 + 1;
+      while (c1 < n && c1 - c0 < cfg.max_cands && nc.with(cands[c1]) <= cfg.node_cap &&
+             fits(c0, c1 + 1, 1, 1)) {
+        nc.add(cands[c1++]);
+      }
+      groups.emplace_back(c0, c1);
+      c0 = c1;
+    }
+  }
+  std::vector<BatchRun> runs;
+  for (const auto& [c0, c1] : groups) {
+    if (!fits(c0, c1, 1, 1)) {
+      throw std::runtime_error(fmt::format(
+          "plan_batch: {} of supernet '{}' needs {} bytes with one image, more than the {}-byte "
+          "address space of config '{}' (AddrBits {}): its weights, one image's activations, "
+          "templates and tables{}",
+          generate ? fmt::format("generating {} candidates on chip", n)
+                   : fmt::format("candidate {}", spec::format_candidate(cands[c0])),
+          q.net.name, bytes(c0, c1, 1, 1), cfg.addr_space(), cfg.name, cfg.addr_bits,
+          generate ? " (on-chip generation needs every op's weights: evaluate candidates drawn "
+                     "on the host, e.g. --random N, instead)"
+                   : ""));
+    }
+    // the largest mini-batch that fits, then the most images a run of it holds
+    const size_t mb = largest_fitting(1, std::min<size_t>(opt.mini_batch, n_images),
+                                      [&](size_t m) { return fits(c0, c1, m, m); });
+    const size_t per = largest_fitting(mb, n_images, [&](size_t k) { return fits(c0, c1, k, mb); });
+    for (size_t i0 = 0; i0 < n_images; i0 += per) {
+      const size_t i1 = std::min(n_images, i0 + per);
+      runs.push_back({generate ? 0 : c0, generate ? 0 : c1, i0, i1,
+                      static_cast<uint32_t>(std::min(mb, i1 - i0))});
+    }
+  }
+  return runs;
+}
+
+size_t images_per_program(const QSupernet& q, const spec::Candidate& cand, size_t n_images,
+                          const hw::Config& cfg, bool on_chip) {
+  if (n_images == 0) return 0;
+  const Blank blank(q, n_images);
+  const auto images = std::span<const std::vector<uint8_t>>(blank.images);
+  auto fits = [&](size_t k) {
+    return build_program(q, cand, images.first(k), cfg, on_chip, {}, false).image.size() <=
+           cfg.addr_space();
+  };
+  if (!fits(1)) {
+    // one image does not fit: compile() says what (the image is larger than the address space)
+    compile(q, cand, images.first(1), cfg, on_chip);
+  }
+  return largest_fitting(1, n_images, fits);
 }
 
 }  // namespace nasa::compile

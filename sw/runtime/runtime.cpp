@@ -74,38 +74,52 @@ EvalResult Runtime::evaluate(const spec::Candidate& c, std::span<const std::vect
     throw std::invalid_argument(
         fmt::format("evaluate: {} images but {} labels", images.size(), labels.size()));
   }
-  const compile::Program p = compile::compile(q_, c, images, cfg_);
-  auto dev = factory_(cfg_, p.image.size());
-  if (progress_) dev->set_progress(progress_);
-  dev->write_memory(0, p.image);
-  const uint64_t timeout = 4'000'000'000ull;
-  const device::WaitResult w =
-      dev->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, timeout, p.scratch_base);
-  if (!w.done || w.timeout) {
-    throw std::runtime_error(fmt::format("{} backend: candidate {} did not finish", dev->name(),
-                                         spec::format_candidate(c)));
-  }
-  if (w.err != hw::Err::None) {
-    throw std::runtime_error(fmt::format("{} backend: candidate {} stopped at descriptor {}: {}",
-                                         dev->name(), spec::format_candidate(c), w.err_index,
-                                         err_name(w.err)));
-  }
   EvalResult r;
   r.candidate = c;
   r.images = images.size();
-  const int classes = q_.net.classes;
-  std::vector<uint8_t> raw(static_cast<size_t>(classes));
-  for (size_t n = 0; n < images.size(); ++n) {
-    dev->read_memory(p.logits_addr[n], raw);
-    int best = 0;
-    for (int k = 0; k < classes; ++k) {
-      const auto v = static_cast<int8_t>(raw[static_cast<size_t>(k)]);
-      r.logits.push_back(v);
-      if (v > static_cast<int8_t>(raw[static_cast<size_t>(best)])) best = k;
+  // the images in as many programs as the address space needs (one when they all fit)
+  const size_t per = images.empty() ? 1 : compile::images_per_program(q_, c, images.size(), cfg_);
+  for (size_t i0 = 0; i0 < images.size() || (images.empty() && i0 == 0); i0 += per) {
+    const size_t ni = std::min(per, images.size() - i0);
+    const auto part = images.subspan(i0, ni);
+    const compile::Program p = compile::compile(q_, c, part, cfg_);
+    auto dev = factory_(cfg_, p.image.size());
+    if (progress_) dev->set_progress(progress_);
+    dev->write_memory(0, p.image);
+    const uint64_t timeout = 4'000'000'000ull;
+    const device::WaitResult w =
+        dev->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, timeout, p.scratch_base);
+    if (!w.done || w.timeout) {
+      throw std::runtime_error(fmt::format("{} backend: candidate {} did not finish", dev->name(),
+                                           spec::format_candidate(c)));
     }
-    r.correct += best == labels[n];
+    if (w.err != hw::Err::None) {
+      throw std::runtime_error(fmt::format("{} backend: candidate {} stopped at descriptor {}: {}",
+                                           dev->name(), spec::format_candidate(c), w.err_index,
+                                           err_name(w.err)));
+    }
+    const int classes = q_.net.classes;
+    std::vector<uint8_t> raw(static_cast<size_t>(classes));
+    for (size_t n = 0; n < ni; ++n) {
+      dev->read_memory(p.logits_addr[n], raw);
+      int best = 0;
+      for (int k = 0; k < classes; ++k) {
+        const auto v = static_cast<int8_t>(raw[static_cast<size_t>(k)]);
+        r.logits.push_back(v);
+        if (v > static_cast<int8_t>(raw[static_cast<size_t>(best)])) best = k;
+      }
+      r.correct += best == labels[i0 + n];
+    }
+    EvalResult part_costs;
+    take_counters(*dev, part_costs);
+    for (size_t i = 0; i < r.counters.size(); ++i) r.counters[i] += part_costs.counters[i];
+    r.cycles += part_costs.cycles;
+    r.macs += part_costs.macs;
+    r.dram_read += part_costs.dram_read;
+    r.dram_written += part_costs.dram_written;
+    ++r.programs;
+    if (images.empty()) break;
   }
-  take_counters(*dev, r);
   r.logits_sha256 = sha256_hex(
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(r.logits.data()), r.logits.size()));
   return r;
@@ -143,16 +157,19 @@ void program_batch(device::Device& dev, const compile::BatchProgram& bp) {
   dev.write_table(hw::Table::ArenaStride, r.arena_stride);
 }
 
-FusedResult Runtime::evaluate_fused(std::span<const spec::Candidate> cands, size_t generate,
-                                    std::span<const std::vector<uint8_t>> images,
-                                    std::span<const uint8_t> labels,
-                                    const compile::BatchOptions& opt) {
-  const compile::BatchProgram bp =
-      compile::compile_batch(q_, cands, generate, images, labels, cfg_, opt);
+namespace {
+// One batch run on a fresh device: its result as the hardware reports it.
+FusedResult run_batch_once(const compile::QSupernet& q, const hw::Config& cfg,
+                           const DeviceFactory& factory,
+                           const device::Device::ProgressFn& progress,
+                           std::span<const spec::Candidate> cands, size_t generate,
+                           std::span<const std::vector<uint8_t>> images,
+                           std::span<const uint8_t> labels, const compile::BatchOptions& opt) {
+  const compile::BatchProgram bp = compile::compile_batch(q, cands, generate, images, labels, cfg, opt);
   const compile::Program& p = bp.program;
   const batch::Regs& r = bp.regs;
-  auto dev = factory_(cfg_, p.image.size());
-  if (progress_) dev->set_progress(progress_);
+  auto dev = factory(cfg, p.image.size());
+  if (progress) dev->set_progress(progress);
   program_batch(*dev, bp);
   const device::WaitResult w = dev->run_batch(p.win_base, p.win_limit, 40'000'000'000ull);
   if (!w.done || w.timeout) {
@@ -166,6 +183,7 @@ FusedResult Runtime::evaluate_fused(std::span<const spec::Candidate> cands, size
   }
   FusedResult res;
   res.images = images.size();
+  res.runs = 1;
   const size_t L = r.num_layers;
   // the candidates as the hardware saw them (generated ones are read back)
   std::vector<uint8_t> vec(static_cast<size_t>(r.cand_count) * L);
@@ -195,6 +213,98 @@ FusedResult Runtime::evaluate_fused(std::span<const spec::Candidate> cands, size
   take_counters(*dev, res);
   res.layers = w.layers_done;
   res.profile = dev->batch_profile();
+  return res;
+}
+
+// `run`'s counters, profile and descriptors added to `sum`'s
+void add_costs(FusedResult& sum, const FusedResult& run, size_t node_base) {
+  for (size_t i = 0; i < sum.counters.size(); ++i) sum.counters[i] += run.counters[i];
+  sum.cycles += run.cycles;
+  sum.macs += run.macs;
+  sum.dram_read += run.dram_read;
+  sum.dram_written += run.dram_written;
+  sum.layers += run.layers;
+  sum.runs += run.runs;
+  if (!run.profile) {
+    sum.profile.reset();
+    return;
+  }
+  if (sum.runs == 1) {
+    sum.profile = run.profile;  // (node ids already at node_base 0)
+    return;
+  }
+  if (!sum.profile) return;
+  batch::Profile& p = *sum.profile;
+  const batch::Profile& q = *run.profile;
+  if (p.by_node.size() < node_base + q.by_node.size()) p.by_node.resize(node_base + q.by_node.size());
+  for (size_t n = 0; n < q.by_node.size(); ++n) {
+    batch::Usage& u = p.by_node[node_base + n];
+    u.cycles += q.by_node[n].cycles;
+    u.macs += q.by_node[n].macs;
+    u.layers += q.by_node[n].layers;
+  }
+  for (size_t o = 0; o < p.by_op.size(); ++o) {
+    p.by_op[o].cycles += q.by_op[o].cycles;
+    p.by_op[o].macs += q.by_op[o].macs;
+    p.by_op[o].layers += q.by_op[o].layers;
+  }
+  p.control_cycles += q.control_cycles;
+}
+}  // namespace
+
+FusedResult Runtime::evaluate_fused(std::span<const spec::Candidate> cands, size_t generate,
+                                    std::span<const std::vector<uint8_t>> images,
+                                    std::span<const uint8_t> labels,
+                                    const compile::BatchOptions& opt) {
+  if (labels.size() != images.size()) {
+    throw std::invalid_argument(
+        fmt::format("evaluate_fused: {} images but {} labels", images.size(), labels.size()));
+  }
+  const auto plan = compile::plan_batch(q_, cands, generate, images.size(), cfg_, opt);
+  FusedResult res;
+  res.images = images.size();
+  size_t node_base = 0;  // the group's first node in the merged node table
+  for (size_t k = 0; k < plan.size(); ++k) {
+    const compile::BatchRun& br = plan[k];
+    compile::BatchOptions o = opt;
+    o.mini_batch = br.mini_batch;
+    const size_t i0 = br.img_begin, ni = br.img_end - br.img_begin;
+    const FusedResult run =
+        run_batch_once(q_, cfg_, factory_, progress_, cands.subspan(br.cand_begin, br.cand_end - br.cand_begin),
+                       generate, images.subspan(i0, ni), labels.subspan(i0, ni), o);
+    const bool first_of_group = i0 == 0;
+    if (first_of_group) {
+      // a new group of candidates: its nodes after the previous groups' (parents rebased; the
+      // root's "no parent" stays), its candidates, leaves and counts
+      if (k > 0) node_base = res.nodes.size();
+      for (uint32_t w : run.nodes) {
+        const uint32_t parent = w & 0xFFFFu;
+        res.nodes.push_back(parent == hw::kNoNode ? w
+                                                  : (w & ~0xFFFFu) |
+                                                        static_cast<uint32_t>(parent + node_base));
+      }
+      for (size_t j = 0; j < run.candidates.size(); ++j) {
+        res.candidates.push_back(run.candidates[j]);
+        res.leaf.push_back(static_cast<uint32_t>(run.leaf[j] + node_base));
+        res.correct.push_back(run.correct[j]);
+        if (!run.logits.empty()) res.logits.push_back(run.logits[j]);
+      }
+    } else {
+      // the same candidates on the next images: counts add up, logits follow in image order
+      const size_t j0 = res.candidates.size() - run.candidates.size();
+      for (size_t j = 0; j < run.candidates.size(); ++j) {
+        if (run.candidates[j] != res.candidates[j0 + j]) {
+          throw std::logic_error("evaluate_fused: a group's runs evaluated different candidates");
+        }
+        res.correct[j0 + j] += run.correct[j];
+        if (!run.logits.empty()) {
+          res.logits[j0 + j].insert(res.logits[j0 + j].end(), run.logits[j].begin(),
+                                    run.logits[j].end());
+        }
+      }
+    }
+    add_costs(res, run, node_base);
+  }
   return res;
 }
 

@@ -337,6 +337,7 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
       j["seed"] = o.batch.seed;
     }
     j["nodes"] = r.nodes.size();
+    j["batch_runs"] = r.runs;
     j["unique_candidate_count"] = st.unique_candidates;
     j.update(nasa::report::cost_json(r.cycles, r.macs, r.dram_read, r.dram_written, imgs.size(),
                                      rt.config()));
@@ -347,7 +348,7 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     j.update(nasa::report::energy_json(rt.config(), r.counters, r.candidates.size()));
     j["counters"] = nasa::report::counters_json(r.counters);
   } else {
-    uint64_t cycles = 0, macs = 0, dram_read = 0, dram_written = 0;
+    uint64_t cycles = 0, macs = 0, dram_read = 0, dram_written = 0, programs = 0;
     std::array<uint64_t, nasa::hw::kNumCounters> counters{};
     nasa::cli::Status status(batch.size());
     for (const auto& c : batch) {
@@ -366,9 +367,11 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
       macs += r.macs;
       dram_read += r.dram_read;
       dram_written += r.dram_written;
+      programs += r.programs;
       status.update(per.size(), fmt::format("{} / {} candidates", per.size(), batch.size()));
     }
     j["candidates"] = per;
+    j["programs"] = programs;
     j.update(nasa::report::cost_json(cycles, macs, dram_read, dram_written, imgs.size(),
                                      rt.config()));
     j.update(nasa::report::energy_json(rt.config(), counters, batch.size()));
@@ -382,10 +385,15 @@ int eval_batch(const EvalOptions& o, nasa::runtime::Runtime& rt, const Supernet&
     fmt::print("{:<24} {:>6} correct ({:.2f}%)\n", e["arch"].get<std::string>(),
                e["correct"].get<size_t>(), 100.0 * e["accuracy"].get<double>());
   }
+  const uint64_t runs = j.value("batch_runs", j.value("programs", uint64_t{0}));
   fmt::print(
-      "{} on {} ({}), {} images: {} cycles ({:.0f} per image), {} MACs executed, {} DRAM bytes, "
-      "PE utilization {:.3f}\n",
+      "{} on {} ({}), {} images{}: {} cycles ({:.0f} per image), {} MACs executed, {} DRAM "
+      "bytes, PE utilization {:.3f}\n",
       fused ? "fused batch" : "candidates one by one", o.backend, o.config, imgs.size(),
+      runs > (fused ? 1u : batch.size())
+          ? fmt::format(" ({} {} runs: the address space holds no more)", runs,
+                        fused ? "batch" : "program")
+          : "",
       j["cycles"].get<uint64_t>(), j["cycles_per_image_batch"].get<double>(),
       j["macs_executed"].get<uint64_t>(), j["dram_bytes"].get<uint64_t>(),
       j["pe_utilization"].get<double>());

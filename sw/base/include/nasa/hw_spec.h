@@ -218,7 +218,7 @@ namespace nasa::hw {
   X(fpga, 4, 4, 4, 2048, 256, 8, 256, 8, 8, 256, 1, 17, 8, 2, 0, 0)                   \
   X(sim, 16, 16, 32, 131072, 8192, 8, 1024, 16, 16, 1024, 16, 32, 16, 16, 2097152, 0)   \
   X(large, 32, 32, 64, 131072, 8192, 8, 1024, 16, 16, 1024, 32, 32, 16, 16, 2097152, 0) \
-  X(up5k, 1, 1, 4, 2048, 256, 1, 256, 8, 8, 256, 1, 17, 2, 2, 0, 1)
+  X(up5k, 1, 1, 4, 32768, 256, 1, 256, 8, 8, 256, 1, 17, 2, 2, 0, 1)
 
 // The columns of NASA_CONFIGS, in order. Row: Config member, RTL parameter name (every column
 // but Mcu is a parameter of the core's top module, passed as -G<Param>=<value>, and a field of
@@ -272,16 +272,16 @@ namespace nasa::hw {
   X(CLeafCount, C_LEAF_COUNT, 8, "control: entries of Leaf the host may read")                   \
   X(DX, D_X, 0, "dot unit: x address (advanced by XO after each run)")                           \
   X(DW, D_W, 1, "dot unit: w address (advanced by WO)")                                          \
-  X(DShape, D_SHAPE, 2, "dot unit: n (11:0) | runs << 16 | mode << 24")                          \
-  X(DXstr, D_XSTR, 3, "dot unit: XI (11:0) | XO << 16 (12 bits each)")                           \
+  X(DShape, D_SHAPE, 2, "dot unit: n (15:0) | runs << 16 | mode << 24")                          \
+  X(DXstr, D_XSTR, 3, "dot unit: XI (15:0) | XO << 16 (16 bits each)")                           \
   X(DWstr, D_WSTR, 4, "dot unit: WI | WO << 16")                                                 \
   X(DAcc, D_ACC, 5, "dot unit: write the initial accumulator to start; read the result")        \
   X(DotMac, DOT_MAC, 0, "dot mode: acc += x * w")                                                \
   X(DotSum, DOT_SUM, 1, "dot mode: acc += x")                                                    \
   X(DotMax, DOT_MAX, 2, "dot mode: acc = max(acc, x)")                                           \
-  X(DotMaxN, DOT_MAX_N, 4095, "dot unit: longest run")                                           \
+  X(DotMaxN, DOT_MAX_N, 65535, "dot unit: longest run")                                          \
   X(DotMaxRuns, DOT_MAX_RUNS, 255, "dot unit: most runs per start")                              \
-  X(DotMaxStride, DOT_MAX_STRIDE, 4095, "dot unit: largest stride")
+  X(DotMaxStride, DOT_MAX_STRIDE, 65535, "dot unit: largest stride")
 
 // ---- C++ views of the tables. ----
 

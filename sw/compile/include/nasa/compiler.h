@@ -130,9 +130,32 @@ struct BatchProgram {
 };
 
 // `cands` are placed in memory unless `generate` > 0: then cand_gen makes that many on chip.
+// Only the weights of the ops the batch reaches are placed: every op when generating, else
+// those its candidates choose.
 BatchProgram compile_batch(const QSupernet& q, std::span<const spec::Candidate> cands,
                            size_t generate, std::span<const std::vector<uint8_t>> images,
                            std::span<const uint8_t> labels, const hw::Config& cfg,
                            const BatchOptions& opt);
+
+// One batch run of a plan: candidates [cand_begin, cand_end) of the batch (generated ones:
+// 0, 0, the run generates them all) on images [img_begin, img_end), in mini-batches of
+// `mini_batch` images.
+struct BatchRun {
+  size_t cand_begin = 0, cand_end = 0, img_begin = 0, img_end = 0;
+  uint32_t mini_batch = 1;
+};
+// Splits a batch into as many batch runs as `cfg` needs (docs/fusion.md "Batch runs of a
+// target"): candidates in order into groups the node table, the candidate limit and the
+// address space (their weights with one image) take; per group, the largest mini-batch up to
+// opt.mini_batch that fits, and images in runs of as many as fit beside it. One run when the
+// whole batch fits. Throws when a single candidate (or on-chip generation's every op) does not
+// fit with one image, naming it and the bytes.
+std::vector<BatchRun> plan_batch(const QSupernet& q, std::span<const spec::Candidate> cands,
+                                 size_t generate, size_t n_images, const hw::Config& cfg,
+                                 const BatchOptions& opt);
+// The most of `n_images` images one program of `cand` (compile()) holds in `cfg`'s address space
+// (at least 1; throws as compile() does when one image does not fit).
+size_t images_per_program(const QSupernet& q, const spec::Candidate& cand, size_t n_images,
+                          const hw::Config& cfg, bool on_chip = true);
 
 }  // namespace nasa::compile

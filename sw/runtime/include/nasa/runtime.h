@@ -27,6 +27,7 @@ struct EvalResult {
   uint64_t cycles = 0, macs = 0, dram_read = 0, dram_written = 0;
   std::array<uint64_t, hw::kNumCounters> counters{};
   std::string logits_sha256;  // hex SHA-256 over `logits`
+  size_t programs = 0;        // programs run: the images in as many as the address space needs
   double accuracy() const { return images ? static_cast<double>(correct) / images : 0.0; }
 };
 
@@ -36,8 +37,11 @@ struct FusedResult {
   std::vector<uint32_t> leaf;               // per candidate: its leaf node
   std::vector<size_t> correct;              // per candidate
   size_t images = 0;
-  // node table as read back: parent | layer << 16 | choice << 24
+  // node table as read back: parent | layer << 16 | choice << 24 (several batch runs: their
+  // groups' tables one after the other, parents rebased)
   std::vector<uint32_t> nodes;
+  // batch runs (compile::plan_batch: candidate groups x image runs; counters are their sums)
+  size_t runs = 0;
   // per candidate, images x classes (only with BatchOptions::dump_logits)
   std::vector<std::vector<int8_t>> logits;
   uint64_t cycles = 0, macs = 0, dram_read = 0, dram_written = 0, layers = 0;

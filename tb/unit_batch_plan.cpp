@@ -1,0 +1,216 @@
+// Batch runs of a target (docs/fusion.md "Batch runs of a target"): compile::plan_batch splits a
+// batch into as many runs as the target's memory and tables need, each of which compiles within
+// the address space, and the runtime's merged result of the runs equals one run's; a candidate
+// program's images split the same way (compile::images_per_program).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <random>
+#include <vector>
+
+#include "nasa/compiler.h"
+#include "nasa/device.h"
+#include "nasa/fusion.h"
+#include "nasa/runtime.h"
+#include "nasa/spec.h"
+#include "nasa/supernet_weights.h"
+#include "thrown_message.h"
+#include "tiny_net.h"
+
+namespace {
+
+using namespace nasa;
+
+struct Data {
+  std::vector<std::vector<uint8_t>> images;
+  std::vector<uint8_t> labels;
+};
+
+Data random_data(const spec::Supernet& net, size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Data d{std::vector<std::vector<uint8_t>>(
+             n, std::vector<uint8_t>(static_cast<size_t>(net.in_h) * net.in_w * net.in_c)),
+         std::vector<uint8_t>(n)};
+  for (auto& im : d.images) {
+    for (auto& p : im) p = static_cast<uint8_t>(rng());
+  }
+  for (auto& l : d.labels) l = static_cast<uint8_t>(rng() % static_cast<uint32_t>(net.classes));
+  return d;
+}
+
+compile::QSupernet quantized(const spec::Supernet& net, uint64_t seed) {
+  const Data d = random_data(net, 2, static_cast<uint32_t>(seed));
+  std::vector<floatnet::Tensor> calib;
+  for (const auto& im : d.images) {
+    calib.push_back(floatnet::image_from_u8(im.data(), net.in_h, net.in_w, net.in_c));
+  }
+  return compile::quantize(net, weights::random_weights(net, seed), calib);
+}
+
+runtime::Runtime ref_runtime(const compile::QSupernet& q, const hw::Config& cfg) {
+  return runtime::Runtime(
+      q, cfg, [](const hw::Config& c, uint64_t m) { return device::make_ref_device(c, m); },
+      "ref");
+}
+
+// Every candidate in exactly one group, in order; each group's images in runs covering them in
+// order; every run compiles within the address space.
+void check_plan(const compile::QSupernet& q, std::span<const spec::Candidate> cands,
+                const std::vector<compile::BatchRun>& plan, const Data& d, const hw::Config& cfg,
+                const compile::BatchOptions& opt) {
+  ASSERT_FALSE(plan.empty());
+  size_t next_cand = 0, next_img = 0;
+  for (const auto& r : plan) {
+    if (r.img_begin == 0) {
+      EXPECT_EQ(next_img, next_cand == 0 ? 0u : d.images.size()) << "a group left images out";
+      EXPECT_EQ(r.cand_begin, next_cand);
+      EXPECT_GT(r.cand_end, r.cand_begin);
+      next_cand = r.cand_end;
+      next_img = 0;
+    }
+    EXPECT_EQ(r.img_begin, next_img);
+    EXPECT_GT(r.img_end, r.img_begin);
+    EXPECT_LE(r.mini_batch, opt.mini_batch);
+    EXPECT_LE(r.mini_batch, r.img_end - r.img_begin);
+    next_img = r.img_end;
+    compile::BatchOptions o = opt;
+    o.mini_batch = r.mini_batch;
+    const auto imgs = std::span(d.images).subspan(r.img_begin, r.img_end - r.img_begin);
+    const auto lbls = std::span(d.labels).subspan(r.img_begin, r.img_end - r.img_begin);
+    const auto bp = compile::compile_batch(
+        q, cands.subspan(r.cand_begin, r.cand_end - r.cand_begin), 0, imgs, lbls, cfg, o);
+    EXPECT_LE(bp.program.image.size(), cfg.addr_space());
+    // an image run stops only where the next image would not fit beside it
+    if (r.img_end < d.images.size()) {
+      const auto more = std::span(d.images).subspan(r.img_begin, r.img_end - r.img_begin + 1);
+      const auto more_l = std::span(d.labels).subspan(r.img_begin, r.img_end - r.img_begin + 1);
+      EXPECT_THROW(compile::compile_batch(q, cands.subspan(r.cand_begin, r.cand_end - r.cand_begin),
+                                          0, more, more_l, cfg, o),
+                   std::runtime_error);
+    }
+  }
+  EXPECT_EQ(next_cand, cands.size());
+  EXPECT_EQ(next_img, d.images.size());
+}
+
+TEST(BatchPlan, OneRunWhenTheBatchFits) {
+  const auto net = spec::builtin_space("fmnist-mb14");
+  const auto q = compile::quantize_shapes(net);
+  const auto cands = fusion::random_candidates(net, 8, 3);
+  compile::BatchOptions opt;
+  opt.mini_batch = 32;
+  const auto plan = compile::plan_batch(q, cands, 0, 20, config_by_name("sim"), opt);
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].cand_begin, 0u);
+  EXPECT_EQ(plan[0].cand_end, 8u);
+  EXPECT_EQ(plan[0].img_begin, 0u);
+  EXPECT_EQ(plan[0].img_end, 20u);
+  EXPECT_EQ(plan[0].mini_batch, 20u);
+}
+
+// The default supernet on the board: 225,186 weights in 128 KB. The batch runs in several runs,
+// each compiling within the address space, none of which could take one more image.
+TEST(BatchPlan, TheBoardSplitsTheDefaultSupernet) {
+  const auto net = spec::builtin_space("fmnist-mb14");
+  const auto q = compile::quantize_shapes(net);
+  const auto& cfg = config_by_name("up5k");
+  const auto cands = fusion::random_candidates(net, 6, 4);
+  const Data d = random_data(net, 40, 1);
+  compile::BatchOptions opt;
+  opt.mini_batch = 32;
+  EXPECT_THROW(compile::compile_batch(q, cands, 0, d.images, d.labels, cfg, opt),
+               std::runtime_error);
+  const auto plan = compile::plan_batch(q, cands, 0, d.images.size(), cfg, opt);
+  EXPECT_GT(plan.size(), 1u);
+  check_plan(q, cands, plan, d, cfg, opt);
+}
+
+// Runs on an address space made small enough to split a batch of the tiny supernet (candidate
+// groups and image runs) give the one run's classifications and logits.
+TEST(BatchPlan, SplitRunsGiveTheResultsOfOneRun) {
+  const std::vector<spec::OpSpec> ops = {spec::parse_op("mb_k3_e3"), spec::parse_op("conv_k3"),
+                                         spec::parse_op("mb_k5_e3"), spec::parse_op("skip")};
+  const auto net = nasa::testing::tiny_net(3, ops);
+  const auto q = quantized(net, 9);
+  const auto cands = fusion::random_candidates(net, 7, 2);
+  const Data d = random_data(net, 24, 2);
+  compile::BatchOptions opt;
+  opt.mini_batch = 8;
+  opt.dump_logits = true;
+  const hw::Config& base = config_by_name("fpga");
+  const auto whole = compile::compile_batch(q, cands, 0, d.images, d.labels, base, opt);
+  compile::BatchOptions one = opt;
+  one.mini_batch = 1;
+  const auto single = compile::compile_batch(q, std::span(cands).first(1), 0,
+                                             std::span(d.images).first(1),
+                                             std::span(d.labels).first(1), base, one);
+  hw::Config small = base;
+  small.addr_bits = static_cast<uint32_t>(std::bit_width(single.program.image.size() * 2 - 1));
+  ASSERT_LT(small.addr_space(), whole.program.image.size()) << "the batch would not split";
+  const auto plan = compile::plan_batch(q, cands, 0, d.images.size(), small, opt);
+  EXPECT_GT(plan.size(), 2u);
+  check_plan(q, cands, plan, d, small, opt);
+
+  auto a = ref_runtime(q, base).evaluate_fused(cands, 0, d.images, d.labels, opt);
+  auto b = ref_runtime(q, small).evaluate_fused(cands, 0, d.images, d.labels, opt);
+  EXPECT_EQ(a.runs, 1u);
+  EXPECT_EQ(b.runs, plan.size());
+  EXPECT_EQ(a.candidates, b.candidates);
+  EXPECT_EQ(a.correct, b.correct);
+  EXPECT_EQ(a.logits, b.logits);
+  // the merged node table: each leaf is a node of the last layer whose path is its candidate
+  ASSERT_EQ(b.leaf.size(), cands.size());
+  for (size_t c = 0; c < cands.size(); ++c) {
+    uint32_t n = b.leaf[c];
+    for (size_t i = cands[c].size(); i-- > 0;) {
+      ASSERT_LT(n, b.nodes.size());
+      EXPECT_EQ((b.nodes[n] >> 16) & 0xFFu, i) << "candidate " << c;
+      EXPECT_EQ((b.nodes[n] >> 24) & 0xFFu, static_cast<uint32_t>(cands[c][i]));
+      n = b.nodes[n] & 0xFFFFu;
+    }
+    ASSERT_LT(n, b.nodes.size());
+    EXPECT_EQ(b.nodes[n] & 0xFFFFu, hw::kNoNode) << "candidate " << c << ": not at a root";
+  }
+  // the runs' costs add up: at least the one run's MACs (groups repeat shared prefixes)
+  EXPECT_GE(b.macs, a.macs);
+  ASSERT_TRUE(b.profile.has_value());
+  uint64_t by_op = 0;
+  for (const auto& u : b.profile->by_op) by_op += u.cycles;
+  EXPECT_EQ(by_op + b.profile->control_cycles, b.cycles);
+
+  // a candidate program's images split likewise
+  hw::Config tight = base;
+  const auto prog1 = compile::compile(q, cands[0], std::span(d.images).first(1), base);
+  tight.addr_bits = static_cast<uint32_t>(std::bit_width(prog1.image.size() * 2 - 1));
+  const size_t per = compile::images_per_program(q, cands[0], d.images.size(), tight);
+  EXPECT_GE(per, 1u);
+  EXPECT_LT(per, d.images.size());
+  const auto pa = ref_runtime(q, base).evaluate(cands[0], d.images, d.labels);
+  const auto pb = ref_runtime(q, tight).evaluate(cands[0], d.images, d.labels);
+  EXPECT_EQ(pa.programs, 1u);
+  EXPECT_EQ(pb.programs, (d.images.size() + per - 1) / per);
+  EXPECT_EQ(pa.logits, pb.logits);
+  EXPECT_EQ(pa.correct, pb.correct);
+}
+
+TEST(BatchPlan, WhatDoesNotFitWithOneImageIsNamed) {
+  const auto net = spec::builtin_space("fmnist-mb14");
+  const auto q = compile::quantize_shapes(net);
+  compile::BatchOptions opt;
+  // on-chip generation needs every op's weights: 225,186 bytes and more on a 128 KB board
+  const std::string gen = nasa::testing::message_of<std::runtime_error>(
+      [&] { compile::plan_batch(q, {}, 4, 8, config_by_name("up5k"), opt); }, "runtime_error");
+  EXPECT_NE(gen.find("generating 4 candidates on chip"), std::string::npos) << gen;
+  EXPECT_NE(gen.find("131072-byte address space of config 'up5k'"), std::string::npos) << gen;
+  EXPECT_NE(gen.find("--random"), std::string::npos) << gen;
+  // a candidate alone too large
+  hw::Config tiny = config_by_name("up5k");
+  tiny.addr_bits = 15;
+  const auto cands = fusion::random_candidates(net, 2, 1);
+  const std::string one = nasa::testing::message_of<std::runtime_error>(
+      [&] { compile::plan_batch(q, cands, 0, 8, tiny, opt); }, "runtime_error");
+  EXPECT_NE(one.find("candidate " + spec::format_candidate(cands[0])), std::string::npos) << one;
+  EXPECT_NE(one.find("with one image"), std::string::npos) << one;
+}
+
+}  // namespace
