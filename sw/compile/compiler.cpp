@@ -1469,6 +1469,7 @@ size_t images_per_program(const QSupernet& q, const spec::Candidate& cand, size_
     return build_program(q, cand, images.first(k), cfg, on_chip, {}, false).image.size() <=
            cfg.addr_space();
   };
+  if (fits(n_images)) return n_images;
   if (!fits(1)) {
     // one image does not fit: compile() says what (the image is larger than the address space)
     compile(q, cand, images.first(1), cfg, on_chip);

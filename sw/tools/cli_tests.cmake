@@ -161,6 +161,14 @@ if(TARGET nasa)
     set_tests_properties(cli_eval_fused_ref_equals_rtl PROPERTIES LABELS "cli;cosim"
                          PASS_REGULAR_EXPRESSION "SAME macs [1-9]")
   endif()
+  # the documented board command on its model: the default supernet (225,186 weights) in as
+  # many batch runs (and candidate programs) as the board's 128 KB hold, logits equal to sim's
+  add_test(NAME cli_eval_board_default_supernet
+    COMMAND sh -c "rm -rf \"$1\" && \"$0\" init --out \"$1\" >/dev/null && for c in up5k sim; do \"$0\" eval --supernet \"$1\" --random 3 --seed 2 --fused --dump-logits --images 3 --config $c --json > \"$1/fused_$c.json\" && \"$0\" eval --supernet \"$1\" --arch 3-2-0-4-2-4 --images 6 --config $c --json > \"$1/alone_$c.json\" || exit 1; done && python3 \"$2\" \"$1\""
+            $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_board_default
+            ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_board_runs.py)
+  set_tests_properties(cli_eval_board_default_supernet PROPERTIES LABELS "unit;cli"
+                       PASS_REGULAR_EXPRESSION "BOARD RUNS OK")
   add_test(NAME cli_eval_generate
     COMMAND sh -c "rm -rf \"$1\" && \"$0\" init --seed 5 --out \"$1\" >/dev/null && \"$0\" eval --supernet \"$1\" --generate 6 --seed 3 --images 2 --json"
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_generate)

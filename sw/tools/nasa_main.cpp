@@ -464,15 +464,19 @@ int cmd_eval(const EvalOptions& o) {
                         {"images", r.images},
                         {"correct", r.correct},
                         {"accuracy", r.accuracy()},
-                        {"logits_sha256", r.logits_sha256}};
+                        {"logits_sha256", r.logits_sha256},
+                        {"programs", r.programs}};
     j.update(nasa::report::cost_json(r.cycles, r.macs, r.dram_read, r.dram_written, r.images,
                                      rt.config()));
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("{} on {} ({}): {}/{} correct ({:.2f}%), {} cycles ({:.0f} per image in this "
-               "{}-image program), {} MACs executed, logits sha256 {}\n",
+    fmt::print("{} on {} ({}): {}/{} correct ({:.2f}%), {} cycles ({:.0f} per image in {}), {} "
+               "MACs executed, logits sha256 {}\n",
                nasa::spec::format_candidate(cand), o.backend, o.config, r.correct, r.images,
-               100.0 * r.accuracy(), r.cycles, static_cast<double>(r.cycles) / r.images, r.images,
+               100.0 * r.accuracy(), r.cycles, static_cast<double>(r.cycles) / r.images,
+               r.programs > 1 ? fmt::format("{} programs: the address space holds no more images",
+                                            r.programs)
+                              : fmt::format("this {}-image program", r.images),
                r.macs, r.logits_sha256);
   }
   return 0;
