@@ -23,8 +23,8 @@
 #include <fstream>
 #include <list>
 #include <map>
-#include <random>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,9 +32,9 @@
 #include "nasa/cand_gen.h"
 #include "nasa/compiler.h"
 #include "nasa/cycle_model.h"
-#include "nasa/files.h"
 #include "nasa/data.h"
 #include "nasa/device.h"
+#include "nasa/files.h"
 #include "nasa/float_eval.h"
 #include "nasa/fusion.h"
 #include "nasa/mcu_system.h"
@@ -742,7 +742,8 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
   uint64_t cycles = 0, macs = 0, win_cycles = 0, win_macs = 0;
   for (size_t c = 0; c < n_cands; ++c) {
     const auto& cand = set.cands[c];
-    status(fmt::format("7/7 the board: candidate {} alone on its model", nasa::spec::format_candidate(cand)));
+    status(fmt::format("7/7 the board: candidate {} alone on its model",
+                       nasa::spec::format_candidate(cand)));
     const auto p = nasa::compile::compile(set.q, cand, std::span(set.imgs).first(1), cfg);
     std::vector<uint8_t> mem = p.image;
     nasa::mcu::System sys(cfg, mem, dram);
@@ -758,9 +759,10 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
     uint64_t expect = 0;
     for (const auto& d : p.descs) expect += nasa::shape_of(d).macs;
     if (!run.done || run.layer_ends.size() != p.descs.size() || m != expect) {
-      status(fmt::format("CHECK FAILED: board candidate {}: {} of {} layers, {} MACs counted, {} "
-                         "in its layers", nasa::spec::format_candidate(cand), run.layer_ends.size(),
-                         p.descs.size(), m, expect));
+      status(fmt::format(
+          "CHECK FAILED: board candidate {}: {} of {} layers, {} MACs counted, {} "
+          "in its layers",
+          nasa::spec::format_candidate(cand), run.layer_ends.size(), p.descs.size(), m, expect));
       ok = false;
       continue;
     }
@@ -783,11 +785,12 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
   }
   json ops = json::array();
   for (const auto& [op, e] : by_op) {
-    ops.push_back({{"op", op},
-                   {"cycles", e.first},
-                   {"macs", e.second},
-                   {"share_of_cycles", static_cast<double>(e.first) / static_cast<double>(cycles)},
-                   {"macs_per_cycle", static_cast<double>(e.second) / static_cast<double>(e.first)}});
+    ops.push_back(
+        {{"op", op},
+         {"cycles", e.first},
+         {"macs", e.second},
+         {"share_of_cycles", static_cast<double>(e.first) / static_cast<double>(cycles)},
+         {"macs_per_cycle", static_cast<double>(e.second) / static_cast<double>(e.first)}});
   }
   // a fused batch
   status(fmt::format("7/7 the board: {} candidates x {} images fused on its model", batch, images));
@@ -796,9 +799,9 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
       [](const nasa::hw::Config& c, uint64_t m) { return nasa::device::make_ref_device(c, m); },
       "ref");
   nasa::compile::BatchOptions bo;
-  const auto f = rt.evaluate_fused(std::span(set.cands).first(batch), 0,
-                                   std::span(set.imgs).first(images),
-                                   std::span(set.labels).first(images), bo);
+  const auto f =
+      rt.evaluate_fused(std::span(set.cands).first(batch), 0, std::span(set.imgs).first(images),
+                        std::span(set.labels).first(images), bo);
   const double evals = static_cast<double>(batch * images);
   const double seconds = static_cast<double>(f.cycles) / kBoardHz;
   return {{"config", "up5k"},
@@ -1192,10 +1195,10 @@ std::string markdown(const json& r) {
                         o["macs_per_cycle"].get<double>());
     }
     md += fmt::format(
-        "\nFused: {} candidates x {} images in {} batch runs (the board's 128 KB hold a candidate's "
-        "weights and an image's activations, not the supernet's: docs/fusion.md \"Batch runs of a "
-        "target\"): {} cycles, {:.0f} per candidate-image; at {:.0f} MHz **{:.3f} candidate-images "
-        "per second**, {:.4f} candidates (of {} images) per second.\n",
+        "\nFused: {} candidates x {} images in {} batch runs (the board's 128 KB hold a "
+        "candidate's weights and an image's activations, not the supernet's: docs/fusion.md "
+        "\"Batch runs of a target\"): {} cycles, {:.0f} per candidate-image; at {:.0f} MHz "
+        "**{:.3f} candidate-images per second**, {:.4f} candidates (of {} images) per second.\n",
         f["candidates"].get<size_t>(), f["images"].get<size_t>(), f["batch_runs"].get<size_t>(),
         f["cycles"].get<uint64_t>(), f["cycles_per_candidate_image"].get<double>(),
         b["clock_hz"].get<double>() / 1e6, f["candidate_images_per_second"].get<double>(),

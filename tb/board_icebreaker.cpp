@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "Vnasa_icebreaker.h"
+#include "fused_vs_ref.h"
 #include "nasa/compiler.h"
 #include "nasa/fusion.h"
 #include "nasa/runtime.h"
@@ -26,7 +27,6 @@
 #include "nasa/spec.h"
 #include "nasa/supernet_weights.h"
 #include "nasa/uart_device.h"
-#include "fused_vs_ref.h"
 #include "owning_device.h"
 #include "sanitizer_slowdown.h"
 #include "tiny_net.h"

@@ -49,8 +49,7 @@ compile::QSupernet quantized(const spec::Supernet& net, uint64_t seed) {
 
 runtime::Runtime ref_runtime(const compile::QSupernet& q, const hw::Config& cfg) {
   return runtime::Runtime(
-      q, cfg, [](const hw::Config& c, uint64_t m) { return device::make_ref_device(c, m); },
-      "ref");
+      q, cfg, [](const hw::Config& c, uint64_t m) { return device::make_ref_device(c, m); }, "ref");
 }
 
 // Every candidate in exactly one group, in order; each group's images in runs covering them in
@@ -141,9 +140,9 @@ TEST(BatchPlan, SplitRunsGiveTheResultsOfOneRun) {
   const auto whole = compile::compile_batch(q, cands, 0, d.images, d.labels, base, opt);
   compile::BatchOptions one = opt;
   one.mini_batch = 1;
-  const auto single = compile::compile_batch(q, std::span(cands).first(1), 0,
-                                             std::span(d.images).first(1),
-                                             std::span(d.labels).first(1), base, one);
+  const auto single =
+      compile::compile_batch(q, std::span(cands).first(1), 0, std::span(d.images).first(1),
+                             std::span(d.labels).first(1), base, one);
   hw::Config small = base;
   small.addr_bits = static_cast<uint32_t>(std::bit_width(single.program.image.size() * 2 - 1));
   ASSERT_LT(small.addr_space(), whole.program.image.size()) << "the batch would not split";

@@ -720,7 +720,8 @@ TensorPlace place_tensors(const BuildFn& build, size_t images, const Order& o,
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return units[a].first < units[b].first; });
   auto bytes = [&](const Unit& u) { return tp.stride[u.k] * (u.n1 - u.n0); };
-  auto first_fit = [&](uint64_t cap, std::vector<uint64_t>& off, const std::vector<uint64_t>& skip) {
+  auto first_fit = [&](uint64_t cap, std::vector<uint64_t>& off,
+                       const std::vector<uint64_t>& skip) {
     std::vector<size_t> live;  // blocks placed, by offset
     size_t placed = 0;
     uint64_t extent = 0;
@@ -766,11 +767,10 @@ TensorPlace place_tensors(const BuildFn& build, size_t images, const Order& o,
     const Unit& u = units[k];
     const std::string imgs =
         u.n1 - u.n0 == images ? "every image" : fmt::format("images {}-{}", u.n0, u.n1 - 1);
-    const uint64_t a = win_off[k] != UINT64_MAX   ? base + win_off[k]
-                       : mem_off[k] != UINT64_MAX ? shared + mem_off[k]
-                                                  : mem.alloc(bytes(u), fmt::format("{} ({})",
-                                                                                    ts[u.k].what,
-                                                                                    imgs));
+    const uint64_t a = win_off[k] != UINT64_MAX ? base + win_off[k]
+                       : mem_off[k] != UINT64_MAX
+                           ? shared + mem_off[k]
+                           : mem.alloc(bytes(u), fmt::format("{} ({})", ts[u.k].what, imgs));
     tp.blocks[u.k].push_back({u.n0, u.n1, a});
   }
   return tp;
@@ -923,8 +923,8 @@ Program build_program(const QSupernet& q, const spec::Candidate& cand,
 }  // namespace
 
 Program compile(const QSupernet& q, const spec::Candidate& cand,
-                std::span<const std::vector<uint8_t>> images, const hw::Config& cfg,
-                bool on_chip, const ProgramOrder& order) {
+                std::span<const std::vector<uint8_t>> images, const hw::Config& cfg, bool on_chip,
+                const ProgramOrder& order) {
   return build_program(q, cand, images, cfg, on_chip, order, true);
 }
 
@@ -1350,8 +1350,10 @@ template <class Fits>
 size_t largest_fitting(size_t lo, size_t hi, Fits fits) {
   while (lo < hi) {
     const size_t mid = lo + (hi - lo + 1) / 2;
-    if (fits(mid)) lo = mid;
-    else hi = mid - 1;
+    if (fits(mid))
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   return lo;
 }
@@ -1412,8 +1414,8 @@ std::vector<BatchRun> plan_batch(const QSupernet& q, std::span<const spec::Candi
   // candidate groups: in order, each as long as the node table, the candidate count and one
   // image's memory allow (generated candidates: one group, the hardware makes them)
   std::vector<std::pair<size_t, size_t>> groups;
-  if (generate || (n <= cfg.max_cands && all.with(cands.front()) <= cfg.node_cap &&
-                   fits(0, n, 1, 1))) {
+  if (generate ||
+      (n <= cfg.max_cands && all.with(cands.front()) <= cfg.node_cap && fits(0, n, 1, 1))) {
     groups.emplace_back(0, n);
   } else {
     for (size_t c0 = 0; c0 < n;) {

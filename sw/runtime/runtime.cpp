@@ -78,8 +78,8 @@ EvalResult Runtime::evaluate(const spec::Candidate& c, std::span<const std::vect
   r.candidate = c;
   r.images = images.size();
   // the images in as many programs as the address space needs (one when they all fit)
-  const size_t per = images.empty() ? 1 : compile::images_per_program(q_, c, images.size(), cfg_);
-  for (size_t i0 = 0; i0 < images.size() || (images.empty() && i0 == 0); i0 += per) {
+  const size_t per = std::max<size_t>(1, compile::images_per_program(q_, c, images.size(), cfg_));
+  for (size_t i0 = 0; i0 == 0 || i0 < images.size(); i0 += per) {
     const size_t ni = std::min(per, images.size() - i0);
     const auto part = images.subspan(i0, ni);
     const compile::Program p = compile::compile(q_, c, part, cfg_);
@@ -118,7 +118,6 @@ EvalResult Runtime::evaluate(const spec::Candidate& c, std::span<const std::vect
     r.dram_read += part_costs.dram_read;
     r.dram_written += part_costs.dram_written;
     ++r.programs;
-    if (images.empty()) break;
   }
   r.logits_sha256 = sha256_hex(
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(r.logits.data()), r.logits.size()));
@@ -160,12 +159,12 @@ void program_batch(device::Device& dev, const compile::BatchProgram& bp) {
 namespace {
 // One batch run on a fresh device: its result as the hardware reports it.
 FusedResult run_batch_once(const compile::QSupernet& q, const hw::Config& cfg,
-                           const DeviceFactory& factory,
-                           const device::Device::ProgressFn& progress,
+                           const DeviceFactory& factory, const device::Device::ProgressFn& progress,
                            std::span<const spec::Candidate> cands, size_t generate,
                            std::span<const std::vector<uint8_t>> images,
                            std::span<const uint8_t> labels, const compile::BatchOptions& opt) {
-  const compile::BatchProgram bp = compile::compile_batch(q, cands, generate, images, labels, cfg, opt);
+  const compile::BatchProgram bp =
+      compile::compile_batch(q, cands, generate, images, labels, cfg, opt);
   const compile::Program& p = bp.program;
   const batch::Regs& r = bp.regs;
   auto dev = factory(cfg, p.image.size());
@@ -236,7 +235,8 @@ void add_costs(FusedResult& sum, const FusedResult& run, size_t node_base) {
   if (!sum.profile) return;
   batch::Profile& p = *sum.profile;
   const batch::Profile& q = *run.profile;
-  if (p.by_node.size() < node_base + q.by_node.size()) p.by_node.resize(node_base + q.by_node.size());
+  if (p.by_node.size() < node_base + q.by_node.size())
+    p.by_node.resize(node_base + q.by_node.size());
   for (size_t n = 0; n < q.by_node.size(); ++n) {
     batch::Usage& u = p.by_node[node_base + n];
     u.cycles += q.by_node[n].cycles;
@@ -269,9 +269,9 @@ FusedResult Runtime::evaluate_fused(std::span<const spec::Candidate> cands, size
     compile::BatchOptions o = opt;
     o.mini_batch = br.mini_batch;
     const size_t i0 = br.img_begin, ni = br.img_end - br.img_begin;
-    const FusedResult run =
-        run_batch_once(q_, cfg_, factory_, progress_, cands.subspan(br.cand_begin, br.cand_end - br.cand_begin),
-                       generate, images.subspan(i0, ni), labels.subspan(i0, ni), o);
+    const FusedResult run = run_batch_once(
+        q_, cfg_, factory_, progress_, cands.subspan(br.cand_begin, br.cand_end - br.cand_begin),
+        generate, images.subspan(i0, ni), labels.subspan(i0, ni), o);
     const bool first_of_group = i0 == 0;
     if (first_of_group) {
       // a new group of candidates: its nodes after the previous groups' (parents rebased; the
@@ -279,9 +279,8 @@ FusedResult Runtime::evaluate_fused(std::span<const spec::Candidate> cands, size
       if (k > 0) node_base = res.nodes.size();
       for (uint32_t w : run.nodes) {
         const uint32_t parent = w & 0xFFFFu;
-        res.nodes.push_back(parent == hw::kNoNode ? w
-                                                  : (w & ~0xFFFFu) |
-                                                        static_cast<uint32_t>(parent + node_base));
+        res.nodes.push_back(
+            parent == hw::kNoNode ? w : (w & ~0xFFFFu) | static_cast<uint32_t>(parent + node_base));
       }
       for (size_t j = 0; j < run.candidates.size(); ++j) {
         res.candidates.push_back(run.candidates[j]);

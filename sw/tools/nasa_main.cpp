@@ -470,14 +470,15 @@ int cmd_eval(const EvalOptions& o) {
                                      rt.config()));
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("{} on {} ({}): {}/{} correct ({:.2f}%), {} cycles ({:.0f} per image in {}), {} "
-               "MACs executed, logits sha256 {}\n",
-               nasa::spec::format_candidate(cand), o.backend, o.config, r.correct, r.images,
-               100.0 * r.accuracy(), r.cycles, static_cast<double>(r.cycles) / r.images,
-               r.programs > 1 ? fmt::format("{} programs: the address space holds no more images",
-                                            r.programs)
-                              : fmt::format("this {}-image program", r.images),
-               r.macs, r.logits_sha256);
+    fmt::print(
+        "{} on {} ({}): {}/{} correct ({:.2f}%), {} cycles ({:.0f} per image in {}), {} "
+        "MACs executed, logits sha256 {}\n",
+        nasa::spec::format_candidate(cand), o.backend, o.config, r.correct, r.images,
+        100.0 * r.accuracy(), r.cycles, static_cast<double>(r.cycles) / r.images,
+        r.programs > 1
+            ? fmt::format("{} programs: the address space holds no more images", r.programs)
+            : fmt::format("this {}-image program", r.images),
+        r.macs, r.logits_sha256);
   }
   return 0;
 }
