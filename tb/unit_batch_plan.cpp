@@ -4,7 +4,9 @@
 // program's images split the same way (compile::images_per_program).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -92,6 +94,22 @@ void check_plan(const compile::QSupernet& q, std::span<const spec::Candidate> ca
   EXPECT_EQ(next_img, d.images.size());
 }
 
+// The merged node table: each leaf is a node of the last layer whose path up is its candidate.
+void check_leaves(const runtime::FusedResult& r, std::span<const spec::Candidate> cands) {
+  ASSERT_EQ(r.leaf.size(), cands.size());
+  for (size_t c = 0; c < cands.size(); ++c) {
+    uint32_t n = r.leaf[c];
+    for (size_t i = cands[c].size(); i-- > 0;) {
+      ASSERT_LT(n, r.nodes.size());
+      EXPECT_EQ((r.nodes[n] >> 16) & 0xFFu, i) << "candidate " << c;
+      EXPECT_EQ((r.nodes[n] >> 24) & 0xFFu, static_cast<uint32_t>(cands[c][i]));
+      n = r.nodes[n] & 0xFFFFu;
+    }
+    ASSERT_LT(n, r.nodes.size());
+    EXPECT_EQ(r.nodes[n] & 0xFFFFu, hw::kNoNode) << "candidate " << c << ": not at a root";
+  }
+}
+
 TEST(BatchPlan, OneRunWhenTheBatchFits) {
   const auto net = spec::builtin_space("fmnist-mb14");
   const auto q = compile::quantize_shapes(net);
@@ -157,19 +175,7 @@ TEST(BatchPlan, SplitRunsGiveTheResultsOfOneRun) {
   EXPECT_EQ(a.candidates, b.candidates);
   EXPECT_EQ(a.correct, b.correct);
   EXPECT_EQ(a.logits, b.logits);
-  // the merged node table: each leaf is a node of the last layer whose path is its candidate
-  ASSERT_EQ(b.leaf.size(), cands.size());
-  for (size_t c = 0; c < cands.size(); ++c) {
-    uint32_t n = b.leaf[c];
-    for (size_t i = cands[c].size(); i-- > 0;) {
-      ASSERT_LT(n, b.nodes.size());
-      EXPECT_EQ((b.nodes[n] >> 16) & 0xFFu, i) << "candidate " << c;
-      EXPECT_EQ((b.nodes[n] >> 24) & 0xFFu, static_cast<uint32_t>(cands[c][i]));
-      n = b.nodes[n] & 0xFFFFu;
-    }
-    ASSERT_LT(n, b.nodes.size());
-    EXPECT_EQ(b.nodes[n] & 0xFFFFu, hw::kNoNode) << "candidate " << c << ": not at a root";
-  }
+  check_leaves(b, cands);
   // the runs' costs add up: at least the one run's MACs (groups repeat shared prefixes)
   EXPECT_GE(b.macs, a.macs);
   ASSERT_TRUE(b.profile.has_value());
@@ -190,6 +196,59 @@ TEST(BatchPlan, SplitRunsGiveTheResultsOfOneRun) {
   EXPECT_EQ(pb.programs, (d.images.size() + per - 1) / per);
   EXPECT_EQ(pa.logits, pb.logits);
   EXPECT_EQ(pa.correct, pb.correct);
+}
+
+// Random targets (address space, node table, candidate limit), batches and mini-batches: every
+// plan covers the batch within the target, and its merged result is the one run's.
+TEST(BatchPlan, RandomTargetsGiveTheResultsOfOneRun) {
+  const std::vector<spec::OpSpec> ops = {spec::parse_op("mb_k3_e3"), spec::parse_op("conv_k3"),
+                                         spec::parse_op("skip")};
+  const auto net = nasa::testing::tiny_net(3, ops);
+  const auto q = quantized(net, 12);
+  const hw::Config& base = config_by_name("fpga");
+  std::mt19937 rng(21);
+  // trials of several runs, of several candidate groups, of several image runs in a group
+  int split = 0, grouped = 0, imaged = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    SCOPED_TRACE(::testing::Message() << "trial " << trial);
+    const auto cands = fusion::random_candidates(net, 1 + rng() % 9, rng());
+    const Data d = random_data(net, 1 + rng() % 40, static_cast<uint32_t>(rng()));
+    compile::BatchOptions opt;
+    opt.mini_batch = 1 + rng() % 8;
+    opt.dump_logits = rng() % 2 == 0;
+    compile::BatchOptions one = opt;
+    one.mini_batch = 1;
+    size_t largest = 0;  // the largest candidate alone with one image
+    for (size_t c = 0; c < cands.size(); ++c) {
+      largest = std::max(largest, compile::compile_batch(q, std::span(cands).subspan(c, 1), 0,
+                                                         std::span(d.images).first(1),
+                                                         std::span(d.labels).first(1), base, one)
+                                      .program.image.size());
+    }
+    hw::Config t = base;
+    t.addr_bits = static_cast<uint32_t>(std::bit_width(largest - 1)) +
+                  static_cast<uint32_t>(rng() % 2);
+    t.max_cands = 1 + rng() % 4;
+    t.node_cap = static_cast<uint32_t>(net.layers.size()) + 1 + rng() % 8;  // one candidate fits
+    const auto plan = compile::plan_batch(q, cands, 0, d.images.size(), t, opt);
+    check_plan(q, cands, plan, d, t, opt);
+    split += plan.size() > 1;
+    grouped += plan.back().cand_begin > 0;
+    imaged += std::any_of(plan.begin(), plan.end(), [](const auto& r) { return r.img_begin > 0; });
+    const auto a = ref_runtime(q, base).evaluate_fused(cands, 0, d.images, d.labels, opt);
+    const auto b = ref_runtime(q, t).evaluate_fused(cands, 0, d.images, d.labels, opt);
+    EXPECT_EQ(b.runs, plan.size());
+    EXPECT_EQ(a.candidates, b.candidates);
+    EXPECT_EQ(a.correct, b.correct);
+    EXPECT_EQ(a.logits, b.logits);
+    check_leaves(b, cands);
+    if (HasFailure()) return;
+  }
+  EXPECT_GE(split, 6) << "the random targets should mostly split their batches";
+  EXPECT_GE(grouped, 3) << "and often into candidate groups";
+  EXPECT_GE(imaged, 3) << "and image runs";
+  std::printf("%d of 12 batches split: %d into candidate groups, %d into image runs\n", split,
+              grouped, imaged);
 }
 
 TEST(BatchPlan, WhatDoesNotFitWithOneImageIsNamed) {
