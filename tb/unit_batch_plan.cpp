@@ -251,6 +251,44 @@ TEST(BatchPlan, RandomTargetsGiveTheResultsOfOneRun) {
               grouped, imaged);
 }
 
+// The runs of a plan share one device: a run after the first writes what changed (another
+// mini-batch's images), not the weights and templates the device holds from the run before,
+// and after a run everything but the hardware-read regions is written again.
+TEST(BatchPlan, ARunRewritesOnlyWhatChanged) {
+  const std::vector<spec::OpSpec> ops = {spec::parse_op("mb_k3_e3"), spec::parse_op("conv_k3"),
+                                         spec::parse_op("mb_k5_e3")};
+  const auto net = nasa::testing::tiny_net(3, ops);
+  const auto q = quantized(net, 3);
+  const auto cands = fusion::random_candidates(net, 4, 5);
+  const Data d1 = random_data(net, 4, 1), d2 = random_data(net, 4, 2);
+  const hw::Config& cfg = config_by_name("fpga");
+  compile::BatchOptions opt;
+  const auto b1 = compile::compile_batch(q, cands, 0, d1.images, d1.labels, cfg, opt);
+  const auto b2 = compile::compile_batch(q, cands, 0, d2.images, d2.labels, cfg, opt);
+  ASSERT_EQ(b1.program.image.size(), b2.program.image.size());
+  auto dev = device::make_ref_device(cfg, cfg.addr_space());
+  runtime::MemoryState st;
+  EXPECT_EQ(runtime::write_image(*dev, b1.program, st), b1.program.image.size());
+  // the batch runs: its arena, scratch and logits change on the device
+  runtime::program_batch(*dev, b1, &st);
+  const auto w = dev->run_batch(b1.program.win_base, b1.program.win_limit, 1ull << 32);
+  ASSERT_TRUE(w.done);
+  ASSERT_EQ(w.err, hw::Err::None);
+  uint64_t weights = 0, outputs = 0;
+  for (const auto& r : b2.program.regions) {
+    if (r.input && r.name.find("weights") != std::string::npos) weights += r.size;
+    if (!r.input) outputs += r.size;
+  }
+  ASSERT_GT(weights, 0u);
+  const uint64_t second = runtime::write_image(*dev, b2.program, st);
+  EXPECT_LE(second + weights, b2.program.image.size()) << "the weights were written again";
+  EXPECT_GE(second, outputs) << "what the hardware writes must be written again";
+  // the device holds the second image: every byte of it (outputs as written, inputs as held)
+  std::vector<uint8_t> mem(b2.program.image.size());
+  dev->read_memory(0, mem);
+  EXPECT_TRUE(mem == b2.program.image) << "the device does not hold the second run's image";
+}
+
 TEST(BatchPlan, WhatDoesNotFitWithOneImageIsNamed) {
   const auto net = spec::builtin_space("fmnist-mb14");
   const auto q = compile::quantize_shapes(net);

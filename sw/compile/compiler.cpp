@@ -200,6 +200,12 @@ namespace {
 class ImageBuilder {
  public:
   explicit ImageBuilder(Program& p) : p_(p) {}
+  // a block only the hardware's reads touch (Region::input)
+  uint32_t input(uint64_t size, std::string what) {
+    const uint32_t a = alloc(size, std::move(what));
+    p_.regions.back().input = true;
+    return a;
+  }
   uint32_t alloc(uint64_t size, std::string what) {
     p_.regions.push_back({std::move(what), static_cast<uint32_t>(top_), size});
     const uint64_t a = top_;
@@ -241,9 +247,9 @@ class ImageBuilder {
   // weights and per-channel records of one convolution
   Placed place(const QConv& c, const std::string& name) {
     Placed pl;
-    pl.w = alloc(c.w.size(), name + " weights");
+    pl.w = input(c.w.size(), name + " weights");
     std::copy(c.w.begin(), c.w.end(), p_.image.begin() + pl.w);
-    pl.prm = alloc(c.prm.size() * hw::kParamBytes, name + " params");
+    pl.prm = input(c.prm.size() * hw::kParamBytes, name + " params");
     for (size_t i = 0; i < c.prm.size(); ++i) {
       write_param(p_.image, pl.prm + i * hw::kParamBytes,
                   ParamRecord{c.prm[i].bias, c.prm[i].m, c.prm[i].s});
@@ -262,7 +268,7 @@ class ImageBuilder {
       }
     }
     stride = static_cast<uint32_t>((in_bytes + 63) / 64 * 64);
-    const uint32_t base = alloc(uint64_t{stride} * images.size(), "input images");
+    const uint32_t base = input(uint64_t{stride} * images.size(), "input images");
     for (size_t n = 0; n < images.size(); ++n) {
       for (size_t b = 0; b < in_bytes; ++b) {
         p_.image[base + n * stride + b] =
@@ -909,7 +915,7 @@ Program build_program(const QSupernet& q, const spec::Candidate& cand,
     d.stride = 1;
     p.descs.push_back(d);
   }
-  p.desc_addr = mem.alloc(uint64_t{hw::kDescBytes} * p.descs.size(), "descriptors");
+  p.desc_addr = mem.input(uint64_t{hw::kDescBytes} * p.descs.size(), "descriptors");
   for (size_t i = 0; i < p.descs.size(); ++i) {
     write_desc(p.image, p.desc_addr + i * hw::kDescBytes, p.descs[i]);
   }
@@ -1092,11 +1098,12 @@ BatchProgram build_batch(const QSupernet& q, std::span<const spec::Candidate> ca
   r.classes = static_cast<uint32_t>(net.classes);
   r.img_count = static_cast<uint32_t>(images.size());
   r.img_addr = mem.place_images(q, images, r.img_stride);
-  r.label_addr = mem.alloc(labels.size(), "labels");
+  r.label_addr = mem.input(labels.size(), "labels");
   std::copy(labels.begin(), labels.end(), p.image.begin() + r.label_addr);
   r.cand_stride = static_cast<uint32_t>(L);
   r.cand_count = static_cast<uint32_t>(n_cands);
-  r.cand_addr = mem.alloc(uint64_t{r.cand_stride} * n_cands, "candidate vectors");
+  r.cand_addr = generate ? mem.alloc(uint64_t{r.cand_stride} * n_cands, "candidate vectors")
+                        : mem.input(uint64_t{r.cand_stride} * n_cands, "candidate vectors");
   for (size_t j = 0; j < cands.size() && !generate; ++j) {
     for (size_t i = 0; i < L; ++i) {
       p.image[r.cand_addr + j * L + i] = static_cast<uint8_t>(cands[j][i]);
@@ -1108,7 +1115,7 @@ BatchProgram build_batch(const QSupernet& q, std::span<const spec::Candidate> ca
     r.gen_prob = opt.gen_prob;
     if (!opt.parents.empty()) {
       r.parent_count = static_cast<uint32_t>(opt.parents.size());
-      r.parent_addr = mem.alloc(uint64_t{r.cand_stride} * opt.parents.size(), "parents");
+      r.parent_addr = mem.input(uint64_t{r.cand_stride} * opt.parents.size(), "parents");
       for (size_t j = 0; j < opt.parents.size(); ++j) {
         spec::validate_candidate(net, opt.parents[j]);
         for (size_t i = 0; i < L; ++i) {
@@ -1301,7 +1308,7 @@ BatchProgram build_batch(const QSupernet& q, std::span<const spec::Candidate> ca
 
   std::vector<Desc>& t = p.descs;
   build_templates(t);
-  r.tpl_addr = mem.alloc(uint64_t{hw::kDescBytes} * t.size(), "templates");
+  r.tpl_addr = mem.input(uint64_t{hw::kDescBytes} * t.size(), "templates");
   for (size_t i = 0; i < t.size(); ++i) write_desc(p.image, r.tpl_addr + i * hw::kDescBytes, t[i]);
   p.desc_addr = r.tpl_addr;
   p.desc_count = static_cast<uint32_t>(t.size());

@@ -68,6 +68,37 @@ void take_counters(device::Device& dev, Result& r) {
 }
 }  // namespace
 
+namespace {
+// The device an evaluation's runs share (candidate programs of several image runs, batch runs):
+// made at the first run and made anew, and then written whole, only when a run's image is larger
+// than its memory. A small address space (the board's) is made whole at once. `memory`: what it
+// holds (write_image).
+class DeviceSlot {
+ public:
+  DeviceSlot(const DeviceFactory& factory, const hw::Config& cfg,
+             const device::Device::ProgressFn& progress)
+      : factory_(factory), cfg_(cfg), progress_(progress) {}
+  device::Device& get(uint64_t bytes) {
+    if (!dev_ || bytes > bytes_) {
+      constexpr uint64_t kWhole = uint64_t{16} << 20;
+      bytes_ = std::max(bytes, cfg_.addr_space() <= kWhole ? cfg_.addr_space() : 0);
+      dev_ = factory_(cfg_, bytes_);
+      if (progress_) dev_->set_progress(progress_);
+      memory = {};
+    }
+    return *dev_;
+  }
+  MemoryState memory;
+
+ private:
+  const DeviceFactory& factory_;
+  const hw::Config& cfg_;
+  const device::Device::ProgressFn& progress_;
+  std::unique_ptr<device::Device> dev_;
+  uint64_t bytes_ = 0;
+};
+}  // namespace
+
 EvalResult Runtime::evaluate(const spec::Candidate& c, std::span<const std::vector<uint8_t>> images,
                              std::span<const uint8_t> labels) {
   if (labels.size() != images.size()) {
@@ -77,15 +108,16 @@ EvalResult Runtime::evaluate(const spec::Candidate& c, std::span<const std::vect
   EvalResult r;
   r.candidate = c;
   r.images = images.size();
-  // the images in as many programs as the address space needs (one when they all fit)
+  // the images in as many programs as the address space needs (one when they all fit), on one
+  // device: a program after the first rewrites what changed (its images), not the weights
+  DeviceSlot slot(factory_, cfg_, progress_);
   const size_t per = std::max<size_t>(1, compile::images_per_program(q_, c, images.size(), cfg_));
   for (size_t i0 = 0; i0 == 0 || i0 < images.size(); i0 += per) {
     const size_t ni = std::min(per, images.size() - i0);
     const auto part = images.subspan(i0, ni);
     const compile::Program p = compile::compile(q_, c, part, cfg_);
-    auto dev = factory_(cfg_, p.image.size());
-    if (progress_) dev->set_progress(progress_);
-    dev->write_memory(0, p.image);
+    device::Device* dev = &slot.get(p.image.size());
+    write_image(*dev, p, slot.memory);
     const uint64_t timeout = 4'000'000'000ull;
     const device::WaitResult w =
         dev->run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, timeout, p.scratch_base);
@@ -124,9 +156,49 @@ EvalResult Runtime::evaluate(const spec::Candidate& c, std::span<const std::vect
   return r;
 }
 
-void program_batch(device::Device& dev, const compile::BatchProgram& bp) {
+uint64_t write_image(device::Device& dev, const compile::Program& p, MemoryState& st) {
+  const std::vector<uint8_t>& image = p.image;
+  const size_t held_end = std::min(image.size(), st.bytes.size());
+  auto held = [&](size_t i) { return i < held_end && st.held[i] && image[i] == st.bytes[i]; };
+  uint64_t written = 0;
+  // stretches of bytes to write, joined across held gaps shorter than a write's own cost
+  constexpr size_t kJoin = 64;
+  for (size_t i = 0; i < image.size();) {
+    if (held(i)) {
+      ++i;
+      continue;
+    }
+    size_t end = i + 1, gap = 0;
+    for (size_t j = i + 1; j < image.size() && gap < kJoin; ++j) {
+      if (held(j)) {
+        ++gap;
+      } else {
+        gap = 0;
+        end = j + 1;
+      }
+    }
+    dev.write_memory(i, std::span<const uint8_t>(image).subspan(i, end - i));
+    written += end - i;
+    i = end;
+  }
+  st.bytes = image;
+  st.held.assign(image.size(), false);
+  for (const compile::Region& r : p.regions) {
+    if (!r.input) continue;
+    const uint64_t end = std::min<uint64_t>(image.size(), uint64_t{r.addr} + r.size);
+    for (uint64_t a = r.addr; a < end; ++a) st.held[a] = true;
+  }
+  return written;
+}
+
+void program_batch(device::Device& dev, const compile::BatchProgram& bp,
+                   MemoryState* st) {
   const batch::Regs& r = bp.regs;
-  dev.write_memory(0, bp.program.image);
+  if (st != nullptr) {
+    write_image(dev, bp.program, *st);
+  } else {
+    dev.write_memory(0, bp.program.image);
+  }
   auto csr = [&](hw::Csr c, uint32_t v) { dev.write_csr(static_cast<uint32_t>(c), v); };
   csr(hw::Csr::NumLayers, r.num_layers);
   csr(hw::Csr::CandAddr, r.cand_addr);
@@ -157,9 +229,8 @@ void program_batch(device::Device& dev, const compile::BatchProgram& bp) {
 }
 
 namespace {
-// One batch run on a fresh device: its result as the hardware reports it.
-FusedResult run_batch_once(const compile::QSupernet& q, const hw::Config& cfg,
-                           const DeviceFactory& factory, const device::Device::ProgressFn& progress,
+// One batch run on the slot's device: its result as the hardware reports it.
+FusedResult run_batch_once(const compile::QSupernet& q, const hw::Config& cfg, DeviceSlot& slot,
                            std::span<const spec::Candidate> cands, size_t generate,
                            std::span<const std::vector<uint8_t>> images,
                            std::span<const uint8_t> labels, const compile::BatchOptions& opt) {
@@ -167,9 +238,8 @@ FusedResult run_batch_once(const compile::QSupernet& q, const hw::Config& cfg,
       compile::compile_batch(q, cands, generate, images, labels, cfg, opt);
   const compile::Program& p = bp.program;
   const batch::Regs& r = bp.regs;
-  auto dev = factory(cfg, p.image.size());
-  if (progress) dev->set_progress(progress);
-  program_batch(*dev, bp);
+  device::Device* dev = &slot.get(p.image.size());
+  program_batch(*dev, bp, &slot.memory);
   const device::WaitResult w = dev->run_batch(p.win_base, p.win_limit, 40'000'000'000ull);
   if (!w.done || w.timeout) {
     throw std::runtime_error(fmt::format("{} backend: the batch run did not finish", dev->name()));
@@ -261,6 +331,9 @@ FusedResult Runtime::evaluate_fused(std::span<const spec::Candidate> cands, size
         fmt::format("evaluate_fused: {} images but {} labels", images.size(), labels.size()));
   }
   const auto plan = compile::plan_batch(q_, cands, generate, images.size(), cfg_, opt);
+  // the runs on one device: a run after the first rewrites what changed (images, weights of
+  // another candidate group), not what it shares with the run before
+  DeviceSlot slot(factory_, cfg_, progress_);
   FusedResult res;
   res.images = images.size();
   size_t node_base = 0;  // the group's first node in the merged node table
@@ -270,8 +343,8 @@ FusedResult Runtime::evaluate_fused(std::span<const spec::Candidate> cands, size
     o.mini_batch = br.mini_batch;
     const size_t i0 = br.img_begin, ni = br.img_end - br.img_begin;
     const FusedResult run = run_batch_once(
-        q_, cfg_, factory_, progress_, cands.subspan(br.cand_begin, br.cand_end - br.cand_begin),
-        generate, images.subspan(i0, ni), labels.subspan(i0, ni), o);
+        q_, cfg_, slot, cands.subspan(br.cand_begin, br.cand_end - br.cand_begin), generate,
+        images.subspan(i0, ni), labels.subspan(i0, ni), o);
     const bool first_of_group = i0 == 0;
     if (first_of_group) {
       // a new group of candidates: its nodes after the previous groups' (parents rebased; the

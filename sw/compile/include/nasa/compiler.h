@@ -58,6 +58,9 @@ struct Region {
   std::string name;
   uint32_t addr = 0;
   uint64_t size = 0;
+  // only read by the hardware (weights, records, templates, descriptors, images, labels, given
+  // candidate vectors): a device still holds it as written after a run
+  bool input = false;
 };
 
 // The order of a candidate program's descriptors (docs/engine.md "Image groups"): the stem and

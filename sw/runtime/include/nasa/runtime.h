@@ -91,8 +91,22 @@ class Runtime {
   device::Device::ProgressFn progress_;
 };
 
-// Writes a batch program's memory image, batch CSRs and tables to a device (not started).
-void program_batch(device::Device& dev, const compile::BatchProgram& bp);
+// What a device's memory is known to hold: the image written last, and which of its bytes the
+// hardware only reads (compile::Region::input: weights, templates, images, labels), so holds still.
+struct MemoryState {
+  std::vector<uint8_t> bytes;
+  std::vector<bool> held;
+};
+// Writes program `p`'s memory image to the device from address 0: all of it when `st` is empty,
+// else everything but the stretches `st` says the device holds already. A run that follows
+// another on the same device so rewrites what changed (its images, another group's weights), not
+// the weights and templates the two share. Returns the bytes written.
+uint64_t write_image(device::Device& dev, const compile::Program& p, MemoryState& st);
+
+// Writes a batch program's memory image (with `st`: as write_image), batch CSRs and tables to a
+// device (not started).
+void program_batch(device::Device& dev, const compile::BatchProgram& bp,
+                   MemoryState* st = nullptr);
 
 std::string sha256_hex(std::span<const uint8_t> bytes);
 
