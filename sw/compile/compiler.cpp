@@ -1443,7 +1443,8 @@ std::vector<BatchRun> plan_batch(const QSupernet& q, std::span<const spec::Candi
     }
   }
   std::vector<BatchRun> runs;
-  for (const auto& [c0, c1] : groups) {
+  for (const auto& group : groups) {
+    const size_t c0 = group.first, c1 = group.second;  // (lambdas below capture them)
     if (!fits(c0, c1, 1, 1)) {
       throw std::runtime_error(fmt::format(
           "plan_batch: {} of supernet '{}' needs {} bytes with one image, more than the {}-byte "
