@@ -87,9 +87,12 @@ bool self_overlapping(const sim::Program& p, uint32_t layers) {
     const auto hit = [&](uint64_t a, uint64_t n) {
       return n != 0 && a < uint64_t{d.out_addr} + s.out_bytes && d.out_addr < a + n;
     };
-    const bool two = d.op == static_cast<uint8_t>(hw::Op::Add);
-    if (hit(d.in_addr, s.in_bytes) || (two && hit(d.in2_addr, s.in_bytes)) ||
-        hit(d.wgt_addr, s.wgt_bytes) || hit(d.prm_addr, s.prm_bytes)) {
+    // the second input of an Add (H*W*C), a folded residual (Ho*Wo*Cout)
+    const uint64_t in2 = d.op == static_cast<uint8_t>(hw::Op::Add) ? s.in_bytes
+                         : has_residual(d)                         ? s.out_bytes
+                                                                   : 0;
+    if (hit(d.in_addr, s.in_bytes) || hit(d.in2_addr, in2) || hit(d.wgt_addr, s.wgt_bytes) ||
+        hit(d.prm_addr, s.prm_bytes)) {
       return true;
     }
   }
