@@ -2,8 +2,8 @@
 // controller, its firmware RomFile, the dot-product unit), 128 KB of SPRAM main memory, and the
 // UART link of docs/uart.md (8N1, ClksPerBit core clocks a bit: 24 MHz / 1 Mbaud = 24) bridged to
 // memory and CSRs. The core clock is the PLL's (fpga/nasa_pll.sv: 24 MHz from the 12 MHz
-// oscillator); reset is held until the PLL locks. The memory serves the core's port (single-beat
-// reads, byte-masked writes) and the bridge's byte port, one request at a time: a request is
+// oscillator); reset is held until the PLL locks. The memory (16K rows of 8 bytes) serves the
+// core's port (single-beat row reads, byte-masked writes) and the bridge's byte port, one request at a time: a request is
 // taken in the cycle it is presented when the memory is free (the core first; the bridge's
 // requests wait in a register first), a read's data come the cycle after. LEDs: green = idle, red = an error (a rejected frame, or a run that ended
 // with an error code) until the next run starts.
@@ -19,7 +19,7 @@ module nasa_icebreaker #(
 );
   localparam nasa_pkg::cfg_t Cfg = nasa_pkg::CfgUp5k;  // the core's configuration
   localparam int unsigned MemBytesTotal = 131072;
-  localparam int unsigned PortBytes = Cfg.mem_bytes;  // 4: one SPRAM word
+  localparam int unsigned PortBytes = Cfg.mem_bytes;  // 8: one row of the four SPRAMs
   localparam int unsigned PortDW = nasa_pkg::MemBytesMax * 8;     // the port structs' data fields
 
   // core clock, and the power-on reset: low until the PLL has locked and 15 cycles more
@@ -130,13 +130,13 @@ module nasa_icebreaker #(
   );
 
   // ---- memory controller: one request at a time, the core first
-  typedef enum logic [1:0] {MIdle, MWord, MByte} mstate_e;
+  typedef enum logic [1:0] {MIdle, MRow, MByte} mstate_e;
   mstate_e ms_q;
-  logic [1:0] lane_q;    // byte lane of a bridge read
+  logic [2:0] lane_q;    // byte lane of a bridge read
   logic ram_en, ram_we;
-  logic [14:0] ram_addr;
-  logic [31:0] ram_wdata, ram_rdata;
-  logic [3:0] ram_wstrb;
+  logic [13:0] ram_addr;
+  logic [63:0] ram_wdata, ram_rdata;
+  logic [7:0] ram_wstrb;
 
   // the bridge's requests wait in a register (no combinational path from the bridge through
   // the arbiter back into it: the link is slow, the clock is not)
@@ -165,9 +165,9 @@ module nasa_icebreaker #(
   always_comb begin
     ram_en    = take_core || take_bridge;
     ram_we    = take_core ? c_req.we : bq_we_q;
-    ram_addr  = take_core ? c_req.addr[16:2] : bq_addr_q[16:2];
-    ram_wdata = take_core ? c_req.wdata[31:0] : {4{bq_wdata_q}};
-    ram_wstrb = take_core ? c_req.wstrb[3:0] : (4'b0001 << bq_addr_q[1:0]);
+    ram_addr  = take_core ? c_req.addr[16:3] : bq_addr_q[16:3];
+    ram_wdata = take_core ? c_req.wdata[63:0] : {8{bq_wdata_q}};
+    ram_wstrb = take_core ? c_req.wstrb[7:0] : (8'b0000_0001 << bq_addr_q[2:0]);
   end
   nasa_spram u_mem (
     .clk_i  (clk),
@@ -179,12 +179,12 @@ module nasa_icebreaker #(
     .rdata_o(ram_rdata)
   );
 
-  // a read's word is on the RAM output the cycle after it was taken (the core takes it then:
+  // a read's row is on the RAM output the cycle after it was taken (the core takes it then:
   // its response is always ready)
   always_comb begin
     c_rsp        = '0;
     c_rsp.ready  = take_core;
-    c_rsp.valid  = (ms_q == MWord);
+    c_rsp.valid  = (ms_q == MRow);
     c_rsp.rdata  = PortDW'(ram_rdata);
     b_mrsp.ready = !bq_valid_q;
     b_mrsp.valid = (ms_q == MByte);
@@ -199,9 +199,9 @@ module nasa_icebreaker #(
       unique case (ms_q)
         MIdle: begin
           if (take_core && !c_req.we) begin
-            ms_q <= MWord;
+            ms_q <= MRow;
           end else if (take_bridge && !bq_we_q) begin
-            lane_q <= bq_addr_q[1:0];
+            lane_q <= bq_addr_q[2:0];
             ms_q   <= MByte;
           end
         end
@@ -226,9 +226,9 @@ module nasa_icebreaker #(
   assign led_red_no   = !err_q;
 
   // Address bits above the 128 KB memory (the bridge checks memory addresses against MemBytes;
-  // the core's are inside its window), the word offset of the core's aligned requests, and the
-  // port's fields a 4-byte port of single beats, always taken, does not use.
+  // the core's are inside its window), the byte offset of the core's row-aligned requests, and
+  // the port's fields an 8-byte port of single beats, always taken, does not use.
   logic unused_addr;
-  assign unused_addr = ^{b_mreq.addr[31:17], c_req.addr[31:17], c_req.addr[1:0], c_req.len,
-                         c_req.rsp_ready, c_req.wdata[PortDW-1:32], c_req.wstrb[PortDW/8-1:4]};
+  assign unused_addr = ^{b_mreq.addr[31:17], c_req.addr[31:17], c_req.addr[2:0], c_req.len,
+                         c_req.rsp_ready, c_req.wdata[PortDW-1:64], c_req.wstrb[PortDW/8-1:8]};
 endmodule

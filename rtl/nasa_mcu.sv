@@ -3,7 +3,7 @@
 // dot-product unit (nasa_mcu_dot) for the multiply-accumulates, behind the same ports as
 // nasa_top: the CSR bus with the same map and semantics (identification CSRs,
 // STATUS/ERR_CODE/ERR_INDEX/LAYERS_DONE, the counters, the batch CSRs and tables), and the memory
-// port (single-beat reads, strobed writes). Memory map of the controller: fpga/fw/mmio.h.
+// port (single-beat reads of one 8-byte row, strobed writes). Memory map of the controller: fpga/fw/mmio.h.
 // Host CSR writes other than CTRL are ignored while a run is busy, as on the engine.
 // The parameter page (one EBR) holds what the host reads and writes slowly: the RW CSRs and
 // batch tables the host writes, and the values the firmware writes for the host to read
@@ -12,7 +12,7 @@
 module nasa_mcu #(
   parameter int unsigned Rows       = 4,
   parameter int unsigned Cols       = 4,
-  parameter int unsigned MemBytes   = 4,
+  parameter int unsigned MemBytes   = 8,
   parameter int unsigned InBufBytes = 2048,
   parameter int unsigned KredMax    = 256,
   parameter int unsigned BurstMax   = 8,
@@ -33,8 +33,8 @@ module nasa_mcu #(
   localparam int unsigned RomAW = $clog2(RomWords);
   localparam int unsigned PortDW = nasa_pkg::MemBytesMax * 8;  // the memory port's data fields
   localparam int unsigned PortSW = nasa_pkg::MemBytesMax;
-  if (MemBytes != 4) begin : g_bad_port
-    $error("nasa_mcu: MemBytes must be 4 (one 32-bit word a beat), not %0d", MemBytes);
+  if (MemBytes != 8) begin : g_bad_port
+    $error("nasa_mcu: MemBytes must be 8 (one 64-bit row a beat), not %0d", MemBytes);
   end
   localparam int unsigned RamWords = nasa_pkg::McuRamBytes / 4;
   localparam int unsigned OpTabN = MaxLayers * MaxChoices;
@@ -125,19 +125,23 @@ module nasa_mcu #(
     .req_ready_i(mem_rsp_i.ready),
     .req_addr_o (dot_req_addr),
     .rsp_valid_i(mem_rsp_i.valid),
-    .rsp_rdata_i(mem_rsp_i.rdata[31:0])
+    .rsp_rdata_i(mem_rsp_i.rdata[63:0])
   );
 
-  // main memory through the port: a store completes when accepted, a load when its beat arrives
+  // main memory through the port: a store completes when accepted, a load when its beat arrives.
+  // The port's beats are 8-byte rows: the core's word is the row's half at bus_addr[2] (its
+  // strobes shifted into that half, its data on both)
   logic ld_wait_q, cpu_mem;
+  logic [7:0] cpu_strb;
   assign cpu_mem         = main_acc && !dot_busy;
+  assign cpu_strb        = bus_addr[2] ? {bus_wstrb, 4'd0} : {4'd0, bus_wstrb};
   always_comb begin
-    mem_req_o           = '0;  // single beats (MemBytes is 4: one word), read beats always taken
+    mem_req_o           = '0;  // single beats (MemBytes is 8: one row), read beats always taken
     mem_req_o.valid     = dot_busy ? dot_req_valid : (cpu_mem && !ld_wait_q);
     mem_req_o.we        = !dot_busy && bus_we;
-    mem_req_o.addr      = dot_busy ? 32'(dot_req_addr) : {4'd0, bus_addr[27:2], 2'b00};
-    mem_req_o.wdata     = PortDW'(bus_wdata);
-    mem_req_o.wstrb     = PortSW'(bus_wstrb);
+    mem_req_o.addr      = dot_busy ? 32'(dot_req_addr) : {4'd0, bus_addr[27:3], 3'b000};
+    mem_req_o.wdata     = PortDW'({2{bus_wdata}});
+    mem_req_o.wstrb     = PortSW'(cpu_strb);
     mem_req_o.rsp_ready = 1'b1;
   end
 
@@ -162,7 +166,7 @@ module nasa_mcu #(
     bus_rdata = int_rdata;
     if (main_acc) begin
       bus_done  = cpu_mem && (bus_we ? mem_rsp_i.ready : (ld_wait_q && mem_rsp_i.valid));
-      bus_rdata = mem_rsp_i.rdata[31:0];
+      bus_rdata = bus_addr[2] ? mem_rsp_i.rdata[63:32] : mem_rsp_i.rdata[31:0];
     end else if (go_acc) begin
       bus_done  = go_done;
       bus_rdata = {30'd0, go_q};
@@ -191,7 +195,7 @@ module nasa_mcu #(
   logic [LCW-1:0] leaf_count_q;
   logic [31:0] tbl_addr_q;
   logic [63:0] cycles_q, wr_bytes_q;
-  logic [61:0] rd_words_q;
+  logic [60:0] rd_rows_q;  // rows read (8 bytes each)
 
   logic hwr, hrd;
   assign hwr = csr_req_i.valid && csr_req_i.we;
@@ -440,8 +444,8 @@ module nasa_mcu #(
   always_ff @(posedge clk_i) begin
     if (is_start || (go_acc && go_done)) cycles_q <= '0;
     else if (run_q) cycles_q <= cycles_q + 64'd1;
-    if (is_start) rd_words_q <= '0;
-    else if (busy_q && mem_rsp_i.valid) rd_words_q <= rd_words_q + 62'd1;
+    if (is_start) rd_rows_q <= '0;
+    else if (busy_q && mem_rsp_i.valid) rd_rows_q <= rd_rows_q + 61'd1;
     if (is_start) wr_bytes_q <= '0;
     else if (busy_q && mem_req_o.valid && mem_rsp_i.ready && mem_req_o.we) begin
       wr_bytes_q <= wr_bytes_q + 64'(wr_count);
@@ -500,8 +504,8 @@ module nasa_mcu #(
         12'(nasa_pkg::CsrTblAddr): hr_val = tbl_addr_q;
         12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntCycles):          hr_val = cycles_q[31:0];
         12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntCycles + 4):      hr_val = cycles_q[63:32];
-        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramRdBytes):     hr_val = {rd_words_q[29:0], 2'b00};
-        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramRdBytes + 4): hr_val = rd_words_q[61:30];
+        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramRdBytes):     hr_val = {rd_rows_q[28:0], 3'b000};
+        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramRdBytes + 4): hr_val = rd_rows_q[60:29];
         12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramWrBytes):     hr_val = wr_bytes_q[31:0];
         12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramWrBytes + 4): hr_val = wr_bytes_q[63:32];
         default: hr_val = '0;

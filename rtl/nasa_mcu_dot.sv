@@ -1,6 +1,6 @@
 // Dot-product unit of the `fpga` configuration's controller (docs/fpga.md "The board's core"):
 // the firmware sets it up through six registers and it reads the int8 operands from main memory
-// itself, one multiply-accumulate a cycle while both operand words are at hand. A dot product is
+// itself, one multiply-accumulate a cycle while both operand rows are at hand. A dot product is
 // `runs` runs of `n` elements; element i of run j is x[X + j*XO + i*XI] (and w[W + j*WO + i*WI]):
 // the taps of a (clipped) convolution window row by row, a depthwise channel, an FC row, a
 // pooling window. Modes: MAC acc += x*w, SUM acc += x, MAX acc = max(acc, x).
@@ -12,9 +12,10 @@
 //   4 WSTR  WI (15:0) | WO (31:16)
 //   5 ACC   write: the initial accumulator; starts the unit. Read: the result.
 // Timing (fpga/model/mcu_system.cpp replays it): the unit runs from the cycle after the ACC write.
-// Each cycle of a run either takes one element (both words cached: the word caches are emptied
-// at the start), or starts fetching the missing word, x first, over the memory port (one
-// request, then the cycle its data arrives; the next cycle runs again). Two cycles after the
+// Each cycle of a run either takes one element (both operand rows cached: the row caches, one
+// 8-byte memory row each, are emptied at the start), or starts fetching the missing row, x
+// first, over the memory port (one request, then the cycle its data arrives; the next cycle runs
+// again). Two cycles after the
 // last element the result is in ACC and the unit is idle again. While it runs the unit owns
 // the memory port: the core's main-memory accesses wait.
 module nasa_mcu_dot #(
@@ -28,12 +29,12 @@ module nasa_mcu_dot #(
   input  logic [31:0]         wdata_i,
   output logic [31:0]         acc_o,
   output logic                busy_o,
-  // memory port (single-beat reads)
+  // memory port (single-beat reads of 8-byte rows)
   output logic                req_valid_o,
   input  logic                req_ready_i,
-  output logic [AddrBits-1:0] req_addr_o,   // word aligned
+  output logic [AddrBits-1:0] req_addr_o,   // row aligned
   input  logic                rsp_valid_i,
-  input  logic [31:0]         rsp_rdata_i
+  input  logic [63:0]         rsp_rdata_i
 );
   localparam int unsigned AW = AddrBits;
   typedef enum logic [2:0] {DIdle, DRun, DReqX, DWaitX, DReqW, DWaitW, DDrain} dstate_e;
@@ -55,10 +56,10 @@ module nasa_mcu_dot #(
     logic [7:0]    r;
     logic [7:0]    nr;
     logic [31:0]   acc;
-    logic [31:0]   xw;                           // cached operand words
-    logic [31:0]   ww;
-    logic [AW-3:0] xt;                           // their word addresses
-    logic [AW-3:0] wt;
+    logic [63:0]   xw;                           // cached operand rows
+    logic [63:0]   ww;
+    logic [AW-4:0] xt;                           // their row addresses
+    logic [AW-4:0] wt;
     logic          xv;
     logic          wv;
     logic          drain;
@@ -72,23 +73,23 @@ module nasa_mcu_dot #(
   assign acc_o  = q.acc;
 
   logic x_hit, w_hit, take;
-  assign x_hit = q.xv && (q.xt == q.xa[AW-1:2]);
-  assign w_hit = (mode_q != ModeMac) || (q.wv && (q.wt == q.wa[AW-1:2]));
+  assign x_hit = q.xv && (q.xt == q.xa[AW-1:3]);
+  assign w_hit = (mode_q != ModeMac) || (q.wv && (q.wt == q.wa[AW-1:3]));
   assign take  = (st_q == DRun) && x_hit && w_hit;
 
-  // memory requests: presented from the DRun cycle that finds a word missing
+  // memory requests: presented from the DRun cycle that finds a row missing
   logic want_x, want_w;
   assign want_x = ((st_q == DRun) && !x_hit) || (st_q == DReqX);
   assign want_w = ((st_q == DRun) && x_hit && !w_hit) || (st_q == DReqW);
   assign req_valid_o = want_x || want_w;
-  assign req_addr_o  = want_x ? {q.xa[AW-1:2], 2'b00} : {q.wa[AW-1:2], 2'b00};
+  assign req_addr_o  = want_x ? {q.xa[AW-1:3], 3'b000} : {q.wa[AW-1:3], 3'b000};
 
   // the multiply pipeline: operands registered, product registered, then accumulated
   logic signed [7:0] xb_q, wb_q;
   logic signed [15:0] pr_q;
   logic [7:0] xbyte, wbyte;
-  assign xbyte = q.xw[8*q.xa[1:0] +: 8];
-  assign wbyte = (mode_q == ModeMac) ? q.ww[8*q.wa[1:0] +: 8] : 8'd1;
+  assign xbyte = q.xw[8*q.xa[2:0] +: 8];
+  assign wbyte = (mode_q == ModeMac) ? q.ww[8*q.wa[2:0] +: 8] : 8'd1;
   always_ff @(posedge clk_i) begin
     xb_q <= xbyte;
     wb_q <= wbyte;
@@ -106,7 +107,7 @@ module nasa_mcu_dot #(
   assign w_next = run_end ? q.w + AW'(q.wo) : q.wa + AW'(q.wi);
 
   // next state: an ACC write starts the unit (DDrain at once for an empty dot product); DRun
-  // takes an element or fetches the missing word, x first
+  // takes an element or fetches the missing row, x first
   always_comb begin
     st_d = st_q;
     unique case (st_q)
@@ -195,14 +196,14 @@ module nasa_mcu_dot #(
         DWaitX: begin
           if (rsp_valid_i) begin
             q.xw <= rsp_rdata_i;
-            q.xt <= q.xa[AW-1:2];
+            q.xt <= q.xa[AW-1:3];
             q.xv <= 1'b1;
           end
         end
         DWaitW: begin
           if (rsp_valid_i) begin
             q.ww <= rsp_rdata_i;
-            q.wt <= q.wa[AW-1:2];
+            q.wt <= q.wa[AW-1:3];
             q.wv <= 1'b1;
           end
         end

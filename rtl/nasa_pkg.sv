@@ -494,11 +494,11 @@ package nasa_pkg;
     32'd16, 32'd1024, 32'd32, 32'd32, 32'd16, 32'd16, 32'd2097152
   };
 
-  // Configuration `up5k`: Rows 1, Cols 1, MemBytes 4, InBufBytes 32768, KredMax 256, BurstMax 1,
+  // Configuration `up5k`: Rows 1, Cols 1, MemBytes 8, InBufBytes 32768, KredMax 256, BurstMax 1,
   //   NodeCap 256, MaxLayers 8, MaxChoices 8, MaxCands 256, RqLanes 1, AddrBits 17, DmaInflight 2,
   //   WTiles 2, ScratchBytes 0
   localparam cfg_t CfgUp5k = {
-    32'd1, 32'd1, 32'd4, 32'd32768, 32'd256, 32'd1, 32'd256, 32'd8,
+    32'd1, 32'd1, 32'd8, 32'd32768, 32'd256, 32'd1, 32'd256, 32'd8,
     32'd8, 32'd256, 32'd1, 32'd17, 32'd2, 32'd2, 32'd0
   };
 

@@ -38,8 +38,8 @@ System::System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::Dram
       corr_(cfg.node_cap, 0),
       leaf_(cfg.max_cands, 0),
       rom_(rom) {
-  if (cfg.mem_bytes != 4) {
-    throw std::invalid_argument("the controller's memory port is one 32-bit word wide");
+  if (cfg.mem_bytes != 8) {
+    throw std::invalid_argument("the controller's memory port is one 8-byte row wide");
   }
   boot();
 }
@@ -196,12 +196,13 @@ RunInfo System::run(uint64_t max_cycles) {
   return info;
 }
 
-uint32_t System::main_word(uint32_t addr) const {
-  if (uint64_t{addr} + 4 > mem_.size()) {
+uint64_t System::main_row(uint32_t addr) const {
+  if (uint64_t{addr} + 8 > mem_.size()) {
     throw std::out_of_range("controller model: main memory read past the memory image");
   }
-  return uint32_t{mem_[addr]} | uint32_t{mem_[addr + 1]} << 8 | uint32_t{mem_[addr + 2]} << 16 |
-         uint32_t{mem_[addr + 3]} << 24;
+  uint64_t row = 0;
+  for (int i = 7; i >= 0; --i) row = row << 8 | mem_[addr + static_cast<uint32_t>(i)];
+  return row;
 }
 
 void System::main_write(uint32_t addr, uint32_t data, uint32_t strb) {
@@ -237,7 +238,12 @@ uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata,
   if (region == kRegionMain) {  // main memory through the port (RTL ld_wait_q), once the dot unit is idle
     const uint32_t a = addr & 0x0FFFFFFFu;
     cyc = std::max(cyc, dot_idle_);
-    if (!write) return fetch(cyc, a, rdata);
+    if (!write) {  // the word is the row's half at bit 2 of its address
+      uint64_t row = 0;
+      const uint64_t c = fetch(cyc, a, row);
+      rdata = static_cast<uint32_t>(row >> (a & 4u ? 32 : 0));
+      return c;
+    }
     const uint64_t c = accept(cyc);  // a store completes when accepted
     main_write(a, wdata, strb);
     dram_.clock(c, false, false, 0, true);
@@ -293,11 +299,12 @@ uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata,
   return write ? cyc : cyc + 1;  // nothing there: reads give 0
 }
 
-// One word read over the port presented in cycle `cyc`: accepted when the DRAM model is ready,
-// data in the cycle returned (RTL: the core's ld_wait_q, the dot unit's DReq/DWait).
-uint64_t System::fetch(uint64_t cyc, uint32_t addr, uint32_t& rdata) {
+// One row read over the port presented in cycle `cyc` (the 8-byte row holding `addr`): accepted
+// when the DRAM model is ready, data in the cycle returned (RTL: the core's ld_wait_q, the dot
+// unit's DReq/DWait).
+uint64_t System::fetch(uint64_t cyc, uint32_t addr, uint64_t& row) {
   uint64_t c = accept(cyc);
-  rdata = main_word(addr & ~3u);
+  row = main_row(addr & ~7u);
   dram_.clock(c++, false, true, 1, false);
   while (!dram_.rsp_valid(c)) dram_.clock(c++, false, false, 0, false);
   dram_.clock(c, true, false, 0, false);
@@ -328,7 +335,7 @@ uint64_t System::dot_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wda
 }
 
 // The unit's run after the ACC write in cycle `start`: each cycle from start + 1 takes an
-// element when both operand words are cached, else fetches the missing one (x first); the
+// element when both operand rows are cached, else fetches the missing one (x first); the
 // result is there, and the unit idle, three cycles after the last element.
 void System::dot_run(uint64_t start, uint32_t acc) {
   const uint32_t amask = cfg_.addr_bits >= 32 ? ~0u : (1u << cfg_.addr_bits) - 1;
@@ -339,25 +346,26 @@ void System::dot_run(uint64_t start, uint32_t acc) {
   uint64_t t = start + 1;
   uint64_t last = start;  // (zero elements: idle at start + 3)
   bool xv = false, wv = false;
-  uint32_t xt = 0, wt = 0, xw = 0, ww = 0;
+  uint32_t xt = 0, wt = 0;
+  uint64_t xw = 0, ww = 0;
   uint32_t xrun = dot_x_ & amask, wrun = dot_w_ & amask;
   for (uint32_t j = 0; j < runs && n != 0; ++j) {
     uint32_t xa = xrun, wa = wrun;
     for (uint32_t i = 0; i < n;) {
-      if (!xv || xt != xa >> 2) {
+      if (!xv || xt != xa >> 3) {
         t = fetch(t, xa, xw) + 1;
-        xt = xa >> 2;
+        xt = xa >> 3;
         xv = true;
         continue;
       }
-      if (mode == kDotMac && (!wv || wt != wa >> 2)) {
+      if (mode == kDotMac && (!wv || wt != wa >> 3)) {
         t = fetch(t, wa, ww) + 1;
-        wt = wa >> 2;
+        wt = wa >> 3;
         wv = true;
         continue;
       }
-      const auto x = static_cast<int32_t>(static_cast<int8_t>(xw >> (8 * (xa & 3))));
-      const auto w = static_cast<int32_t>(static_cast<int8_t>(ww >> (8 * (wa & 3))));
+      const auto x = static_cast<int32_t>(static_cast<int8_t>(xw >> (8 * (xa & 7))));
+      const auto w = static_cast<int32_t>(static_cast<int8_t>(ww >> (8 * (wa & 7))));
       if (mode == kDotMac) acc += static_cast<uint32_t>(x * w);
       else if (mode == kDotSum) acc += static_cast<uint32_t>(x);
       else if (x > static_cast<int32_t>(acc)) acc = static_cast<uint32_t>(x);

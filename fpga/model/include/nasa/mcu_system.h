@@ -45,10 +45,10 @@ class System final : Bus {
   uint64_t access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata, uint32_t strb,
                   uint32_t& rdata) override;
   void boot();  // the firmware from its reset entry to its GO read
-  uint64_t fetch(uint64_t cyc, uint32_t addr, uint32_t& rdata);
+  uint64_t fetch(uint64_t cyc, uint32_t addr, uint64_t& row);
   uint64_t dot_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wdata, uint32_t& rdata);
   void dot_run(uint64_t start, uint32_t acc);
-  uint32_t main_word(uint32_t addr) const;
+  uint64_t main_row(uint32_t addr) const;
   void main_write(uint32_t addr, uint32_t data, uint32_t strb);
   void dram_until(uint64_t cyc);  // idle DRAM clocks up to (not including) cycle `cyc`
   uint64_t accept(uint64_t cyc);

@@ -211,14 +211,15 @@ namespace nasa::hw {
 // 0: none, docs/engine.md "On-chip scratch") and Mcu
 // (1: the configuration's core is the RV32IM controller running the firmware of fpga/fw/ with
 // its one-MAC dot-product unit, top module nasa_mcu, docs/fpga.md: Rows = Cols = 1, single-beat
-// port; 0: the engine and the batch units, top module nasa_top). up5k is the iCEBreaker board's
-// core: the engine at 4x4 (fpga) takes 27,800 LUTs, five times the UP5K's 5,280 logic cells.
-// CSR HwMem reports MemBytes, BurstMax and AddrBits.
+// port of 8 bytes, one row of the board's four SPRAMs side by side; 0: the engine and the batch
+// units, top module nasa_top). up5k is the iCEBreaker board's core: the engine at 4x4 (fpga) takes
+// 27,800 LUTs, five times the UP5K's 5,280 logic cells. CSR HwMem reports MemBytes, BurstMax and
+// AddrBits.
 #define NASA_CONFIGS(X)                                                                 \
   X(fpga, 4, 4, 4, 2048, 256, 8, 256, 8, 8, 256, 1, 17, 8, 2, 0, 0)                   \
   X(sim, 16, 16, 32, 131072, 8192, 8, 1024, 16, 16, 1024, 16, 32, 16, 16, 2097152, 0)   \
   X(large, 32, 32, 64, 131072, 8192, 8, 1024, 16, 16, 1024, 32, 32, 16, 16, 2097152, 0) \
-  X(up5k, 1, 1, 4, 32768, 256, 1, 256, 8, 8, 256, 1, 17, 2, 2, 0, 1)
+  X(up5k, 1, 1, 8, 32768, 256, 1, 256, 8, 8, 256, 1, 17, 2, 2, 0, 1)
 
 // The columns of NASA_CONFIGS, in order. Row: Config member, RTL parameter name (every column
 // but Mcu is a parameter of the core's top module, passed as -G<Param>=<value>, and a field of
@@ -435,7 +436,7 @@ constexpr bool configs_within_maxima() {
         c.dma_inflight < 2 || (c.dma_inflight & (c.dma_inflight - 1)) != 0 || c.wtiles < 2 ||
         (c.wtiles & (c.wtiles - 1)) != 0 || (c.scratch_bytes & (c.scratch_bytes - 1)) != 0 ||
         (c.scratch_bytes != 0 && c.scratch_bytes < 2 * c.mem_bytes) || c.mcu > 1 ||
-        (c.mcu == 1 && c.mem_bytes != 4)) {
+        (c.mcu == 1 && c.mem_bytes != 8)) {
       return false;
     }
   }
