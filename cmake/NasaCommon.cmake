@@ -24,6 +24,8 @@ find_package(spdlog REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(ZLIB REQUIRED)
+find_package(PNG REQUIRED)      # image-folder datasets (libpng)
+find_package(JPEG REQUIRED)     # image-folder datasets (libjpeg)
 find_package(OpenSSL REQUIRED)  # SHA-256 of logits (libcrypto)
 find_package(Threads REQUIRED)
 

@@ -1,7 +1,7 @@
 // Datasets in the IDX format (`nasa eval --data/--labels`, Fashion-MNIST), plain or gzipped: two
 // files framed as one input (fuzz_common.h split()) -> parse_idx. Bad input must be a
 // std::runtime_error naming the file at fault; a dataset that loads must hold exactly
-// count x rows x cols pixels and one label per image.
+// count x rows x cols x channels values and one label per image.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -22,10 +22,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
       })) {
     return 0;
   }
-  check(d->rows > 0 && d->cols > 0 && d->size() > 0, "empty dataset accepted");
-  check(d->images.size() == d->size() * d->rows * d->cols, "pixel count");
+  check(d->rows > 0 && d->cols > 0 && d->channels > 0 && d->size() > 0, "empty dataset accepted");
+  const size_t per_image = size_t{d->rows} * d->cols * d->channels;
+  check(d->images.size() == d->size() * per_image, "value count");
   const auto all = d->byte_images(0, d->size());
-  check(all.back().size() == size_t{d->rows} * d->cols, "last image size");
+  check(all.back().size() == per_image, "last image size");
   check(d->label_range(0, d->size()) == d->labels, "label_range");
   // The limit keeps a prefix.
   const data::Dataset first = data::parse_idx(parts[0], parts[1], 1);

@@ -5,15 +5,19 @@
 // and engine programs of every opcode for every hardware configuration. Deterministic.
 // Usage: nasa-fuzz-seeds <corpus dir>
 #include <fmt/format.h>
+#include <jpeglib.h>
+#include <png.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -197,6 +201,57 @@ void idx_seeds() {
   }
 }
 
+// fuzz_dataset: (file bytes, kind byte): a CIFAR-10 batch, a CIFAR-100 train.bin, a PNG, a JPEG
+void dataset_seeds() {
+  Bytes c10 = {3}, c100 = {1, 42};
+  for (int i = 0; i < 3072; ++i) c10.push_back(static_cast<uint8_t>(i * 7));
+  c100.insert(c100.end(), c10.begin() + 1, c10.end());
+  put("dataset", "cifar10", nasa::fuzz::join({c10, {0}}));
+  put("dataset", "cifar100", nasa::fuzz::join({c100, {1}}));
+  for (const bool color : {false, true}) {
+    png_image im{};
+    im.version = PNG_IMAGE_VERSION;
+    im.width = 5;
+    im.height = 3;
+    im.format = color ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+    Bytes px(PNG_IMAGE_SIZE(im));
+    for (size_t i = 0; i < px.size(); ++i) px[i] = static_cast<uint8_t>(i * 17);
+    png_alloc_size_t n = 0;
+    if (png_image_write_to_memory(&im, nullptr, &n, 0, px.data(), 0, nullptr) == 0) {
+      throw std::runtime_error(std::string("png: ") + im.message);
+    }
+    Bytes png(n);
+    if (png_image_write_to_memory(&im, png.data(), &n, 0, px.data(), 0, nullptr) == 0) {
+      throw std::runtime_error(std::string("png: ") + im.message);
+    }
+    png.resize(n);
+    put("dataset", color ? "rgb.png" : "gray.png", nasa::fuzz::join({png, {2}}));
+
+    jpeg_compress_struct cinfo{};
+    jpeg_error_mgr jerr{};
+    cinfo.err = jpeg_std_error(&jerr);
+    jpeg_create_compress(&cinfo);
+    unsigned char* out = nullptr;
+    unsigned long out_size = 0;
+    jpeg_mem_dest(&cinfo, &out, &out_size);
+    cinfo.image_width = 5;
+    cinfo.image_height = 3;
+    cinfo.input_components = color ? 3 : 1;
+    cinfo.in_color_space = color ? JCS_RGB : JCS_GRAYSCALE;
+    jpeg_set_defaults(&cinfo);
+    jpeg_start_compress(&cinfo, TRUE);
+    while (cinfo.next_scanline < cinfo.image_height) {
+      JSAMPROW row = px.data() + size_t{cinfo.next_scanline} * 5 * (color ? 3 : 1);
+      jpeg_write_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+    jpeg_destroy_compress(&cinfo);
+    put("dataset", color ? "rgb.jpg" : "gray.jpg",
+        nasa::fuzz::join({Bytes(out, out + out_size), {3}}));
+    std::free(out);
+  }
+}
+
 void arch_seeds() {
   const auto names = spec::builtin_space_names();
   for (size_t s = 0; s < names.size(); ++s) {
@@ -356,6 +411,7 @@ int main(int argc, char** argv) {
     spec_seeds();
     weight_seeds();
     idx_seeds();
+    dataset_seeds();
     arch_seeds();
     uart_seeds();
     desc_seeds();

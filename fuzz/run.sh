@@ -3,7 +3,7 @@
 # cores; FUZZ_JOBS=n for another count), and prints one table: executions, speed, coverage, corpus
 # and result per target. Used by `make fuzz` (long), `make fuzz-smoke` (seconds) and CI.
 #
-#   fuzz/run.sh SECONDS [TARGET...]      targets: spec safetensors idx arch supernet_dir uart
+#   fuzz/run.sh SECONDS [TARGET...]      targets: spec safetensors idx dataset arch supernet_dir uart
 #                                        uart_bridge desc (default: all)
 #
 # FUZZ_MIN_EXECS=n: a target still below n executions after SECONDS goes on (same corpus) until it
@@ -19,7 +19,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-all_targets=(spec safetensors idx arch supernet_dir uart uart_bridge desc)
+all_targets=(spec safetensors idx dataset arch supernet_dir uart uart_bridge desc)
 
 if [[ $# -lt 1 || ! $1 =~ ^[0-9]+$ || $1 -lt 1 ]]; then
   echo "usage: fuzz/run.sh SECONDS [TARGET...]   (targets: ${all_targets[*]})" >&2
@@ -37,8 +37,8 @@ for t in "${targets[@]}"; do
 done
 
 # Longest input per target: a little above the largest seed, small enough to stay fast.
-declare -A max_len=([spec]=8192 [safetensors]=12288 [idx]=8192 [arch]=1024 [supernet_dir]=16384
-                    [uart]=2048 [uart_bridge]=2048 [desc]=16392)
+declare -A max_len=([spec]=8192 [safetensors]=12288 [idx]=8192 [dataset]=8192 [arch]=1024
+                    [supernet_dir]=16384 [uart]=2048 [uart_bridge]=2048 [desc]=16392)
 
 build=${NASA_FUZZ_BUILD:-$root/build-fuzz}
 jobs=${FUZZ_JOBS:-2}

@@ -70,6 +70,31 @@ if(TARGET nasa)
   nasa_cli_error_test(cli_data_truncated
     "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && zcat /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz | head -c 5000 > $1/i.idx && zcat /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz > $1/l.idx && $0 eval --supernet $1 --arch 0-0-0-0-0-0 --data $1/i.idx --labels $1/l.idx --calib 1"
     "nasa: error: [^\n]*i.idx[^\n]*(truncated|short|need).*exit=1")
+  # --data DIR (docs/data.md): a 32x32x3 spec evaluated on a generated CIFAR-10 directory, by the
+  # reference model and by the RTL (same logits and correct count)
+  if(NASA_WITH_RTL)
+    add_test(NAME cli_eval_cifar_ref_equals_rtl
+             COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && sed -e '0,/\"h\": 28/s//\"h\": 32/' -e '0,/\"w\": 28/s//\"w\": 32/' -e '0,/\"c\": 1/s//\"c\": 3/' \"$2\" > \"$1/s.json\" && \"$0\" init --supernet \"$1/s.json\" --seed 4 --out \"$1/net\" >/dev/null && python3 \"$3\" \"$1/c\" 16 && a=$(\"$0\" eval --supernet \"$1/net\" --arch 1-0-2-0-1-0 --data \"$1/c\" --images 3 --calib 16 --json | grep -E 'sha256|correct|\"images\"') && b=$(\"$0\" eval --supernet \"$1/net\" --arch 1-0-2-0-1-0 --data \"$1/c\" --images 3 --calib 16 --json --backend rtl | grep -E 'sha256|correct|\"images\"') && echo \"$a\" && test \"$a\" = \"$b\" && echo SAME"
+                     $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/test_eval_cifar
+                     ${CMAKE_SOURCE_DIR}/docs/spaces/fmnist-mb.json
+                     ${CMAKE_CURRENT_LIST_DIR}/make_cifar_fixture.py)
+    set_tests_properties(cli_eval_cifar_ref_equals_rtl PROPERTIES LABELS "cli;cosim"
+                         PASS_REGULAR_EXPRESSION "\"images\": 3.*logits_sha256.*SAME")
+  endif()
+  # --data DIR (docs/data.md): a CIFAR-10 directory against a 28x28x1 spec, a truncated batch, an
+  # empty class folder
+  nasa_cli_error_test(cli_data_shape_mismatch
+    "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && mkdir -p $1/c && dd if=/dev/zero bs=3073 count=2 of=$1/c/data_batch_1.bin 2>/dev/null && cp $1/c/data_batch_1.bin $1/c/test_batch.bin && $0 eval --supernet $1 --arch 0-0-0-0-0-0 --data $1/c --calib 1"
+    "nasa: error: spec '[^']*' expects 28x28x1, the data is 32x32x3[^
+]*.*exit=1")
+  nasa_cli_error_test(cli_data_truncated_cifar
+    "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && mkdir -p $1/c && dd if=/dev/zero bs=3000 count=1 of=$1/c/data_batch_1.bin 2>/dev/null && $0 eval --supernet $1 --arch 0-0-0-0-0-0 --data $1/c --calib 1"
+    "nasa: error: [^
+]*data_batch_1.bin: truncated CIFAR batch.*exit=1")
+  nasa_cli_error_test(cli_data_empty_class_folder
+    "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && mkdir -p $1/f/shirts && $0 eval --supernet $1 --arch 0-0-0-0-0-0 --data $1/f --calib 1"
+    "nasa: error: [^
+]*shirts: empty class folder.*exit=1")
   nasa_cli_error_test(cli_data_count_mismatch
     "rm -rf $1 && $0 init --seed 2 --out $1 >/dev/null && zcat /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz > $1/l.idx && $0 eval --supernet $1 --arch 0-0-0-0-0-0 --data /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz --labels $1/l.idx --calib 1"
     "nasa: error: [^\n]*(10000|60000)[^\n]*.*exit=1")

@@ -436,11 +436,34 @@ int cmd_eval(const EvalOptions& o) {
                              fmt::format("supernet '{}'", o.supernet), used);
   }
   nasa::runtime::DeviceFactory factory = backend_factory(o.backend);
-  // Calibration on training images, evaluation on test images (or --data/--labels).
-  const auto train = nasa::data::load_fashion_mnist("train", o.calib);
+  // Calibration on training images, evaluation on test images: Fashion-MNIST's, a dataset
+  // directory's (--data DIR, docs/data.md), or an IDX pair's (--data F --labels L, calibration
+  // on Fashion-MNIST's training images).
+  nasa::data::Dataset train, test;
+  if (!o.data.empty() && o.labels.empty()) {
+    nasa::data::Data d = nasa::data::load_data(o.data, [](size_t done, size_t total) {
+      nasa::cli::info(fmt::format("data: {} / {} images decoded", done, total));
+    });
+    if (d.test.size() == 0) {
+      throw std::runtime_error(fmt::format(
+          "--data {}: the dataset has no test split to evaluate on (docs/data.md)", o.data));
+    }
+    nasa::data::check_fits(d.test, net.name, net.in_h, net.in_w, net.in_c, net.classes,
+                           fmt::format("--data {} (test split)", o.data));
+    if (d.train.size() == 0) {
+      throw std::runtime_error(fmt::format(
+          "--data {}: the dataset has no training split to calibrate on (docs/data.md)", o.data));
+    }
+    train = std::move(d.train);
+    test = std::move(d.test);
+    train.keep_first(o.calib);
+    test.keep_first(o.images);
+  } else {
+    train = nasa::data::load_fashion_mnist("train", o.calib);
+    test = o.data.empty() ? nasa::data::load_fashion_mnist("test", o.images)
+                          : nasa::data::load_idx(o.data, o.labels, o.images);
+  }
   const auto calib = nasa::floatnet::dataset_images(train, 0, train.size());
-  const auto test = o.data.empty() ? nasa::data::load_fashion_mnist("test", o.images)
-                                   : nasa::data::load_idx(o.data, o.labels, o.images);
   if (test.size() < o.images) {
     throw std::runtime_error(
         fmt::format("--images {}: the data has only {} images", o.images, test.size()));
@@ -723,8 +746,10 @@ int main(int argc, char** argv) {
   eval->add_option("--port", g_uart_port, "serial port of the uart backend");
   auto* eval_config = eval->add_option(
       "--config", ev.config, "hardware configuration (default sim; up5k with --backend uart)");
-  eval->add_option("--data", ev.data, "IDX images file (default: Fashion-MNIST test set)");
-  eval->add_option("--labels", ev.labels, "IDX labels file for --data");
+  eval->add_option("--data", ev.data,
+                   "dataset directory: IDX, CIFAR-10/100 binary or image folder (docs/data.md); "
+                   "or an IDX images file with --labels (default: Fashion-MNIST)");
+  eval->add_option("--labels", ev.labels, "IDX labels file for an IDX images file --data");
   eval->add_flag("--json", ev.json, "print one JSON object");
 
   SpecSource fuse_src;

@@ -16,6 +16,7 @@ namespace nasa::data {
 namespace {
 
 constexpr uint32_t kImageMagic = 0x00000803;
+constexpr uint32_t kImageMagic4 = 0x00000804;
 constexpr uint32_t kLabelMagic = 0x00000801;
 
 [[noreturn]] void fail(const std::filesystem::path& path, std::string_view what) {
@@ -67,6 +68,8 @@ std::vector<uint8_t> gunzip(const std::filesystem::path& path, std::span<const u
   return out;
 }
 
+}  // namespace
+
 std::vector<uint8_t> read_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) fail(path, "file not found (or not a file)");
@@ -76,6 +79,8 @@ std::vector<uint8_t> read_file(const std::filesystem::path& path) {
   if (f.bad()) fail(path, "read error");
   return bytes;
 }
+
+namespace {
 
 // The file's content: `bytes`, or when they are gzip data, what they inflate to (kept in
 // `inflated`), so a plain file is never copied.
@@ -129,8 +134,8 @@ std::span<const uint8_t> Dataset::image(size_t i) const {
   if (i >= size()) {
     throw std::out_of_range(fmt::format("image {} requested from a dataset of {}", i, size()));
   }
-  const size_t pixels = size_t{rows} * cols;
-  return std::span<const uint8_t>(images).subspan(i * pixels, pixels);
+  const size_t bytes = size_t{rows} * cols * channels;
+  return std::span<const uint8_t>(images).subspan(i * bytes, bytes);
 }
 
 std::vector<std::vector<uint8_t>> Dataset::byte_images(size_t from, size_t to) const {
@@ -156,6 +161,12 @@ std::vector<uint8_t> Dataset::label_range(size_t from, size_t to) const {
           labels.begin() + static_cast<std::ptrdiff_t>(to)};
 }
 
+void Dataset::keep_first(size_t n) {
+  if (n >= size()) return;
+  labels.resize(n);
+  images.resize(n * rows * cols * channels);
+}
+
 Dataset load_idx(const std::filesystem::path& images, const std::filesystem::path& labels,
                  size_t limit) {
   const std::vector<uint8_t> image_file = read_file(images);
@@ -167,13 +178,19 @@ Dataset parse_idx(std::span<const uint8_t> image_file, std::span<const uint8_t> 
                   const std::filesystem::path& labels) {
   std::vector<uint8_t> inflated_images, inflated_labels;
   const std::span<const uint8_t> ib = plain(images, image_file, inflated_images);
-  const std::vector<uint32_t> idims = read_header(images, ib, kImageMagic, 3, "images");
-  const uint64_t pixels = uint64_t{idims[1]} * idims[2];
+  // n x rows x cols, or n x rows x cols x channels (magic 0x804)
+  const bool with_channels = ib.size() >= 4 && be32(ib, 0) == kImageMagic4;
+  std::vector<uint32_t> idims = with_channels ? read_header(images, ib, kImageMagic4, 4, "images")
+                                              : read_header(images, ib, kImageMagic, 3, "images");
+  if (!with_channels) idims.push_back(1);
+  const size_t header = with_channels ? 20 : 16;
+  const uint64_t pixels = uint64_t{idims[1]} * idims[2] * idims[3];
   if (pixels > UINT32_MAX) {
-    fail(images, fmt::format("images of {}x{} pixels are too large", idims[1], idims[2]));
+    fail(images,
+         fmt::format("images of {}x{}x{} values are too large", idims[1], idims[2], idims[3]));
   }
-  check_data_size(images, ib.size() - 16, idims[0] * pixels,
-                  fmt::format("{} images of {}x{}", idims[0], idims[1], idims[2]));
+  check_data_size(images, ib.size() - header, idims[0] * pixels,
+                  fmt::format("{} images of {}x{}x{}", idims[0], idims[1], idims[2], idims[3]));
 
   const std::span<const uint8_t> lb = plain(labels, label_file, inflated_labels);
   const uint32_t n = read_header(labels, lb, kLabelMagic, 1, "labels")[0];
@@ -187,7 +204,9 @@ Dataset parse_idx(std::span<const uint8_t> image_file, std::span<const uint8_t> 
   Dataset d;
   d.rows = idims[1];
   d.cols = idims[2];
-  d.images.assign(ib.begin() + 16, ib.begin() + 16 + static_cast<ptrdiff_t>(keep * pixels));
+  d.channels = idims[3];
+  const auto h = static_cast<ptrdiff_t>(header);
+  d.images.assign(ib.begin() + h, ib.begin() + h + static_cast<ptrdiff_t>(keep * pixels));
   d.labels.assign(lb.begin() + 8, lb.begin() + 8 + static_cast<ptrdiff_t>(keep));
   return d;
 }

@@ -90,7 +90,7 @@ std::vector<Tensor> dataset_images(const data::Dataset& d, size_t from, size_t t
   out.reserve(to - from);
   for (size_t i = from; i < to; ++i) {
     out.push_back(image_from_u8(d.image(i).data(), static_cast<int>(d.rows),
-                                static_cast<int>(d.cols), 1));
+                                static_cast<int>(d.cols), static_cast<int>(d.channels)));
   }
   return out;
 }
