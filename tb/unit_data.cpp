@@ -459,6 +459,39 @@ TEST_F(DataDir, NotADirectoryOrNoClasses) {
   EXPECT_THAT(load_error(dir_), HasSubstr("no class subfolders"));
 }
 
+TEST_F(DataDir, ValidationSplitIsASeededChoiceMovedToTheEnd) {
+  std::vector<uint8_t> labels;
+  for (int i = 0; i < 40; ++i) labels.push_back(static_cast<uint8_t>(i % 10));
+  write(dir_ / "data_batch_1.bin", cifar(labels, 0, 1));
+  const JobData a = job_data(dir_, "10", 7), b = job_data(dir_, "10", 7),
+                c = job_data(dir_, "10", 8);
+  EXPECT_EQ(a.val, 10u);
+  EXPECT_EQ(a.train_only(), 30u);
+  EXPECT_EQ(a.train.images, b.train.images);  // the same seed: the same split
+  EXPECT_NE(a.train.images, c.train.images);  // another seed: another split
+  // every image once: the first byte of image i is value(i, 0, 0), distinct for i < 40
+  std::vector<int> seen(256, 0);
+  for (size_t i = 0; i < 40; ++i) ++seen[a.train.image(i)[0]];
+  for (size_t i = 0; i < 40; ++i) EXPECT_EQ(seen[value(i, 0, 0)], 1) << i;
+  // each part keeps the file order (the image's index from its first byte)
+  std::vector<int> index_of(256, -1);
+  for (int i = 0; i < 40; ++i) index_of[value(static_cast<size_t>(i), 0, 0)] = i;
+  for (size_t i = 1; i < 40; ++i) {
+    if (i == 30) continue;
+    EXPECT_LT(index_of[a.train.image(i - 1)[0]], index_of[a.train.image(i)[0]]) << i;
+  }
+  EXPECT_EQ(job_data(dir_, "0.25", 1).val, 10u);
+  EXPECT_EQ(job_data(dir_, "", 1).val, 4u);  // default 0.1
+  for (const char* bad : {"0", "1.5", "-3", "x", "40", "0.0"}) {
+    try {
+      job_data(dir_, bad, 1);
+      ADD_FAILURE() << bad << ": no error";
+    } catch (const std::runtime_error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(std::string("--val-split ") + bad)) << bad;
+    }
+  }
+}
+
 TEST(DataFits, ShapeAndLabelsAgainstTheSpec) {
   Dataset d;
   d.rows = d.cols = 32;

@@ -74,10 +74,10 @@ if(TARGET nasa)
   # reference model and by the RTL (same logits and correct count)
   if(NASA_WITH_RTL)
     add_test(NAME cli_eval_cifar_ref_equals_rtl
-             COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && sed -e '0,/\"h\": 28/s//\"h\": 32/' -e '0,/\"w\": 28/s//\"w\": 32/' -e '0,/\"c\": 1/s//\"c\": 3/' \"$2\" > \"$1/s.json\" && \"$0\" init --supernet \"$1/s.json\" --seed 4 --out \"$1/net\" >/dev/null && python3 \"$3\" \"$1/c\" 16 && a=$(\"$0\" eval --supernet \"$1/net\" --arch 1-0-2-0-1-0 --data \"$1/c\" --images 3 --calib 16 --json | grep -E 'sha256|correct|\"images\"') && b=$(\"$0\" eval --supernet \"$1/net\" --arch 1-0-2-0-1-0 --data \"$1/c\" --images 3 --calib 16 --json --backend rtl | grep -E 'sha256|correct|\"images\"') && echo \"$a\" && test \"$a\" = \"$b\" && echo SAME"
+             COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && python3 \"$3\" spec32 \"$2\" \"$1/s.json\" && \"$0\" init --supernet \"$1/s.json\" --seed 4 --out \"$1/net\" >/dev/null && python3 \"$3\" cifar10 \"$1/c\" 16 && a=$(\"$0\" eval --supernet \"$1/net\" --arch 1-0-2-0-1-0 --data \"$1/c\" --images 3 --calib 16 --json | grep -E 'sha256|correct|\"images\"') && b=$(\"$0\" eval --supernet \"$1/net\" --arch 1-0-2-0-1-0 --data \"$1/c\" --images 3 --calib 16 --json --backend rtl | grep -E 'sha256|correct|\"images\"') && echo \"$a\" && test \"$a\" = \"$b\" && echo SAME"
                      $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/test_eval_cifar
                      ${CMAKE_SOURCE_DIR}/docs/spaces/fmnist-mb.json
-                     ${CMAKE_CURRENT_LIST_DIR}/make_cifar_fixture.py)
+                     ${CMAKE_CURRENT_LIST_DIR}/make_data_fixture.py)
     set_tests_properties(cli_eval_cifar_ref_equals_rtl PROPERTIES LABELS "cli;cosim"
                          PASS_REGULAR_EXPRESSION "\"images\": 3.*logits_sha256.*SAME")
   endif()

@@ -606,13 +606,20 @@ int cmd_run(RunOptions& r) {
 
 struct SearchOptions {
   std::string supernet, out, strategy = "evolution", backend = "ref", config = "sim";
+  std::string data, val_split;  // --data DIR, --val-split (docs/data.md)
   nasa::search::SearchConfig cfg;
   size_t val_images = 64, calib = 32;
   bool force = false, json = false;
 };
 
-// Validation split: the last 10,000 of the 60,000 training images (training uses the rest).
-constexpr size_t kValSplit = 10000, kTrainImages = 60000;
+// The data of train and search: Fashion-MNIST (the last 10,000 of its 60,000 training images are
+// the validation split) or --data DIR with --val-split (docs/data.md), with progress on stderr.
+nasa::data::JobData load_job_data(const std::string& dir, const std::string& val_split,
+                                  uint64_t seed) {
+  return nasa::data::job_data(dir, val_split, seed, [](size_t done, size_t total) {
+    nasa::cli::info(fmt::format("data: {} / {} images decoded", done, total));
+  });
+}
 
 int cmd_search(const SearchOptions& o) {
   nasa::report::check_writable(o.out, o.force);  // before any work, not after it
@@ -625,14 +632,6 @@ int cmd_search(const SearchOptions& o) {
     throw std::invalid_argument(
         fmt::format("--strategy '{}': expected evolution, random or both", o.strategy));
   }
-  if (o.val_images == 0 || o.val_images > kValSplit) {
-    throw std::invalid_argument(fmt::format(
-        "--val-images {}: expected 1..{} (the validation split)", o.val_images, kValSplit));
-  }
-  if (o.calib == 0 || o.calib > kTrainImages - kValSplit) {
-    throw std::invalid_argument(
-        fmt::format("--calib {}: expected 1..{}", o.calib, kTrainImages - kValSplit));
-  }
   for (auto s : strategies) {
     auto c = o.cfg;
     c.strategy = s;
@@ -644,13 +643,20 @@ int cmd_search(const SearchOptions& o) {
   nasa::compile::preflight(nasa::compile::quantize_shapes(net), cfg,
                            fmt::format("supernet '{}'", o.supernet));
   nasa::runtime::DeviceFactory factory = backend_factory(o.backend);
-  const auto train = nasa::data::load_fashion_mnist("train");
-  if (train.size() != kTrainImages) {
-    throw std::runtime_error(fmt::format("Fashion-MNIST training set: {} images, expected {}",
-                                         train.size(), kTrainImages));
+  const nasa::data::JobData jd = load_job_data(o.data, o.val_split, o.cfg.seed);
+  nasa::data::check_fits(jd.train, net.name, net.in_h, net.in_w, net.in_c, net.classes,
+                         fmt::format("the data ({})", jd.source));
+  if (o.val_images == 0 || o.val_images > jd.val) {
+    throw std::invalid_argument(fmt::format(
+        "--val-images {}: expected 1..{} (the validation split)", o.val_images, jd.val));
   }
+  if (o.calib == 0 || o.calib > jd.train_only()) {
+    throw std::invalid_argument(
+        fmt::format("--calib {}: expected 1..{} (the training images)", o.calib, jd.train_only()));
+  }
+  const auto& train = jd.train;
   const auto calib = nasa::floatnet::dataset_images(train, 0, o.calib);
-  const size_t val0 = kTrainImages - kValSplit;
+  const size_t val0 = jd.train_only();
   const auto imgs = train.byte_images(val0, val0 + o.val_images);
   const std::vector<uint8_t> labels = train.label_range(val0, val0 + o.val_images);
   nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, calib), cfg, factory, o.backend);
@@ -779,7 +785,14 @@ int main(int argc, char** argv) {
   train_src.add_options(*train);
   train->add_option("--out", train_out, "output directory")->required();
   train->add_option("--epochs", train_cfg.epochs,
-                    "epochs over the 50000 training images");
+                    "epochs over the training images (Fashion-MNIST: 50000)");
+  std::string train_data, train_val_split;
+  train->add_option("--data", train_data,
+                    "dataset directory: IDX, CIFAR-10/100 binary or image folder (docs/data.md; "
+                    "default: Fashion-MNIST)");
+  train->add_option("--val-split", train_val_split,
+                    "validation split of the training images: a count or a fraction (default "
+                    "0.1 with --data; Fashion-MNIST: the last 10000), chosen by --seed");
   train->add_option("--batch", train_cfg.batch, "batch size");
   train->add_option("--lr", train_cfg.lr, "peak learning rate, cosine decay");
   train->add_option("--wd", train_cfg.weight_decay, "weight decay");
@@ -787,11 +800,11 @@ int main(int argc, char** argv) {
   train->add_option("--seed", train_cfg.seed, "seed of init, data order and paths");
   train->add_option("--threads", train_cfg.threads, "torch CPU threads");
   train->add_option("--train-images", train_cfg.train_images,
-                    "use only the first N training images (default: all 50000)");
+                    "use only the first N training images (default: all; Fashion-MNIST 50000)");
   train->add_option("--eval-candidates", train_cfg.eval_candidates,
                     "random candidates evaluated on the validation split at the end");
   train->add_option("--eval-images", train_cfg.eval_images,
-                    "validation images for that evaluation (default: all 10000)");
+                    "validation images for that evaluation (default: the whole split)");
   train->add_option("--arch", train_arch,
                     "train only this candidate (standalone, the SPOS final step)");
   train->add_option("--init", train_init,
@@ -832,6 +845,12 @@ int main(int argc, char** argv) {
   run->add_option("--max-params", ro.p.search.constraints.max_params, "parameter limit (0 = none)");
   run->add_option("--max-cycles", ro.p.search.constraints.max_cycles,
                   "limit of accelerator cycles of one image alone (0 = none)");
+  run->add_option("--data", ro.p.data,
+                  "dataset directory: IDX, CIFAR-10/100 binary or image folder (docs/data.md; "
+                  "default: Fashion-MNIST)");
+  run->add_option("--val-split", ro.p.val_split,
+                  "validation split of the training images: a count or a fraction (default 0.1 "
+                  "with --data; Fashion-MNIST: the last 10000), chosen by --seed");
   run->add_option("--val-images", ro.p.val_images, "validation images of the search");
   run->add_option("--calib", ro.p.calib_images, "calibration images");
   run->add_option("--top", ro.p.top_n, "candidates re-evaluated on the test set");
@@ -863,7 +882,14 @@ int main(int argc, char** argv) {
   search->add_option("--max-cycles", so.cfg.constraints.max_cycles,
                      "limit of accelerator cycles of one image alone (0 = none)");
   search->add_option("--val-images", so.val_images,
-                     "validation images, from the last 10000 training images");
+                     "validation images, from the validation split (Fashion-MNIST: the last 10000 "
+                     "training images)");
+  search->add_option("--data", so.data,
+                     "dataset directory: IDX, CIFAR-10/100 binary or image folder (docs/data.md; "
+                     "default: Fashion-MNIST)");
+  search->add_option("--val-split", so.val_split,
+                     "validation split of the training images: a count or a fraction (default "
+                     "0.1 with --data; Fashion-MNIST: the last 10000), chosen by --seed");
   search->add_option("--calib", so.calib, "training images for calibration");
   search->add_option("--mini-batch", so.cfg.mini_batch, "images per mini-batch");
   search->add_option("--backend", so.backend, "ref (default), rtl or uart (--port)");
@@ -919,6 +945,11 @@ int main(int argc, char** argv) {
               init.net.name, net.name));
         }
         train_cfg.init = std::move(init.weights);
+      }
+      if (!train_data.empty() || !train_val_split.empty()) {
+        nasa::data::JobData jd = load_job_data(train_data, train_val_split, train_cfg.seed);
+        train_cfg.val_images = jd.val;
+        train_cfg.dataset = std::move(jd.train);
       }
       return cmd_train(net, train_cfg, train_out, train_json);
     }

@@ -57,15 +57,29 @@ std::string safe_name(std::string s) {
 }
 
 // The training settings that decide what a trained supernet is (the cache key with the spec).
+// The data a run uses, as its records name it: nothing for the default Fashion-MNIST (so the
+// default job's keys stay what they were), else the directory and the validation split.
+json data_key(const Options& o) {
+  if (o.data.empty() && o.val_split.empty()) return nullptr;
+  return {{"data", o.data.empty() ? std::string("fashion-mnist")
+                                  : fs::absolute(o.data).lexically_normal().string()},
+          {"val_split", o.val_split}};
+}
+
 json train_key(const Options& o) {
   const auto& t = o.train;
-  return {{"epochs", t.epochs},       {"batch", t.batch},
-          {"optimizer", t.optimizer}, {"lr", t.lr},
-          {"weight_decay", t.weight_decay},
-          {"seed", o.seed},           {"train_images", t.train_images},
-          {"val_split_images", t.val_images},
-          // libtorch's CPU kernels split reductions by thread: results depend on the count
-          {"threads", t.threads}};
+  json k = {{"epochs", t.epochs},
+            {"batch", t.batch},
+            {"optimizer", t.optimizer},
+            {"lr", t.lr},
+            {"weight_decay", t.weight_decay},
+            {"seed", o.seed},
+            {"train_images", t.train_images},
+            {"val_split_images", t.val_images},
+            // libtorch's CPU kernels split reductions by thread: results depend on the count
+            {"threads", t.threads}};
+  if (const json d = data_key(o); !d.is_null()) k["data"] = d;
+  return k;
 }
 
 // What decided the supernet's weights: its training settings, or the trained directory given.
@@ -90,18 +104,20 @@ json run_key(const Options& o) {
   json search = report::search_settings_json(o.search);
   search["strategy"] = "both";
   search["seed"] = o.seed;
-  return {{"spec", spec::to_json(o.net)},
-          {"seed", o.seed},
-          {"train", supernet_record(o)},
-          {"search", search},
-          {"finetune_epochs", o.finetune_epochs},
-          {"finetune_lr", o.finetune_lr},
-          {"val_images", o.val_images},
-          {"calib_images", o.calib_images},
-          {"top", o.top_n},
-          {"test_images", o.test_images},
-          {"rtl_images", o.rtl_images},
-          {"hw_config", o.hw_config}};
+  json k = {{"spec", spec::to_json(o.net)},
+            {"seed", o.seed},
+            {"train", supernet_record(o)},
+            {"search", search},
+            {"finetune_epochs", o.finetune_epochs},
+            {"finetune_lr", o.finetune_lr},
+            {"val_images", o.val_images},
+            {"calib_images", o.calib_images},
+            {"top", o.top_n},
+            {"test_images", o.test_images},
+            {"rtl_images", o.rtl_images},
+            {"hw_config", o.hw_config}};
+  if (const json d = data_key(o); !d.is_null()) k["data"] = d;  // (the default's key unchanged)
+  return k;
 }
 
 // The first setting where `now` differs from `was` ("search.population: 6 vs 8"), or "".
@@ -259,22 +275,35 @@ fs::path supernet_dir(const Options& o) {
          fmt::format("{}-seed{}-{}", safe_name(o.net.name), o.seed, h.substr(0, 10));
 }
 
+namespace {
+
+// The image counts asked for against the data's: validation split, training images, test set.
+void check_sizes(const Options& o, size_t val, size_t train, size_t test) {
+  auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
+  if (o.val_images < 1 || o.val_images > val) {
+    bad(fmt::format("--val-images {}: expected 1..{} (the validation split)", o.val_images, val));
+  }
+  if (o.calib_images < 1 || o.calib_images > train) {
+    bad(fmt::format("--calib {}: expected 1..{}", o.calib_images, train));
+  }
+  if (test == 0) bad("the data has no test split (docs/data.md): `nasa run` tests on it");
+  if (o.test_images < 1 || o.test_images > test) {
+    bad(fmt::format("--test-images {}: expected 1..{}", o.test_images, test));
+  }
+}
+
+}  // namespace
+
 void preflight(const Options& o) {
   auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
   spec::validate(o.net);
   if (o.finetune_epochs < 1) bad(fmt::format("--finetune-epochs {}: expected >= 1", o.finetune_epochs));
   if (!(o.finetune_lr > 0)) bad(fmt::format("--finetune-lr {}: expected > 0", o.finetune_lr));
   if (o.top_n < 1) bad(fmt::format("--top {}: expected >= 1", o.top_n));
-  if (o.val_images < 1 || o.val_images > kValSplit) {
-    bad(fmt::format("--val-images {}: expected 1..{} (the validation split)", o.val_images,
-                    kValSplit));
-  }
-  if (o.calib_images < 1 || o.calib_images > kTrainSet - kValSplit) {
-    bad(fmt::format("--calib {}: expected 1..{}", o.calib_images, kTrainSet - kValSplit));
-  }
-  if (o.test_images < 1 || o.test_images > kTestSet) {
-    bad(fmt::format("--test-images {}: expected 1..{}", o.test_images, kTestSet));
-  }
+  // (against the default Fashion-MNIST's sizes here; a --data directory's are checked once it
+  // is read, check_data)
+  if (o.data.empty() && o.val_split.empty())
+    check_sizes(o, kValSplit, kTrainSet - kValSplit, kTestSet);
   if (o.rtl_images > o.test_images) {
     bad(fmt::format("--rtl-images {}: at most --test-images ({})", o.rtl_images, o.test_images));
   }
@@ -283,7 +312,7 @@ void preflight(const Options& o) {
     bad("pipeline: no RTL backend for the cross-check (built without the Verilated model?); "
         "pass --rtl-images 0 to skip it");
   }
-  if (o.train.val_images != kValSplit) {
+  if (o.data.empty() && o.val_split.empty() && o.train.val_images != kValSplit) {
     bad(fmt::format("training validation split {}: the job uses the last {} training images",
                     o.train.val_images, kValSplit));
   }
@@ -330,8 +359,21 @@ void drop_if_unstarted(const fs::path& dir) {
   if (!ec) fs::remove_all(dir, ec);
 }
 
-Result run_in(const Options& o, fs::path& created) {
-  preflight(o);
+Result run_in(const Options& o_in, fs::path& created) {
+  preflight(o_in);
+  // The data, read and checked before anything is written.
+  const data::JobData jd =
+      data::job_data(o_in.data, o_in.val_split, o_in.seed, [&](size_t done, size_t total) {
+        say(o_in, fmt::format("data: {} / {} images decoded", done, total));
+      });
+  data::check_fits(jd.train, o_in.net.name, o_in.net.in_h, o_in.net.in_w, o_in.net.in_c,
+                   o_in.net.classes, fmt::format("the data ({})", jd.source));
+  data::check_fits(jd.test, o_in.net.name, o_in.net.in_h, o_in.net.in_w, o_in.net.in_c,
+                   o_in.net.classes, fmt::format("the test split of {}", jd.source));
+  check_sizes(o_in, jd.val, jd.train_only(), jd.test.size());
+  Options o = o_in;  // training (supernet, fine-tuning) on this data
+  o.train.val_images = jd.val;
+  o.train.dataset = jd.train;
   const auto& cfg = config_by_name(o.hw_config);
   const auto t_all = Clock::now();
   Result res;
@@ -418,15 +460,10 @@ Result run_in(const Options& o, fs::path& created) {
 
   // 2. Search: random, then evolution, same budget and seed, one fused batch per generation.
   t0 = Clock::now();
-  const data::Dataset train_set = data::load_fashion_mnist("train");
-  const data::Dataset test_set = data::load_fashion_mnist("test");
-  if (train_set.size() != kTrainSet || test_set.size() != kTestSet) {
-    throw std::runtime_error(fmt::format(
-        "Fashion-MNIST: {} training and {} test images, expected {} and {}", train_set.size(),
-        test_set.size(), kTrainSet, kTestSet));
-  }
+  const data::Dataset& train_set = jd.train;
+  const data::Dataset& test_set = jd.test;
   const auto calib = floatnet::dataset_images(train_set, 0, o.calib_images);
-  const size_t val0 = kTrainSet - kValSplit;
+  const size_t val0 = jd.train_only();
   const auto val_imgs = train_set.byte_images(val0, val0 + o.val_images);
   const auto val_labels = train_set.label_range(val0, val0 + o.val_images);
   runtime::Runtime rt(compile::quantize(sn.net, sn.weights, calib), cfg, o.ref_factory, "ref");
@@ -629,6 +666,16 @@ Result run_in(const Options& o, fs::path& created) {
         {"pareto_svg", "pareto.svg"},
         {"timeline_svg", "timeline.svg"},
         {"final_model", "final/model"}}}};
+  if (!o.data.empty() || !o.val_split.empty()) {
+    // what the images were (docs/data.md); an image folder's classes by their folder names
+    result["data"] = {{"source", jd.source},
+                      {"format", jd.format},
+                      {"classes", jd.class_names},
+                      {"train_images", jd.train_only()},
+                      {"val_split_images", jd.val},
+                      {"test_images", jd.test.size()},
+                      {"shape", {jd.train.rows, jd.train.cols, jd.train.channels}}};
+  }
   res.result = result;
   write_text(res.dir / "pareto.svg", report::pareto_svg(runs));
   wrote(o, res.dir / "pareto.svg");

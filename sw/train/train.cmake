@@ -28,6 +28,28 @@ if(TARGET nasa)
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_train_then_eval)
   set_tests_properties(cli_train_then_eval PROPERTIES LABELS "unit;cli"
     PASS_REGULAR_EXPRESSION "\"val_accuracy_float\".*\"complete\": true.*\"correct\".*already holds a supernet or training run.*exit=1")
+  # --data (docs/data.md): a 32x32x3 spec trained and searched on a generated CIFAR-10
+  # directory, the validation split a seeded quarter of its training split; the search's output
+  # is the same for the same seed; a split that leaves no training images is named
+  add_test(NAME cli_train_search_cifar
+    COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && python3 \"$3\" spec32 \"$2\" \"$1/s.json\" && python3 \"$3\" cifar10 \"$1/c\" 96 && \"$0\" train --supernet \"$1/s.json\" --data \"$1/c\" --val-split 0.25 --batch 32 --epochs 1 --threads 1 --eval-candidates 1 --out \"$1/t\" --json && for r in a b; do \"$0\" search --supernet \"$1/t\" --data \"$1/c\" --val-split 0.25 --val-images 24 --calib 8 --population 4 --generations 1 --out \"$1/$r\" >/dev/null || exit 1; done && cmp \"$1/a/result.json\" \"$1/b/result.json\" && echo IDENTICAL && \"$0\" train --supernet \"$1/s.json\" --data \"$1/c\" --val-split 96 --out \"$1/t2\" 2>&1; echo exit=$? && test ! -e \"$1/t2\" && echo NOTHING-WRITTEN"
+            $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_train_search_cifar
+            ${CMAKE_SOURCE_DIR}/docs/spaces/fmnist-mb.json ${CMAKE_SOURCE_DIR}/sw/tools/make_data_fixture.py)
+  set_tests_properties(cli_train_search_cifar PROPERTIES LABELS "unit;cli"
+    PASS_REGULAR_EXPRESSION "\"complete\": true.*IDENTICAL\nnasa: error: --val-split 96: the training split holds 96 images[^\n]*\nexit=1\nNOTHING-WRITTEN")
+  # `nasa run --data` (docs/data.md) on a generated CIFAR-10 directory and on a generated PNG
+  # folder, a 32x32x3 spec: each completes with the RTL cross-check and records its data; a folder
+  # with an image of another size stops before anything is written
+  set(_run_data --epochs 1 --batch 32 --finetune-epochs 1 --population 4 --generations 1 --topk 2
+      --mutations 2 --crossovers 2 --val-split 0.25 --val-images 8 --calib 8 --test-images 8
+      --rtl-images 2 --threads 1)
+  string(JOIN " " _run_data ${_run_data})
+  add_test(NAME cli_run_data
+    COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && python3 \"$3\" spec32 \"$2\" \"$1/s.json\" && for k in cifar10 folder; do python3 \"$3\" $k \"$1/$k\" 64 && \"$0\" run --supernet \"$1/s.json\" --data \"$1/$k\" --runs-dir \"$1/runs\" --name $k ${_run_data} > \"$1/$k.out\" 2>&1 || { cat \"$1/$k.out\"; exit 1; }; python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))[\"data\"]; print(d[\"format\"], d[\"classes\"][:2], d[\"train_images\"], d[\"val_split_images\"], d[\"shape\"])' \"$1/runs/$k/result.json\" && grep -o 'logits and cycles identical' \"$1/$k.out\"; done && python3 -c 'import struct, sys, zlib; open(sys.argv[1], \"wb\").write(b\"\\x89PNG\\r\\n\\x1a\\n\")' \"$1/folder/train/c1/bad.png\" && \"$0\" run --supernet \"$1/s.json\" --data \"$1/folder\" --runs-dir \"$1/runs\" --name bad ${_run_data} 2>&1; echo exit=$? && test ! -e \"$1/runs/bad\" && echo NOTHING-WRITTEN"
+            $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_run_data
+            ${CMAKE_SOURCE_DIR}/docs/spaces/fmnist-mb.json ${CMAKE_SOURCE_DIR}/sw/tools/make_data_fixture.py)
+  set_tests_properties(cli_run_data PROPERTIES LABELS "cli" TIMEOUT 900
+    PASS_REGULAR_EXPRESSION "cifar10 \\['class0', 'class1'\\] 48 16 \\[32, 32, 3\\]\nlogits and cycles identical\nfolder \\['c0', 'c1'\\] 48 16 \\[32, 32, 3\\]\nlogits and cycles identical\nnasa: error: [^\n]*bad.png: unreadable PNG[^\n]*\nexit=1\nNOTHING-WRITTEN")
   add_test(NAME cli_train_corrupt_checkpoint
     COMMAND sh -c "rm -rf \"$1\" && \"$0\" train --out \"$1\" ${_tiny} >/dev/null 2>&1 && printf garbage > \"$1/checkpoint.pt\" && \"$0\" train --out \"$1\" ${_tiny} --resume 2>&1; echo exit=$?"
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_train_corrupt_checkpoint)

@@ -287,6 +287,17 @@ nlohmann::json run_settings(const Config& cfg, size_t train_n) {
                             : std::string("random")}};
 }
 
+// The dataset's HWC bytes as an [N, C, H, W] uint8 tensor, a copy that outlives `ds` (with one
+// channel the permutation is already contiguous: contiguous() would return a view of `ds`).
+torch::Tensor nchw_images(const spec::Supernet& net, const data::Dataset& ds) {
+  data::check_fits(ds, net.name, net.in_h, net.in_w, net.in_c, net.classes, "the data");
+  const auto n = static_cast<int64_t>(ds.size());
+  return torch::from_blob(const_cast<uint8_t*>(ds.images.data()), {n, net.in_h, net.in_w, net.in_c},
+                          torch::kUInt8)
+      .permute({0, 3, 1, 2})
+      .clone(torch::MemoryFormat::Contiguous);  // (a copy even when the permutation is one)
+}
+
 struct Data {
   torch::Tensor images;  // [N, C, H, W] uint8
   torch::Tensor labels;  // [N] int64
@@ -295,12 +306,6 @@ struct Data {
 
 Data make_data(const spec::Supernet& net, const Config& cfg) {
   const data::Dataset ds = cfg.dataset ? *cfg.dataset : data::load_fashion_mnist("train");
-  if (net.in_c != 1 || static_cast<int>(ds.rows) != net.in_h ||
-      static_cast<int>(ds.cols) != net.in_w) {
-    throw std::runtime_error(
-        fmt::format("supernet '{}' expects {}x{}x{} (HxWxC) inputs, the dataset has {}x{}x1 images",
-                    net.name, net.in_h, net.in_w, net.in_c, ds.rows, ds.cols));
-  }
   if (cfg.val_images >= ds.size()) {
     throw std::runtime_error(
         fmt::format("validation split of {} images leaves no training "
@@ -318,9 +323,7 @@ Data make_data(const spec::Supernet& net, const Config& cfg) {
   d.val_begin = avail;
   d.val_n = cfg.val_images;
   const auto n = static_cast<int64_t>(ds.size());
-  d.images = torch::from_blob(const_cast<uint8_t*>(ds.images.data()), {n, 1, net.in_h, net.in_w},
-                              torch::kUInt8)
-                 .clone();
+  d.images = nchw_images(net, ds);
   d.labels =
       torch::from_blob(const_cast<uint8_t*>(ds.labels.data()), {n}, torch::kUInt8).to(torch::kLong);
   return d;
@@ -754,8 +757,7 @@ double float_accuracy(const spec::Supernet& net, const weights::TensorFile& wf,
   import_weights(net, wf, model, "float_accuracy weights");
   model->channels_last();
   const auto n = static_cast<int64_t>(ds.size());
-  const torch::Tensor images = torch::from_blob(const_cast<uint8_t*>(ds.images.data()),
-                                                {n, 1, net.in_h, net.in_w}, torch::kUInt8);
+  const torch::Tensor images = nchw_images(net, ds);
   const torch::Tensor labels =
       torch::from_blob(const_cast<uint8_t*>(ds.labels.data()), {n}, torch::kUInt8).to(torch::kLong);
   return accuracy(model, cand, images, labels, static_cast<int64_t>(begin),

@@ -345,6 +345,104 @@ Data load_data(const fs::path& dir, const LoadProgress& progress) {
   return load_folder(dir, progress);
 }
 
+namespace {
+
+// `spec` as a count of the n images: "5000", or a fraction "0.1" of them (at least one).
+size_t split_count(std::string_view spec, size_t n) {
+  const std::string t(spec);
+  auto bad = [&](std::string_view why) -> size_t {
+    throw std::runtime_error(fmt::format("--val-split {}: {}", t, why));
+  };
+  if (t.empty()) return bad("expected a count or a fraction in (0, 1)");
+  size_t used = 0;
+  if (t.find_first_of(".eE") != std::string::npos) {
+    double f = 0;
+    try {
+      f = std::stod(t, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != t.size() || !(f > 0.0 && f < 1.0)) return bad("expected a fraction in (0, 1)");
+    return std::max<size_t>(1, static_cast<size_t>(f * static_cast<double>(n)));
+  }
+  unsigned long long c = 0;
+  try {
+    c = std::stoull(t, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != t.size() || t.front() == '-' || c == 0) return bad("expected a count >= 1");
+  return static_cast<size_t>(c);
+}
+
+// splitmix64: the seeded shuffle's generator (the same on every platform, unlike std::
+// distributions)
+uint64_t mix(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+JobData job_data(const fs::path& dir, std::string_view val_split, uint64_t seed,
+                 const LoadProgress& progress) {
+  JobData j;
+  if (dir.empty()) {
+    j.source = "fashion-mnist";
+    j.format = "idx";
+    j.train = load_fashion_mnist("train");
+    j.test = load_fashion_mnist("test");
+    constexpr size_t kTrain = 60000, kVal = 10000, kTest = 10000;
+    if (j.train.size() != kTrain || j.test.size() != kTest) {
+      throw std::runtime_error(
+          fmt::format("Fashion-MNIST: {} training and {} test images, expected {} and {}",
+                      j.train.size(), j.test.size(), kTrain, kTest));
+    }
+    j.val = val_split.empty() ? kVal : split_count(val_split, kTrain);
+  } else {
+    Data d = load_data(dir, progress);
+    j.source = dir.string();
+    j.format = d.format;
+    j.train = std::move(d.train);
+    j.test = std::move(d.test);
+    j.class_names = std::move(d.class_names);
+    j.val = split_count(val_split.empty() ? "0.1" : val_split, j.train.size());
+  }
+  if (j.val >= j.train.size()) {
+    throw std::runtime_error(fmt::format(
+        "--val-split {}: the training split holds {} images; the validation split must leave "
+        "some for training",
+        val_split.empty() ? std::to_string(j.val) : std::string(val_split), j.train.size()));
+  }
+  if (dir.empty() && val_split.empty()) return j;  // the default job: the last 10,000
+  // a seeded choice of the validation images (a partial Fisher-Yates shuffle), moved to the end
+  const size_t n = j.train.size();
+  std::vector<size_t> idx(n);
+  for (size_t i = 0; i < n; ++i) idx[i] = i;
+  uint64_t s = seed;
+  for (size_t i = 0; i < j.val; ++i) std::swap(idx[i], idx[i + mix(s) % (n - i)]);
+  std::vector<bool> is_val(n, false);
+  for (size_t i = 0; i < j.val; ++i) is_val[idx[i]] = true;
+  Dataset out;
+  out.rows = j.train.rows;
+  out.cols = j.train.cols;
+  out.channels = j.train.channels;
+  out.images.reserve(j.train.images.size());
+  out.labels.reserve(n);
+  for (const bool val_pass : {false, true}) {
+    for (size_t i = 0; i < n; ++i) {
+      if (is_val[i] != val_pass) continue;
+      const auto im = j.train.image(i);
+      out.images.insert(out.images.end(), im.begin(), im.end());
+      out.labels.push_back(j.train.labels[i]);
+    }
+  }
+  j.train = std::move(out);
+  return j;
+}
+
 void check_fits(const Dataset& d, std::string_view spec_name, int in_h, int in_w, int in_c,
                 int classes, std::string_view what) {
   if (static_cast<int64_t>(d.rows) != in_h || static_cast<int64_t>(d.cols) != in_w ||

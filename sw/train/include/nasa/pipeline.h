@@ -35,6 +35,11 @@ struct Options {
   // exist yet is started; a complete one (result.json) is left as it is.
   bool resume = false;
   uint64_t seed = 1;  // training, search and fine-tuning seeds derive from it
+  // The data (docs/data.md): empty, Fashion-MNIST (the last 10,000 training images the
+  // validation split); else a dataset directory, its validation split `val_split` (a count or a
+  // fraction, default 0.1) chosen with `seed`.
+  std::filesystem::path data;
+  std::string val_split;
   // Supernet training (its seed is `seed`). Trained supernets are kept under
   // runs_dir/supernets/ and reused when spec, seed and settings match.
   train::Config train;
@@ -51,7 +56,7 @@ struct Options {
   int finetune_epochs = 5;
   double finetune_lr = 0.2;
   size_t top_n = 5;            // candidates re-evaluated on the test set
-  size_t test_images = 10000;  // of the Fashion-MNIST test set
+  size_t test_images = 10000;  // of the test set
   size_t rtl_images = 256;     // RTL cross-check of the final model (0: skipped)
   std::string hw_config = "sim";
   runtime::DeviceFactory ref_factory;  // backend of search and test evaluation

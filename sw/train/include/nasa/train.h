@@ -53,8 +53,8 @@ struct Config {
   bool force = false;       // start over even if DIR holds a previous run
   // Tests: stop (as if interrupted) after this many epochs of this run, 0 = never.
   int stop_after_epochs = 0;
-  // Tests: use this dataset (training set layout: train split then val split) instead of
-  // loading Fashion-MNIST.
+  // `--data` and tests: use this dataset (training set layout: train split then val split)
+  // instead of loading Fashion-MNIST.
   std::optional<data::Dataset> dataset;
   std::function<void(const Progress&)> on_progress;
 };

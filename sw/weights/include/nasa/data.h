@@ -77,6 +77,25 @@ using LoadProgress = std::function<void(size_t done, size_t total)>;
 // channel count than the rest, an empty class folder, a label past the format's classes.
 Data load_data(const std::filesystem::path& dir, const LoadProgress& progress = {});
 
+// The data of a job (train, search, run): its training set with the validation split as the last
+// `val` images, and its test set. Without a directory: Fashion-MNIST, its 60,000 training images
+// with the last 10,000 as the validation split (the default job) and its 10,000 test images.
+// With one (`--data DIR`): its training split with `val_split` of its images (a count, or a
+// fraction in (0, 1); empty: 0.1) chosen by a shuffle seeded with `seed` and moved, in their
+// order, to the end; the others keep theirs. Throws std::runtime_error on a bad split ("--val-split
+// 70000: the training split holds 60000 images") and on what load_data throws.
+struct JobData {
+  std::string source;  // "fashion-mnist" or the directory
+  std::string format;  // idx, cifar10, cifar100, folder
+  Dataset train;       // training images, then the validation split
+  size_t val = 0;      // the validation split: the last `val` images of `train`
+  Dataset test;
+  std::vector<std::string> class_names;
+  size_t train_only() const { return train.size() - val; }
+};
+JobData job_data(const std::filesystem::path& dir, std::string_view val_split, uint64_t seed,
+                 const LoadProgress& progress = {});
+
 // Throws std::runtime_error ("spec 'x' expects 28x28x1, the data is 32x32x3" or a label past the
 // spec's classes) when `d` does not fit a network with that input and class count; `what` names
 // the data in the message.
