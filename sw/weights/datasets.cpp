@@ -244,25 +244,27 @@ std::vector<std::pair<fs::path, uint8_t>> folder_files(const fs::path& dir,
 
 // Decodes `files` into `d`; the first image decoded (of either split) sets the shape both must
 // have.
-void decode_into(const std::vector<std::pair<fs::path, uint8_t>>& files, Dataset& d,
-                 const Dataset& shape_of, bool& have_shape, size_t& done, size_t total,
-                 const LoadProgress& progress) {
+void set_shape(Dataset& to, const Dataset& from) {
+  to.rows = from.rows;
+  to.cols = from.cols;
+  to.channels = from.channels;
+}
+
+// Decodes `files` into `d`; every image must have the shape of `shape`, which the first image
+// decoded sets while it has none (rows 0: decoders refuse images of no pixels).
+void decode_into(const std::vector<std::pair<fs::path, uint8_t>>& files, Dataset& d, Dataset& shape,
+                 size_t& done, size_t total, const LoadProgress& progress) {
   for (const auto& [path, label] : files) {
     const Image im = decode_image(path);
-    if (!have_shape) {
-      have_shape = true;
-      d.rows = im.h;
-      d.cols = im.w;
-      d.channels = im.c;
-    } else if (&d != &shape_of && d.labels.empty()) {
-      d.rows = shape_of.rows;
-      d.cols = shape_of.cols;
-      d.channels = shape_of.channels;
+    if (shape.rows == 0) {
+      shape.rows = im.h;
+      shape.cols = im.w;
+      shape.channels = im.c;
     }
-    if (im.h != d.rows || im.w != d.cols || im.c != d.channels) {
+    if (im.h != shape.rows || im.w != shape.cols || im.c != shape.channels) {
       fail(path, fmt::format("the image is {}x{}x{}, the others are {}x{}x{} (HxWxC): a dataset's "
                              "images must share one size and channel count",
-                             im.h, im.w, im.c, d.rows, d.cols, d.channels));
+                             im.h, im.w, im.c, shape.rows, shape.cols, shape.channels));
     }
     d.images.insert(d.images.end(), im.hwc.begin(), im.hwc.end());
     d.labels.push_back(label);
@@ -295,12 +297,9 @@ Data load_folder(const fs::path& dir, const LoadProgress& progress) {
   }
   const size_t total = train_files.size() + test_files.size();
   size_t done = 0;
-  bool have_shape = false;
-  decode_into(train_files, data.train, data.train, have_shape, done, total, progress);
-  decode_into(test_files, data.test, data.train, have_shape, done, total, progress);
-  data.test.rows = data.train.rows;
-  data.test.cols = data.train.cols;
-  data.test.channels = data.train.channels;
+  decode_into(train_files, data.train, data.train, done, total, progress);
+  decode_into(test_files, data.test, data.train, done, total, progress);
+  set_shape(data.test, data.train);
   return data;
 }
 
@@ -324,9 +323,7 @@ Data load_idx_dir(const fs::path& dir) {
                            b.channels, a.rows, a.cols, a.channels));
     }
   } else {
-    data.test.rows = data.train.rows;
-    data.test.cols = data.train.cols;
-    data.test.channels = data.train.channels;
+    set_shape(data.test, data.train);
   }
   return data;
 }
@@ -426,9 +423,7 @@ JobData job_data(const fs::path& dir, std::string_view val_split, uint64_t seed,
   std::vector<bool> is_val(n, false);
   for (size_t i = 0; i < j.val; ++i) is_val[idx[i]] = true;
   Dataset out;
-  out.rows = j.train.rows;
-  out.cols = j.train.cols;
-  out.channels = j.train.channels;
+  set_shape(out, j.train);
   out.images.reserve(j.train.images.size());
   out.labels.reserve(n);
   for (const bool val_pass : {false, true}) {
