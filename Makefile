@@ -12,15 +12,17 @@ LAYERS     ?= 2000
 # Debian 12 packages everything here needs; `make deps` installs the missing ones.
 DEB_PACKAGES := build-essential cmake make ccache pkg-config verilator yosys nextpnr-ice40 \
   fpga-icestorm libgtest-dev libgmock-dev libfmt-dev libspdlog-dev nlohmann-json3-dev \
-  libcli11-dev zlib1g-dev libpng-dev libjpeg-dev libssl-dev dataset-fashion-mnist libtorch-dev \
+  libcli11-dev zlib1g-dev libpng-dev libjpeg-dev libssl-dev libonnx-dev \
+  libprotobuf-dev nodejs dataset-fashion-mnist libtorch-dev \
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf python3 clang libclang-rt-14-dev
 
 # Cheap presence check (no dpkg, no apt): when all of these exist, `deps` is not even run.
 NEED_TOOLS := cmake make c++ ccache pkg-config verilator yosys nextpnr-ice40 icepack \
-  riscv64-unknown-elf-gcc python3 clang++
+  riscv64-unknown-elf-gcc python3 clang++ node npm
 NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include/fmt/core.h \
   /usr/include/spdlog/spdlog.h /usr/include/nlohmann/json.hpp /usr/include/CLI/CLI.hpp \
   /usr/include/zlib.h /usr/include/png.h /usr/include/jpeglib.h /usr/include/openssl/sha.h \
+  /usr/include/onnx/onnx_pb.h \
   /usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz \
   /usr/lib/x86_64-linux-gnu/cmake/Torch/TorchConfig.cmake
 

@@ -28,6 +28,8 @@ find_package(PNG REQUIRED)      # image-folder datasets (libpng)
 find_package(JPEG REQUIRED)     # image-folder datasets (libjpeg)
 find_package(OpenSSL REQUIRED)  # SHA-256 of logits (libcrypto)
 find_package(Threads REQUIRED)
+find_package(Protobuf REQUIRED)  # ONNX's protobuf definitions (libonnx-dev)
+find_package(ONNX REQUIRED)      # `nasa export`: ONNX models written and checked with libonnx
 
 # Sanitizer builds (`make sanitize`, docs/reliability.md): NASA_SANITIZE=address,undefined or
 # thread instruments the project's own code (every nasa_project_target) and links the runtime

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "nasa/compiler.h"
 #include "nasa/float_eval.h"
 #include "nasa/supernet_weights.h"
 
@@ -105,3 +106,63 @@ TEST(FloatEval, RejectsWrongImageAndCandidate) {
 }
 
 }  // namespace
+
+// Per-channel normalization (docs/data.md "Normalization"): statistics of pixel / 255 per
+// channel, recorded in the weights' metadata and read back exactly; malformed records are named.
+TEST(Normalization, ChannelStatisticsRecordAndApply) {
+  nasa::data::Dataset d;
+  d.rows = 1;
+  d.cols = 2;
+  d.channels = 2;
+  // two images, HWC: channel 0 takes 0 and 255 (mean 127.5, sd 127.5), channel 1 is always 51
+  d.images = {0, 51, 255, 51, 255, 51, 0, 51};
+  d.labels = {0, 1};
+  const auto n = nasa::floatnet::channel_normalization(d, 0, 2);
+  ASSERT_EQ(n.mean.size(), 2u);
+  EXPECT_FLOAT_EQ(n.mean[0], 0.5f);
+  EXPECT_FLOAT_EQ(n.std[0], 0.5f);
+  EXPECT_FLOAT_EQ(n.mean[1], 0.2f);
+  EXPECT_FLOAT_EQ(n.std[1], 1.0f);  // no variation: std 1, not a division by zero
+  EXPECT_FLOAT_EQ(n.apply(255, 0), 1.0f);
+  EXPECT_FLOAT_EQ(n.apply(0, 0), -1.0f);
+  EXPECT_FLOAT_EQ(n.max_abs(), 1.0f);
+  EXPECT_FLOAT_EQ(nasa::floatnet::Normalization{}.apply(51, 0), 0.2f);
+  EXPECT_THROW(nasa::floatnet::channel_normalization(d, 1, 1), std::out_of_range);
+
+  nasa::weights::TensorFile wf;
+  EXPECT_TRUE(nasa::floatnet::read_normalization(wf, 2, "w").empty());  // none recorded
+  nasa::floatnet::write_normalization(wf, n);
+  EXPECT_EQ(nasa::floatnet::read_normalization(wf, 2, "w"), n);
+  const auto t = nasa::floatnet::image_from_u8(d.images.data(), 1, 2, 2, n);
+  EXPECT_FLOAT_EQ(t.at(0, 0, 0), -1.0f);
+  EXPECT_FLOAT_EQ(t.at(0, 0, 1), 1.0f);
+  EXPECT_FLOAT_EQ(t.at(1, 0, 1), 0.0f);
+  EXPECT_THROW(nasa::floatnet::read_normalization(wf, 3, "w"), std::runtime_error);
+  for (const char* bad : {"[1]", "{\"mean\": [0, 0], \"std\": [1, 0]}",
+                          "{\"mean\": [0, \"x\"], \"std\": [1, 1]}", "{\"mean\": [0, 0]}", "{"}) {
+    wf.metadata[nasa::floatnet::kNormalizationKey] = bad;
+    try {
+      nasa::floatnet::read_normalization(wf, 2, "net/weights.safetensors");
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(
+          std::string(e.what()).find("net/weights.safetensors: metadata 'input_normalization'"),
+          std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// The compiler takes the normalization from the weights: the input scale is the largest
+// |normalized pixel| / 127, and without a record everything is as before (pixel / 255, 1/127).
+TEST(Normalization, CompilerInputScale) {
+  const auto net = tiny();
+  auto wf = nasa::weights::random_weights(net, 1);
+  const std::vector<Tensor> calib = {
+      nasa::floatnet::image_from_u8(std::vector<uint8_t>(16, 200).data(), 4, 4, 1)};
+  EXPECT_FLOAT_EQ(nasa::compile::quantize(net, wf, calib).in_scale, 1.0f / 127);
+  nasa::floatnet::write_normalization(wf, {{0.25f}, {0.5f}});
+  const auto q = nasa::compile::quantize(net, wf, calib);
+  EXPECT_FLOAT_EQ(q.in_scale, 1.5f / 127);  // (1 - 0.25) / 0.5
+  EXPECT_EQ(q.norm.mean, std::vector<float>{0.25f});
+}

@@ -14,15 +14,8 @@
 #include "nasa/supernet_weights.h"
 
 namespace nasa::compile {
-namespace {
 
-// Float conv + BN of the weight file, folded: OIHW weights and bias.
-struct FoldedConv {
-  int cout = 0, cin_g = 0, k = 1;
-  std::vector<float> w, b;
-};
-
-FoldedConv fold(const weights::TensorFile& wf, const std::string& prefix) {
+FoldedConv fold_conv(const weights::TensorFile& wf, const std::string& prefix) {
   const auto& wt = wf.at(prefix + ".conv.weight");
   FoldedConv f;
   f.cout = static_cast<int>(wt.shape[0]);
@@ -41,6 +34,8 @@ FoldedConv fold(const weights::TensorFile& wf, const std::string& prefix) {
   quant::fold_bn(f.w, f.b, static_cast<size_t>(f.cout), bn);
   return f;
 }
+
+namespace {
 
 // Quantizes a folded conv to engine layout (OHWI; HWC for depthwise) with its records.
 QConv quantize_conv(const FoldedConv& f, bool depthwise, int stride, hw::Act act, float in_scale,
@@ -68,6 +63,8 @@ QConv quantize_conv(const FoldedConv& f, bool depthwise, int stride, hw::Act act
     }
   }
   q.prm = quant::conv_params(f.b, qw.scale, in_scale, out_scale);
+  q.in_scale = in_scale;
+  q.out_scale = out_scale;
   return q;
 }
 
@@ -107,6 +104,8 @@ QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
   }
   QSupernet q;
   q.net = net;
+  q.norm = floatnet::read_normalization(wf, net.in_c, "weights");
+  q.in_scale = q.norm.max_abs() / 127.0f;
   const hw::Act act = net.act == "relu" ? hw::Act::Relu : hw::Act::Relu6;
   // Boundary scales: scale[0] = stem output, scale[i+1] = output of layer i; a layer with a skip
   // choice ties its input and output scales so the skip needs no op.
@@ -140,7 +139,7 @@ QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
   auto conv = [&](const std::string& name, bool depthwise, int stride, hw::Act a, float in,
                   float out) {
     return named(name,
-                 [&] { return quantize_conv(fold(wf, name), depthwise, stride, a, in, out); });
+                 [&] { return quantize_conv(fold_conv(wf, name), depthwise, stride, a, in, out); });
   };
   q.stem = conv("stem", false, net.stem.stride, act, q.in_scale, q.scale[0]);
   const auto shapes = spec::layer_shapes(net);
@@ -192,6 +191,13 @@ QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
                [&] { return quantize_conv(fc, false, 1, hw::Act::None, sg, q.logit_scale); });
   q.fc.op = hw::Op::Fc;
   return q;
+}
+
+QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& weights,
+                   const data::Dataset& d, size_t calib) {
+  const auto images = floatnet::dataset_images(
+      d, 0, calib, floatnet::read_normalization(weights, net.in_c, "weights"));
+  return quantize(net, weights, images);
 }
 
 namespace {
@@ -271,8 +277,8 @@ class ImageBuilder {
     const uint32_t base = input(uint64_t{stride} * images.size(), "input images");
     for (size_t n = 0; n < images.size(); ++n) {
       for (size_t b = 0; b < in_bytes; ++b) {
-        p_.image[base + n * stride + b] =
-            static_cast<uint8_t>(quant::quantize_value(images[n][b] / 255.0f, q.in_scale));
+        p_.image[base + n * stride + b] = static_cast<uint8_t>(quant::quantize_value(
+            q.norm.apply(images[n][b], static_cast<int>(b % q.net.in_c)), q.in_scale));
       }
     }
     return base;

@@ -58,6 +58,12 @@ if(TARGET nasa)
                                           ${CMAKE_SOURCE_DIR}/docs/spaces/fmnist-mb.json)
     set_tests_properties(${name} PROPERTIES LABELS "unit;cli" PASS_REGULAR_EXPRESSION "${regex}")
   endfunction()
+  # `nasa export` (docs/export.md): a supernet of several choices needs --arch; a candidate out
+  # of the spec, an existing --out without --force: each an error, exit 1, nothing written; a
+  # valid export writes a model the ONNX checker accepts (the ORT comparison: onnx_export_ort)
+  nasa_cli_error_test(cli_export_errors
+    "rm -rf $1 && $0 init --seed 2 --out $1/n --quiet >/dev/null && $0 export --supernet $1/n --out $1/a.onnx; echo exit=$?; test ! -e $1/a.onnx && echo NOTHING-WRITTEN; $0 export --supernet $1/n --arch 0-9-0-0-0-0 --out $1/a.onnx; echo exit=$?; test ! -e $1/a.onnx && echo NOTHING-WRITTEN; $0 export --supernet $1/n --arch 0-1-2-3-4-5 --out $1/a.onnx --int8 --calib 4 --quiet && $0 export --supernet $1/n --arch 0-1-2-3-4-5 --out $1/a.onnx"
+    "nasa: error: --arch: supernet 'fmnist-mb14' has several choices per layer[^\n]*\nexit=1\nNOTHING-WRITTEN\nnasa: error: [^\n]*out of range[^\n]*\nexit=1\nNOTHING-WRITTEN\nwrote [^\n]*a.onnx [^\n]*int8 QDQ[^\n]*\nnasa: error: --out [^\n]*a.onnx: the file exists \\(--force replaces it\\)\nexit=1")
   nasa_cli_error_test(cli_spec_bad_stride
     "mkdir -p $1 && sed '0,/\"stride\": 2/s//\"stride\": 3/' $2 > $1/s.json && $0 info --supernet $1/s.json"
     "nasa: error: [^\n]*s.json: layers\\[[0-9]\\]\\.stride[^\n]*3.*exit=1")

@@ -2,6 +2,7 @@
 // parses its options, calls the library, and prints a table or (--json) one JSON object.
 // Errors from the library are caught here once, printed, and turned into exit code 1.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -12,10 +13,12 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "cli_contract.h"
 #include "cli_log.h"
+#include "nasa/backend.h"
 #include "nasa/cand_gen.h"
 #include "nasa/compiler.h"
 #include "nasa/data.h"
@@ -24,6 +27,7 @@
 #include "nasa/float_eval.h"
 #include "nasa/fusion.h"
 #include "nasa/interrupt.h"
+#include "nasa/onnx_export.h"
 #include "nasa/report.h"
 #include "nasa/runtime.h"
 #include "nasa/schedule.h"
@@ -31,7 +35,6 @@
 #include "nasa/spec.h"
 #include "nasa/supernet_weights.h"
 #include "nasa/svg.h"
-#include "nasa/backend.h"
 #ifdef NASA_HAVE_TRAIN
 #include "nasa/pipeline.h"
 #include "nasa/train.h"
@@ -463,13 +466,13 @@ int cmd_eval(const EvalOptions& o) {
     test = o.data.empty() ? nasa::data::load_fashion_mnist("test", o.images)
                           : nasa::data::load_idx(o.data, o.labels, o.images);
   }
-  const auto calib = nasa::floatnet::dataset_images(train, 0, train.size());
   if (test.size() < o.images) {
     throw std::runtime_error(
         fmt::format("--images {}: the data has only {} images", o.images, test.size()));
   }
   const auto imgs = test.byte_images(0, test.size());
-  nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, calib), cfg, factory, o.backend);
+  nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, train, train.size()), cfg, factory,
+                            o.backend);
   // a periodic status line on stderr during long simulated runs (stdout keeps the result)
   rt.set_progress([t0 = std::chrono::steady_clock::now()](uint64_t cycles, uint32_t descs) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -502,6 +505,95 @@ int cmd_eval(const EvalOptions& o) {
             ? fmt::format("{} programs: the address space holds no more images", r.programs)
             : fmt::format("this {}-image program", r.images),
         r.macs, r.logits_sha256);
+  }
+  return 0;
+}
+
+struct ExportOptions {
+  std::string supernet, arch, out, data;
+  size_t calib = 32;
+  bool int8 = false, force = false, json = false;
+};
+
+// `nasa export` (docs/export.md): one candidate as an ONNX model, float (BatchNorm folded) or
+// --int8 (QDQ with the scales `nasa eval` quantizes with for the same --calib and --data).
+int cmd_export(const ExportOptions& o) {
+  const std::filesystem::path out(o.out);
+  if (std::filesystem::exists(out) && !o.force) {
+    throw std::invalid_argument(
+        fmt::format("--out {}: the file exists (--force replaces it)", o.out));
+  }
+  auto [net, w] = nasa::runtime::load_supernet_dir(o.supernet);
+  size_t choices = 1;
+  for (const auto& l : net.layers) choices = std::max(choices, l.choices.size());
+  if (o.arch.empty() && choices > 1) {
+    throw std::invalid_argument(fmt::format(
+        "--arch: supernet '{}' has several choices per layer: give the candidate to export (e.g. "
+        "--arch {})",
+        net.name, nasa::spec::format_candidate(nasa::spec::Candidate(net.layers.size(), 0))));
+  }
+  const nasa::spec::Candidate cand = o.arch.empty() ? nasa::spec::Candidate(net.layers.size(), 0)
+                                                    : nasa::spec::parse_candidate(o.arch, net);
+  nasa::onnx::ExportOptions eo;
+  std::optional<nasa::compile::QSupernet> q;
+  if (o.int8) {
+    if (o.calib == 0) throw std::invalid_argument("--calib must be at least 1");
+    // calibration as `nasa eval` does it: the first --calib training images
+    nasa::data::Dataset train;
+    if (o.data.empty()) {
+      train = nasa::data::load_fashion_mnist("train", o.calib);
+    } else {
+      nasa::data::Data d = nasa::data::load_data(o.data, [](size_t done, size_t total) {
+        nasa::cli::info(fmt::format("data: {} / {} images decoded", done, total));
+      });
+      train = std::move(d.train);
+      nasa::data::check_fits(train, net.name, net.in_h, net.in_w, net.in_c, net.classes,
+                             fmt::format("--data {} (training split)", o.data));
+      train.keep_first(o.calib);
+    }
+    if (train.size() < o.calib) {
+      throw std::invalid_argument(
+          fmt::format("--calib {}: the data has only {} training images", o.calib, train.size()));
+    }
+    q = nasa::compile::quantize(net, w, train, o.calib);
+    eo.int8 = &*q;
+    eo.metadata["nasa.calibration"] = fmt::format("the first {} training images of {}", o.calib,
+                                                  o.data.empty() ? "Fashion-MNIST" : o.data);
+  }
+  for (const char* k : {"subnet_of", "arch"}) {
+    if (const auto it = w.metadata.find(k); it != w.metadata.end()) {
+      eo.metadata[fmt::format("nasa.weights.{}", k)] = it->second;
+    }
+  }
+  const std::string bytes = nasa::onnx::export_model(net, w, cand, eo);
+  nasa::onnx::write_model(out, bytes);
+  const auto norm = nasa::floatnet::read_normalization(w, net.in_c, "weights");
+  if (o.json) {
+    nlohmann::json j = {
+        {"out", o.out},
+        {"supernet", net.name},
+        {"arch", nasa::spec::format_candidate(cand)},
+        {"format", o.int8 ? "int8 QDQ" : "float32"},
+        {"opset", nasa::onnx::kOpset},
+        {"bytes", bytes.size()},
+        {"input",
+         {{"name", nasa::onnx::kInputName}, {"shape", {"N", net.in_c, net.in_h, net.in_w}}}},
+        {"output", {{"name", nasa::onnx::kOutputName}, {"shape", {"N", net.classes}}}}};
+    j["input_normalization"] = norm.empty()
+                                   ? nlohmann::json(nullptr)
+                                   : nlohmann::json{{"mean", norm.mean}, {"std", norm.std}};
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print(
+        "wrote {} ({} bytes): '{}' {} as {}; input '{}' float32 [N, {}, {}, {}] = pixel / 255{}, "
+        "output '{}' [N, {}]\n",
+        o.out, bytes.size(), net.name, nasa::spec::format_candidate(cand),
+        o.int8 ? "int8 QDQ (opset 13)" : "float32 (BatchNorm folded)", nasa::onnx::kInputName,
+        net.in_c, net.in_h, net.in_w,
+        norm.empty() ? std::string()
+                     : fmt::format(" (normalized inside: mean {:.4f}, std {:.4f})",
+                                   fmt::join(norm.mean, "/"), fmt::join(norm.std, "/")),
+        nasa::onnx::kOutputName, net.classes);
   }
   return 0;
 }
@@ -655,11 +747,11 @@ int cmd_search(const SearchOptions& o) {
         fmt::format("--calib {}: expected 1..{} (the training images)", o.calib, jd.train_only()));
   }
   const auto& train = jd.train;
-  const auto calib = nasa::floatnet::dataset_images(train, 0, o.calib);
   const size_t val0 = jd.train_only();
   const auto imgs = train.byte_images(val0, val0 + o.val_images);
   const std::vector<uint8_t> labels = train.label_range(val0, val0 + o.val_images);
-  nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, calib), cfg, factory, o.backend);
+  nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, train, o.calib), cfg, factory,
+                            o.backend);
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<nasa::search::SearchResult> runs;
   for (auto s : strategies) {
@@ -900,6 +992,26 @@ int main(int argc, char** argv) {
   search->add_flag("--force", so.force, "overwrite an earlier result in --out");
   search->add_flag("--json", so.json, "print one JSON summary object");
 
+  ExportOptions xo;
+  auto* exp = app.add_subcommand(
+      "export", "write a candidate as an ONNX model: float (BatchNorm folded) or --int8 QDQ");
+  exp->add_option("--supernet", xo.supernet,
+                  "supernet directory (or a run's final/model) or its supernet.json")
+      ->required();
+  exp->add_option("--arch", xo.arch,
+                  "the candidate, e.g. 2-0-1-3-4-0 (default 0-0-...: a one-choice network such "
+                  "as a run's final/model)");
+  exp->add_option("--out", xo.out, "the .onnx file to write")->required();
+  exp->add_flag("--int8", xo.int8,
+                "the quantized network as a QDQ model with the accelerator's scales and codes");
+  exp->add_option("--calib", xo.calib,
+                  "training images that calibrate --int8 (as nasa eval --calib)");
+  exp->add_option("--data", xo.data,
+                  "dataset directory whose training images calibrate --int8 (docs/data.md; "
+                  "default: Fashion-MNIST)");
+  exp->add_flag("--force", xo.force, "replace an existing --out file");
+  exp->add_flag("--json", xo.json, "print one JSON object");
+
   // every command: how much it tells on stderr (docs/cli.md "Output")
   bool quiet = false, verbose = false;
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
@@ -930,6 +1042,7 @@ int main(int argc, char** argv) {
       return cmd_fuse(fuse_src, fuse_batch, fuse_images, fuse_mb, fuse_config, fuse_svg, fuse_json);
     }
     if (init->parsed()) return cmd_init(init_src, init_seed, init_out, init_force, init_json);
+    if (exp->parsed()) return cmd_export(xo);
 #ifdef NASA_HAVE_TRAIN
     // Ctrl-C stops between training steps (and search generations, evaluation pieces) with
     // every file complete; other subcommands write only at their end and just exit.

@@ -76,6 +76,7 @@ json train_key(const Options& o) {
             {"seed", o.seed},
             {"train_images", t.train_images},
             {"val_split_images", t.val_images},
+            {"input_normalization", "per channel, training split"},
             // libtorch's CPU kernels split reductions by thread: results depend on the count
             {"threads", t.threads}};
   if (const json d = data_key(o); !d.is_null()) k["data"] = d;
@@ -462,11 +463,11 @@ Result run_in(const Options& o_in, fs::path& created) {
   t0 = Clock::now();
   const data::Dataset& train_set = jd.train;
   const data::Dataset& test_set = jd.test;
-  const auto calib = floatnet::dataset_images(train_set, 0, o.calib_images);
   const size_t val0 = jd.train_only();
   const auto val_imgs = train_set.byte_images(val0, val0 + o.val_images);
   const auto val_labels = train_set.label_range(val0, val0 + o.val_images);
-  runtime::Runtime rt(compile::quantize(sn.net, sn.weights, calib), cfg, o.ref_factory, "ref");
+  runtime::Runtime rt(compile::quantize(sn.net, sn.weights, train_set, o.calib_images), cfg,
+                      o.ref_factory, "ref");
   // The two searches are independent and deterministic: one thread each.
   const std::array<search::Strategy, 2> strategies = {search::Strategy::Random,
                                                       search::Strategy::Evolution};
@@ -550,8 +551,8 @@ Result run_in(const Options& o_in, fs::path& created) {
   // 5. The final model quantized on its own and evaluated on the test set.
   t0 = Clock::now();
   const spec::Candidate only(sub.net.layers.size(), 0);
-  runtime::Runtime final_rt(compile::quantize(sub.net, sub.weights, calib), cfg, o.ref_factory,
-                            "ref");
+  runtime::Runtime final_rt(compile::quantize(sub.net, sub.weights, train_set, o.calib_images), cfg,
+                            o.ref_factory, "ref");
   const runtime::EvalResult fin =
       eval_chunked(final_rt, only, test_imgs, test_labels, o, "test final (int8)");
   const double fin_int8 = static_cast<double>(fin.correct) / o.test_images;
@@ -676,6 +677,10 @@ Result run_in(const Options& o_in, fs::path& created) {
                       {"test_images", jd.test.size()},
                       {"shape", {jd.train.rows, jd.train.cols, jd.train.channels}}};
   }
+  // the input normalization the networks take (docs/data.md "Normalization"); null: pixel / 255
+  const auto norm_it = sn.weights.metadata.find(floatnet::kNormalizationKey);
+  result["input_normalization"] =
+      norm_it == sn.weights.metadata.end() ? json(nullptr) : json::parse(norm_it->second);
   res.result = result;
   write_text(res.dir / "pareto.svg", report::pareto_svg(runs));
   wrote(o, res.dir / "pareto.svg");

@@ -66,10 +66,10 @@ if(TARGET nasa)
   set(_run_args ${_run})  # (as a list: one argument each)
   string(JOIN " " _run ${_run})
   add_test(NAME cli_run_reproducible
-    COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && for t in a b; do \"$0\" run --runs-dir \"$1/$t\" --name r ${_run} > \"$1/$t.out\" 2>&1 || { cat \"$1/$t.out\"; exit 1; }; done && cmp \"$1/a/r/result.json\" \"$1/b/r/result.json\" && echo IDENTICAL && \"$0\" run --runs-dir \"$1/a\" --name r2 ${_run} 2>&1 | grep -o 'train: reused' && grep -o '\"test_accuracy_int8\"' \"$1/a/r/result.json\" | head -1 && grep -o '\"logits_identical\": true' \"$1/a/r/result.json\" && ls \"$1/a/r\""
+    COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && for t in a b; do \"$0\" run --runs-dir \"$1/$t\" --name r ${_run} > \"$1/$t.out\" 2>&1 || { cat \"$1/$t.out\"; exit 1; }; done && cmp \"$1/a/r/result.json\" \"$1/b/r/result.json\" && echo IDENTICAL && \"$0\" run --runs-dir \"$1/a\" --name r2 ${_run} 2>&1 | grep -o 'train: reused' && grep -o '\"test_accuracy_int8\"' \"$1/a/r/result.json\" | head -1 && grep -o '\"logits_identical\": true' \"$1/a/r/result.json\" && ls \"$1/a/r\" && \"$0\" export --supernet \"$1/a/r/final/model\" --out \"$1/final.onnx\" --quiet"
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_run_reproducible)
   set_tests_properties(cli_run_reproducible PROPERTIES LABELS "unit;cli" TIMEOUT 900
-    PASS_REGULAR_EXPRESSION "IDENTICAL.*train: reused.*test_accuracy_int8.*logits_identical\": true.*final.*pareto.svg.*report.md.*result.json.*search.*timeline.svg.*timing.json")
+    PASS_REGULAR_EXPRESSION "IDENTICAL.*train: reused.*test_accuracy_int8.*logits_identical\": true.*final.*pareto.svg.*report.md.*result.json.*search.*timeline.svg.*timing.json\nwrote [^\n]*final.onnx [^\n]*float32 \\(BatchNorm folded\\); input 'input' float32 \\[N, 1, 28, 28\\] = pixel / 255 \\(normalized inside: mean 0.28")
   # --supernet naming a trained (here: initialized) supernet directory is searched as it is:
   # no training stage, result.json records the directory and its weights' SHA-256
   add_test(NAME cli_run_given_supernet
@@ -98,6 +98,16 @@ if(TARGET nasa)
   nasa_cli_error_test(cli_run_weights_mismatch
     "rm -rf $1 && $0 run --runs-dir $1/runs ${_run} >/dev/null 2>&1 && d=$(ls -d $1/runs/supernets/*) && sed 's/\"channels\": 128/\"channels\": 64/' $d/supernet.json > $d/s && mv $d/s $d/supernet.json && $0 run --runs-dir $1/runs ${_run}"
     "nasa: error: [^\n]*weights.safetensors[^\n]*head[^\n]*expected.*exit=1")
+
+  # ONNX export (docs/export.md): a supernet trained here, two candidates exported float and
+  # --int8, run by onnxruntime-node (npm, --ignore-scripts, CPU) on 256 test images against our
+  # float evaluator and our int8 pipeline (sw/tools/check_onnx.py)
+  add_test(NAME onnx_export_ort
+    COMMAND python3 ${CMAKE_SOURCE_DIR}/sw/tools/check_onnx.py $<TARGET_FILE:nasa>
+            $<TARGET_FILE:onnx_reference> ${CMAKE_BINARY_DIR}/onnx_export_ort
+            ${CMAKE_BINARY_DIR}/npm)
+  set_tests_properties(onnx_export_ort PROPERTIES LABELS "cli;onnx" TIMEOUT 900
+    PASS_REGULAR_EXPRESSION "ONNX EXPORT OK")
 
   # Crash safety (docs/reliability.md): `nasa run` killed with SIGKILL at 20 random moments
   # spread over the job leaves no truncated file, and each rerun with --resume gives a

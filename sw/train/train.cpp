@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "nasa/files.h"
+#include "nasa/float_eval.h"
 #include "nasa/hw_spec.h"
 #include "nasa/interrupt.h"
 #include "nasa/supernet_weights.h"
@@ -298,10 +299,33 @@ torch::Tensor nchw_images(const spec::Supernet& net, const data::Dataset& ds) {
       .clone(torch::MemoryFormat::Contiguous);  // (a copy even when the permutation is one)
 }
 
+// The network's input of a batch of [N, C, H, W] uint8 images: pixel / 255, normalized per
+// channel (floatnet::Normalization) unless `norm` is empty.
+class Inputs {
+ public:
+  Inputs() = default;
+  explicit Inputs(floatnet::Normalization norm) : norm_(std::move(norm)) {
+    if (norm_.empty()) return;
+    const auto c = static_cast<int64_t>(norm_.mean.size());
+    mean_ = torch::from_blob(norm_.mean.data(), {1, c, 1, 1}, torch::kFloat).clone();
+    std_ = torch::from_blob(norm_.std.data(), {1, c, 1, 1}, torch::kFloat).clone();
+  }
+  torch::Tensor operator()(const torch::Tensor& u8) const {
+    torch::Tensor x = u8.to(torch::kFloat).div_(255.0f);
+    return norm_.empty() ? x : x.sub_(mean_).div_(std_);
+  }
+  const floatnet::Normalization& norm() const { return norm_; }
+
+ private:
+  floatnet::Normalization norm_;
+  torch::Tensor mean_, std_;
+};
+
 struct Data {
   torch::Tensor images;  // [N, C, H, W] uint8
   torch::Tensor labels;  // [N] int64
   size_t train_n = 0, val_begin = 0, val_n = 0;
+  Inputs inputs;  // normalization of the training split (or of the initial weights)
 };
 
 Data make_data(const spec::Supernet& net, const Config& cfg) {
@@ -322,6 +346,10 @@ Data make_data(const spec::Supernet& net, const Config& cfg) {
   d.train_n = cfg.train_images ? cfg.train_images : avail;
   d.val_begin = avail;
   d.val_n = cfg.val_images;
+  // Weights to start from keep the normalization they were trained with; a new training
+  // normalizes with its own training split's statistics (docs/data.md "Normalization").
+  d.inputs = Inputs(cfg.init ? floatnet::read_normalization(*cfg.init, net.in_c, "initial weights")
+                             : floatnet::channel_normalization(ds, 0, d.train_n));
   const auto n = static_cast<int64_t>(ds.size());
   d.images = nchw_images(net, ds);
   d.labels =
@@ -330,13 +358,13 @@ Data make_data(const spec::Supernet& net, const Config& cfg) {
 }
 
 double accuracy(Supernet& model, const spec::Candidate& cand, const torch::Tensor& images,
-                const torch::Tensor& labels, int64_t begin, int64_t count) {
+                const torch::Tensor& labels, const Inputs& inputs, int64_t begin, int64_t count) {
   torch::NoGradGuard no_grad;
   model->eval();
   int64_t correct = 0;
   for (int64_t b = begin; b < begin + count; b += 500) {
     const int64_t e = std::min(begin + count, b + 500);
-    auto x = images.slice(0, b, e).to(torch::kFloat).div_(255.0f);
+    auto x = inputs(images.slice(0, b, e));
     auto pred = model->forward(x, cand).argmax(1);
     correct += pred.eq(labels.slice(0, b, e)).sum().item<int64_t>();
   }
@@ -369,7 +397,7 @@ void recalibrate_bn(const spec::Supernet& net, Supernet& model, const Data& d, i
     }
     if (arch) c = *arch;
     const int64_t lo = (b * bs) % std::max<int64_t>(1, static_cast<int64_t>(d.train_n) - bs + 1);
-    const torch::Tensor x = d.images.slice(0, lo, lo + bs).to(torch::kFloat).div_(255.0f);
+    const torch::Tensor x = d.inputs(d.images.slice(0, lo, lo + bs));
     model->forward(x, c);
   }
   for (auto* bn : bns) bn->options.momentum(0.1);
@@ -620,7 +648,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
       const int64_t b = s * cfg.batch;
       const int64_t e = std::min<int64_t>(b + cfg.batch, static_cast<int64_t>(d.train_n));
       const torch::Tensor idx = perm.slice(0, b, e);
-      const torch::Tensor x = d.images.index_select(0, idx).to(torch::kFloat).div_(255.0f);
+      const torch::Tensor x = d.inputs(d.images.index_select(0, idx));
       const torch::Tensor y = d.labels.index_select(0, idx);
       const spec::Candidate cand = cfg.arch ? *cfg.arch : sample(net, sampler);
       lr = cosine_lr(cfg.lr, step, total_steps);
@@ -671,6 +699,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
     wf.metadata["generator"] =
         fmt::format("nasa train ({}) seed {} epoch {}/{}", run_kind(cfg), cfg.seed, epoch + 1,
                     cfg.epochs);
+    floatnet::write_normalization(wf, d.inputs.norm());
     weights::write_safetensors(paths.weights, wf);
     const double mean_loss = epoch_loss / static_cast<double>(steps_per_epoch);
     const double ips = images_seen / std::max(since(t_train), 1e-9);
@@ -700,6 +729,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
     wf.metadata["generator"] =
         fmt::format("nasa train ({}) seed {} epochs {} (BN recalibrated)", run_kind(cfg),
                     cfg.seed, cfg.epochs);
+    floatnet::write_normalization(wf, d.inputs.norm());
     weights::write_safetensors(paths.weights, wf);
     std::mt19937_64 eval_rng(cfg.seed + 0xE7A1);
     const size_t n_eval = cfg.eval_images ? std::min(cfg.eval_images, d.val_n) : d.val_n;
@@ -707,8 +737,8 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
     const int n_cands = cfg.arch ? 1 : cfg.eval_candidates;
     for (int i = 0; i < n_cands && n_eval > 0; ++i) {
       const spec::Candidate c = cfg.arch ? *cfg.arch : sample(net, eval_rng);
-      const double acc = accuracy(model, c, d.images, d.labels, static_cast<int64_t>(d.val_begin),
-                                  static_cast<int64_t>(n_eval));
+      const double acc = accuracy(model, c, d.images, d.labels, d.inputs,
+                                  static_cast<int64_t>(d.val_begin), static_cast<int64_t>(n_eval));
       res.candidates.push_back({c, acc});
       cj.push_back({{"arch", spec::format_candidate(c)}, {"val_accuracy_float", acc}});
     }
@@ -760,8 +790,9 @@ double float_accuracy(const spec::Supernet& net, const weights::TensorFile& wf,
   const torch::Tensor images = nchw_images(net, ds);
   const torch::Tensor labels =
       torch::from_blob(const_cast<uint8_t*>(ds.labels.data()), {n}, torch::kUInt8).to(torch::kLong);
-  return accuracy(model, cand, images, labels, static_cast<int64_t>(begin),
-                  static_cast<int64_t>(count));
+  return accuracy(model, cand, images, labels,
+                  Inputs(floatnet::read_normalization(wf, net.in_c, "float_accuracy weights")),
+                  static_cast<int64_t>(begin), static_cast<int64_t>(count));
 }
 
 }  // namespace nasa::train

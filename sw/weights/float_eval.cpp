@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "nasa/hw_spec.h"
@@ -69,19 +70,103 @@ Tensor conv_bn(const weights::TensorFile& wf, const std::string& prefix, const T
 
 }  // namespace
 
-Tensor image_from_u8(const uint8_t* pixels, int h, int w, int c) {
+float Normalization::max_abs() const {
+  if (empty()) return 1.0f;
+  float m = 0.0f;
+  for (size_t c = 0; c < mean.size(); ++c) {
+    m = std::max(
+        {m, std::fabs(apply(0, static_cast<int>(c))), std::fabs(apply(255, static_cast<int>(c)))});
+  }
+  return m;
+}
+
+Normalization channel_normalization(const data::Dataset& d, size_t from, size_t to) {
+  if (from >= to || to > d.size()) {
+    throw std::out_of_range(fmt::format(
+        "normalization: images [{}, {}) requested from a dataset of {}", from, to, d.size()));
+  }
+  const size_t ch = d.channels, px = d.rows * d.cols;
+  std::vector<uint64_t> sum(ch, 0), sq(ch, 0);
+  for (size_t i = from; i < to; ++i) {
+    const auto img = d.image(i);
+    for (size_t p = 0; p < px; ++p) {
+      for (size_t c = 0; c < ch; ++c) {
+        const uint64_t v = img[p * ch + c];
+        sum[c] += v;
+        sq[c] += v * v;
+      }
+    }
+  }
+  Normalization n;
+  const double count = static_cast<double>(to - from) * static_cast<double>(px);
+  for (size_t c = 0; c < ch; ++c) {
+    const double mean = static_cast<double>(sum[c]) / count;
+    const double var = std::max(0.0, static_cast<double>(sq[c]) / count - mean * mean);
+    const double sd = std::sqrt(var) / 255.0;
+    n.mean.push_back(static_cast<float>(mean / 255.0));
+    n.std.push_back(sd > 1e-6 ? static_cast<float>(sd) : 1.0f);
+  }
+  return n;
+}
+
+void write_normalization(weights::TensorFile& wf, const Normalization& n) {
+  if (n.empty()) {
+    wf.metadata.erase(kNormalizationKey);
+    return;
+  }
+  wf.metadata[kNormalizationKey] = nlohmann::json{{"mean", n.mean}, {"std", n.std}}.dump();
+}
+
+Normalization read_normalization(const weights::TensorFile& wf, int channels,
+                                 std::string_view source) {
+  const auto it = wf.metadata.find(kNormalizationKey);
+  if (it == wf.metadata.end()) return {};
+  auto bad = [&](const std::string& what) {
+    return std::runtime_error(
+        fmt::format("{}: metadata '{}' {} (expected {{\"mean\": [{} numbers], "
+                    "\"std\": [{} positive numbers]}})",
+                    source, kNormalizationKey, what, channels, channels));
+  };
+  const auto j = nlohmann::json::parse(it->second, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw bad("is not a JSON object");
+  Normalization n;
+  for (const char* key : {"mean", "std"}) {
+    const auto v = j.find(key);
+    if (v == j.end() || !v->is_array() || v->size() != static_cast<size_t>(channels)) {
+      throw bad(fmt::format("has no '{}' list of {} entries", key, channels));
+    }
+    auto& out = std::string_view(key) == "mean" ? n.mean : n.std;
+    for (const auto& x : *v) {
+      if (!x.is_number() || !std::isfinite(x.get<double>())) {
+        throw bad(fmt::format("'{}' holds {}", key, x.dump()));
+      }
+      out.push_back(x.get<float>());
+    }
+  }
+  for (float s : n.std) {
+    if (!(s > 0.0f)) throw bad(fmt::format("'std' holds {}", s));
+  }
+  return n;
+}
+
+Tensor image_from_u8(const uint8_t* pixels, int h, int w, int c, const Normalization& n) {
+  if (!n.empty() && n.mean.size() != static_cast<size_t>(c)) {
+    throw std::invalid_argument(
+        fmt::format("image of {} channels, normalization of {}", c, n.mean.size()));
+  }
   Tensor t{c, h, w, std::vector<float>(static_cast<size_t>(c) * h * w)};
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x) {
       for (int ci = 0; ci < c; ++ci) {
-        t.at(ci, y, x) = pixels[(static_cast<size_t>(y) * w + x) * c + ci] / 255.0f;
+        t.at(ci, y, x) = n.apply(pixels[(static_cast<size_t>(y) * w + x) * c + ci], ci);
       }
     }
   }
   return t;
 }
 
-std::vector<Tensor> dataset_images(const data::Dataset& d, size_t from, size_t to) {
+std::vector<Tensor> dataset_images(const data::Dataset& d, size_t from, size_t to,
+                                   const Normalization& n) {
   if (from > to || to > d.size()) {
     throw std::out_of_range(
         fmt::format("images [{}, {}) requested from a dataset of {}", from, to, d.size()));
@@ -90,7 +175,7 @@ std::vector<Tensor> dataset_images(const data::Dataset& d, size_t from, size_t t
   out.reserve(to - from);
   for (size_t i = from; i < to; ++i) {
     out.push_back(image_from_u8(d.image(i).data(), static_cast<int>(d.rows),
-                                static_cast<int>(d.cols), static_cast<int>(d.channels)));
+                                static_cast<int>(d.cols), static_cast<int>(d.channels), n));
   }
   return out;
 }

@@ -27,7 +27,17 @@ struct QConv {
   hw::Act act = hw::Act::None;
   std::vector<int8_t> w;
   std::vector<quant::ChannelParams> prm;
+  float in_scale = 1.0f, out_scale = 1.0f;  // activation scales of its input and output
 };
+
+// A convolution of a weight file with its BatchNorm folded in (quant::fold_bn): OIHW weights
+// (cin_g = 1 for depthwise) and bias; what quantize() quantizes and `nasa export` writes.
+struct FoldedConv {
+  int cout = 0, cin_g = 0, k = 1;
+  std::vector<float> w, b;
+};
+// `prefix`: "stem", "head" or "layers.<i>.choices.<j>[.expand|.dw|.project]".
+FoldedConv fold_conv(const weights::TensorFile& wf, const std::string& prefix);
 
 // One (layer, choice): its convolutions in order and, for MBConv with identity shortcut, the
 // residual add's requant of (project output, block input) to the layer's output scale.
@@ -39,7 +49,10 @@ struct QOp {
 
 struct QSupernet {
   spec::Supernet net;
-  float in_scale = 1.0f / 127;  // network input (pixel / 255)
+  // The input normalization the weights were trained with (their metadata) and the scale of the
+  // network input: the largest |normalized pixel| / 127 (1/127 without normalization).
+  floatnet::Normalization norm;
+  float in_scale = 1.0f / 127;
   std::vector<float> scale;     // scale[i]: input of choice layer i; scale[L]: input of the head
   QConv stem;
   std::vector<std::vector<QOp>> ops;  // [layer][choice]
@@ -49,9 +62,13 @@ struct QSupernet {
   float logit_scale = 1.0f;
 };
 
-// Calibrates on `images` (each evaluated with candidates that together visit every choice).
+// Calibrates on `images` (each evaluated with candidates that together visit every choice),
+// network inputs normalized as the weights record (floatnet::read_normalization).
 QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& weights,
                    std::span<const floatnet::Tensor> images);
+// The same calibrated on images [0, calib) of `d` (the first training images).
+QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& weights,
+                   const data::Dataset& d, size_t calib);
 
 // A named block of the memory image (the memory map).
 struct Region {

@@ -81,21 +81,24 @@ inline constexpr std::string_view kTrainFiles =
     "supernet.json, weights.safetensors, train_log.jsonl, train_log.csv, checkpoint.pt";
 
 // Trains `net` and writes DIR/supernet.json, DIR/weights.safetensors (the tensors of
-// weights::supernet_tensors, readable by runtime::load_supernet_dir), DIR/train_log.jsonl,
-// DIR/train_log.csv and DIR/checkpoint.pt (after every epoch). Throws std::runtime_error
-// naming the file on a corrupt or mismatched checkpoint, on a DIR holding another spec or a
-// previous run (unless force), on bad configuration values.
+// weights::supernet_tensors, readable by runtime::load_supernet_dir; its metadata records the
+// input normalization: the training split's per-channel statistics, or those of `init`),
+// DIR/train_log.jsonl, DIR/train_log.csv and DIR/checkpoint.pt (after every epoch). Throws
+// std::runtime_error naming the file on a corrupt or mismatched checkpoint, on a DIR holding
+// another spec or a previous run (unless force), on bad configuration values.
 Result train_supernet(const spec::Supernet& net, const Config& cfg,
                       const std::filesystem::path& dir);
 
 // Float forward (libtorch, BatchNorm in eval mode) of one candidate with weights from a
 // TensorFile laid out as weights::supernet_tensors. `images` holds n images, each CHW, scaled
-// as the network expects (pixel/255). Returns n * classes logits.
+// as the network expects (floatnet::image_from_u8 with the weights' normalization). Returns
+// n * classes logits.
 std::vector<float> torch_forward(const spec::Supernet& net, const weights::TensorFile& weights,
                                  const spec::Candidate& candidate, std::span<const float> images,
                                  int n, int threads = 2);
 
-// Top-1 accuracy (fraction) of `candidate` on images [begin, begin+count) of `ds` (pixel/255).
+// Top-1 accuracy (fraction) of `candidate` on images [begin, begin+count) of `ds`, normalized as
+// the weights record.
 double float_accuracy(const spec::Supernet& net, const weights::TensorFile& weights,
                       const spec::Candidate& candidate, const data::Dataset& ds, size_t begin,
                       size_t count, int threads = 2);

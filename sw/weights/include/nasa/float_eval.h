@@ -33,10 +33,40 @@ std::vector<float> forward(const spec::Supernet& net, const weights::TensorFile&
                            const spec::Candidate& candidate, const Tensor& image,
                            const Observer& observe = {});
 
-// The network's input for an 8-bit grayscale/RGB image stored HWC: pixel / 255.
-Tensor image_from_u8(const uint8_t* pixels, int h, int w, int c);
+// The per-channel input normalization a network was trained with (docs/data.md
+// "Normalization"): its input is (pixel / 255 - mean[c]) / std[c]. Empty: none (pixel / 255),
+// what weights written before normalization existed (and random weights) expect.
+struct Normalization {
+  std::vector<float> mean, std;
+  bool empty() const { return mean.empty(); }
+  // The network input of one 8-bit pixel value of channel c.
+  float apply(uint8_t pixel, int c) const {
+    const float x = static_cast<float>(pixel) / 255.0f;
+    return empty() ? x : (x - mean[static_cast<size_t>(c)]) / std[static_cast<size_t>(c)];
+  }
+  // The largest |input| any pixel value can give (1 without normalization).
+  float max_abs() const;
+  bool operator==(const Normalization&) const = default;
+};
 
-// Images [from, to) of a grayscale dataset as network inputs (calibration sets).
-std::vector<Tensor> dataset_images(const data::Dataset& d, size_t from, size_t to);
+// Mean and standard deviation of each channel of pixel / 255 over images [from, to) of `d`
+// (a training split); a channel without variation gets std 1. Throws on an empty range.
+Normalization channel_normalization(const data::Dataset& d, size_t from, size_t to);
+
+// Where the normalization is recorded with the model: this key of weights.safetensors'
+// metadata, a JSON object {"mean": [...], "std": [...]}.
+inline constexpr const char* kNormalizationKey = "input_normalization";
+void write_normalization(weights::TensorFile& wf, const Normalization& n);
+// The recorded normalization (empty if there is none); throws std::runtime_error naming
+// `source` when it is malformed or does not have `channels` entries of finite values, std > 0.
+Normalization read_normalization(const weights::TensorFile& wf, int channels,
+                                 std::string_view source);
+
+// The network's input for an 8-bit grayscale/RGB image stored HWC: pixel / 255, normalized.
+Tensor image_from_u8(const uint8_t* pixels, int h, int w, int c, const Normalization& n = {});
+
+// Images [from, to) of a dataset as network inputs (calibration sets).
+std::vector<Tensor> dataset_images(const data::Dataset& d, size_t from, size_t to,
+                                   const Normalization& n = {});
 
 }  // namespace nasa::floatnet
