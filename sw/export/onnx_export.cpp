@@ -103,7 +103,7 @@ struct Value {
   float scale = 0.0f;
 };
 
-// The engine's requant ratio M / 2^S (exact in float for S <= 47... as a double, then rounded).
+// The engine's requant ratio M / 2^S (exact as a double; a 16-bit M is exact in float too).
 double ratio(uint16_t m, uint8_t s) { return std::ldexp(static_cast<double>(m), -s); }
 
 // The network of one candidate, float or QDQ. The QDQ network reproduces the accelerator's
@@ -245,6 +245,10 @@ class Builder {
       case hw::Act::Relu:
         return g_.node("Relu", {y}, prefix + ".relu");
       case hw::Act::Relu6:
+        // The engine clamps ReLU6 layers at code 127 (q6, compile's conv_desc), which is 6.0
+        // only when the output scale is 6/127: a scale tied across a skip choice can be larger.
+        // QuantizeLinear saturates at 127, so Relu is the engine's clamp.
+        if (q_ != nullptr) return g_.node("Relu", {y}, prefix + ".relu6");
         if (relu6_min_.empty()) {
           relu6_min_ = g_.scalar("relu6.min", 0.0f);
           relu6_max_ = g_.scalar("relu6.max", 6.0f);
@@ -377,8 +381,9 @@ std::string export_model(const spec::Supernet& net, const weights::TensorFile& w
        norm.empty() ? std::string("none")
                     : nlohmann::json{{"mean", norm.mean}, {"std", norm.std}}.dump());
   meta("nasa.input",
-       fmt::format("'{}': float32 [N, {}, {}, {}] = pixel / 255; the graph normalizes it",
-                   kInputName, net.in_c, net.in_h, net.in_w));
+       fmt::format("'{}': float32 [N, {}, {}, {}] = pixel / 255{}", kInputName, net.in_c, net.in_h,
+                   net.in_w, norm.empty() ? "" : "; the graph normalizes it"));
+  if (q != nullptr) meta("nasa.logits_int8_scale", fmt::format("{:.9g}", q->logit_scale));
   meta("nasa.quantization",
        q == nullptr
            ? std::string("float32, BatchNorm folded")

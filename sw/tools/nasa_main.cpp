@@ -1002,13 +1002,16 @@ int main(int argc, char** argv) {
                   "the candidate, e.g. 2-0-1-3-4-0 (default 0-0-...: a one-choice network such "
                   "as a run's final/model)");
   exp->add_option("--out", xo.out, "the .onnx file to write")->required();
-  exp->add_flag("--int8", xo.int8,
-                "the quantized network as a QDQ model with the accelerator's scales and codes");
+  auto* exp_int8 =
+      exp->add_flag("--int8", xo.int8,
+                    "the quantized network as a QDQ model with the accelerator's scales and codes");
   exp->add_option("--calib", xo.calib,
-                  "training images that calibrate --int8 (as nasa eval --calib)");
+                  "training images that calibrate --int8 (as nasa eval --calib)")
+      ->needs(exp_int8);
   exp->add_option("--data", xo.data,
                   "dataset directory whose training images calibrate --int8 (docs/data.md; "
-                  "default: Fashion-MNIST)");
+                  "default: Fashion-MNIST)")
+      ->needs(exp_int8);
   exp->add_flag("--force", xo.force, "replace an existing --out file");
   exp->add_flag("--json", xo.json, "print one JSON object");
 

@@ -104,7 +104,9 @@ Normalization channel_normalization(const data::Dataset& d, size_t from, size_t 
     const double var = std::max(0.0, static_cast<double>(sq[c]) / count - mean * mean);
     const double sd = std::sqrt(var) / 255.0;
     n.mean.push_back(static_cast<float>(mean / 255.0));
-    n.std.push_back(sd > 1e-6 ? static_cast<float>(sd) : 1.0f);
+    // under one pixel level of spread the channel is constant: dividing by it would make the
+    // (per-tensor) int8 input scale useless for every other channel
+    n.std.push_back(sd >= 1.0 / 255 ? static_cast<float>(sd) : 1.0f);
   }
   return n;
 }
@@ -137,14 +139,14 @@ Normalization read_normalization(const weights::TensorFile& wf, int channels,
     }
     auto& out = std::string_view(key) == "mean" ? n.mean : n.std;
     for (const auto& x : *v) {
-      if (!x.is_number() || !std::isfinite(x.get<double>())) {
+      if (!x.is_number() || !std::isfinite(x.get<float>())) {
         throw bad(fmt::format("'{}' holds {}", key, x.dump()));
       }
       out.push_back(x.get<float>());
     }
   }
   for (float s : n.std) {
-    if (!(s > 0.0f)) throw bad(fmt::format("'std' holds {}", s));
+    if (!(s >= 1e-6f)) throw bad(fmt::format("'std' holds {} (at least 1e-6)", s));
   }
   return n;
 }

@@ -50,7 +50,8 @@ struct Normalization {
 };
 
 // Mean and standard deviation of each channel of pixel / 255 over images [from, to) of `d`
-// (a training split); a channel without variation gets std 1. Throws on an empty range.
+// (a training split); a channel without variation (a spread under one pixel level, 1/255) gets
+// std 1. Throws on an empty range.
 Normalization channel_normalization(const data::Dataset& d, size_t from, size_t to);
 
 // Where the normalization is recorded with the model: this key of weights.safetensors'
@@ -58,7 +59,7 @@ Normalization channel_normalization(const data::Dataset& d, size_t from, size_t 
 inline constexpr const char* kNormalizationKey = "input_normalization";
 void write_normalization(weights::TensorFile& wf, const Normalization& n);
 // The recorded normalization (empty if there is none); throws std::runtime_error naming
-// `source` when it is malformed or does not have `channels` entries of finite values, std > 0.
+// `source` when it is malformed or does not have `channels` entries of finite values, std >= 1e-6.
 Normalization read_normalization(const weights::TensorFile& wf, int channels,
                                  std::string_view source);
 
