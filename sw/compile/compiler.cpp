@@ -35,6 +35,28 @@ FoldedConv fold_conv(const weights::TensorFile& wf, const std::string& prefix) {
   return f;
 }
 
+spec::LayerShape head_input(const spec::Supernet& net) {
+  const auto shapes = spec::layer_shapes(net);
+  auto last = shapes.empty() ? spec::stem_output(net) : shapes.back();
+  last.h = (last.h + last.stride - 1) / last.stride;
+  last.w = (last.w + last.stride - 1) / last.stride;
+  last.cin = last.cout;
+  last.stride = 1;
+  return last;
+}
+
+FoldedConv fold_fc(const weights::TensorFile& wf, const spec::Supernet& net) {
+  FoldedConv fc;
+  fc.cout = net.classes;
+  fc.cin_g = net.head.channels;
+  fc.k = 1;
+  const auto fw = wf.at("head.fc.weight").f32();
+  const auto fb = wf.at("head.fc.bias").f32();
+  fc.w.assign(fw.begin(), fw.end());
+  fc.b.assign(fb.begin(), fb.end());
+  return fc;
+}
+
 namespace {
 
 // Quantizes a folded conv to engine layout (OHWI; HWC for depthwise) with its records.
@@ -174,21 +196,12 @@ QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
   }
   const float sh = st.scale("head.conv"), sg = st.scale("head.gap");
   q.head_conv = conv("head", false, 1, act, q.scale[L], sh);
-  const auto last = shapes.empty() ? spec::stem_output(net) : shapes.back();
-  const int hw_out =
-      ((last.h + last.stride - 1) / last.stride) * ((last.w + last.stride - 1) / last.stride);
-  q.gap = named("head.gap", [&] { return quant::gap_requant(sh, sg, hw_out); });
+  const auto head = head_input(net);
+  q.gap = named("head.gap", [&] { return quant::gap_requant(sh, sg, head.h * head.w); });
   q.logit_scale = st.scale("logits");
-  FoldedConv fc;
-  fc.cout = net.classes;
-  fc.cin_g = net.head.channels;
-  fc.k = 1;
-  const auto fw = wf.at("head.fc.weight").f32();
-  const auto fb = wf.at("head.fc.bias").f32();
-  fc.w.assign(fw.begin(), fw.end());
-  fc.b.assign(fb.begin(), fb.end());
-  q.fc = named("head.fc",
-               [&] { return quantize_conv(fc, false, 1, hw::Act::None, sg, q.logit_scale); });
+  q.fc = named("head.fc", [&] {
+    return quantize_conv(fold_fc(wf, net), false, 1, hw::Act::None, sg, q.logit_scale);
+  });
   q.fc.op = hw::Op::Fc;
   return q;
 }
@@ -364,16 +377,6 @@ Desc gap_desc(const QSupernet& q, int h, int w, uint32_t in, uint32_t out) {
   d.m = q.gap.m;
   d.s = q.gap.s;
   return d;
-}
-
-spec::LayerShape head_input(const spec::Supernet& net) {
-  const auto shapes = spec::layer_shapes(net);
-  auto last = shapes.empty() ? spec::stem_output(net) : shapes.back();
-  last.h = (last.h + last.stride - 1) / last.stride;
-  last.w = (last.w + last.stride - 1) / last.stride;
-  last.cin = last.cout;
-  last.stride = 1;
-  return last;
 }
 
 // Appends `d` to `out`, split into row bands (docs/engine.md "Row bands") when its input does not

@@ -146,13 +146,7 @@ class Builder {
 
   // The classifier: Flatten + Gemm of head.fc.
   Value fc(const Value& x) {
-    const auto fw = wf_.at("head.fc.weight").f32();
-    const auto fb = wf_.at("head.fc.bias").f32();
-    compile::FoldedConv f;
-    f.cout = net_.classes;
-    f.cin_g = net_.head.channels;
-    f.w.assign(fw.begin(), fw.end());
-    f.b.assign(fb.begin(), fb.end());
+    const compile::FoldedConv f = compile::fold_fc(wf_, net_);
     const compile::QConv* qc = q_ ? &q_->fc : nullptr;
     const auto [w, b] = weights("head.fc", f, {f.cout, f.cin_g}, x, qc);
     const std::string flat = g_.node("Flatten", {x.f}, "head.flatten", {attr("axis", 1)});
@@ -348,10 +342,8 @@ std::string export_model(const spec::Supernet& net, const weights::TensorFile& w
     }
   }
   x = b.conv(x, "head", 1, false, act, q ? &q->head_conv : nullptr);
-  const auto last = shapes.empty() ? spec::stem_output(net) : shapes.back();
-  const int pixels =
-      ((last.h + last.stride - 1) / last.stride) * ((last.w + last.stride - 1) / last.stride);
-  x = b.gap(x, pixels);
+  const auto head = compile::head_input(net);
+  x = b.gap(x, head.h * head.w);
   x = b.fc(x);
   NodeProto* out = gp->add_node();
   out->set_op_type("Identity");
@@ -378,8 +370,7 @@ std::string export_model(const spec::Supernet& net, const weights::TensorFile& w
   meta("nasa.spec", spec::to_json(net).dump());
   meta("nasa.arch", spec::format_candidate(cand));
   meta("nasa.input_normalization",
-       norm.empty() ? std::string("none")
-                    : nlohmann::json{{"mean", norm.mean}, {"std", norm.std}}.dump());
+       norm.empty() ? std::string("none") : floatnet::normalization_json(norm).dump());
   meta("nasa.input",
        fmt::format("'{}': float32 [N, {}, {}, {}] = pixel / 255{}", kInputName, net.in_c, net.in_h,
                    net.in_w, norm.empty() ? "" : "; the graph normalizes it"));

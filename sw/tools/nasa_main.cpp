@@ -276,6 +276,11 @@ struct EvalOptions {
   double mut_prob = 0.1;  // per layer, --mode mutate
 };
 
+// Progress of a dataset being decoded (docs/data.md), on stderr.
+void data_progress(size_t done, size_t total) {
+  nasa::cli::info(fmt::format("data: {} / {} images decoded", done, total));
+}
+
 // --port of the uart backend (a serial device, e.g. /dev/ttyUSB1 for the iCEBreaker).
 std::string g_uart_port;
 
@@ -444,9 +449,7 @@ int cmd_eval(const EvalOptions& o) {
   // on Fashion-MNIST's training images).
   nasa::data::Dataset train, test;
   if (!o.data.empty() && o.labels.empty()) {
-    nasa::data::Data d = nasa::data::load_data(o.data, [](size_t done, size_t total) {
-      nasa::cli::info(fmt::format("data: {} / {} images decoded", done, total));
-    });
+    nasa::data::Data d = nasa::data::load_data(o.data, data_progress);
     if (d.test.size() == 0) {
       throw std::runtime_error(fmt::format(
           "--data {}: the dataset has no test split to evaluate on (docs/data.md)", o.data));
@@ -543,9 +546,7 @@ int cmd_export(const ExportOptions& o) {
     if (o.data.empty()) {
       train = nasa::data::load_fashion_mnist("train", o.calib);
     } else {
-      nasa::data::Data d = nasa::data::load_data(o.data, [](size_t done, size_t total) {
-        nasa::cli::info(fmt::format("data: {} / {} images decoded", done, total));
-      });
+      nasa::data::Data d = nasa::data::load_data(o.data, data_progress);
       train = std::move(d.train);
       nasa::data::check_fits(train, net.name, net.in_h, net.in_w, net.in_c, net.classes,
                              fmt::format("--data {} (training split)", o.data));
@@ -579,9 +580,7 @@ int cmd_export(const ExportOptions& o) {
         {"input",
          {{"name", nasa::onnx::kInputName}, {"shape", {"N", net.in_c, net.in_h, net.in_w}}}},
         {"output", {{"name", nasa::onnx::kOutputName}, {"shape", {"N", net.classes}}}}};
-    j["input_normalization"] = norm.empty()
-                                   ? nlohmann::json(nullptr)
-                                   : nlohmann::json{{"mean", norm.mean}, {"std", norm.std}};
+    j["input_normalization"] = nasa::floatnet::normalization_json(norm);
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print(
@@ -708,9 +707,7 @@ struct SearchOptions {
 // the validation split) or --data DIR with --val-split (docs/data.md), with progress on stderr.
 nasa::data::JobData load_job_data(const std::string& dir, const std::string& val_split,
                                   uint64_t seed) {
-  return nasa::data::job_data(dir, val_split, seed, [](size_t done, size_t total) {
-    nasa::cli::info(fmt::format("data: {} / {} images decoded", done, total));
-  });
+  return nasa::data::job_data(dir, val_split, seed, data_progress);
 }
 
 int cmd_search(const SearchOptions& o) {

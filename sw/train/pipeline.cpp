@@ -678,9 +678,8 @@ Result run_in(const Options& o_in, fs::path& created) {
                       {"shape", {jd.train.rows, jd.train.cols, jd.train.channels}}};
   }
   // the input normalization the networks take (docs/data.md "Normalization"); null: pixel / 255
-  const auto norm_it = sn.weights.metadata.find(floatnet::kNormalizationKey);
-  result["input_normalization"] =
-      norm_it == sn.weights.metadata.end() ? json(nullptr) : json::parse(norm_it->second);
+  result["input_normalization"] = floatnet::normalization_json(
+      floatnet::read_normalization(sn.weights, o.net.in_c, "supernet weights"));
   res.result = result;
   write_text(res.dir / "pareto.svg", report::pareto_svg(runs));
   wrote(o, res.dir / "pareto.svg");

@@ -111,12 +111,16 @@ Normalization channel_normalization(const data::Dataset& d, size_t from, size_t 
   return n;
 }
 
+nlohmann::json normalization_json(const Normalization& n) {
+  return n.empty() ? nlohmann::json(nullptr) : nlohmann::json{{"mean", n.mean}, {"std", n.std}};
+}
+
 void write_normalization(weights::TensorFile& wf, const Normalization& n) {
   if (n.empty()) {
     wf.metadata.erase(kNormalizationKey);
     return;
   }
-  wf.metadata[kNormalizationKey] = nlohmann::json{{"mean", n.mean}, {"std", n.std}}.dump();
+  wf.metadata[kNormalizationKey] = normalization_json(n).dump();
 }
 
 Normalization read_normalization(const weights::TensorFile& wf, int channels,

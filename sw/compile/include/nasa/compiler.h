@@ -38,6 +38,10 @@ struct FoldedConv {
 };
 // `prefix`: "stem", "head" or "layers.<i>.choices.<j>[.expand|.dw|.project]".
 FoldedConv fold_conv(const weights::TensorFile& wf, const std::string& prefix);
+// The classifier head.fc as a 1x1 "convolution" of `classes` x head channels (no BatchNorm).
+FoldedConv fold_fc(const weights::TensorFile& wf, const spec::Supernet& net);
+// The head's input: the last choice layer's output (the stem's without layers), stride applied.
+spec::LayerShape head_input(const spec::Supernet& net);
 
 // One (layer, choice): its convolutions in order and, for MBConv with identity shortcut, the
 // residual add's requant of (project output, block input) to the layer's output scale.

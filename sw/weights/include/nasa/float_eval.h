@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,8 @@ Normalization channel_normalization(const data::Dataset& d, size_t from, size_t 
 // metadata, a JSON object {"mean": [...], "std": [...]}.
 inline constexpr const char* kNormalizationKey = "input_normalization";
 void write_normalization(weights::TensorFile& wf, const Normalization& n);
+// That object (null when `n` is empty): the record, result.json's and `nasa export`'s.
+nlohmann::json normalization_json(const Normalization& n);
 // The recorded normalization (empty if there is none); throws std::runtime_error naming
 // `source` when it is malformed or does not have `channels` entries of finite values, std >= 1e-6.
 Normalization read_normalization(const weights::TensorFile& wf, int channels,
