@@ -14,11 +14,12 @@ DEB_PACKAGES := build-essential cmake make ccache pkg-config verilator yosys nex
   fpga-icestorm libgtest-dev libgmock-dev libfmt-dev libspdlog-dev nlohmann-json3-dev \
   libcli11-dev zlib1g-dev libpng-dev libjpeg-dev libssl-dev libonnx-dev \
   libprotobuf-dev nodejs dataset-fashion-mnist libtorch-dev \
-  gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf python3 clang libclang-rt-14-dev
+  gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf python3 clang libclang-rt-14-dev \
+  openmpi-bin libopenmpi-dev
 
 # Cheap presence check (no dpkg, no apt): when all of these exist, `deps` is not even run.
 NEED_TOOLS := cmake make c++ ccache pkg-config verilator yosys nextpnr-ice40 icepack \
-  riscv64-unknown-elf-gcc python3 clang++ node npm
+  riscv64-unknown-elf-gcc python3 clang++ node npm mpirun mpicxx
 NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include/fmt/core.h \
   /usr/include/spdlog/spdlog.h /usr/include/nlohmann/json.hpp /usr/include/CLI/CLI.hpp \
   /usr/include/zlib.h /usr/include/png.h /usr/include/jpeglib.h /usr/include/openssl/sha.h \
@@ -38,7 +39,7 @@ help:
 	@echo "make run     the NAS job: build nasa, train + search + fine-tune + RTL check (runs/)"
 	@echo "make bench   benchmarks: fusion on FBNet/Proxyless spaces, RTL efficiency, peers; BENCHMARKS.md"
 	@echo "make docs-figures  rewrite every figure the docs quote from the command that measures it"
-	@echo "make sim     build and run the cosim suite: SEED=$(SEED) LAYERS=$(LAYERS)"
+	@echo "make sim     build and run the cosim suite: SEED=$(SEED) LAYERS=$(LAYERS) NP=$(NP) (ranks)"
 	@echo "make lint    verilator --lint-only -Wall of rtl/ for every configuration"
 	@echo "make synth   yosys: synth_ice40 (fpga, up5k) and generic synthesis (sim); build/synth/"
 	@echo "make fpga    iCEBreaker bitstream: yosys + nextpnr-ice40 + icepack, build/fpga/report.json"
@@ -134,10 +135,13 @@ run:
 	$(BUILD)/bin/nasa run $(RUN_ARGS) || exit 1; \
 	t3=$$(date +%s); echo "make run: deps $$((t1 - t0)) s, build $$((t2 - t1)) s, nasa run $$((t3 - t2)) s, total $$((t3 - t0)) s"
 
+# NP=N runs each suite on N ranks (mpirun, docs/mpi.md): the items split over the ranks, one table.
+NP ?= 1
+COSIM_RUN = $(if $(filter-out 1,$(NP)),mpirun -np $(NP) --oversubscribe --bind-to none $(COSIM),$(COSIM))
 sim: build
-	$(COSIM) --suite all --seed $(SEED) --layers $(LAYERS) --table
-	$(COSIM) --suite all --programs --seed $(SEED) --layers $$(( $(LAYERS) / 10 > 0 ? $(LAYERS) / 10 : 1 )) --table
-	$(COSIM) --suite all --chains --seed $(SEED) --layers $$(( $(LAYERS) / 10 > 0 ? $(LAYERS) / 10 : 1 )) --table
+	$(COSIM_RUN) --suite all --seed $(SEED) --layers $(LAYERS) --table
+	$(COSIM_RUN) --suite all --programs --seed $(SEED) --layers $$(( $(LAYERS) / 10 > 0 ? $(LAYERS) / 10 : 1 )) --table
+	$(COSIM_RUN) --suite all --chains --seed $(SEED) --layers $$(( $(LAYERS) / 10 > 0 ? $(LAYERS) / 10 : 1 )) --table
 
 # The controller's firmware (fpga/fw/): its ROM image is part of the up5k core and board RTL.
 firmware: configure

@@ -16,6 +16,7 @@
 
 #include "nasa/cycle_model.h"
 #include "nasa/desc.h"
+#include "nasa/dist.h"
 #include "nasa/sim/cosim.h"
 #include "nasa/sim/random_layer.h"
 
@@ -125,6 +126,9 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
   s.config = std::string(cfg.name);
   s.dram = dram_for(cfg, o);
   Cosim cs(cfg, s.dram);
+  if (!o.fst.empty() && nasa::dist::world().size() > 1) {
+    throw std::invalid_argument("--fst writes one waveform: run it on one rank, not under mpirun");
+  }
   if (!o.fst.empty()) {
     // One file per configuration when several run.
     std::filesystem::path fst(o.fst);
@@ -142,7 +146,10 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
   const uint64_t c0 = cs.engine().cycle();
   const uint64_t first = o.only_layer ? *o.only_layer : 0;
   const uint64_t end = o.only_layer ? first + 1 : layers;
-  for (uint64_t i = first; i < end; ++i) {
+  // the ranks of an mpirun job take every N-th item (docs/mpi.md); merged by merge_ranks()
+  const nasa::dist::Comm& ranks = nasa::dist::world();
+  const auto n_ranks = static_cast<uint64_t>(ranks.size());
+  for (uint64_t i = first + static_cast<uint64_t>(ranks.rank()); i < end; i += n_ranks) {
     const uint64_t seed = nasa::sim::derive_seed(o.seed, i);
     ++s.layers;
     CosimResult r;
@@ -197,13 +204,84 @@ Summary run_suite(const nasa::hw::Config& cfg, uint64_t layers, const Options& o
     if (now - last_progress > std::chrono::seconds(10)) {
       last_progress = now;
       const double el = std::chrono::duration<double>(now - t0).count();
-      fmt::print(stderr, "[{}] {}/{} {}, {} failing, max cycle error {:.2f}%, {:.0f} s\n",
-                 cfg.name, i + 1, end, o.items(), s.mismatched_layers, s.max_cycle_error_pct, el);
+      fmt::print(stderr, "[{}{}] {}/{} {}, {} failing, max cycle error {:.2f}%, {:.0f} s\n",
+                 cfg.name, n_ranks > 1 ? ", " + nasa::dist::rank_label() : std::string(), i + 1,
+                 end, o.items(), s.mismatched_layers, s.max_cycle_error_pct, el);
     }
   }
   s.sim_cycles = cs.engine().cycle() - c0;
   s.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   if (!o.fst.empty()) cs.engine().trace("");
+  return s;
+}
+
+// One suite's summaries of every rank of an mpirun job as one (on every rank): counts add up,
+// extremes are the extremes over the ranks, the worst item is the one a single process would
+// report (the first failure, else the largest cycle error, the lower index on a tie).
+Summary merge_ranks(const Summary& mine) {
+  nasa::dist::Comm& ranks = nasa::dist::world();
+  if (ranks.size() <= 1) return mine;
+  nlohmann::json j = {
+      {"u",
+       {mine.layers, mine.mismatched_bytes, mine.mismatched_layers, mine.errors, mine.timeouts,
+        mine.cycle_samples, mine.conv_layers_qualifying, mine.descriptors, mine.bands,
+        mine.residuals, mine.packed, mine.ksplit, mine.sim_cycles}},
+      {"max_err", mine.max_cycle_error_pct},
+      {"sum_err", mine.sum_cycle_error_pct},
+      {"min_eff", mine.has_conv() ? mine.min_conv_efficiency : -1.0},
+      {"eff", mine.conv_eff},
+      {"eff_alone", mine.conv_eff_alone},
+      {"wall", mine.wall_s}};
+  if (mine.worst.valid) {
+    const Worst& w = mine.worst;
+    j["worst"] = {{"index", w.index},         {"seed", w.seed}, {"failed", w.failed},
+                  {"err", w.cycle_error_pct}, {"desc", w.desc}, {"failure", w.failure}};
+  }
+  Summary s;
+  s.config = mine.config;
+  s.dram = mine.dram;
+  for (const std::string& part : ranks.gather(j.dump())) {
+    const nlohmann::json r = nlohmann::json::parse(part);
+    const auto u = r["u"].get<std::vector<uint64_t>>();
+    uint64_t* dst[] = {&s.layers,
+                       &s.mismatched_bytes,
+                       &s.mismatched_layers,
+                       &s.errors,
+                       &s.timeouts,
+                       &s.cycle_samples,
+                       &s.conv_layers_qualifying,
+                       &s.descriptors,
+                       &s.bands,
+                       &s.residuals,
+                       &s.packed,
+                       &s.ksplit,
+                       &s.sim_cycles};
+    for (size_t k = 0; k < u.size(); ++k) *dst[k] += u[k];
+    s.max_cycle_error_pct = std::max(s.max_cycle_error_pct, r["max_err"].get<double>());
+    s.sum_cycle_error_pct += r["sum_err"].get<double>();
+    if (r["min_eff"].get<double>() >= 0) {
+      s.min_conv_efficiency = std::min(s.min_conv_efficiency, r["min_eff"].get<double>());
+    }
+    for (const auto& e : r["eff"]) s.conv_eff.emplace_back(e[0].get<double>(), e[1].get<double>());
+    for (const auto& e : r["eff_alone"]) s.conv_eff_alone.push_back(e.get<double>());
+    s.wall_s = std::max(s.wall_s, r["wall"].get<double>());
+    if (!r.contains("worst")) continue;
+    const auto& w = r["worst"];
+    const Worst c{true,
+                  w["index"].get<uint64_t>(),
+                  w["seed"].get<uint64_t>(),
+                  w["failed"].get<bool>(),
+                  w["err"].get<double>(),
+                  w["desc"].get<std::string>(),
+                  w["failure"].get<std::string>()};
+    const Worst& b = s.worst;
+    const bool better =
+        !b.valid ||
+        (c.failed ? !b.failed || c.index < b.index
+                  : !b.failed && (c.cycle_error_pct > b.cycle_error_pct ||
+                                  (c.cycle_error_pct == b.cycle_error_pct && c.index < b.index)));
+    if (better) s.worst = c;
+  }
   return s;
 }
 
@@ -309,6 +387,48 @@ void print_table(const std::vector<Summary>& all, const char* items, std::FILE* 
   }
 }
 
+// The suites (merged over the ranks of an mpirun job); exit status 1 when any item failed.
+int run(const Options& o) {
+  std::vector<Summary> all;
+  if (o.suite == "all") {
+    for (const auto& cfg : nasa::hw::kConfigs) {
+      if (cfg.mcu) continue;  // (the controller's cosim: tb/cosim_firmware.cpp)
+      const uint64_t n = cfg.name == "sim" ? o.layers : std::max<uint64_t>(1, o.layers / 4);
+      all.push_back(merge_ranks(run_suite(cfg, n, o)));
+    }
+  } else {
+    const auto& cfg = nasa::config_by_name(o.config);
+    if (cfg.mcu) {
+      throw std::invalid_argument(fmt::format(
+          "configuration '{}' has the controller core (Mcu = 1), not the engine: its RTL cosim "
+          "is build/bin/cosim_firmware",
+          cfg.name));
+    }
+    all.push_back(merge_ranks(run_suite(cfg, o.layers, o)));
+  }
+  bool failed = false;
+  for (const Summary& s : all) failed |= s.failed();
+  if (!nasa::dist::world().root()) return failed ? 1 : 0;  // rank 0 reports the merged table
+  if (o.json) {
+    if (all.size() == 1) {
+      fmt::print("{}\n", to_json(all.front(), o).dump(2));
+    } else {
+      nlohmann::json j;
+      j["suites"] = nlohmann::json::array();
+      for (const Summary& s : all) j["suites"].push_back(to_json(s, o));
+      j["failed"] = failed;
+      fmt::print("{}\n", j.dump(2));
+    }
+  } else {
+    for (const Summary& s : all) print_summary(s, o);
+  }
+  if (o.table) {
+    print_table(all, o.items(),
+                o.json ? stderr : stdout);  // keep stdout pure JSON
+  }
+  return failed ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -351,44 +471,13 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    std::vector<Summary> all;
-    if (o.suite == "all") {
-      for (const auto& cfg : nasa::hw::kConfigs) {
-        if (cfg.mcu) continue;  // (the controller's cosim: tb/cosim_firmware.cpp)
-        const uint64_t n = cfg.name == "sim" ? o.layers : std::max<uint64_t>(1, o.layers / 4);
-        all.push_back(run_suite(cfg, n, o));
-      }
-    } else {
-      const auto& cfg = nasa::config_by_name(o.config);
-      if (cfg.mcu) {
-        throw std::invalid_argument(fmt::format(
-            "configuration '{}' has the controller core (Mcu = 1), not the engine: its RTL cosim "
-            "is build/bin/cosim_firmware", cfg.name));
-      }
-      all.push_back(run_suite(cfg, o.layers, o));
-    }
-    bool failed = false;
-    for (const Summary& s : all) failed |= s.failed();
-    if (o.json) {
-      if (all.size() == 1) {
-        fmt::print("{}\n", to_json(all.front(), o).dump(2));
-      } else {
-        nlohmann::json j;
-        j["suites"] = nlohmann::json::array();
-        for (const Summary& s : all) j["suites"].push_back(to_json(s, o));
-        j["failed"] = failed;
-        fmt::print("{}\n", j.dump(2));
-      }
-    } else {
-      for (const Summary& s : all) print_summary(s, o);
-    }
-    if (o.table) {
-      print_table(all, o.items(),
-                  o.json ? stderr : stdout);  // keep stdout pure JSON
-    }
-    return failed ? 1 : 0;
+    nasa::dist::init(argc, argv);
+    const int rc = run(o);
+    nasa::dist::finalize();
+    return rc;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "nasa-cosim: {}\n", e.what());
-    return 2;
+    const std::string rank = nasa::dist::rank_label();
+    fmt::print(stderr, "nasa-cosim: {}{}\n", rank.empty() ? "" : rank + ": ", e.what());
+    nasa::dist::abort_job(2);
   }
 }

@@ -108,13 +108,19 @@ struct Stats {
 }  // namespace
 
 QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
-                   std::span<const floatnet::Tensor> images) {
+                   std::span<const floatnet::Tensor> images, dist::Comm* ranks) {
   if (images.empty()) throw std::invalid_argument("quantize: no calibration images");
   const size_t L = net.layers.size();
   size_t rounds = 1;
   for (const auto& l : net.layers) rounds = std::max(rounds, l.choices.size());
   Stats st;
-  for (size_t n = 0; n < images.size(); ++n) {
+  // shared by the ranks when each has an image (every image visits every choice: the same
+  // tensors observed on every rank)
+  const bool shared =
+      ranks && ranks->size() > 1 && images.size() >= static_cast<size_t>(ranks->size());
+  const size_t first = shared ? static_cast<size_t>(ranks->rank()) : 0;
+  const size_t step = shared ? static_cast<size_t>(ranks->size()) : 1;
+  for (size_t n = first; n < images.size(); n += step) {
     for (size_t r = 0; r < rounds; ++r) {
       spec::Candidate c(L);
       for (size_t i = 0; i < L; ++i)
@@ -123,6 +129,13 @@ QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
           net, wf, c, images[n],
           [&](std::string_view name, const floatnet::Tensor& t) { st.observe(name, t); });
     }
+  }
+  if (shared) {
+    std::vector<float> m;
+    for (const auto& [name, v] : st.max_abs) m.push_back(v);
+    ranks->max(m);
+    size_t k = 0;
+    for (auto& [name, v] : st.max_abs) v = m.at(k++);
   }
   QSupernet q;
   q.net = net;
@@ -207,10 +220,10 @@ QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
 }
 
 QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& weights,
-                   const data::Dataset& d, size_t calib) {
+                   const data::Dataset& d, size_t calib, dist::Comm* ranks) {
   const auto images = floatnet::dataset_images(
       d, 0, calib, floatnet::read_normalization(weights, net.in_c, "weights"));
-  return quantize(net, weights, images);
+  return quantize(net, weights, images, ranks);
 }
 
 namespace {

@@ -95,7 +95,8 @@ json search_settings_json(const search::SearchConfig& c) {
           {"max_params", c.constraints.max_params},
           {"max_cycles", c.constraints.max_cycles},
           {"seed", c.seed},
-          {"mini_batch", c.mini_batch}};
+          {"mini_batch", c.mini_batch},
+          {"shard_batches", c.shard_batches}};
 }
 
 json counters_json(const std::array<uint64_t, hw::kNumCounters>& c) {

@@ -41,6 +41,14 @@ void validate(const SearchConfig& c) {
   }
   if (c.max_tries == 0) throw SearchError("max_tries 0: expected at least 1");
   if (c.mini_batch == 0) throw SearchError("mini_batch 0: expected at least 1");
+  if (c.shard_batches == 0) throw SearchError("--shard-batches 0: expected at least 1");
+}
+
+std::vector<std::pair<size_t, size_t>> image_shards(size_t n, const SearchConfig& c) {
+  std::vector<std::pair<size_t, size_t>> s;
+  const size_t step = c.shard_batches * c.mini_batch;
+  for (size_t b = 0; b < n; b += step) s.emplace_back(b, std::min(n, b + step));
+  return s;
 }
 
 std::vector<size_t> SearchResult::top(size_t n) const {
@@ -143,8 +151,10 @@ class Searcher {
   // `q` (for the cycle model) may be null when no constraint or report needs cycles; `eval` may
   // be empty for a feasibility check (nothing is evaluated then).
   Searcher(const spec::Supernet& net, const compile::QSupernet* q, const hw::Config& cfg,
-           const SearchConfig& c, BatchEval eval, size_t val_images, const ProgressFn& progress)
-      : net_(net),
+           const SearchConfig& c, BatchEval eval, size_t val_images, const ProgressFn& progress,
+           dist::Comm* ranks = nullptr)
+      : ranks_(ranks),
+        net_(net),
         c_(c),
         eval_(std::move(eval)),
         val_images_(val_images),
@@ -248,9 +258,12 @@ class Searcher {
     const auto& k = c_.constraints;
     if (k.max_macs && e.macs > k.max_macs) return kMacs;
     if (k.max_params && e.params > k.max_params) return kParams;
+    // without a cycle limit the cycles are only reported: evaluate() computes a generation's
+    // on all ranks at once
+    if (!k.max_cycles) return kNumRejects;
     e.cycles = cycles_ ? cycles_->cycles(c) : 0;
     min_cycles_ = std::min(min_cycles_, e.cycles);
-    if (k.max_cycles && e.cycles > k.max_cycles) return kCycles;
+    if (e.cycles > k.max_cycles) return kCycles;
     return kNumRejects;
   }
 
@@ -324,6 +337,18 @@ class Searcher {
     st.generation = g;
     st.candidates = batch.size();
     const BatchOutcome r = eval_(batch);
+    if (cycles_ && !c_.constraints.max_cycles) {
+      // each candidate's cycles alone, the candidates shared over the ranks
+      dist::Comm self;
+      dist::Comm& comm = ranks_ ? *ranks_ : self;
+      std::vector<uint64_t> cyc(batch.size(), 0);
+      for (size_t i = static_cast<size_t>(comm.rank()); i < batch.size();
+           i += static_cast<size_t>(comm.size())) {
+        cyc[i] = cycles_->cycles(batch[i]);
+      }
+      comm.sum(cyc);
+      for (size_t i = 0; i < batch.size(); ++i) pending_.at(batch[i]).cycles = cyc[i];
+    }
     if (r.score.size() != batch.size() || (!r.correct.empty() && r.correct.size() != batch.size())) {
       throw std::runtime_error(fmt::format("evaluation of {} candidates returned {} scores",
                                            batch.size(), r.score.size()));
@@ -357,6 +382,7 @@ class Searcher {
     }
   }
 
+  dist::Comm* ranks_;  // null: this process alone
   const spec::Supernet& net_;
   SearchConfig c_;
   BatchEval eval_;
@@ -379,39 +405,56 @@ class Searcher {
 
 SearchResult run_search(runtime::Runtime& rt, const hw::Config& cfg, const SearchConfig& config,
                         std::span<const std::vector<uint8_t>> images,
-                        std::span<const uint8_t> labels, const ProgressFn& progress) {
+                        std::span<const uint8_t> labels, const ProgressFn& progress,
+                        dist::Comm* ranks) {
   validate(config);
   if (images.size() != labels.size()) {
     throw SearchError(
         fmt::format("search: {} validation images but {} labels", images.size(), labels.size()));
   }
   if (images.empty()) throw SearchError("search: no validation images");
-  // Each generation as fused batch runs on the runtime's device (split where the hardware tables
-  // would overflow).
+  dist::Comm self;
+  dist::Comm& comm = ranks ? *ranks : self;
+  const auto shards = image_shards(images.size(), config);
+  // Each generation as fused batches (split where the hardware tables would overflow), each on
+  // the validation images' shards, shard k on rank k mod N; correct counts and costs summed.
   BatchEval eval = [&](const std::vector<spec::Candidate>& batch) {
     BatchOutcome out;
     compile::BatchOptions opt;
     opt.mini_batch = config.mini_batch;
     for (const auto& piece : split_batch(rt.supernet().net, rt.config(), batch)) {
-      const auto r = rt.evaluate_fused(piece, 0, images, labels, opt);
-      if (r.candidates != piece || r.correct.size() != piece.size()) {
-        throw std::runtime_error(
-            fmt::format("{} backend: the batch of {} candidates came back as {} candidates",
-                        rt.backend(), piece.size(), r.candidates.size()));
+      // correct per candidate, then cycles, MACs and the fused nodes (of shard 0's run)
+      const size_t n = piece.size();
+      std::vector<uint64_t> sum(n + 3, 0);
+      for (size_t k = static_cast<size_t>(comm.rank()); k < shards.size();
+           k += static_cast<size_t>(comm.size())) {
+        const auto [b, e] = shards[k];
+        const auto r =
+            rt.evaluate_fused(piece, 0, images.subspan(b, e - b), labels.subspan(b, e - b), opt);
+        if (r.candidates != piece || r.correct.size() != n) {
+          throw std::runtime_error(
+              fmt::format("{} backend: the batch of {} candidates came back as {} candidates",
+                          rt.backend(), n, r.candidates.size()));
+        }
+        for (size_t j = 0; j < n; ++j) sum[j] += r.correct[j];
+        sum[n] += r.cycles;
+        sum[n + 1] += r.macs;
+        if (k == 0) sum[n + 2] = r.nodes.size();
       }
+      comm.sum(sum);
       ++out.batches;
-      out.nodes += r.nodes.size();
-      out.cycles += r.cycles;
-      out.macs += r.macs;
-      for (size_t c : r.correct) {
-        out.correct.push_back(c);
-        out.score.push_back(static_cast<double>(c) / static_cast<double>(images.size()));
+      out.cycles += sum[n];
+      out.macs += sum[n + 1];
+      out.nodes += sum[n + 2];
+      for (size_t j = 0; j < n; ++j) {
+        out.correct.push_back(sum[j]);
+        out.score.push_back(static_cast<double>(sum[j]) / static_cast<double>(images.size()));
       }
     }
     return out;
   };
   Searcher s(rt.supernet().net, &rt.supernet(), cfg, config, std::move(eval), images.size(),
-             progress);
+             progress, &comm);
   return s.run(rt.backend(), cfg);
 }
 

@@ -30,6 +30,7 @@ constexpr std::array kRules{
     NumericRule{"--generate", 1, 65535, true},
     NumericRule{"--mut-prob", 0, 1, false},
     NumericRule{"--mini-batch", 1, 1 << 20, true},
+    NumericRule{"--shard-batches", 1, kMillion, true},
     NumericRule{"--images", 1, kMillion, true},
     NumericRule{"--calib", 1, 50000, true},
     NumericRule{"--epochs", 1, 10000, true},

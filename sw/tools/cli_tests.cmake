@@ -229,4 +229,17 @@ if(TARGET nasa)
     "rm -rf $1 && $0 init --seed 4 --out $1/net >/dev/null && $0 search --supernet $1/net --out $1/run --max-macs 1000"
     "nasa: error: constraint impossible: --max-macs 1000[^\n]*.*exit=1")
 
+  # mpirun (docs/mpi.md): result.json of a search on 3 ranks identical to one process's; a killed
+  # rank and a device failing on one rank end the job non-zero, naming the rank, without
+  # result.json; the cosim regression on 3 ranks gives one process's table (sw/tools/check_mpi.py). Registered when the build has MPI (`make deps`
+  # installs Open MPI).
+  if(NASA_WITH_MPI AND MPIEXEC_EXECUTABLE)
+    add_test(NAME mpi_search_ranks
+      COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_mpi.py $<TARGET_FILE:nasa>
+              ${MPIEXEC_EXECUTABLE} ${CMAKE_BINARY_DIR}/mpi_search_ranks
+              $<$<TARGET_EXISTS:nasa-cosim>:$<TARGET_FILE_DIR:nasa>/nasa-cosim>)
+    set_tests_properties(mpi_search_ranks PROPERTIES LABELS "cli;mpi" TIMEOUT 900
+      PASS_REGULAR_EXPRESSION "check_mpi: OK" RUN_SERIAL TRUE)
+  endif()
+
 endif()

@@ -52,7 +52,10 @@ TIMING_KEYS = {"date", "machine", "seconds", "repeats", "threads", "checksum",
                "fused_ref_cands_per_s", "fused_ref_images_per_s", "fused_ref_seconds",
                "fused_ref_vs_libtorch_ratio", "libtorch_fp32_cands_per_s",
                "libtorch_fp32_images_per_s", "libtorch_fp32_seconds",
-               "accel_model_vs_libtorch_ratio"}
+               "accel_model_vs_libtorch_ratio",
+               # the search on 1 and 2 ranks (section 9) and the scaling model fitted to it
+               "search_seconds", "search_seconds_1_rank", "search_seconds_2_ranks",
+               "speedup_2_ranks", "serial_seconds", "parallel_seconds", "speedup", "timed_runs"}
 
 
 class Fail(Exception):

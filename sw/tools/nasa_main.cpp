@@ -3,6 +3,7 @@
 // Errors from the library are caught here once, printed, and turned into exit code 1.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -23,6 +24,7 @@
 #include "nasa/compiler.h"
 #include "nasa/data.h"
 #include "nasa/desc.h"
+#include "nasa/dist.h"
 #include "nasa/files.h"
 #include "nasa/float_eval.h"
 #include "nasa/fusion.h"
@@ -286,7 +288,12 @@ std::string g_uart_port;
 
 // A backend by name (nasa/backend.h): ref, uart and, in the tree's build, rtl.
 nasa::runtime::DeviceFactory backend_factory(const std::string& backend) {
-  return nasa::device::backend_factory(backend, {.port = g_uart_port});
+  // an mpirun job's ranks each drive their own board: "{rank}" in --port is the rank's number
+  std::string port = g_uart_port;
+  if (const auto at = port.find("{rank}"); at != std::string::npos) {
+    port.replace(at, 6, std::to_string(nasa::dist::world().rank()));
+  }
+  return nasa::device::backend_factory(backend, {.port = port});
 }
 
 uint32_t gen_mode_of(const std::string& m) {
@@ -615,7 +622,10 @@ std::function<void(const nasa::train::Progress&)> train_progress_printer(std::st
 // DIR/weights.safetensors, DIR/train_log.{jsonl,csv} and DIR/checkpoint.pt.
 int cmd_train(const Supernet& net, nasa::train::Config cfg, const std::string& out, bool json) {
   cfg.on_progress = train_progress_printer("");
+  // data-parallel over the ranks of an mpirun job (docs/mpi.md); rank 0 writes and reports
+  cfg.ranks = &nasa::dist::world();
   const auto r = nasa::train::train_supernet(net, cfg, out);
+  if (!cfg.ranks->root()) return 0;
   wrote(out, nasa::train::kTrainFiles);
   nlohmann::json cands = nlohmann::json::array();
   for (const auto& c : r.candidates) {
@@ -671,6 +681,7 @@ int cmd_run(RunOptions& r) {
   r.p.train.on_progress = train_progress_printer("train: ");
   r.p.log = [](const std::string& line) { nasa::cli::info(line); };
   const auto res = nasa::pipeline::run(r.p);
+  if (!nasa::dist::world().root()) return 0;  // rank 0 reports (docs/mpi.md)
   if (res.complete_before) {
     std::string summary = res.summary;
     while (!summary.empty() && summary.back() == '\n') summary.pop_back();
@@ -747,19 +758,23 @@ int cmd_search(const SearchOptions& o) {
   const size_t val0 = jd.train_only();
   const auto imgs = train.byte_images(val0, val0 + o.val_images);
   const std::vector<uint8_t> labels = train.label_range(val0, val0 + o.val_images);
-  nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, train, o.calib), cfg, factory,
-                            o.backend);
+  // calibrated by the ranks of an mpirun job together (docs/mpi.md)
+  nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, train, o.calib, &nasa::dist::world()),
+                            cfg, factory, o.backend);
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<nasa::search::SearchResult> runs;
+  // on every rank of an mpirun job, each with its share of the images (docs/mpi.md)
+  nasa::dist::Comm& ranks = nasa::dist::world();
   for (auto s : strategies) {
     auto c = o.cfg;
     c.strategy = s;
-    auto r = nasa::search::run_search(rt, cfg, c, imgs, labels, [](const auto& p) {
-      nasa::cli::info(nasa::search::progress_line(p));
-    });
+    auto r = nasa::search::run_search(
+        rt, cfg, c, imgs, labels,
+        [](const auto& p) { nasa::cli::info(nasa::search::progress_line(p)); }, &ranks);
     r.calib_images = o.calib;
     runs.push_back(std::move(r));
   }
+  if (!ranks.root()) return 0;  // rank 0 writes and reports
   nasa::report::write_outputs(o.out, runs, o.force);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const fs::path out = o.out;
@@ -790,7 +805,7 @@ int cmd_search(const SearchOptions& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int nasa_main(int argc, char** argv) {
   CLI::App app{"nasa: one-shot NAS on the NASA accelerator"};
   app.require_subcommand(1);
   app.option_defaults()->always_capture_default();  // --verbose shows the defaults in effect
@@ -941,6 +956,9 @@ int main(int argc, char** argv) {
                   "validation split of the training images: a count or a fraction (default 0.1 "
                   "with --data; Fashion-MNIST: the last 10000), chosen by --seed");
   run->add_option("--val-images", ro.p.val_images, "validation images of the search");
+  run->add_option("--shard-batches", ro.p.search.shard_batches,
+                  "mini-batches of 32 images per shard of the validation images (the unit "
+                  "mpirun's ranks share; docs/mpi.md)");
   run->add_option("--calib", ro.p.calib_images, "calibration images");
   run->add_option("--top", ro.p.top_n, "candidates re-evaluated on the test set");
   run->add_option("--test-images", ro.p.test_images, "test images");
@@ -981,6 +999,9 @@ int main(int argc, char** argv) {
                      "0.1 with --data; Fashion-MNIST: the last 10000), chosen by --seed");
   search->add_option("--calib", so.calib, "training images for calibration");
   search->add_option("--mini-batch", so.cfg.mini_batch, "images per mini-batch");
+  search->add_option("--shard-batches", so.cfg.shard_batches,
+                     "mini-batches per shard of the validation images (the unit mpirun's ranks "
+                     "share; docs/mpi.md)");
   search->add_option("--backend", so.backend, "ref (default), rtl or uart (--port)");
   search->add_option("--port", g_uart_port, "serial port of the uart backend");
   auto* search_config = search->add_option(
@@ -1020,9 +1041,10 @@ int main(int argc, char** argv) {
   }
   nasa::cli::apply_contract(app);
   if (const auto code = nasa::cli::parse(app, argc, argv)) return *code;
-  nasa::cli::set_verbosity(quiet     ? nasa::cli::Verbosity::Quiet
-                           : verbose ? nasa::cli::Verbosity::Verbose
-                                     : nasa::cli::Verbosity::Normal);
+  // of an mpirun job's ranks only rank 0 reports (the others: errors only)
+  nasa::cli::set_verbosity(quiet || !nasa::dist::world().root() ? nasa::cli::Verbosity::Quiet
+                           : verbose                            ? nasa::cli::Verbosity::Verbose
+                                                                : nasa::cli::Verbosity::Normal);
   for (CLI::App* sub : app.get_subcommands()) {
     std::string settings = sub->config_to_str(true, false);
     while (!settings.empty() && settings.back() == '\n') settings.pop_back();
@@ -1032,6 +1054,15 @@ int main(int argc, char** argv) {
   if (ev.backend == "uart" && eval_config->count() == 0) ev.config = "up5k";
   if (so.backend == "uart" && search_config->count() == 0) so.config = "up5k";
   try {
+    // on several ranks (docs/mpi.md): search, train and run share the work; the others would
+    // only run N times and write the same files at once
+    if (const std::string cmd = app.get_subcommands().front()->get_name();
+        nasa::dist::world().size() > 1 && cmd != "search" && cmd != "train" && cmd != "run") {
+      throw std::invalid_argument(fmt::format(
+          "`nasa {}` runs in one process: start it without mpirun (on several ranks: search, "
+          "train, run; docs/mpi.md)",
+          cmd));
+    }
     if (eval->parsed()) return cmd_eval(ev);
     if (search->parsed()) {
       nasa::install_interrupt_handlers();  // Ctrl-C stops between generations
@@ -1075,8 +1106,29 @@ int main(int argc, char** argv) {
         e.what()));
     return 128 + e.signal;
   } catch (const std::exception& e) {
-    nasa::cli::error(e.what());
+    // an mpirun job's error names the rank it happened on
+    const std::string rank = nasa::dist::rank_label();
+    nasa::cli::error(rank.empty() ? std::string(e.what()) : rank + ": " + e.what());
     return 1;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  // Freed buffers stay in the heap: a batch run's memory image and activations (tens of MB) would
+  // otherwise be mapped and faulted in afresh for every run (a search generation took 1.6x as
+  // long). Open MPI's memory hooks do the same under mpirun, so one rank and N compare fairly.
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  try {
+    nasa::dist::init(argc, argv);
+  } catch (const std::exception& e) {
+    nasa::cli::error(e.what());
+    return 1;
+  }
+  const int rc = nasa_main(argc, argv);
+  // a rank that fails ends the job: the other ranks would wait for it forever
+  if (rc != 0) nasa::dist::abort_job(rc);
+  nasa::dist::finalize();
+  return rc;
 }

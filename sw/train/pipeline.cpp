@@ -6,13 +6,15 @@
 #include <array>
 #include <chrono>
 #include <fstream>
-#include <iterator>
 #include <functional>
+#include <iterator>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 
 #include "nasa/compiler.h"
 #include "nasa/data.h"
+#include "nasa/dist.h"
 #include "nasa/files.h"
 #include "nasa/float_eval.h"
 #include "nasa/interrupt.h"
@@ -360,6 +362,123 @@ void drop_if_unstarted(const fs::path& dir) {
   if (!ec) fs::remove_all(dir, ec);
 }
 
+// Stage 2, the searches: random, then evolution, same budget and seed, one fused batch per
+// generation, each on its own thread; on every rank of an mpirun job (docs/mpi.md), each with its
+// share of the validation images' shards, every rank with the same results.
+struct Searched {
+  runtime::Runtime rt;
+  std::vector<search::SearchResult> runs;
+  dist::Traffic traffic;  // this rank's collectives of the searches (timing.json)
+};
+Searched search_both(const Options& o, const data::JobData& jd, const runtime::FloatSupernet& sn,
+                     const hw::Config& cfg) {
+  const data::Dataset& train_set = jd.train;
+  const size_t val0 = jd.train_only();
+  const auto val_imgs = train_set.byte_images(val0, val0 + o.val_images);
+  const auto val_labels = train_set.label_range(val0, val0 + o.val_images);
+  // the calibration too is shared by the ranks (the same scales on any number)
+  Searched out{runtime::Runtime(
+                   compile::quantize(sn.net, sn.weights, train_set, o.calib_images, &dist::world()),
+                   cfg, o.ref_factory, "ref"),
+               {},
+               {}};
+  const std::array<search::Strategy, 2> strategies = {search::Strategy::Random,
+                                                      search::Strategy::Evolution};
+  out.runs.resize(strategies.size());
+  // one group of ranks per search: the two threads' collectives never mix
+  std::vector<dist::Comm> comms;
+  for (size_t k = 0; k < strategies.size(); ++k) comms.push_back(dist::world().dup());
+  std::mutex log_mu;
+  parallel_for(strategies.size(), o.train.threads, [&](size_t k) {
+    runtime::Runtime local = out.rt;
+    auto c = o.search;
+    c.strategy = strategies[k];
+    c.seed = o.seed;
+    out.runs[k] = search::run_search(
+        local, cfg, c, val_imgs, val_labels,
+        [&](const auto& p) {
+          const std::lock_guard<std::mutex> lock(log_mu);
+          say(o, search::progress_line(p));
+        },
+        &comms[k]);
+    out.runs[k].calib_images = o.calib_images;
+  });
+  for (const auto& c : comms) {
+    out.traffic.collectives += c.traffic().collectives;
+    out.traffic.payload_bytes += c.traffic().payload_bytes;
+    out.traffic.sent_bytes += c.traffic().sent_bytes;
+    out.traffic.received_bytes += c.traffic().received_bytes;
+  }
+  return out;
+}
+
+// Rank 0 of an mpirun job tells the other ranks (run_worker) the next step they take part in:
+// "train" (the supernet, data-parallel), "search", "finetune" (data-parallel) or "done", with
+// what rank 0 decided from the files it found (a directory, whether it resumes).
+void tell_workers(json msg) {
+  dist::Comm& w = dist::world();
+  if (w.size() <= 1) return;
+  std::string s = msg.dump();
+  w.broadcast(s);
+}
+
+// The training settings of the chosen candidate's fine-tuning (stage 4), on every rank.
+train::Config finetune_config(const Options& o, const spec::Candidate& best,
+                              const weights::TensorFile& inherited) {
+  train::Config fc = o.train;
+  fc.seed = o.seed;
+  fc.epochs = o.finetune_epochs;
+  fc.lr = o.finetune_lr;
+  fc.arch = best;
+  fc.init = inherited;
+  fc.ranks = &dist::world();
+  return fc;
+}
+
+// A rank other than 0 of an mpirun job (docs/mpi.md): takes its part in the steps rank 0 tells
+// it (the supernet's training, the searches, the fine-tuning), with rank 0's settings and data;
+// writes nothing.
+void run_worker(const Options& o_in) {
+  const data::JobData jd = data::job_data(o_in.data, o_in.val_split, o_in.seed, {});
+  Options o = o_in;
+  o.train.val_images = jd.val;
+  o.train.dataset = jd.train;
+  std::optional<runtime::FloatSupernet> sn;
+  std::optional<spec::Candidate> best;
+  for (;;) {
+    std::string s;
+    dist::world().broadcast(s);
+    const json msg = json::parse(s);
+    const std::string step = msg.at("step");
+    if (step == "done") return;
+    const fs::path dir = msg.at("dir").get<std::string>();
+    if (step == "train") {
+      train::Config tc = o.train;
+      tc.seed = o.seed;
+      tc.arch.reset();
+      tc.init.reset();
+      tc.resume = msg.at("resume");
+      tc.force = msg.at("force");
+      tc.ranks = &dist::world();
+      train::train_supernet(o.net, tc, dir);
+    } else if (step == "search") {
+      sn = runtime::load_supernet_dir(dir);
+      const Searched sr = search_both(o, jd, *sn, config_by_name(o.hw_config));
+      const auto& evo = sr.runs.back();
+      if (evo.best) best = evo.evaluated[*evo.best].arch;
+    } else if (step == "finetune") {
+      if (!sn || !best) throw std::logic_error("finetune before the search");
+      train::Config fc = finetune_config(o, *best, sn->weights);
+      fc.resume = msg.at("resume");
+      fc.force = msg.at("force");
+      train::train_supernet(o.net, fc, dir);
+    } else {
+      throw std::runtime_error(
+          fmt::format("{}: unknown step '{}' from rank 0", dist::rank_label(), step));
+    }
+  }
+}
+
 Result run_in(const Options& o_in, fs::path& created) {
   preflight(o_in);
   // The data, read and checked before anything is written.
@@ -432,6 +551,9 @@ Result run_in(const Options& o_in, fs::path& created) {
     // An interrupted earlier training of the same key continues where it stopped.
     tc.resume = fs::exists(sdir / "checkpoint.pt");
     tc.force = !tc.resume && fs::exists(sdir);
+    tc.ranks = &dist::world();
+    tell_workers(
+        {{"step", "train"}, {"dir", sdir.string()}, {"resume", tc.resume}, {"force", tc.force}});
     say(o, fmt::format("train: supernet {} for {} epochs into {}{}", o.net.name, tc.epochs,
                        sdir.string(), tc.resume ? " (resuming)" : ""));
     const train::Result tr = train::train_supernet(o.net, tc, sdir);
@@ -463,27 +585,11 @@ Result run_in(const Options& o_in, fs::path& created) {
   t0 = Clock::now();
   const data::Dataset& train_set = jd.train;
   const data::Dataset& test_set = jd.test;
-  const size_t val0 = jd.train_only();
-  const auto val_imgs = train_set.byte_images(val0, val0 + o.val_images);
-  const auto val_labels = train_set.label_range(val0, val0 + o.val_images);
-  runtime::Runtime rt(compile::quantize(sn.net, sn.weights, train_set, o.calib_images), cfg,
-                      o.ref_factory, "ref");
-  // The two searches are independent and deterministic: one thread each.
-  const std::array<search::Strategy, 2> strategies = {search::Strategy::Random,
-                                                      search::Strategy::Evolution};
-  std::vector<search::SearchResult> runs(strategies.size());
-  std::mutex log_mu;
-  parallel_for(strategies.size(), o.train.threads, [&](size_t k) {
-    runtime::Runtime local = rt;
-    auto c = o.search;
-    c.strategy = strategies[k];
-    c.seed = o.seed;
-    runs[k] = search::run_search(local, cfg, c, val_imgs, val_labels, [&](const auto& p) {
-      const std::lock_guard<std::mutex> lock(log_mu);
-      say(o, search::progress_line(p));
-    });
-    runs[k].calib_images = o.calib_images;
-  });
+  // the other ranks of an mpirun job search with this one (run_worker)
+  tell_workers({{"step", "search"}, {"dir", sdir.string()}});
+  const Searched sr = search_both(o, jd, sn, cfg);
+  const runtime::Runtime& rt = sr.rt;
+  const std::vector<search::SearchResult>& runs = sr.runs;
   report::write_outputs(res.dir / "search", runs, resuming);
   wrote(o, res.dir / "search", "result.json, report.md, pareto.svg");
   const search::SearchResult& evo = runs.back();
@@ -523,16 +629,13 @@ Result run_in(const Options& o_in, fs::path& created) {
 
   // 4. The chosen candidate trained standalone from its inherited weights.
   t0 = Clock::now();
-  train::Config fc = o.train;
-  fc.seed = o.seed;
-  fc.epochs = o.finetune_epochs;
-  fc.lr = o.finetune_lr;
-  fc.arch = best.arch;
-  fc.init = sn.weights;
+  train::Config fc = finetune_config(o, best.arch, sn.weights);
   const fs::path ft_dir = res.dir / "final" / "train";
   // A resumed run continues an interrupted fine-tuning from its last epoch's checkpoint.
   fc.resume = resuming && fs::exists(ft_dir / "checkpoint.pt");
   fc.force = resuming && !fc.resume;
+  tell_workers(
+      {{"step", "finetune"}, {"dir", ft_dir.string()}, {"resume", fc.resume}, {"force", fc.force}});
   say(o, fmt::format("finetune: {} for {} epochs (lr {}) from inherited weights",
                      spec::format_candidate(best.arch), fc.epochs, fc.lr));
   const train::Result ft = train::train_supernet(o.net, fc, ft_dir);
@@ -760,8 +863,21 @@ Result run_in(const Options& o_in, fs::path& created) {
   for (const auto& s : res.stages) {
     timing.push_back({{"stage", s.name}, {"seconds", s.seconds}, {"detail", s.detail}});
   }
+  const dist::Traffic& tr = sr.traffic;
+  const size_t generations = runs.front().generations.size() + runs.back().generations.size();
   write_text(res.dir / "timing.json",
-             json{{"stages", timing}, {"total_seconds", since(t_all)}, {"resumed", resuming}}
+             json{{"stages", timing},
+                  {"total_seconds", since(t_all)},
+                  {"resumed", resuming},
+                  {"ranks", dist::world().size()},
+                  // rank 0's collectives of the two searches (docs/mpi.md "Scale on paper")
+                  {"search_traffic",
+                   {{"generations", generations},
+                    {"shards_per_generation", search::image_shards(o.val_images, o.search).size()},
+                    {"collectives", tr.collectives},
+                    {"payload_bytes", tr.payload_bytes},
+                    {"sent_bytes", tr.sent_bytes},
+                    {"received_bytes", tr.received_bytes}}}}
                      .dump(2) +
                  "\n");
   wrote(o, res.dir / "timing.json");
@@ -781,9 +897,15 @@ Result run_in(const Options& o_in, fs::path& created) {
 }  // namespace
 
 Result run(const Options& o) {
+  if (!dist::world().root()) {
+    run_worker(o);
+    return {};
+  }
   fs::path created;
   try {
-    return run_in(o, created);
+    Result r = run_in(o, created);
+    tell_workers({{"step", "done"}});
+    return r;
   } catch (const Interrupted&) {
     throw;
   } catch (...) {

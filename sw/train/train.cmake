@@ -130,3 +130,17 @@ file(GLOB NASA_TRAIN_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tb/train_*.cpp)
 foreach(_src IN LISTS NASA_TRAIN_TESTS)
   nasa_gtest(${_src} unit 600 nasa_train nasa_core)
 endforeach()
+
+# Data-parallel training (docs/mpi.md): a step's gradients summed over 2 ranks equal one
+# process's gradients of the same paths and shares (tb/mpi_train_grads.cpp).
+if(NASA_WITH_MPI AND MPIEXEC_EXECUTABLE)
+  add_executable(mpi_train_grads ${CMAKE_SOURCE_DIR}/tb/mpi_train_grads.cpp)
+  target_link_libraries(mpi_train_grads PRIVATE nasa_train nasa_core)
+  nasa_project_target(mpi_train_grads)
+  add_test(NAME mpi_train_grads
+    COMMAND ${CMAKE_COMMAND} -E env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+            OMPI_MCA_btl_vader_single_copy_mechanism=none
+            ${MPIEXEC_EXECUTABLE} -np 2 --oversubscribe --bind-to none $<TARGET_FILE:mpi_train_grads>)
+  set_tests_properties(mpi_train_grads PROPERTIES LABELS "cli;mpi" TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "MPI GRADIENTS OK" RUN_SERIAL TRUE)
+endif()

@@ -260,6 +260,96 @@ spec::Candidate sample(const spec::Supernet& net, std::mt19937_64& rng) {
   return c;
 }
 
+// Sums the gradients over the ranks in one collective: a parameter gets the sum where any rank's
+// path reached it, and stays without a gradient (skipped by the optimizer) where none did.
+void sum_gradients(Supernet& model, dist::Comm& ranks) {
+  const auto params = model->parameters();
+  int64_t n = 0;
+  for (const auto& p : params) n += p.numel();
+  std::vector<float> buf(static_cast<size_t>(n) + params.size(), 0.0f);
+  int64_t off = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto& g = params[i].grad();
+    if (g.defined()) {
+      const torch::Tensor c = g.contiguous();  // (logical order, whatever the memory format)
+      std::copy_n(c.data_ptr<float>(), c.numel(), buf.data() + off);
+      buf[static_cast<size_t>(n) + i] = 1.0f;
+    }
+    off += params[i].numel();
+  }
+  ranks.sum(buf);
+  off = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    torch::Tensor p = params[i];
+    if (buf[static_cast<size_t>(n) + i] > 0.0f) {
+      torch::Tensor g = torch::empty_like(p);
+      g.copy_(torch::from_blob(buf.data() + off, p.sizes(), torch::kFloat));
+      p.mutable_grad() = g;
+    } else {
+      p.mutable_grad() = torch::Tensor();
+    }
+    off += p.numel();
+  }
+}
+
+// One step's forward and backward (without the optimizer): path r of `paths` on share r of the
+// batch, its loss weighted by the share's size, for the paths r this rank takes (r mod N); then
+// the gradients summed over the ranks. Returns the batch's mean loss (summed over the ranks).
+// One path on one rank is plain single-path training.
+double step_backward(Supernet& model, const torch::Tensor& x, const torch::Tensor& y,
+                     std::span<const spec::Candidate> paths, dist::Comm& ranks) {
+  for (auto& p : model->parameters()) p.mutable_grad() = torch::Tensor();
+  const int64_t batch = x.size(0);
+  const auto np = static_cast<int>(paths.size());
+  double loss = 0;
+  for (int r = ranks.rank(); r < np; r += ranks.size()) {
+    const auto [b0, e0] = dist::share(static_cast<size_t>(batch), r, np);
+    const auto b = static_cast<int64_t>(b0), e = static_cast<int64_t>(e0);
+    if (b == e) continue;
+    const torch::Tensor l = torch::nn::functional::cross_entropy(
+        model->forward(x.slice(0, b, e), paths[static_cast<size_t>(r)]), y.slice(0, b, e));
+    if (np == 1) {
+      l.backward();
+      loss = l.item<double>();
+    } else {
+      const double share = static_cast<double>(e - b) / static_cast<double>(batch);
+      (l * share).backward();
+      loss += l.item<double>() * share;
+    }
+  }
+  if (ranks.size() > 1) {
+    sum_gradients(model, ranks);
+    ranks.sum(std::span<double>(&loss, 1));
+  }
+  return loss;
+}
+
+// The BatchNorm running statistics averaged over the ranks (each rank's follow its own shares).
+void average_bn_stats(Supernet& model, dist::Comm& ranks) {
+  if (ranks.size() <= 1) return;
+  std::vector<torch::Tensor> bufs;
+  int64_t n = 0;
+  for (const auto& b : model->named_buffers(true)) {
+    if (b.key().ends_with("num_batches_tracked")) continue;
+    bufs.push_back(b.value());
+    n += b.value().numel();
+  }
+  std::vector<float> v(static_cast<size_t>(n));
+  int64_t off = 0;
+  for (const auto& t : bufs) {
+    const torch::Tensor c = t.contiguous();
+    std::copy_n(c.data_ptr<float>(), c.numel(), v.data() + off);
+    off += t.numel();
+  }
+  ranks.sum(v);
+  torch::NoGradGuard no_grad;
+  off = 0;
+  for (auto& t : bufs) {
+    t.copy_(torch::from_blob(v.data() + off, t.sizes(), torch::kFloat) / ranks.size());
+    off += t.numel();
+  }
+}
+
 double cosine_lr(double base, int64_t step, int64_t total) {
   return 0.5 * base *
          (1.0 + std::cos(std::numbers::pi * static_cast<double>(step) /
@@ -545,6 +635,9 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
   if (cfg.arch) spec::validate_candidate(net, *cfg.arch);
   if (cfg.init) weights::check_weights(net, *cfg.init, "initial weights");
   const Paths paths(dir);
+  dist::Comm self;
+  dist::Comm& ranks = cfg.ranks ? *cfg.ranks : self;
+  const bool root = ranks.root();  // the only rank that writes
 
   // Never overwrite an earlier run silently.
   if (cfg.resume) {
@@ -573,10 +666,16 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
           "--force to start over, or choose another --out",
           dir.string(), fmt::join(found, ", ")));
     }
-    for (const auto& p : paths.all()) fs::remove(p);
   }
-  fs::create_directories(dir);
-  remove_stale_temporaries(dir);  // of an earlier training killed while writing
+  // every rank has checked the directory before rank 0 changes it
+  ranks.barrier();
+  if (root) {
+    if (!cfg.resume) {
+      for (const auto& p : paths.all()) fs::remove(p);
+    }
+    fs::create_directories(dir);
+    remove_stale_temporaries(dir);  // of an earlier training killed while writing
+  }
 
   // Keep freed activation buffers in the heap: without this every step maps and faults in
   // fresh pages for its large tensors.
@@ -619,7 +718,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
     start_epoch = st.epoch;
     step = st.step;
     res.resumed = true;
-  } else {
+  } else if (root) {
     spec::save_supernet(paths.spec, net);
     append_line(paths.log_csv, "epoch,step,loss,lr,images_per_s,seconds");
   }
@@ -650,16 +749,17 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
       const torch::Tensor idx = perm.slice(0, b, e);
       const torch::Tensor x = d.inputs(d.images.index_select(0, idx));
       const torch::Tensor y = d.labels.index_select(0, idx);
-      const spec::Candidate cand = cfg.arch ? *cfg.arch : sample(net, sampler);
+      // a path per rank, all drawn from the one sampler (every rank draws them all)
+      std::vector<spec::Candidate> cands;
+      for (int r = 0; r < ranks.size(); ++r) {
+        cands.push_back(cfg.arch ? *cfg.arch : sample(net, sampler));
+      }
       lr = cosine_lr(cfg.lr, step, total_steps);
       for (auto& g : opt->param_groups()) g.options().set_lr(lr);
-      // Only the sampled path gets gradients: a parameter without a gradient is skipped by
+      // Only the sampled paths get gradients: a parameter without a gradient is skipped by
       // the optimizer (no momentum, no weight decay).
-      for (auto& p : model->parameters()) p.mutable_grad() = torch::Tensor();
-      const torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(x, cand), y);
-      loss.backward();
+      const double l = step_backward(model, x, y, cands, ranks);
       opt->step();
-      const double l = loss.item<double>();
       if (!std::isfinite(l)) {
         throw std::runtime_error(
             fmt::format("training diverged at epoch {} step {} (loss {}); try a smaller --lr",
@@ -671,7 +771,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
       ++window;
       ++step;
       images_seen += e - b;
-      if (window == 20 || s + 1 == steps_per_epoch) {
+      if (root && (window == 20 || s + 1 == steps_per_epoch)) {
         // Step-level log (an interrupted epoch is logged again when resumed; `step` tells).
         append_line(paths.log_jsonl,
                     nlohmann::json{{"event", "progress"},
@@ -691,6 +791,8 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
       }
     }
     ++epochs_this_run;
+    average_bn_stats(model, ranks);
+    if (!root) continue;
     std::ostringstream rng_state;
     rng_state << sampler;
     save_checkpoint(paths.ckpt, net, settings, {epoch + 1, step, rng_state.str()}, model, *opt);
@@ -730,7 +832,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
         fmt::format("nasa train ({}) seed {} epochs {} (BN recalibrated)", run_kind(cfg),
                     cfg.seed, cfg.epochs);
     floatnet::write_normalization(wf, d.inputs.norm());
-    weights::write_safetensors(paths.weights, wf);
+    if (root) weights::write_safetensors(paths.weights, wf);
     std::mt19937_64 eval_rng(cfg.seed + 0xE7A1);
     const size_t n_eval = cfg.eval_images ? std::min(cfg.eval_images, d.val_n) : d.val_n;
     nlohmann::json cj = nlohmann::json::array();
@@ -742,15 +844,45 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
       res.candidates.push_back({c, acc});
       cj.push_back({{"arch", spec::format_candidate(c)}, {"val_accuracy_float", acc}});
     }
-    append_line(paths.log_jsonl, nlohmann::json{{"event", "final"},
-                                                {"epochs", cfg.epochs},
-                                                {"steps", step},
-                                                {"eval_images", n_eval},
-                                                {"candidates", cj}}
-                                     .dump());
+    if (root)
+      append_line(paths.log_jsonl, nlohmann::json{{"event", "final"},
+                                                  {"epochs", cfg.epochs},
+                                                  {"steps", step},
+                                                  {"eval_images", n_eval},
+                                                  {"candidates", cj}}
+                                       .dump());
   }
   res.seconds = since(t_start);
   return res;
+}
+
+StepGradients step_gradients(const spec::Supernet& net, const weights::TensorFile& wf,
+                             std::span<const spec::Candidate> paths, std::span<const float> images,
+                             std::span<const int64_t> labels, dist::Comm& ranks) {
+  for (const auto& c : paths) spec::validate_candidate(net, c);
+  const size_t per = static_cast<size_t>(net.in_c) * net.in_h * net.in_w;
+  const auto n = static_cast<int64_t>(labels.size());
+  if (paths.empty() || images.size() != per * labels.size()) {
+    throw std::invalid_argument(fmt::format("step_gradients: {} paths, {} floats for {} images",
+                                            paths.size(), images.size(), labels.size()));
+  }
+  Supernet model(net);
+  import_weights(net, wf, model, "step_gradients weights");
+  model->channels_last();
+  model->train();
+  const torch::Tensor x = torch::from_blob(const_cast<float*>(images.data()),
+                                           {n, net.in_c, net.in_h, net.in_w}, torch::kFloat)
+                              .contiguous(torch::MemoryFormat::ChannelsLast);
+  const torch::Tensor y =
+      torch::from_blob(const_cast<int64_t*>(labels.data()), {n}, torch::kLong).clone();
+  StepGradients out;
+  out.loss = step_backward(model, x, y, paths, ranks);
+  for (const auto& p : model->named_parameters(true)) {
+    const torch::Tensor g = p.value().grad().defined() ? p.value().grad().contiguous()
+                                                       : torch::zeros_like(p.value()).contiguous();
+    out.grad[p.key()] = {g.data_ptr<float>(), g.data_ptr<float>() + g.numel()};
+  }
+  return out;
 }
 
 std::vector<float> torch_forward(const spec::Supernet& net, const weights::TensorFile& wf,

@@ -11,6 +11,7 @@
 
 #include "nasa/batch_regs.h"
 #include "nasa/desc.h"
+#include "nasa/dist.h"
 #include "nasa/float_eval.h"
 #include "nasa/hw_spec.h"
 #include "nasa/quant.h"
@@ -68,11 +69,14 @@ struct QSupernet {
 
 // Calibrates on `images` (each evaluated with candidates that together visit every choice),
 // network inputs normalized as the weights record (floatnet::read_normalization).
+// `ranks`: the ranks of an mpirun job calibrating together (docs/mpi.md), each observing the
+// images n with n mod N == its rank; the activation maxima are the maxima over the ranks, so the
+// result is the same on any number of ranks.
 QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& weights,
-                   std::span<const floatnet::Tensor> images);
+                   std::span<const floatnet::Tensor> images, dist::Comm* ranks = nullptr);
 // The same calibrated on images [0, calib) of `d` (the first training images).
 QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& weights,
-                   const data::Dataset& d, size_t calib);
+                   const data::Dataset& d, size_t calib, dist::Comm* ranks = nullptr);
 
 // A named block of the memory image (the memory map).
 struct Region {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "nasa/compiler.h"
+#include "nasa/dist.h"
 #include "nasa/hw_spec.h"
 #include "nasa/runtime.h"
 #include "nasa/spec.h"
@@ -48,6 +49,10 @@ struct SearchConfig {
   uint64_t seed = 1;
   size_t max_tries = 10000;  // draws before a constraint is declared impossible
   uint32_t mini_batch = 32;  // images per mini-batch of the fused runs
+  // The validation images are evaluated in shards of this many mini-batches, each shard a batch
+  // run of its own; the ranks of an mpirun job share the shards (docs/mpi.md). Fixed here, not by
+  // the number of ranks: a search's results are the same on any number of ranks.
+  size_t shard_batches = 4;
 };
 
 // Throws SearchError naming the first bad field.
@@ -114,9 +119,17 @@ std::string progress_line(const Progress& p);
 // Runs the search; every candidate evaluated satisfies the constraints and is evaluated once.
 // Deterministic for a given config, supernet and images. Throws SearchError
 // ("constraint impossible: ...") when no candidate can satisfy the constraints.
+//
+// `ranks`: the ranks of an mpirun job that run this search together (each calls run_search with
+// the same arguments; docs/mpi.md): each rank evaluates its share of every generation's image
+// shards, the correct counts and costs are summed on every rank, so every rank takes the same
+// decisions and returns the same result, the result of one rank alone. Default: this process.
 SearchResult run_search(runtime::Runtime& rt, const hw::Config& cfg, const SearchConfig& config,
                         std::span<const std::vector<uint8_t>> images,
-                        std::span<const uint8_t> labels, const ProgressFn& progress = {});
+                        std::span<const uint8_t> labels, const ProgressFn& progress = {},
+                        dist::Comm* ranks = nullptr);
+// The shards [begin, end) of n validation images (SearchConfig::shard_batches).
+std::vector<std::pair<size_t, size_t>> image_shards(size_t n, const SearchConfig& c);
 
 // The same protocol with a caller-supplied fitness (higher is better; stored as val_accuracy) in
 // place of accelerator runs: studies of the search itself on shape-only spaces (bench). No cycle

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "nasa/data.h"
+#include "nasa/dist.h"
 #include "nasa/safetensors.h"
 #include "nasa/spec.h"
 
@@ -57,6 +59,12 @@ struct Config {
   // instead of loading Fashion-MNIST.
   std::optional<data::Dataset> dataset;
   std::function<void(const Progress&)> on_progress;
+  // Data-parallel training over the ranks of an mpirun job (docs/mpi.md; nullptr: this process
+  // alone): every rank calls train_supernet with the same settings; per step each rank trains a
+  // path of its own (all drawn from one sampler, rank r's the r-th) on its share of the batch,
+  // the gradients are summed over the ranks (a choice no rank used gets none), so every rank
+  // holds the same weights. Rank 0 writes the directory; the others write nothing.
+  dist::Comm* ranks = nullptr;
 };
 
 struct CandidateAccuracy {
@@ -88,6 +96,21 @@ inline constexpr std::string_view kTrainFiles =
 // another spec or a previous run (unless force), on bad configuration values.
 Result train_supernet(const spec::Supernet& net, const Config& cfg,
                       const std::filesystem::path& dir);
+
+// The gradients of one data-parallel training step as train_supernet takes it, for tests: the
+// model of `weights` (laid out as weights::supernet_tensors) in training mode; path r of `paths`
+// runs on share r of the n images (`images`: n CHW inputs as the network takes them) with its
+// loss weighted by its share of the batch; this process computes the paths r with
+// r mod ranks.size() == ranks.rank() and the gradients are summed over the ranks. Returns each
+// parameter's gradient by tensor name (supernet_tensors' names), all zeros where no path reached
+// it, and the batch's loss.
+struct StepGradients {
+  std::map<std::string, std::vector<float>> grad;
+  double loss = 0;
+};
+StepGradients step_gradients(const spec::Supernet& net, const weights::TensorFile& weights,
+                             std::span<const spec::Candidate> paths, std::span<const float> images,
+                             std::span<const int64_t> labels, dist::Comm& ranks);
 
 // Float forward (libtorch, BatchNorm in eval mode) of one candidate with weights from a
 // TensorFile laid out as weights::supernet_tensors. `images` holds n images, each CHW, scaled
