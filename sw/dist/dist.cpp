@@ -10,8 +10,12 @@
 
 #ifdef NASA_WITH_MPI
 // the C API only (Open MPI's deprecated C++ bindings are not linked)
+#ifndef OMPI_SKIP_MPICXX
 #define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
 #define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 #endif
 
