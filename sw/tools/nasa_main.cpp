@@ -722,7 +722,9 @@ nasa::data::JobData load_job_data(const std::string& dir, const std::string& val
 }
 
 int cmd_search(const SearchOptions& o) {
-  nasa::report::check_writable(o.out, o.force);  // before any work, not after it
+  // before any work, not after it; by rank 0 alone, the one that writes (its trial directory
+  // would race with the other ranks')
+  if (nasa::dist::world().root()) nasa::report::check_writable(o.out, o.force);
   std::vector<nasa::search::Strategy> strategies;
   if (o.strategy == "both") {
     strategies = {nasa::search::Strategy::Random, nasa::search::Strategy::Evolution};
