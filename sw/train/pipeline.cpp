@@ -403,12 +403,7 @@ Searched search_both(const Options& o, const data::JobData& jd, const runtime::F
         &comms[k]);
     out.runs[k].calib_images = o.calib_images;
   });
-  for (const auto& c : comms) {
-    out.traffic.collectives += c.traffic().collectives;
-    out.traffic.payload_bytes += c.traffic().payload_bytes;
-    out.traffic.sent_bytes += c.traffic().sent_bytes;
-    out.traffic.received_bytes += c.traffic().received_bytes;
-  }
+  for (const auto& c : comms) out.traffic += c.traffic();
   return out;
 }
 

@@ -23,6 +23,13 @@ struct Traffic {
   uint64_t payload_bytes = 0;   // the buffers' sizes
   uint64_t sent_bytes = 0;      // modelled bytes this rank sends (0 with one rank)
   uint64_t received_bytes = 0;  // modelled bytes this rank receives
+  Traffic& operator+=(const Traffic& o) {
+    collectives += o.collectives;
+    payload_bytes += o.payload_bytes;
+    sent_bytes += o.sent_bytes;
+    received_bytes += o.received_bytes;
+    return *this;
+  }
 };
 
 // A group of ranks that take part in the same collectives in the same order. Collectives of one
