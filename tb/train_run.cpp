@@ -212,3 +212,57 @@ TEST(TrainRun, RefusesToOverwriteOrMix) {
 }
 
 }  // namespace
+
+// Augmentation (shift, flip) and label smoothing: deterministic in the seed, and they change
+// what is trained (the same settings twice give the same weights, other settings others).
+TEST(TrainRun, AugmentationIsDeterministic) {
+  const auto net = nasa::spec::builtin_space("fmnist-mb14");
+  Config cfg = tiny_config();
+  cfg.augment_shift = 2;
+  cfg.augment_flip = true;
+  cfg.label_smoothing = 0.1;
+  const auto a = fresh_dir("aug_a"), b = fresh_dir("aug_b"), plain = fresh_dir("aug_plain");
+  const auto ra = nasa::train::train_supernet(net, cfg, a);
+  const auto rb = nasa::train::train_supernet(net, cfg, b);
+  const auto rp = nasa::train::train_supernet(net, tiny_config(), plain);
+  EXPECT_EQ(ra.step_losses, rb.step_losses);
+  EXPECT_EQ(slurp(a / "weights.safetensors"), slurp(b / "weights.safetensors"));
+  EXPECT_NE(ra.step_losses, rp.step_losses);
+  cfg.augment_shift = 9;
+  EXPECT_NE(expect_error(net, cfg, fresh_dir("aug_bad")).find("--augment-shift must be in [0, 8]"),
+            std::string::npos);
+}
+
+// Per-candidate BN recalibration over the trie gives each candidate exactly what recalibrating
+// it alone gives, and computes each shared prefix once.
+TEST(TrainRun, FusedRecalibrationEqualsOneByOne) {
+  const auto net = nasa::spec::builtin_space("fmnist-mb14");
+  const auto dir = fresh_dir("recal");
+  nasa::train::train_supernet(net, one_step_config(), dir);
+  const auto w = nasa::runtime::load_supernet_dir(dir).weights;
+  // three share the first three layers, two of them the first five; one is a duplicate
+  const std::vector<nasa::spec::Candidate> cands = {{0, 1, 2, 3, 4, 5},
+                                                    {0, 1, 2, 3, 4, 0},
+                                                    {0, 1, 2, 0, 1, 2},
+                                                    {3, 4, 4, 5, 0, 1},
+                                                    {0, 1, 2, 3, 4, 5}};
+  const auto& ds = small_dataset();
+  const auto fused = nasa::train::recalibrated_accuracy(net, w, cands, ds, 64, ds, 1000, 300, 1);
+  ASSERT_EQ(fused.accuracy.size(), cands.size());
+  // nodes: 0-1-2 (3), then 3-4 with leaves 5 and 0 (2 + 2), 0-1-2 (3), and 3-4-4-5-0-1 (6)
+  EXPECT_EQ(fused.nodes, 16u);
+  uint64_t alone = 0;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    const auto one =
+        nasa::train::recalibrated_accuracy(net, w, {&cands[i], 1}, ds, 64, ds, 1000, 300, 1);
+    EXPECT_EQ(one.accuracy[0], fused.accuracy[i]) << "candidate " << i;
+    EXPECT_EQ(one.macs_fused, one.macs_alone);
+    alone += one.macs_alone;
+  }
+  EXPECT_EQ(fused.macs_alone, alone);
+  EXPECT_LT(fused.macs_fused, fused.macs_alone);
+  EXPECT_EQ(fused.accuracy[0], fused.accuracy[4]);
+  std::printf("recalibration MACs per image: %llu fused, %llu one by one\n",
+              static_cast<unsigned long long>(fused.macs_fused),
+              static_cast<unsigned long long>(fused.macs_alone));
+}

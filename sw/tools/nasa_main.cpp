@@ -661,13 +661,40 @@ int cmd_train(const Supernet& net, nasa::train::Config cfg, const std::string& o
 struct RunOptions {
   SpecSource src;
   nasa::pipeline::Options p;
+  std::string preset = "default";
+  CLI::App* cmd = nullptr;  // to tell the options given from the preset's defaults
   std::string runs_dir = "runs";
   bool json = false;
 };
 
 // The NAS job end to end (nasa/pipeline.h): train (or reuse), search, test, fine-tune, RTL check.
+// The preset's defaults (nasa/pipeline.h Preset) for the options not given.
+void apply_preset(RunOptions& r) {
+  const auto& p = nasa::pipeline::find_preset(r.preset);
+  auto given = [&](const char* opt) { return r.cmd->get_option(opt)->count() > 0; };
+  r.p.preset = p.name;
+  if (!given("--epochs")) r.p.train.epochs = p.epochs;
+  if (!given("--finetune-epochs")) r.p.finetune_epochs = p.finetune_epochs;
+  if (!given("--finetune-shift")) r.p.finetune_shift = p.finetune_shift;
+  if (!given("--finetune-smoothing")) r.p.finetune_smoothing = p.finetune_smoothing;
+  // (mirroring keeps Fashion-MNIST's classes; with --data it is the user's call)
+  if (!given("--finetune-flip") && r.p.data.empty()) r.p.finetune_flip = p.finetune_flip;
+  if (!given("--max-macs") && p.max_macs) {
+    const uint64_t lo = nasa::pipeline::smallest_macs(r.p.net);
+    if (lo <= p.max_macs) {
+      r.p.search.constraints.max_macs = p.max_macs;
+    } else {
+      nasa::cli::info(fmt::format(
+          "run: preset '{}': no MAC limit (the smallest candidate of '{}' has {} MACs, more than "
+          "the preset's {}; --max-macs sets one)",
+          p.name, r.p.net.name, lo, p.max_macs));
+    }
+  }
+}
+
 int cmd_run(RunOptions& r) {
   r.p.net = r.src.load();
+  apply_preset(r);
   r.p.trained_supernet = r.src.weights_dir();
   if (!r.p.trained_supernet.empty()) {
     nasa::cli::info(fmt::format(
@@ -907,6 +934,12 @@ int nasa_main(int argc, char** argv) {
   train->add_option("--threads", train_cfg.threads, "torch CPU threads");
   train->add_option("--train-images", train_cfg.train_images,
                     "use only the first N training images (default: all; Fashion-MNIST 50000)");
+  train->add_option("--augment-shift", train_cfg.augment_shift,
+                    "augmentation: shift each training image by up to N pixels (0 = off)");
+  train->add_flag("--augment-flip", train_cfg.augment_flip,
+                  "augmentation: mirror half the training images left-right");
+  train->add_option("--label-smoothing", train_cfg.label_smoothing,
+                    "label smoothing of the cross-entropy loss (0 = off)");
   train->add_option("--eval-candidates", train_cfg.eval_candidates,
                     "random candidates evaluated on the validation split at the end");
   train->add_option("--eval-images", train_cfg.eval_images,
@@ -922,10 +955,25 @@ int nasa_main(int argc, char** argv) {
 
 #ifdef NASA_HAVE_TRAIN
   RunOptions ro;
-  ro.p.train.epochs = 2;
+  {  // the default preset's values, so --help shows them (apply_preset sets them all)
+    const auto& dp = nasa::pipeline::find_preset("default");
+    ro.p.train.epochs = dp.epochs;
+    ro.p.finetune_epochs = dp.finetune_epochs;
+    ro.p.finetune_shift = dp.finetune_shift;
+    ro.p.finetune_smoothing = dp.finetune_smoothing;
+  }
   auto* run = app.add_subcommand(
       "run", "the NAS job: train the supernet, search it, test and fine-tune the best, RTL check");
+  ro.cmd = run;
   ro.src.add_options(*run);
+  std::vector<std::string> preset_help;
+  for (const auto& p : nasa::pipeline::presets())
+    preset_help.push_back(fmt::format("'{}' ({})", p.name, p.summary));
+  run->add_option("--preset", ro.preset,
+                  fmt::format("budget: {}; the defaults of --epochs, --finetune-epochs, "
+                              "--finetune-shift, --finetune-flip, --finetune-smoothing and "
+                              "--max-macs (docs/nas-job.md)",
+                              fmt::join(preset_help, " or ")));
   run->add_option("--name", ro.p.name,
                   "run directory name under --runs-dir (default <space>-seed<seed>[-N], new)");
   run->add_flag("--resume", ro.p.resume,
@@ -941,13 +989,20 @@ int nasa_main(int argc, char** argv) {
   run->add_option("--finetune-epochs", ro.p.finetune_epochs,
                   "standalone training epochs of the chosen candidate");
   run->add_option("--finetune-lr", ro.p.finetune_lr, "its peak learning rate");
+  run->add_option("--finetune-shift", ro.p.finetune_shift,
+                  "fine-tuning augmentation: shift images by up to N pixels (0 = off)");
+  run->add_flag("--finetune-flip", ro.p.finetune_flip,
+                "fine-tuning augmentation: mirror half the images left-right");
+  run->add_option("--finetune-smoothing", ro.p.finetune_smoothing,
+                  "fine-tuning's label smoothing (0 = off)");
   run->add_option("--population", ro.p.search.population, "initial population");
   run->add_option("--generations", ro.p.search.generations, "generations");
   run->add_option("--topk", ro.p.search.topk, "parents kept per generation");
   run->add_option("--mutations", ro.p.search.mutations, "children by mutation");
   run->add_option("--crossovers", ro.p.search.crossovers, "children by crossover");
   run->add_option("--mut-prob", ro.p.search.mut_prob, "per-layer mutation probability");
-  run->add_option("--max-macs", ro.p.search.constraints.max_macs, "MAC limit (0 = none)");
+  run->add_option("--max-macs", ro.p.search.constraints.max_macs,
+                  "MAC limit (0 = none; default: the preset's, 1500000)");
   run->add_option("--max-params", ro.p.search.constraints.max_params, "parameter limit (0 = none)");
   run->add_option("--max-cycles", ro.p.search.constraints.max_cycles,
                   "limit of accelerator cycles of one image alone (0 = none)");

@@ -1,6 +1,7 @@
 #include "nasa/pipeline.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -101,6 +102,13 @@ void write_text(const fs::path& p, const std::string& s) { write_file_atomic(p, 
 
 std::string pct(double f) { return fmt::format("{:.2f}%", 100.0 * f); }
 
+// The fine-tuning's augmentation as the records show it.
+json augment_json(const Options& o) {
+  return {{"shift", o.finetune_shift},
+          {"flip", o.finetune_flip},
+          {"label_smoothing", o.finetune_smoothing}};
+}
+
 // Everything that decides a run's result.json: a resumed run must have the same.
 json run_key(const Options& o) {
   // the pipeline runs both strategies with the run's seed: the record says so
@@ -113,6 +121,7 @@ json run_key(const Options& o) {
             {"search", search},
             {"finetune_epochs", o.finetune_epochs},
             {"finetune_lr", o.finetune_lr},
+            {"finetune_augment", augment_json(o)},
             {"val_images", o.val_images},
             {"calib_images", o.calib_images},
             {"top", o.top_n},
@@ -297,11 +306,46 @@ void check_sizes(const Options& o, size_t val, size_t train, size_t test) {
 
 }  // namespace
 
+const std::vector<Preset>& presets() {
+  static const std::vector<Preset> p = {
+      {"default", "the 15-minute job of `make run`", 2, 15, 0, true, 0.1, 1'500'000},
+      {"long", "about an hour: longer training, smaller networks", 4, 40, 0, true, 0.1, 1'000'000},
+  };
+  return p;
+}
+
+const Preset& find_preset(std::string_view name) {
+  std::vector<std::string> names;
+  for (const auto& p : presets()) {
+    if (p.name == name) return p;
+    names.push_back(p.name);
+  }
+  throw std::invalid_argument(
+      fmt::format("--preset '{}': unknown (available: {})", name, fmt::join(names, ", ")));
+}
+
+uint64_t smallest_macs(const spec::Supernet& net) {
+  uint64_t m = spec::stem_cost(net).macs + spec::head_cost(net).macs;
+  for (size_t l = 0; l < net.layers.size(); ++l) {
+    uint64_t lo = UINT64_MAX;
+    for (size_t k = 0; k < net.layers[l].choices.size(); ++k)
+      lo = std::min(lo, spec::op_cost(net, l, k).macs);
+    m += lo;
+  }
+  return m;
+}
+
 void preflight(const Options& o) {
   auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
   spec::validate(o.net);
   if (o.finetune_epochs < 1) bad(fmt::format("--finetune-epochs {}: expected >= 1", o.finetune_epochs));
   if (!(o.finetune_lr > 0)) bad(fmt::format("--finetune-lr {}: expected > 0", o.finetune_lr));
+  if (!(o.finetune_smoothing >= 0 && o.finetune_smoothing < 1)) {
+    bad(fmt::format("--finetune-smoothing {}: expected [0, 1)", o.finetune_smoothing));
+  }
+  if (o.finetune_shift < 0 || o.finetune_shift > 8) {
+    bad(fmt::format("--finetune-shift {}: expected 0..8 pixels", o.finetune_shift));
+  }
   if (o.top_n < 1) bad(fmt::format("--top {}: expected >= 1", o.top_n));
   // (against the default Fashion-MNIST's sizes here; a --data directory's are checked once it
   // is read, check_data)
@@ -424,6 +468,9 @@ train::Config finetune_config(const Options& o, const spec::Candidate& best,
   fc.seed = o.seed;
   fc.epochs = o.finetune_epochs;
   fc.lr = o.finetune_lr;
+  fc.augment_shift = o.finetune_shift;
+  fc.augment_flip = o.finetune_flip;
+  fc.label_smoothing = o.finetune_smoothing;
   fc.arch = best;
   fc.init = inherited;
   fc.ranks = &dist::world();
@@ -735,36 +782,38 @@ Result run_in(const Options& o_in, fs::path& created) {
   best_json["weights"] = "fine-tuned";
   best_json["finetune"] = {{"epochs", o.finetune_epochs},
                            {"lr", o.finetune_lr},
+                           {"augment", augment_json(o)},
                            {"val_accuracy_float", ft_val}};
   best_json["final_cycles_per_image_alone"] = cycles_per_image;
   best_json["model_dir"] = "final/model";
   best_json["rtl"] = rtl;
   const json search_all = report::result_json(runs);
-  json result = {
-      {"supernet", o.net.name},
-      {"seed", o.seed},
-      {"settings",
-       {{"train", key["train"]},
-        {"search", search_all["settings"]},
-        {"finetune_epochs", o.finetune_epochs},
-        {"finetune_lr", o.finetune_lr},
-        {"val_images", o.val_images},
-        {"calib_images", o.calib_images},
-        {"test_images", o.test_images},
-        {"rtl_images", o.rtl_images},
-        {"hw_config", o.hw_config}}},
-      {"best", best_json},
-      {"top", top_json},
-      {"pareto", search_all["pareto"]},
-      {"comparison", search_all.value("comparison", json::object())},
-      {"evaluated_count", evo.evaluated.size()},
-      {"evaluated", search_all["evaluated"]},
-      {"files",
-       {{"search", "search/result.json"},
-        {"report", "report.md"},
-        {"pareto_svg", "pareto.svg"},
-        {"timeline_svg", "timeline.svg"},
-        {"final_model", "final/model"}}}};
+  json result = {{"supernet", o.net.name},
+                 {"seed", o.seed},
+                 {"settings",
+                  {{"train", key["train"]},
+                   {"search", search_all["settings"]},
+                   {"finetune_epochs", o.finetune_epochs},
+                   {"finetune_lr", o.finetune_lr},
+                   {"finetune_augment", augment_json(o)},
+                   {"preset", o.preset},
+                   {"val_images", o.val_images},
+                   {"calib_images", o.calib_images},
+                   {"test_images", o.test_images},
+                   {"rtl_images", o.rtl_images},
+                   {"hw_config", o.hw_config}}},
+                 {"best", best_json},
+                 {"top", top_json},
+                 {"pareto", search_all["pareto"]},
+                 {"comparison", search_all.value("comparison", json::object())},
+                 {"evaluated_count", evo.evaluated.size()},
+                 {"evaluated", search_all["evaluated"]},
+                 {"files",
+                  {{"search", "search/result.json"},
+                   {"report", "report.md"},
+                   {"pareto_svg", "pareto.svg"},
+                   {"timeline_svg", "timeline.svg"},
+                   {"final_model", "final/model"}}}};
   if (!o.data.empty() || !o.val_split.empty()) {
     // what the images were (docs/data.md); an image folder's classes by their folder names
     result["data"] = {{"source", jd.source},

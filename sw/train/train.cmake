@@ -49,7 +49,7 @@ if(TARGET nasa)
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_run_data
             ${CMAKE_SOURCE_DIR}/docs/spaces/fmnist-mb.json ${CMAKE_SOURCE_DIR}/sw/tools/make_data_fixture.py)
   set_tests_properties(cli_run_data PROPERTIES LABELS "cli" TIMEOUT 900
-    PASS_REGULAR_EXPRESSION "cifar10 \\['class0', 'class1'\\] 48 16 \\[32, 32, 3\\]\nlogits and cycles identical\nfolder \\['c0', 'c1'\\] 48 16 \\[32, 32, 3\\]\nlogits and cycles identical\nnasa: error: [^\n]*bad.png: unreadable PNG[^\n]*\nexit=1\nNOTHING-WRITTEN")
+    PASS_REGULAR_EXPRESSION "cifar10 \\['class0', 'class1'\\] 48 16 \\[32, 32, 3\\]\nlogits and cycles identical\nfolder \\['c0', 'c1'\\] 48 16 \\[32, 32, 3\\]\nlogits and cycles identical\nrun: preset 'default': no MAC limit \\(the smallest candidate of 'fmnist-mb' has [0-9]+ MACs[^\n]*\nnasa: error: [^\n]*bad.png: unreadable PNG[^\n]*\nexit=1\nNOTHING-WRITTEN")
   add_test(NAME cli_train_corrupt_checkpoint
     COMMAND sh -c "rm -rf \"$1\" && \"$0\" train --out \"$1\" ${_tiny} >/dev/null 2>&1 && printf garbage > \"$1/checkpoint.pt\" && \"$0\" train --out \"$1\" ${_tiny} --resume 2>&1; echo exit=$?"
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_train_corrupt_checkpoint)
@@ -66,10 +66,10 @@ if(TARGET nasa)
   set(_run_args ${_run})  # (as a list: one argument each)
   string(JOIN " " _run ${_run})
   add_test(NAME cli_run_reproducible
-    COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && for t in a b; do \"$0\" run --runs-dir \"$1/$t\" --name r ${_run} > \"$1/$t.out\" 2>&1 || { cat \"$1/$t.out\"; exit 1; }; done && cmp \"$1/a/r/result.json\" \"$1/b/r/result.json\" && echo IDENTICAL && \"$0\" run --runs-dir \"$1/a\" --name r2 ${_run} 2>&1 | grep -o 'train: reused' && grep -o '\"test_accuracy_int8\"' \"$1/a/r/result.json\" | head -1 && grep -o '\"logits_identical\": true' \"$1/a/r/result.json\" && ls \"$1/a/r\" && \"$0\" export --supernet \"$1/a/r/final/model\" --out \"$1/final.onnx\" --quiet"
+    COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && for t in a b; do \"$0\" run --runs-dir \"$1/$t\" --name r ${_run} > \"$1/$t.out\" 2>&1 || { cat \"$1/$t.out\"; exit 1; }; done && cmp \"$1/a/r/result.json\" \"$1/b/r/result.json\" && echo IDENTICAL && \"$0\" run --runs-dir \"$1/a\" --name r2 ${_run} 2>&1 | grep -o 'train: reused' && grep -o '\"test_accuracy_int8\"' \"$1/a/r/result.json\" | head -1 && grep -o '\"max_macs\": 1500000' \"$1/a/r/result.json\" | head -1 && grep -o '\"preset\": \"default\"' \"$1/a/r/result.json\" && grep -o '\"logits_identical\": true' \"$1/a/r/result.json\" && ls \"$1/a/r\" && \"$0\" export --supernet \"$1/a/r/final/model\" --out \"$1/final.onnx\" --quiet"
             $<TARGET_FILE:nasa> ${CMAKE_BINARY_DIR}/cli_run_reproducible)
   set_tests_properties(cli_run_reproducible PROPERTIES LABELS "unit;cli" TIMEOUT 900
-    PASS_REGULAR_EXPRESSION "IDENTICAL.*train: reused.*test_accuracy_int8.*logits_identical\": true.*final.*pareto.svg.*report.md.*result.json.*search.*timeline.svg.*timing.json\nwrote [^\n]*final.onnx [^\n]*float32 \\(BatchNorm folded\\); input 'input' float32 \\[N, 1, 28, 28\\] = pixel / 255 \\(normalized inside: mean 0.28")
+    PASS_REGULAR_EXPRESSION "IDENTICAL.*train: reused.*test_accuracy_int8.*max_macs\": 1500000\n\"preset\": \"default\".*logits_identical\": true.*final.*pareto.svg.*report.md.*result.json.*search.*timeline.svg.*timing.json\nwrote [^\n]*final.onnx [^\n]*float32 \\(BatchNorm folded\\); input 'input' float32 \\[N, 1, 28, 28\\] = pixel / 255 \\(normalized inside: mean 0.28")
   # --supernet naming a trained (here: initialized) supernet directory is searched as it is:
   # no training stage, result.json records the directory and its weights' SHA-256
   add_test(NAME cli_run_given_supernet
@@ -80,8 +80,13 @@ if(TARGET nasa)
   nasa_cli_error_test(cli_run_name_taken
     "rm -rf $1 && mkdir -p $1/runs/x && echo keep > $1/runs/x/result.json && $0 run --runs-dir $1/runs --name x ${_run}; st=$?; cat $1/runs/x/result.json; (exit $st)"
     "nasa: error: run directory '[^\n]*runs/x' already exists[^\n]*never overwritten.*keep.*exit=1")
+  # --preset (docs/nas-job.md "Presets"): an unknown name is an error before any work; a preset's
+  # MAC limit below a space's smallest candidate is not applied, and the job says so
+  nasa_cli_error_test(cli_run_preset
+    "rm -rf $1 && $0 run --runs-dir $1/runs --preset bogus ${_run}; echo exit=$?; $0 run --supernet $2 --runs-dir $1/runs --preset long --max-cycles 10 ${_run}; st=$?; ls $1/runs 2>&1; (exit $st)"
+    "^nasa: error: --preset 'bogus': unknown \\(available: default, long\\)\nexit=1\nrun: preset 'long': no MAC limit \\(the smallest candidate of 'fmnist-mb' has [0-9]+ MACs, more than the preset's 1000000; --max-macs sets one\\)\nnasa: error: constraint impossible: --max-cycles 10.*No such file.*exit=1")
   nasa_cli_error_test(cli_run_impossible_constraint
-    "rm -rf $1 && $0 run --runs-dir $1/runs --max-cycles 10 ${_run}; st=$?; ls $1/runs 2>&1; (exit $st)"
+    "rm -rf $1 && $0 run --runs-dir $1/runs --max-cycles 10 --max-macs 0 ${_run}; st=$?; ls $1/runs 2>&1; (exit $st)"
     "nasa: error: constraint impossible: --max-cycles 10[^\n]*.*No such file.*exit=1")
   # preflight (docs/cli.md "Preflight"): a spec with an op the configuration cannot run fails
   # before any training, naming the spec's layer and choice, and leaves no run directory

@@ -253,6 +253,28 @@ std::vector<int64_t> epoch_order(uint64_t seed, int epoch, size_t n) {
   return p;
 }
 
+// Training-time augmentation of a batch of [N, C, H, W] uint8 images: each image moved by up to
+// `shift` pixels in each direction (the uncovered border zero, as Fashion-MNIST's background) and,
+// with `flip`, mirrored left-right with probability 1/2. Deterministic in (seed, step), so a
+// resumed run and every rank of a data-parallel one see the same batch.
+torch::Tensor augment(const torch::Tensor& u8, int shift, bool flip, uint64_t seed, int64_t step) {
+  if (shift == 0 && !flip) return u8;
+  std::mt19937_64 rng((seed ^ 0xA0A0A0A0A0A0ULL) * 0x9E3779B97F4A7C15ULL +
+                      static_cast<uint64_t>(step));
+  const int64_t n = u8.size(0), h = u8.size(2), w = u8.size(3);
+  const torch::Tensor padded =
+      shift ? torch::constant_pad_nd(u8, {shift, shift, shift, shift}, 0) : u8;
+  torch::Tensor out = torch::empty_like(u8);
+  const auto span = static_cast<uint64_t>(2 * shift + 1);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto dy = static_cast<int64_t>(rng() % span), dx = static_cast<int64_t>(rng() % span);
+    torch::Tensor v = padded[i].narrow(1, dy, h).narrow(2, dx, w);
+    if (flip && (rng() & 1)) v = v.flip({2});
+    out[i].copy_(v);
+  }
+  return out;
+}
+
 spec::Candidate sample(const spec::Supernet& net, std::mt19937_64& rng) {
   spec::Candidate c(net.layers.size());
   for (size_t i = 0; i < c.size(); ++i)
@@ -297,7 +319,8 @@ void sum_gradients(Supernet& model, dist::Comm& ranks) {
 // the gradients summed over the ranks. Returns the batch's mean loss (summed over the ranks).
 // One path on one rank is plain single-path training.
 double step_backward(Supernet& model, const torch::Tensor& x, const torch::Tensor& y,
-                     std::span<const spec::Candidate> paths, dist::Comm& ranks) {
+                     std::span<const spec::Candidate> paths, dist::Comm& ranks,
+                     double label_smoothing = 0) {
   for (auto& p : model->parameters()) p.mutable_grad() = torch::Tensor();
   const int64_t batch = x.size(0);
   const auto np = static_cast<int>(paths.size());
@@ -307,7 +330,8 @@ double step_backward(Supernet& model, const torch::Tensor& x, const torch::Tenso
     const auto b = static_cast<int64_t>(b0), e = static_cast<int64_t>(e0);
     if (b == e) continue;
     const torch::Tensor l = torch::nn::functional::cross_entropy(
-        model->forward(x.slice(0, b, e), paths[static_cast<size_t>(r)]), y.slice(0, b, e));
+        model->forward(x.slice(0, b, e), paths[static_cast<size_t>(r)]), y.slice(0, b, e),
+        torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(label_smoothing));
     if (np == 1) {
       l.backward();
       loss = l.item<double>();
@@ -364,18 +388,22 @@ std::string c10_message(const c10::Error& e) {
 
 // The settings a checkpoint must share with the run that resumes it.
 nlohmann::json run_settings(const Config& cfg, size_t train_n) {
-  return {{"epochs", cfg.epochs},
-          {"batch", cfg.batch},
-          {"optimizer", cfg.optimizer},
-          {"lr", cfg.lr},
-          {"weight_decay", cfg.weight_decay},
-          {"seed", cfg.seed},
-          {"train_images", train_n},
-          {"val_split_images", cfg.val_images},
-          {"arch", cfg.arch ? spec::format_candidate(*cfg.arch) : std::string("supernet")},
-          {"init", cfg.init ? cfg.init->metadata.count("generator") ? cfg.init->metadata.at("generator")
-                                                                    : std::string("given")
-                            : std::string("random")}};
+  return {
+      {"epochs", cfg.epochs},
+      {"batch", cfg.batch},
+      {"optimizer", cfg.optimizer},
+      {"lr", cfg.lr},
+      {"weight_decay", cfg.weight_decay},
+      {"seed", cfg.seed},
+      {"train_images", train_n},
+      {"val_split_images", cfg.val_images},
+      {"augment_shift", cfg.augment_shift},
+      {"augment_flip", cfg.augment_flip},
+      {"label_smoothing", cfg.label_smoothing},
+      {"arch", cfg.arch ? spec::format_candidate(*cfg.arch) : std::string("supernet")},
+      {"init", cfg.init ? cfg.init->metadata.count("generator") ? cfg.init->metadata.at("generator")
+                                                                : std::string("given")
+                        : std::string("random")}};
 }
 
 // The dataset's HWC bytes as an [N, C, H, W] uint8 tensor, a copy that outlives `ds` (with one
@@ -513,6 +541,12 @@ void check_config(const Config& cfg) {
   if (cfg.batch < 1) bad(fmt::format("--batch must be >= 1, got {}", cfg.batch));
   if (!(cfg.lr > 0)) bad(fmt::format("--lr must be > 0, got {}", cfg.lr));
   if (cfg.weight_decay < 0) bad(fmt::format("--wd must be >= 0, got {}", cfg.weight_decay));
+  if (!(cfg.label_smoothing >= 0 && cfg.label_smoothing < 1)) {
+    bad(fmt::format("--label-smoothing must be in [0, 1), got {}", cfg.label_smoothing));
+  }
+  if (cfg.augment_shift < 0 || cfg.augment_shift > 8) {
+    bad(fmt::format("--augment-shift must be in [0, 8] pixels, got {}", cfg.augment_shift));
+  }
   if (cfg.threads < 1) bad(fmt::format("--threads must be >= 1, got {}", cfg.threads));
   if (cfg.optimizer != "sgd" && cfg.optimizer != "adam") {
     bad(fmt::format("--optimizer must be 'sgd' or 'adam', got '{}'", cfg.optimizer));
@@ -747,7 +781,8 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
       const int64_t b = s * cfg.batch;
       const int64_t e = std::min<int64_t>(b + cfg.batch, static_cast<int64_t>(d.train_n));
       const torch::Tensor idx = perm.slice(0, b, e);
-      const torch::Tensor x = d.inputs(d.images.index_select(0, idx));
+      const torch::Tensor x = d.inputs(augment(d.images.index_select(0, idx), cfg.augment_shift,
+                                               cfg.augment_flip, cfg.seed, step));
       const torch::Tensor y = d.labels.index_select(0, idx);
       // a path per rank, all drawn from the one sampler (every rank draws them all)
       std::vector<spec::Candidate> cands;
@@ -758,7 +793,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
       for (auto& g : opt->param_groups()) g.options().set_lr(lr);
       // Only the sampled paths get gradients: a parameter without a gradient is skipped by
       // the optimizer (no momentum, no weight decay).
-      const double l = step_backward(model, x, y, cands, ranks);
+      const double l = step_backward(model, x, y, cands, ranks, cfg.label_smoothing);
       opt->step();
       if (!std::isfinite(l)) {
         throw std::runtime_error(
@@ -885,6 +920,28 @@ StepGradients step_gradients(const spec::Supernet& net, const weights::TensorFil
   return out;
 }
 
+namespace {
+
+// The float model of `wf` for evaluation (eval mode) on `threads` torch threads.
+Supernet eval_model(const spec::Supernet& net, const weights::TensorFile& wf, int threads,
+                    const std::string& what) {
+  torch::set_num_threads(threads);
+  Supernet model(net);
+  import_weights(net, wf, model, what);
+  model->channels_last();
+  model->eval();
+  return model;
+}
+
+void check_range(size_t begin, size_t count, size_t size) {
+  if (begin + count > size) {
+    throw std::out_of_range(
+        fmt::format("images [{}, {}) exceed the {} of the dataset", begin, begin + count, size));
+  }
+}
+
+}  // namespace
+
 std::vector<float> torch_forward(const spec::Supernet& net, const weights::TensorFile& wf,
                                  const spec::Candidate& cand, std::span<const float> images, int n,
                                  int threads) {
@@ -894,11 +951,7 @@ std::vector<float> torch_forward(const spec::Supernet& net, const weights::Tenso
     throw std::invalid_argument(fmt::format("torch_forward: {} floats for {} images of {}x{}x{}",
                                             images.size(), n, net.in_c, net.in_h, net.in_w));
   }
-  torch::set_num_threads(threads);
-  Supernet model(net);
-  import_weights(net, wf, model, "torch_forward weights");
-  model->channels_last();
-  model->eval();
+  Supernet model = eval_model(net, wf, threads, "torch_forward weights");
   torch::NoGradGuard no_grad;
   const torch::Tensor x = torch::from_blob(const_cast<float*>(images.data()),
                                            {n, net.in_c, net.in_h, net.in_w}, torch::kFloat);
@@ -906,18 +959,147 @@ std::vector<float> torch_forward(const spec::Supernet& net, const weights::Tenso
   return {y.data_ptr<float>(), y.data_ptr<float>() + y.numel()};
 }
 
+namespace {
+
+// The BatchNorms of choice `c` (none for a skip).
+std::vector<torch::nn::BatchNorm2dImpl*> choice_bns(SupernetImpl::Choice& c) {
+  std::vector<torch::nn::BatchNorm2dImpl*> out;
+  torch::nn::Module* m = c.kind == OpKind::MBConv ? static_cast<torch::nn::Module*>(c.mb.get())
+                         : c.kind == OpKind::Conv ? static_cast<torch::nn::Module*>(c.conv.get())
+                                                  : nullptr;
+  if (!m) return out;
+  for (auto& sub : m->modules(false)) {
+    if (auto* bn = sub->as<torch::nn::BatchNorm2d>()) out.push_back(bn);
+  }
+  return out;
+}
+
+// Re-estimates `bns` as exact averages over `x`'s batches run through `f` in training mode
+// (momentum off: a cumulative average), then leaves them in eval mode.
+template <typename F>
+void recalibrate(const std::vector<torch::nn::BatchNorm2dImpl*>& bns, const torch::Tensor& x,
+                 F&& f) {
+  if (bns.empty()) return;
+  for (auto* bn : bns) {
+    bn->reset_running_stats();
+    bn->options.momentum(c10::nullopt);
+    bn->train();
+  }
+  constexpr int64_t kBatch = 256;
+  for (int64_t b = 0; b < x.size(0); b += kBatch) f(x.slice(0, b, std::min(x.size(0), b + kBatch)));
+  for (auto* bn : bns) {
+    bn->options.momentum(0.1);
+    bn->eval();
+  }
+}
+
+// `f` over `x` in pieces (eval mode), concatenated.
+template <typename F>
+torch::Tensor in_pieces(const torch::Tensor& x, F&& f) {
+  constexpr int64_t kBatch = 500;
+  std::vector<torch::Tensor> parts;
+  for (int64_t b = 0; b < x.size(0); b += kBatch)
+    parts.push_back(f(x.slice(0, b, std::min(x.size(0), b + kBatch))));
+  return parts.size() == 1 ? parts[0] : torch::cat(parts);
+}
+
+}  // namespace
+
+Recalibrated recalibrated_accuracy(const spec::Supernet& net, const weights::TensorFile& wf,
+                                   std::span<const spec::Candidate> cands,
+                                   const data::Dataset& calib, size_t calib_n,
+                                   const data::Dataset& eval, size_t begin, size_t count,
+                                   int threads) {
+  for (const auto& c : cands) spec::validate_candidate(net, c);
+  if (calib_n == 0 || calib_n > calib.size()) {
+    throw std::out_of_range(
+        fmt::format("recalibration: {} calibration images of the {} given", calib_n, calib.size()));
+  }
+  check_range(begin, count, eval.size());
+  Supernet model = eval_model(net, wf, threads, "recalibration weights");
+  torch::NoGradGuard no_grad;
+  const Inputs inputs(floatnet::read_normalization(wf, net.in_c, "recalibration weights"));
+  const torch::Tensor xc =
+      inputs(nchw_images(net, calib).slice(0, 0, static_cast<int64_t>(calib_n)))
+          .contiguous(torch::MemoryFormat::ChannelsLast);
+  const torch::Tensor all_eval = nchw_images(net, eval);
+  const auto b0 = static_cast<int64_t>(begin), b1 = static_cast<int64_t>(begin + count);
+  const torch::Tensor xe =
+      inputs(all_eval.slice(0, b0, b1)).contiguous(torch::MemoryFormat::ChannelsLast);
+  const torch::Tensor labels = torch::from_blob(const_cast<uint8_t*>(eval.labels.data()),
+                                                {static_cast<int64_t>(eval.size())}, torch::kUInt8)
+                                   .slice(0, b0, b1)
+                                   .to(torch::kLong);
+
+  Recalibrated out;
+  out.accuracy.assign(cands.size(), 0.0);
+  const uint64_t stem = spec::stem_cost(net).macs, head = spec::head_cost(net).macs;
+  out.macs_fused = stem;
+  for (const auto& c : cands) {
+    uint64_t m = stem + head;
+    for (size_t l = 0; l < c.size(); ++l)
+      m += spec::op_cost(net, l, static_cast<size_t>(c[l])).macs;
+    out.macs_alone += m;
+  }
+  // the trie: candidates in lexicographic order, a node per distinct prefix
+  std::vector<size_t> order(cands.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return cands[a] < cands[b]; });
+
+  std::vector<torch::nn::BatchNorm2dImpl*> stem_bns = {model->stem->bn.get()};
+  recalibrate(stem_bns, xc, [&](const torch::Tensor& x) { model->stem->forward(x); });
+  auto stem_f = [&](const torch::Tensor& x) { return model->stem->forward(x); };
+  const torch::Tensor sc = in_pieces(xc, stem_f), se = in_pieces(xe, stem_f);
+
+  const size_t depth = net.layers.size();
+  // visit(l, cal, ev, [lo, hi)): the candidates order[lo..hi) share the prefix of length l,
+  // whose outputs on the calibration and evaluation images are cal and ev
+  std::function<void(size_t, const torch::Tensor&, const torch::Tensor&, size_t, size_t)> visit =
+      [&](size_t l, const torch::Tensor& cal, const torch::Tensor& ev, size_t lo, size_t hi) {
+        throw_if_interrupted("recalibration");
+        if (l == depth) {
+          auto& h = *model->head;
+          auto head_f = [&](const torch::Tensor& x) {
+            return h.fc(activate(h.bn(h.conv(x)), model->act).mean({2, 3}));
+          };
+          recalibrate({h.bn.get()}, cal, [&](const torch::Tensor& x) { h.bn(h.conv(x)); });
+          out.macs_fused += head;
+          const double acc =
+              count ? static_cast<double>(
+                          in_pieces(ev, head_f).argmax(1).eq(labels).sum().item<int64_t>()) /
+                          static_cast<double>(count)
+                    : 0.0;
+          for (size_t i = lo; i < hi; ++i) out.accuracy[order[i]] = acc;
+          return;
+        }
+        for (size_t i = lo; i < hi;) {
+          const int choice = cands[order[i]][l];
+          size_t j = i;
+          while (j < hi && cands[order[j]][l] == choice) ++j;
+          auto& c = model->choices[l][static_cast<size_t>(choice)];
+          auto op = [&](const torch::Tensor& x) {
+            return c.kind == OpKind::MBConv ? c.mb->forward(x)
+                   : c.kind == OpKind::Conv ? c.conv->forward(x)
+                                            : x;
+          };
+          recalibrate(choice_bns(c), cal, op);
+          ++out.nodes;
+          out.macs_fused += spec::op_cost(net, l, static_cast<size_t>(choice)).macs;
+          visit(l + 1, in_pieces(cal, op), in_pieces(ev, op), i, j);
+          i = j;
+        }
+      };
+  if (!cands.empty()) visit(0, sc, se, 0, cands.size());
+  return out;
+}
+
 double float_accuracy(const spec::Supernet& net, const weights::TensorFile& wf,
                       const spec::Candidate& cand, const data::Dataset& ds, size_t begin,
                       size_t count, int threads) {
   spec::validate_candidate(net, cand);
-  if (begin + count > ds.size()) {
-    throw std::out_of_range(fmt::format("images [{}, {}) exceed the {} of the dataset", begin,
-                                        begin + count, ds.size()));
-  }
-  torch::set_num_threads(threads);
-  Supernet model(net);
-  import_weights(net, wf, model, "float_accuracy weights");
-  model->channels_last();
+  check_range(begin, count, ds.size());
+  Supernet model = eval_model(net, wf, threads, "float_accuracy weights");
   const auto n = static_cast<int64_t>(ds.size());
   const torch::Tensor images = nchw_images(net, ds);
   const torch::Tensor labels =

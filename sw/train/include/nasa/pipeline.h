@@ -12,6 +12,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nasa/runtime.h"
@@ -55,6 +56,11 @@ struct Options {
   // accuracy after 2 epochs at lr 0.05, 90.3% after 3 at 0.2 and 91.7% after 5 at 0.2.
   int finetune_epochs = 5;
   double finetune_lr = 0.2;
+  // fine-tuning augmentation (train::Config::augment_shift, augment_flip)
+  int finetune_shift = 0;
+  bool finetune_flip = false;
+  double finetune_smoothing = 0;  // fine-tuning's label smoothing (train::Config)
+  std::string preset;  // the `--preset` the options came from, recorded in result.json ("": none)
   size_t top_n = 5;            // candidates re-evaluated on the test set
   size_t test_images = 10000;  // of the test set
   size_t rtl_images = 256;     // RTL cross-check of the final model (0: skipped)
@@ -73,6 +79,26 @@ struct Result {
   std::string summary;  // the final table, as printed
   bool complete_before = false;  // resume found the run complete: nothing was done
 };
+
+// A named budget for `nasa run` (`--preset`, docs/nas-job.md "Presets"): the defaults of the
+// options it names; an option given on the command line wins. `max_macs` is the search's MAC
+// limit for Fashion-MNIST-sized spaces: it applies when the space's smallest candidate is within
+// it (else the search runs without a MAC limit, and says so).
+struct Preset {
+  std::string name;
+  std::string summary;
+  int epochs = 2;  // supernet training
+  int finetune_epochs = 5;
+  int finetune_shift = 0;  // fine-tuning augmentation (train::Config::augment_shift)
+  bool finetune_flip = false;
+  double finetune_smoothing = 0;  // fine-tuning's label smoothing
+  uint64_t max_macs = 0;
+};
+const std::vector<Preset>& presets();
+// The preset called `name`; throws std::invalid_argument naming the available ones.
+const Preset& find_preset(std::string_view name);
+// MACs of the space's cheapest candidate (stem, head and every layer's cheapest choice).
+uint64_t smallest_macs(const spec::Supernet& net);
 
 // Checks everything that can be checked before hours of work (settings, constraints against the
 // cheapest candidate, the run directory) and throws std::invalid_argument /

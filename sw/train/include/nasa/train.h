@@ -43,6 +43,11 @@ struct Config {
   // split). The validation split is always the last val_images of the training set.
   size_t train_images = 0;
   size_t val_images = 10000;
+  // Augmentation of the training batches: a random shift by up to this many pixels (0: none)
+  // and, with augment_flip, random left-right mirroring (for data where that keeps the class).
+  int augment_shift = 0;
+  bool augment_flip = false;
+  double label_smoothing = 0;  // of the cross-entropy loss's targets
   int eval_candidates = 3;  // random candidates whose val accuracy is reported at the end
   size_t eval_images = 0;   // val images used for that report (0: all)
   // Standalone training (the SPOS final step): every step trains this candidate's path only,
@@ -125,5 +130,24 @@ std::vector<float> torch_forward(const spec::Supernet& net, const weights::Tenso
 double float_accuracy(const spec::Supernet& net, const weights::TensorFile& weights,
                       const spec::Candidate& candidate, const data::Dataset& ds, size_t begin,
                       size_t count, int threads = 2);
+
+// Per-candidate BatchNorm recalibration, fused over the candidates' trie (docs/nas-job.md
+// "Per-candidate BN recalibration"): before a candidate is judged, its BatchNorm statistics are
+// re-estimated on `calib_n` training images run through its own path (SPOS); a BN's statistics
+// depend only on the path up to it, so candidates that share a prefix share them, and each
+// distinct prefix (a trie node) is computed once. Then every candidate's float top-1 accuracy on
+// images [begin, begin+count) of `eval`, each node's output also computed once.
+struct Recalibrated {
+  std::vector<double> accuracy;  // per candidate (fraction), in the order given
+  size_t nodes = 0;              // distinct (layer, prefix) ops: the trie's nodes below the root
+  // MACs of the recalibration forwards per calibration image: over the trie, and candidate by
+  // candidate (the MACs fusing saves: macs_alone - macs_fused)
+  uint64_t macs_fused = 0, macs_alone = 0;
+};
+Recalibrated recalibrated_accuracy(const spec::Supernet& net, const weights::TensorFile& weights,
+                                   std::span<const spec::Candidate> candidates,
+                                   const data::Dataset& calib, size_t calib_n,
+                                   const data::Dataset& eval, size_t begin, size_t count,
+                                   int threads = 2);
 
 }  // namespace nasa::train
