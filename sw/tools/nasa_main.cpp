@@ -667,7 +667,6 @@ struct RunOptions {
   bool json = false;
 };
 
-// The NAS job end to end (nasa/pipeline.h): train (or reuse), search, test, fine-tune, RTL check.
 // The preset's defaults (nasa/pipeline.h Preset) for the options not given.
 void apply_preset(RunOptions& r) {
   const auto& p = nasa::pipeline::find_preset(r.preset);
@@ -692,6 +691,7 @@ void apply_preset(RunOptions& r) {
   }
 }
 
+// The NAS job end to end (nasa/pipeline.h): train (or reuse), search, test, fine-tune, RTL check.
 int cmd_run(RunOptions& r) {
   r.p.net = r.src.load();
   apply_preset(r);
