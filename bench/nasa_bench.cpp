@@ -11,7 +11,11 @@
 //   6. whole fbnet-imagenet candidates (224x224, layers in row bands) on the cycle model: PE
 //      utilization for a mini-batch of 8 on sim and large;
 //   7. the board (up5k) on the default supernet, its cycle-exact model: MACs per cycle per op
-//      and candidates per second at its 24 MHz clock.
+//      and candidates per second at its 24 MHz clock;
+//   8. the search stage of `nasa run` on 1 and 2 ranks (mpirun) and its scaling model;
+//   9. search quality: Kendall tau / Spearman rho of the supernet's accuracy (inherited, int8,
+//      BN-recalibrated) against a short standalone training, and evolution vs random search over
+//      5 seeds with a paired test.
 // Writes bench/results.json and BENCHMARKS.md (every figure in them comes from this run).
 // --quick: a small version for CI that checks fused MACs <= unfused MACs and the cache budget.
 #include <fmt/format.h>
@@ -28,6 +32,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,6 +47,7 @@
 #include "nasa/fusion.h"
 #include "nasa/mcu_system.h"
 #include "nasa/parallel.h"
+#include "nasa/pipeline.h"
 #include "nasa/report.h"
 #include "nasa/runtime.h"
 #include "nasa/schedule.h"
@@ -84,6 +90,7 @@ struct Options {
   std::string out = "bench/results.json", md = "BENCHMARKS.md";
   int repeats = 3;
   int threads = 2;
+  std::set<std::string> only;  // studies to run (empty: all)
 };
 
 void status(const std::string& s) {
@@ -633,11 +640,11 @@ json fusion_pays_study(const CandidateSet& set, bool quick, int threads) {
   json cases = json::array();
   for (const char* name : {"sim", "large"}) {
     const auto& cfg = nasa::config_by_name(name);
-    status(fmt::format("5/7 fusion pays? {}: {} random candidates", name, set.cands.size()));
+    status(fmt::format("5/10 fusion pays? {}: {} random candidates", name, set.cands.size()));
     cases.push_back(fusion_pays_case(set, fmt::format("{} random", set.cands.size()), set.cands,
                                      set.imgs.size(), cfg, threads));
     for (size_t n : {quick ? size_t{6} : size_t{50}, quick ? size_t{10} : size_t{200}}) {
-      status(fmt::format("5/7 fusion pays? {}: evolution generation of {}", name, n));
+      status(fmt::format("5/10 fusion pays? {}: evolution generation of {}", name, n));
       cases.push_back(fusion_pays_case(set, fmt::format("evolution generation of {}", n),
                                        generation(n), std::min(small, set.imgs.size()), cfg,
                                        threads));
@@ -745,7 +752,7 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
   uint64_t cycles = 0, macs = 0, win_cycles = 0, win_macs = 0;
   for (size_t c = 0; c < n_cands; ++c) {
     const auto& cand = set.cands[c];
-    status(fmt::format("7/7 the board: candidate {} alone on its model",
+    status(fmt::format("8/10 the board: candidate {} alone on its model",
                        nasa::spec::format_candidate(cand)));
     const auto p = nasa::compile::compile(set.q, cand, std::span(set.imgs).first(1), cfg);
     std::vector<uint8_t> mem = p.image;
@@ -796,7 +803,8 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
          {"macs_per_cycle", static_cast<double>(e.second) / static_cast<double>(e.first)}});
   }
   // a fused batch
-  status(fmt::format("7/7 the board: {} candidates x {} images fused on its model", batch, images));
+  status(
+      fmt::format("8/10 the board: {} candidates x {} images fused on its model", batch, images));
   nasa::runtime::Runtime rt(
       set.q, cfg,
       [](const nasa::hw::Config& c, uint64_t m) { return nasa::device::make_ref_device(c, m); },
@@ -827,7 +835,384 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
             {"candidates_per_second", static_cast<double>(batch) / seconds}}}};
 }
 
-// The table of where a run's cycles go by the hardware counters (`counters`: counters_json).
+// ---------------------------------------------------------------------------------------------
+// 10. Search quality (issue 23): how well the supernet's accuracy predicts a candidate's accuracy
+// after a short standalone training, with and without per-candidate BN recalibration, and
+// whether evolution beats random search, over seeds, paired.
+
+// 1-based ranks of x, ties sharing their average rank.
+std::vector<double> ranks_of(const std::vector<double>& x) {
+  std::vector<size_t> idx(x.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+  std::vector<double> r(x.size());
+  for (size_t i = 0; i < idx.size();) {
+    size_t j = i;
+    while (j < idx.size() && x[idx[j]] == x[idx[i]]) ++j;
+    for (size_t k = i; k < j; ++k) r[idx[k]] = 0.5 * static_cast<double>(i + j + 1);
+    i = j;
+  }
+  return r;
+}
+
+double pearson(const std::vector<double>& x, const std::vector<double>& y) {
+  const double n = static_cast<double>(x.size());
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < x.size(); ++i) mx += x[i] / n, my += y[i] / n;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0.0;
+}
+
+double spearman_rho(const std::vector<double>& x, const std::vector<double>& y) {
+  return pearson(ranks_of(x), ranks_of(y));
+}
+
+// Kendall's tau-b (ties in either list count as neither concordant nor discordant).
+double kendall_tau(const std::vector<double>& x, const std::vector<double>& y) {
+  double conc = 0, disc = 0, tx = 0, ty = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    for (size_t j = i + 1; j < x.size(); ++j) {
+      const double a = x[i] - x[j], b = y[i] - y[j];
+      if (a == 0 && b == 0) continue;
+      if (a == 0) {
+        ++tx;
+      } else if (b == 0) {
+        ++ty;
+      } else if ((a > 0) == (b > 0)) {
+        ++conc;
+      } else {
+        ++disc;
+      }
+    }
+  }
+  const double d = std::sqrt((conc + disc + tx) * (conc + disc + ty));
+  return d > 0 ? (conc - disc) / d : 0.0;
+}
+
+// The regularized incomplete beta function I_x(a, b) (continued fraction, modified Lentz).
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  if (x > (a + 1) / (a + b + 2)) return 1 - incomplete_beta(b, a, 1 - x);
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x)) /
+                       a;
+  const double tiny = 1e-300;
+  double f = 1, c = 1, d = 0;
+  for (int i = 0; i <= 400; ++i) {
+    const int m = i / 2;
+    double num;
+    if (i == 0) {
+      num = 1;
+    } else if (i % 2 == 0) {
+      num = (m * (b - m) * x) / ((a + 2 * m - 1) * (a + 2 * m));
+    } else {
+      num = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1));
+    }
+    d = 1 + num * d;
+    d = std::abs(d) < tiny ? 1 / tiny : 1 / d;
+    c = 1 + num / c;
+    if (std::abs(c) < tiny) c = tiny;
+    const double cd = c * d;
+    f *= cd;
+    if (std::abs(1 - cd) < 1e-12) break;
+  }
+  return front * (f - 1);
+}
+
+// One-sided paired t-test of mean(d) > 0: its statistic and p-value (Student's t, n-1 degrees of
+// freedom). All differences equal and positive: t = inf, p = 0.
+std::pair<double, double> paired_t_test(const std::vector<double>& d) {
+  const double n = static_cast<double>(d.size());
+  if (d.size() < 2) return {0.0, 1.0};
+  double mean = 0;
+  for (double v : d) mean += v / n;
+  double ss = 0;
+  for (double v : d) ss += (v - mean) * (v - mean);
+  const double sd = std::sqrt(ss / (n - 1));
+  if (sd == 0) return {mean > 0 ? INFINITY : 0.0, mean > 0 ? 0.0 : 1.0};
+  const double t = mean / (sd / std::sqrt(n)), df = n - 1;
+  const double tail = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t));  // P(T > |t|)
+  return {t, t > 0 ? tail : 1 - tail};
+}
+
+// Exact one-sided sign-flip (randomization) test of the paired differences: the share of the
+// 2^n sign patterns whose mean is at least the observed one.
+double sign_flip_p(const std::vector<double>& d) {
+  const size_t n = d.size();
+  double obs = 0;
+  for (double v : d) obs += v;
+  size_t hits = 0;
+  for (size_t mask = 0; mask < (size_t{1} << n); ++mask) {
+    double s = 0;
+    for (size_t i = 0; i < n; ++i) s += (mask >> i & 1) ? -d[i] : d[i];
+    if (s >= obs - 1e-12) ++hits;
+  }
+  return static_cast<double>(hits) / static_cast<double>(size_t{1} << n);
+}
+
+// The 95% interval of an accuracy of k correct of n (search::accuracy_ci95) as [lo, hi].
+json ci95(size_t k, size_t n) {
+  const auto ci = nasa::search::accuracy_ci95(k, n);
+  return json::array({ci.lo, ci.hi});
+}
+
+json search_quality_study(bool quick, int threads, bool& ok) {
+  namespace spec = nasa::spec;
+  const spec::Supernet net = spec::builtin_space(spec::kDefaultSpace);
+  // Fashion-MNIST: training split = the first `train_n` images, the validation split the next
+  // `val_n` (as the job's: the last 10,000 of the 60,000), the test set apart.
+  const size_t val_n = quick ? 1000 : 10000, train_n = quick ? 2000 : 50000;
+  nasa::data::Dataset ds = nasa::data::load_fashion_mnist("train");
+  if (quick) {
+    // the first train_n images and the last val_n, so the validation split is the job's
+    nasa::data::Dataset q;
+    q.rows = ds.rows, q.cols = ds.cols, q.channels = ds.channels;
+    const size_t px = size_t{ds.rows} * ds.cols * ds.channels;
+    auto take = [&](size_t from, size_t to) {
+      q.images.insert(q.images.end(), ds.images.begin() + static_cast<ptrdiff_t>(from * px),
+                      ds.images.begin() + static_cast<ptrdiff_t>(to * px));
+      q.labels.insert(q.labels.end(), ds.labels.begin() + static_cast<ptrdiff_t>(from),
+                      ds.labels.begin() + static_cast<ptrdiff_t>(to));
+    };
+    take(0, train_n);
+    take(ds.size() - val_n, ds.size());
+    ds = std::move(q);
+  }
+  const nasa::data::Dataset test = nasa::data::load_fashion_mnist("test", quick ? 1000 : 0);
+  const size_t val0 = ds.size() - val_n;
+
+  char tmpl[] = "/tmp/nasa-bench-search-XXXXXX";
+  if (!mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary directory");
+  const fs::path dir(tmpl);
+  struct Cleanup {
+    fs::path d;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(d, ec);
+    }
+  } cleanup{dir};
+
+  auto base_config = [&](int epochs) {
+    nasa::train::Config tc;
+    tc.epochs = epochs;
+    tc.seed = 1;
+    tc.threads = threads;
+    tc.dataset = ds;
+    tc.val_images = val_n;
+    tc.eval_candidates = 0;
+    tc.force = true;
+    return tc;
+  };
+  // The supernet as `nasa run` trains it (preset default: 2 epochs).
+  const auto t_sn = Clock::now();
+  const int sn_epochs = quick ? 1 : 2;
+  status(fmt::format("10/10 search quality: supernet {} for {} epochs", net.name, sn_epochs));
+  nasa::train::train_supernet(net, base_config(sn_epochs), dir / "supernet");
+  const auto sn = nasa::runtime::load_supernet_dir(dir / "supernet");
+  const double sn_seconds = since(t_sn);
+
+  // Candidates spread over the space: distinct random draws ordered by MACs, every k-th.
+  const size_t n_cands = quick ? 4 : 12;
+  std::vector<spec::Candidate> pool;
+  {
+    std::mt19937_64 rng(23);
+    std::set<spec::Candidate> seen;
+    for (int tries = 0; tries < 20000 && seen.size() < 400; ++tries) {
+      spec::Candidate c(net.layers.size());
+      bool valid = true;
+      for (size_t l = 0; l < c.size(); ++l) {
+        c[l] = static_cast<int>(rng() % net.layers[l].choices.size());
+      }
+      try {
+        spec::validate_candidate(net, c);
+      } catch (const std::exception&) {
+        valid = false;
+      }
+      if (valid) seen.insert(c);
+    }
+    pool.assign(seen.begin(), seen.end());
+    std::stable_sort(pool.begin(), pool.end(), [&](const auto& a, const auto& b) {
+      return spec::candidate_macs(net, a) < spec::candidate_macs(net, b);
+    });
+  }
+  std::vector<spec::Candidate> cands;
+  for (size_t i = 0; i < n_cands; ++i) cands.push_back(pool[i * (pool.size() - 1) / (n_cands - 1)]);
+
+  // (a) inherited weights and the supernet's BatchNorm statistics, float and int8 (the int8
+  // accelerator accuracy is what the search ranks by); (b) recalibrated, fused over the trie.
+  const size_t calib_n = quick ? 64 : 256;
+  status(
+      fmt::format("10/10 search quality: {} candidates, supernet accuracy before and after "
+                  "BN recalibration",
+                  n_cands));
+  std::vector<double> before(n_cands), before_int8(n_cands);
+  for (size_t i = 0; i < n_cands; ++i) {
+    before[i] = nasa::train::float_accuracy(sn.net, sn.weights, cands[i], ds, val0, val_n, threads);
+  }
+  const nasa::runtime::DeviceFactory ref = [](const nasa::hw::Config& c, uint64_t m) {
+    return nasa::device::make_ref_device(c, m);
+  };
+  const auto& sim = nasa::config_by_name("sim");
+  nasa::runtime::Runtime rt(nasa::compile::quantize(sn.net, sn.weights, ds, calib_n), sim, ref,
+                            "ref");
+  const auto val_imgs = ds.byte_images(val0, val0 + val_n);
+  const auto val_labels = ds.label_range(val0, val0 + val_n);
+  {
+    const auto fr = rt.evaluate_fused(cands, 0, val_imgs, val_labels);
+    for (size_t i = 0; i < n_cands; ++i) {
+      before_int8[i] = static_cast<double>(fr.correct[i]) / static_cast<double>(val_n);
+    }
+  }
+  const auto t_rc = Clock::now();
+  const auto rc = nasa::train::recalibrated_accuracy(sn.net, sn.weights, cands, ds, calib_n, ds,
+                                                     val0, val_n, threads);
+  const double rc_seconds = since(t_rc);
+  // int8 with the recalibrated statistics, as `nasa run` ranks its finalists
+  std::vector<double> recal_int8(n_cands);
+  {
+    const auto rq =
+        nasa::pipeline::recalibrated_candidates(sn, cands, ds, calib_n, calib_n, sim, ref, threads);
+    const spec::Candidate alone(net.layers.size(), 0);
+    for (size_t i = 0; i < n_cands; ++i) {
+      nasa::runtime::Runtime r = rq[i].rt;
+      recal_int8[i] =
+          static_cast<double>(r.evaluate_fused({&alone, 1}, 0, val_imgs, val_labels).correct[0]) /
+          static_cast<double>(val_n);
+    }
+  }
+
+  // The reference: each candidate trained alone from its inherited weights, briefly (as the
+  // job's finetune stage does, shorter).
+  const int alone_epochs = quick ? 1 : 2;
+  std::vector<double> trained(n_cands);
+  const auto t_alone = Clock::now();
+  for (size_t i = 0; i < n_cands; ++i) {
+    status(fmt::format("10/10 search quality: standalone training {} of {} ({}, {} MACs)", i + 1,
+                       n_cands, spec::format_candidate(cands[i]),
+                       spec::candidate_macs(net, cands[i])));
+    auto tc = base_config(alone_epochs);
+    tc.arch = cands[i];
+    tc.init = sn.weights;
+    tc.eval_images = 0;
+    if (quick) tc.train_images = 1000;
+    const auto r = nasa::train::train_supernet(net, tc, dir / fmt::format("alone{}", i));
+    trained[i] = r.candidates.at(0).val_accuracy;
+  }
+  const double alone_seconds = since(t_alone);
+
+  json ranking;
+  ranking["candidates"] = json::array();
+  for (size_t i = 0; i < n_cands; ++i) {
+    ranking["candidates"].push_back(
+        {{"arch", spec::format_candidate(cands[i])},
+         {"macs", spec::candidate_macs(net, cands[i])},
+         {"inherited_float", before[i]},
+         {"inherited_int8", before_int8[i]},
+         {"recalibrated_float", rc.accuracy[i]},
+         {"recalibrated_int8", recal_int8[i]},
+         {"recalibrated_ci95",
+          ci95(static_cast<size_t>(std::lround(rc.accuracy[i] * val_n)), val_n)},
+         {"standalone", trained[i]}});
+  }
+  auto corr = [&](const std::vector<double>& x) {
+    return json{{"kendall_tau", kendall_tau(x, trained)},
+                {"spearman_rho", spearman_rho(x, trained)}};
+  };
+  ranking["inherited_float"] = corr(before);
+  ranking["inherited_int8"] = corr(before_int8);
+  ranking["recalibrated_float"] = corr(rc.accuracy);
+  ranking["recalibrated_int8"] = corr(recal_int8);
+  ranking["val_images"] = val_n;
+  ranking["calib_images"] = calib_n;
+  ranking["standalone_epochs"] = alone_epochs;
+  ranking["supernet_epochs"] = sn_epochs;
+  ranking["recal_nodes"] = rc.nodes;
+  ranking["recal_macs_fused"] = rc.macs_fused;
+  ranking["recal_macs_alone"] = rc.macs_alone;
+  ranking["seconds"] = {
+      {"supernet", sn_seconds}, {"recalibration", rc_seconds}, {"standalone", alone_seconds}};
+  if (rc.macs_fused > rc.macs_alone) {
+    status("CHECK: fused recalibration took more MACs than candidate by candidate");
+    ok = false;
+  }
+
+  // Evolution against random search, the same seeds and budget, on the accelerator (reference
+  // backend), the search's own objective; the best's test accuracy besides.
+  const size_t seeds = quick ? 2 : 6;
+  nasa::search::SearchConfig sc;
+  sc.population = quick ? 6 : 20;
+  sc.generations = quick ? 2 : 8;
+  sc.topk = quick ? 3 : 5;
+  sc.mutations = quick ? 3 : 10;
+  sc.crossovers = quick ? 3 : 10;
+  sc.constraints.max_macs = 1'500'000;
+  const size_t search_val = quick ? 500 : 2000;
+  const auto s_imgs = ds.byte_images(val0, val0 + search_val);
+  const auto s_labels = ds.label_range(val0, val0 + search_val);
+  const auto test_imgs = test.byte_images(0, test.size());
+  json runs = json::array();
+  std::vector<double> diff_val, diff_test;
+  const auto t_search = Clock::now();
+  for (size_t s = 0; s < seeds; ++s) {
+    status(fmt::format("10/10 search quality: random and evolution search, seed {} of {}", s + 1,
+                       seeds));
+    json row{{"seed", s + 1}};
+    // the two searches of a seed side by side, each on its own device
+    std::array<double, 2> val{}, tst{};
+    std::array<json, 2> cell;
+    nasa::parallel_for(2, threads, [&](size_t k) {
+      auto c = sc;
+      c.seed = s + 1;
+      c.strategy = k == 0 ? nasa::search::Strategy::Random : nasa::search::Strategy::Evolution;
+      nasa::runtime::Runtime local = rt;
+      const auto res = nasa::search::run_search(local, sim, c, s_imgs, s_labels);
+      const auto& best = res.evaluated.at(*res.best);
+      const auto tr = local.evaluate_fused({&best.arch, 1}, 0, test_imgs, test.labels);
+      val[k] = best.val_accuracy;
+      tst[k] = static_cast<double>(tr.correct[0]) / static_cast<double>(test.size());
+      cell[k] = {{"best", spec::format_candidate(best.arch)},  {"macs", best.macs},
+                 {"evaluated", res.evaluated.size()},          {"val_accuracy", best.val_accuracy},
+                 {"val_ci95", ci95(best.correct, search_val)}, {"test_accuracy", tst[k]}};
+    });
+    for (size_t k = 0; k < 2; ++k) {
+      if (cell[k]["macs"].get<uint64_t>() > sc.constraints.max_macs) {
+        status("CHECK: a search's best breaks its MAC limit");
+        ok = false;
+      }
+    }
+    row["random"] = cell[0];
+    row["evolution"] = cell[1];
+    diff_val.push_back(val[1] - val[0]);
+    diff_test.push_back(tst[1] - tst[0]);
+    runs.push_back(row);
+  }
+  auto test_of = [&](const std::vector<double>& d) {
+    double mean = 0;
+    for (double v : d) mean += v / static_cast<double>(d.size());
+    const auto [t, p] = paired_t_test(d);
+    return json{{"mean_difference", mean},
+                {"t", std::isfinite(t) ? json(t) : json("inf")},
+                {"p_paired_t", p},
+                {"p_sign_flip", sign_flip_p(d)}};
+  };
+  json evo{{"runs", runs},
+           {"val_images", search_val},
+           {"test_images", test.size()},
+           {"population", sc.population},
+           {"generations", sc.generations},
+           {"max_macs", sc.constraints.max_macs},
+           {"val", test_of(diff_val)},
+           {"test", test_of(diff_test)},
+           {"seconds", since(t_search)}};
+  return {{"space", net.name}, {"ranking", ranking}, {"evolution_vs_random", evo}};
+}
+
 // ---------------------------------------------------------------------------------------------
 // 9. The search stage of `nasa run` on 1 and 2 ranks (mpirun, docs/mpi.md), and the scaling
 // model fitted to it.
@@ -887,7 +1272,7 @@ json mpi_study(bool quick, int repeats, bool& ok) {
   } catch (const std::exception&) {
   }
   if (mpirun.empty()) {
-    status("9/9 mpirun not found (make deps installs openmpi-bin): the ranks study fails");
+    status("9/10 mpirun not found (make deps installs openmpi-bin): the ranks study fails");
     ok = false;
     return {{"error", "mpirun not found"}};
   }
@@ -911,8 +1296,8 @@ json mpi_study(bool quick, int repeats, bool& ok) {
   for (int rep = 0; rep < repeats; ++rep) {
     for (int n : {1, 2}) {
       const std::string name = fmt::format("np{}-{}", n, rep);
-      status(fmt::format("9/9 nasa run, search stage on {} rank(s) x 1 thread (repeat {} of {})", n,
-                         rep + 1, repeats));
+      status(fmt::format("9/10 nasa run, search stage on {} rank(s) x 1 thread (repeat {} of {})",
+                         n, rep + 1, repeats));
       const std::string launch =
           n == 1 ? "" : fmt::format("{}{} -np {} --bind-to none ", env, sh_quote(mpirun), n);
       shell(fmt::format(
@@ -952,6 +1337,7 @@ json mpi_study(bool quick, int repeats, bool& ok) {
   return out;
 }
 
+// The table of where a run's cycles go by the hardware counters (`counters`: counters_json).
 std::string cycle_shares_header() {
   return "| config | PE busy | vector busy | output stall | input / weight stall | descriptor "
          "| array fill |\n|---|---:|---:|---:|---:|---:|---:|\n";
@@ -1032,190 +1418,218 @@ std::string gmac(uint64_t m) { return fmt::format("{:.1f} G", static_cast<double
 std::string markdown(const json& r) {
   std::string md = "# Benchmarks\n\n";
   md += fmt::format(
-      "Generated by `make bench` ({}) on {}, {}. Every figure below comes from that run; times "
-      "are medians of {} repeats.\n\n",
+      "Generated by `make bench` ({}) on {}, {}. Every figure below comes from that run (but the "
+      "sections re-run since, if any are listed next); times are medians of {} repeats.\n\n",
       r["mode"].get<std::string>(), r["machine"].get<std::string>(), r["date"].get<std::string>(),
       r["repeats"].get<int>());
-  md += "## 1. Fusion on standard search spaces\n\n";
-  md +=
-      "SPOS evolution (population 50, top-10 parents, 25 mutations with p = 0.1, 25 crossovers, "
-      "a MAC limit) with a deterministic stand-in fitness, every generation a batch. MACs and DRAM "
-      "bytes over all generations for the benchmark images, DRAM modeled with the buffers of the "
-      "`sim` configuration (nasa/schedule.h): (a) every candidate alone, (b) within-generation "
-      "fusion (depth-first), (c) (b) with sibling / weight-grouped order, (d) (c) plus an LRU "
-      "cache of node outputs across generations in off-chip memory, bounded by the stated "
-      "budget (cache reads and writes included).\n\n";
-  md += "| space | generations | evaluated | images | MACs a / b / c / d | DRAM a / b / c / d | "
-        "MAC ratio a/b, a/d | DRAM ratio a/b, a/c, a/d | cache budget (peak) |\n";
-  md += "|---|---:|---:|---:|---|---|---|---|---|\n";
-  for (const auto& s : r["fusion"]) {
-    const auto& t = s["total"];
+  for (const auto& u : r.value("updates", json::array())) {
     md += fmt::format(
-        "| {} | {} | {} | {} | {} / {} / {} / {} | {} / {} / {} / {} | {:.2f}, {:.2f} | {:.2f}, "
-        "{:.2f}, {:.2f} | {} ({}) |\n",
-        s["space"].get<std::string>(), s["generations"].size(), s["evaluated"].get<size_t>(),
-        s["images"].get<size_t>(), gmac(t["macs_alone"]), gmac(t["macs_fused"]),
-        gmac(t["macs_fused_grouped"]), gmac(t["macs_fused_grouped_cached"]),
-        gb(t["dram_alone"]), gb(t["dram_fused"]), gb(t["dram_fused_grouped"]),
-        gb(t["dram_fused_grouped_cached"]), t["mac_ratio_fused"].get<double>(),
-        t["mac_ratio_fused_grouped_cached"].get<double>(), t["dram_ratio_fused"].get<double>(),
-        t["dram_ratio_fused_grouped"].get<double>(),
-        t["dram_ratio_fused_grouped_cached"].get<double>(), gb(s["cache_budget_bytes"]),
-        gb(s["cache_peak_bytes"]));
+        "Re-run since with `nasa-bench --only` ({}) on {}, {}: the sections of {}.\n\n",
+        u["mode"].get<std::string>(), u["machine"].get<std::string>(), u["date"].get<std::string>(),
+        fmt::join(u["studies"].get<std::vector<std::string>>(), ", "));
   }
-  for (const auto& s : r["fusion"]) {
-    md += fmt::format("\nPer generation, `{}` (MACs in G, DRAM in GB; a / b / c / d as above):\n\n",
-                      s["space"].get<std::string>());
-    md += "| gen | candidates | nodes | cache hits | MACs a | b | c | d | DRAM a | b | c | d |\n";
-    md += "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-    for (const auto& g : s["generations"]) {
-      auto G = [&](const char* k) { return static_cast<double>(g[k].get<uint64_t>()) / 1e9; };
+  if (r.contains("fusion")) {
+    md += "## 1. Fusion on standard search spaces\n\n";
+    md +=
+        "SPOS evolution (population 50, top-10 parents, 25 mutations with p = 0.1, 25 crossovers, "
+        "a MAC limit) with a deterministic stand-in fitness, every generation a batch. MACs and "
+        "DRAM "
+        "bytes over all generations for the benchmark images, DRAM modeled with the buffers of the "
+        "`sim` configuration (nasa/schedule.h): (a) every candidate alone, (b) within-generation "
+        "fusion (depth-first), (c) (b) with sibling / weight-grouped order, (d) (c) plus an LRU "
+        "cache of node outputs across generations in off-chip memory, bounded by the stated "
+        "budget (cache reads and writes included).\n\n";
+    md +=
+        "| space | generations | evaluated | images | MACs a / b / c / d | DRAM a / b / c / d | "
+        "MAC ratio a/b, a/d | DRAM ratio a/b, a/c, a/d | cache budget (peak) |\n";
+    md += "|---|---:|---:|---:|---|---|---|---|---|\n";
+    for (const auto& s : r["fusion"]) {
+      const auto& t = s["total"];
       md += fmt::format(
-          "| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.2f} | {:.2f} | {:.2f} | "
-          "{:.2f} |\n",
-          g["generation"].get<size_t>(), g["candidates"].get<size_t>(), g["nodes"].get<size_t>(),
-          g["cache_hits"].get<size_t>(), G("macs_alone"), G("macs_fused"), G("macs_fused_grouped"),
-          G("macs_fused_grouped_cached"), G("dram_alone"), G("dram_fused"),
-          G("dram_fused_grouped"), G("dram_fused_grouped_cached"));
+          "| {} | {} | {} | {} | {} / {} / {} / {} | {} / {} / {} / {} | {:.2f}, {:.2f} | {:.2f}, "
+          "{:.2f}, {:.2f} | {} ({}) |\n",
+          s["space"].get<std::string>(), s["generations"].size(), s["evaluated"].get<size_t>(),
+          s["images"].get<size_t>(), gmac(t["macs_alone"]), gmac(t["macs_fused"]),
+          gmac(t["macs_fused_grouped"]), gmac(t["macs_fused_grouped_cached"]), gb(t["dram_alone"]),
+          gb(t["dram_fused"]), gb(t["dram_fused_grouped"]), gb(t["dram_fused_grouped_cached"]),
+          t["mac_ratio_fused"].get<double>(), t["mac_ratio_fused_grouped_cached"].get<double>(),
+          t["dram_ratio_fused"].get<double>(), t["dram_ratio_fused_grouped"].get<double>(),
+          t["dram_ratio_fused_grouped_cached"].get<double>(), gb(s["cache_budget_bytes"]),
+          gb(s["cache_peak_bytes"]));
     }
+    for (const auto& s : r["fusion"]) {
+      md +=
+          fmt::format("\nPer generation, `{}` (MACs in G, DRAM in GB; a / b / c / d as above):\n\n",
+                      s["space"].get<std::string>());
+      md += "| gen | candidates | nodes | cache hits | MACs a | b | c | d | DRAM a | b | c | d |\n";
+      md += "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      for (const auto& g : s["generations"]) {
+        auto G = [&](const char* k) { return static_cast<double>(g[k].get<uint64_t>()) / 1e9; };
+        md += fmt::format(
+            "| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.2f} | {:.2f} | {:.2f} | "
+            "{:.2f} |\n",
+            g["generation"].get<size_t>(), g["candidates"].get<size_t>(), g["nodes"].get<size_t>(),
+            g["cache_hits"].get<size_t>(), G("macs_alone"), G("macs_fused"),
+            G("macs_fused_grouped"), G("macs_fused_grouped_cached"), G("dram_alone"),
+            G("dram_fused"), G("dram_fused_grouped"), G("dram_fused_grouped_cached"));
+      }
+    }
+    md += "\n![MACs per generation](bench/fusion.svg)\n\n";
   }
-  md += "\n![MACs per generation](bench/fusion.svg)\n\n";
-  md += "## 2. Accelerator efficiency (RTL)\n\n";
-  md += "Random layers (the cosim generator) on the Verilated RTL; efficiency = (MACs / "
+  if (r.contains("efficiency")) {
+    md += "## 2. Accelerator efficiency (RTL)\n\n";
+    md +=
+        "Random layers (the cosim generator) on the Verilated RTL; efficiency = (MACs / "
         "(Rows*Cols)) / RTL cycles; bound = MACs / (Rows*Cols); model = the analytic cycle "
         "model.\n\n";
-  md += "| config | op | shape class | layers | median eff. | aggregate eff. | RTL cycles | bound "
+    md +=
+        "| config | op | shape class | layers | median eff. | aggregate eff. | RTL cycles | bound "
         "| model cycles | median model error |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (const auto& e : r["efficiency"]) {
-    for (const auto& row : e["by_op"]) {
-      auto f = [](const json& v) {
-        return v.is_null() ? std::string("-") : fmt::format("{:.3f}", v.get<double>());
-      };
-      md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f}% |\n",
-                        e["config"].get<std::string>(), row["op"].get<std::string>(),
-                        row["shape_class"].get<std::string>(), row["layers"].get<uint64_t>(),
-                        f(row["median_efficiency"]), f(row["aggregate_efficiency"]),
-                        row["rtl_cycles"].get<uint64_t>(), row["bound_cycles"].get<uint64_t>(),
-                        row["model_cycles"].get<uint64_t>(),
-                        row["median_model_error_pct"].get<double>());
+    for (const auto& e : r["efficiency"]) {
+      for (const auto& row : e["by_op"]) {
+        auto f = [](const json& v) {
+          return v.is_null() ? std::string("-") : fmt::format("{:.3f}", v.get<double>());
+        };
+        md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f}% |\n",
+                          e["config"].get<std::string>(), row["op"].get<std::string>(),
+                          row["shape_class"].get<std::string>(), row["layers"].get<uint64_t>(),
+                          f(row["median_efficiency"]), f(row["aggregate_efficiency"]),
+                          row["rtl_cycles"].get<uint64_t>(), row["bound_cycles"].get<uint64_t>(),
+                          row["model_cycles"].get<uint64_t>(),
+                          row["median_model_error_pct"].get<double>());
+      }
     }
   }
-  const auto& p = r["peers"];
-  md += "\n## 3. Peers side by side\n\n";
-  md += fmt::format(
-      "{} random `{}` candidates (random weights) on the same {} Fashion-MNIST test images, {} "
-      "CPU threads each:\n\n",
-      p["candidates"].get<size_t>(), p["space"].get<std::string>(), p["images"].get<size_t>(),
-      p["threads"].get<int>());
-  const double base = p["libtorch_fp32_cands_per_s"].get<double>();
-  md += "| evaluator | candidates/s | images/s (candidate-images) | vs libtorch fp32 |\n"
+  if (r.contains("peers")) {
+    const auto& p = r["peers"];
+    md += "\n## 3. Peers side by side\n\n";
+    md += fmt::format(
+        "{} random `{}` candidates (random weights) on the same {} Fashion-MNIST test images, {} "
+        "CPU threads each:\n\n",
+        p["candidates"].get<size_t>(), p["space"].get<std::string>(), p["images"].get<size_t>(),
+        p["threads"].get<int>());
+    const double base = p["libtorch_fp32_cands_per_s"].get<double>();
+    md +=
+        "| evaluator | candidates/s | images/s (candidate-images) | vs libtorch fp32 |\n"
         "|---|---:|---:|---:|\n";
-  md += fmt::format("| libtorch fp32, one candidate at a time | {:.2f} | {:.0f} | 1.00x |\n", base,
-                    p["libtorch_fp32_images_per_s"].get<double>());
-  md += fmt::format("| fused int8 reference executor (this CPU) | {:.2f} | {:.0f} | {:.2f}x |\n",
-                    p["fused_ref_cands_per_s"].get<double>(),
-                    p["fused_ref_images_per_s"].get<double>(),
-                    p["fused_ref_cands_per_s"].get<double>() / base);
-  for (auto& [k, v] : p["accel_model"].items()) {
-    if (!v.contains("cands_per_s")) {
-      md += fmt::format("| modeled accelerator `{}` | n/a: {} | | |\n", k,
-                        v.value("error", std::string("not modeled")));
-      continue;
+    md += fmt::format("| libtorch fp32, one candidate at a time | {:.2f} | {:.0f} | 1.00x |\n",
+                      base, p["libtorch_fp32_images_per_s"].get<double>());
+    md += fmt::format("| fused int8 reference executor (this CPU) | {:.2f} | {:.0f} | {:.2f}x |\n",
+                      p["fused_ref_cands_per_s"].get<double>(),
+                      p["fused_ref_images_per_s"].get<double>(),
+                      p["fused_ref_cands_per_s"].get<double>() / base);
+    for (auto& [k, v] : p["accel_model"].items()) {
+      if (!v.contains("cands_per_s")) {
+        md += fmt::format("| modeled accelerator `{}` | n/a: {} | | |\n", k,
+                          v.value("error", std::string("not modeled")));
+        continue;
+      }
+      md += fmt::format("| modeled accelerator `{}` at {} MHz | {:.1f} | {:.0f} | {:.2f}x |\n", k,
+                        v["clock_mhz"].get<double>(), v["cands_per_s"].get<double>(),
+                        v["images_per_s"].get<double>(), v["cands_per_s"].get<double>() / base);
     }
-    md += fmt::format("| modeled accelerator `{}` at {} MHz | {:.1f} | {:.0f} | {:.2f}x |\n", k,
-                      v["clock_mhz"].get<double>(), v["cands_per_s"].get<double>(),
-                      v["images_per_s"].get<double>(), v["cands_per_s"].get<double>() / base);
-  }
-  md += fmt::format("\nFused int8 reference vs libtorch fp32: **{:.2f}x** candidates/s.\n",
-                    p["fused_ref_vs_libtorch_ratio"].get<double>());
-  md += "\nPE utilization of that fused batch (MACs / (Rows x Cols x cycles), reference backend, "
+    md += fmt::format("\nFused int8 reference vs libtorch fp32: **{:.2f}x** candidates/s.\n",
+                      p["fused_ref_vs_libtorch_ratio"].get<double>());
+    md +=
+        "\nPE utilization of that fused batch (MACs / (Rows x Cols x cycles), reference backend, "
         "cycle-exact; docs/engine.md \"Utilization\"; issue 17 asks for >= 0.75 on `sim` and >= "
         "0.60 on `large`), and where its cycles go by op (share of the run's cycles / PE "
         "utilization of those cycles; control: the batch units' own cycles):\n\n"
         "| config | PEs | cycles | MACs | DRAM bytes | PE utilization | by op |\n"
         "|---|---:|---:|---:|---:|---:|---|\n";
-  for (auto& [k, v] : p["accel_model"].items()) {
-    if (!v.contains("pe_utilization")) continue;
-    std::string ops;
-    for (const auto& o : v.value("by_op", json::array())) {
-      ops += fmt::format("{} {:.1f}% / {:.3f}; ", o["op"].get<std::string>(),
-                         100 * o["share_of_cycles"].get<double>(),
-                         o["pe_utilization"].get<double>());
+    for (auto& [k, v] : p["accel_model"].items()) {
+      if (!v.contains("pe_utilization")) continue;
+      std::string ops;
+      for (const auto& o : v.value("by_op", json::array())) {
+        ops += fmt::format("{} {:.1f}% / {:.3f}; ", o["op"].get<std::string>(),
+                           100 * o["share_of_cycles"].get<double>(),
+                           o["pe_utilization"].get<double>());
+      }
+      if (v.contains("control_cycles")) {
+        ops += fmt::format("control {:.1f}%",
+                           100 * v["control_cycles"].get<double>() / v["cycles"].get<double>());
+      }
+      const auto& cfg = nasa::config_by_name(k);
+      md += fmt::format("| {} | {}x{} | {} | {} | {} | **{:.3f}** | {} |\n", k, cfg.rows, cfg.cols,
+                        v["cycles"].get<uint64_t>(), v["macs"].get<uint64_t>(),
+                        v["dram_bytes"].get<uint64_t>(), v["pe_utilization"].get<double>(), ops);
     }
-    if (v.contains("control_cycles")) {
-      ops += fmt::format("control {:.1f}%", 100 * v["control_cycles"].get<double>() /
-                                               v["cycles"].get<double>());
-    }
-    const auto& cfg = nasa::config_by_name(k);
-    md += fmt::format("| {} | {}x{} | {} | {} | {} | **{:.3f}** | {} |\n", k, cfg.rows, cfg.cols,
-                      v["cycles"].get<uint64_t>(), v["macs"].get<uint64_t>(),
-                      v["dram_bytes"].get<uint64_t>(), v["pe_utilization"].get<double>(), ops);
-  }
-  md += "\nWhere the same runs' cycles go by the hardware counters (share of cycles): the PE array "
+    md +=
+        "\nWhere the same runs' cycles go by the hardware counters (share of cycles): the PE array "
         "issuing a MAC step, the vector unit issuing a step, compute waiting for the output path "
         "(the drain writes one row of a tile, one position's channels, a cycle), for input or "
         "weights, or no layer running (descriptor); *array fill*: MACs per MAC step over Rows x "
         "Cols (partial tiles: few positions or channels). PE utilization = PE busy x fill.\n\n" +
         cycle_shares_header();
-  for (auto& [k, v] : p["accel_model"].items()) {
-    if (v.contains("counters")) md += cycle_shares_row(k, v["counters"]);
-  }
-  md += "\nOne candidate per program (cycle model): one image, its layers streaming through the "
+    for (auto& [k, v] : p["accel_model"].items()) {
+      if (v.contains("counters")) md += cycle_shares_row(k, v["counters"]);
+    }
+    md +=
+        "\nOne candidate per program (cycle model): one image, its layers streaming through the "
         "engine (each fetched, decoded and loaded while the one before computes) against the same "
         "layers each run alone; and a program of a mini-batch of images, compiled layer-major "
         "(each layer for every image: they overlap, and the weights stay on chip):\n\n"
         "| config | candidates | layers | program cycles | layers alone | ratio | cycles saved "
         "per later layer | mini-batch | cycles per image (all candidates) | vs one image |\n"
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (const auto& e : p["programs"]) {
-    const auto prog = e["program_cycles"].get<uint64_t>();
-    const auto alone = e["layers_alone_cycles"].get<uint64_t>();
-    const double per = e["batch_cycles_per_image"].get<double>();
-    md += fmt::format("| {} | {} | {} | {} | {} | {:.3f} | {:.1f} | {} | {:.0f} | {:.3f} |\n",
-                      e["config"].get<std::string>(), e["candidates"].get<size_t>(),
-                      e["layers"].get<uint64_t>(), prog, alone,
-                      static_cast<double>(prog) / static_cast<double>(alone),
-                      e["saved_per_later_layer"].get<double>(), e["batch_images"].get<size_t>(),
-                      per, per / static_cast<double>(prog));
-  }
-  md += "\nWhere those programs' cycles go (layers alone), by op: share of cycles / efficiency "
+    for (const auto& e : p["programs"]) {
+      const auto prog = e["program_cycles"].get<uint64_t>();
+      const auto alone = e["layers_alone_cycles"].get<uint64_t>();
+      const double per = e["batch_cycles_per_image"].get<double>();
+      md += fmt::format("| {} | {} | {} | {} | {} | {:.3f} | {:.1f} | {} | {:.0f} | {:.3f} |\n",
+                        e["config"].get<std::string>(), e["candidates"].get<size_t>(),
+                        e["layers"].get<uint64_t>(), prog, alone,
+                        static_cast<double>(prog) / static_cast<double>(alone),
+                        e["saved_per_later_layer"].get<double>(), e["batch_images"].get<size_t>(),
+                        per, per / static_cast<double>(prog));
+    }
+    md +=
+        "\nWhere those programs' cycles go (layers alone), by op: share of cycles / efficiency "
         "(ideal cycles / cycles):\n\n| config | op | share | efficiency |\n|---|---|---:|---:|\n";
-  for (const auto& e : p["programs"]) {
-    for (const auto& o : e["by_op"]) {
-      md += fmt::format("| {} | {} | {:.1f}% | {:.3f} |\n", e["config"].get<std::string>(),
-                        o["op"].get<std::string>(), 100 * o["share_of_cycles"].get<double>(),
-                        o["efficiency"].get<double>());
+    for (const auto& e : p["programs"]) {
+      for (const auto& o : e["by_op"]) {
+        md += fmt::format("| {} | {} | {:.1f}% | {:.3f} |\n", e["config"].get<std::string>(),
+                          o["op"].get<std::string>(), 100 * o["share_of_cycles"].get<double>(),
+                          o["efficiency"].get<double>());
+      }
     }
   }
-  md += "\n## 4. Simulation speed\n\n| config | Verilator cycles/s |\n|---|---:|\n";
-  for (const auto& e : r["efficiency"]) {
-    md += fmt::format("| {} | {:.0f} |\n", e["config"].get<std::string>(),
-                      e["sim_cycles_per_s"].get<double>());
+  if (r.contains("efficiency")) {
+    md += "\n## 4. Simulation speed\n\n| config | Verilator cycles/s |\n|---|---:|\n";
+    for (const auto& e : r["efficiency"]) {
+      md += fmt::format("| {} | {:.0f} |\n", e["config"].get<std::string>(),
+                        e["sim_cycles_per_s"].get<double>());
+    }
   }
-  md += "\n## 5. Does fusion pay? (issue 17's acceptance, current design)\n\n"
+  if (r.contains("fusion_pays")) {
+    md +=
+        "\n## 5. Does fusion pay? (issue 17's acceptance, current design)\n\n"
         "Reference backend (cycle-exact). *Alone*: every candidate's own program (`nasa eval`); "
         "*fused*: one batch run (`nasa eval --fused`, mini-batch 32). Fusion pays in cycles when "
         "fused cycles <= 1.05 x alone cycles x fused MACs / alone MACs (the ratio column), in DRAM "
         "when fused bytes < alone bytes. DRAM lower bound: every weight set of the fused trie once "
-        "per mini-batch, every image once, every unique leaf's logits once per image (issue 17 asks "
+        "per mini-batch, every image once, every unique leaf's logits once per image (issue 17 "
+        "asks "
         "for <= 10x). Evolution generations: mutations (0.1 a layer) of 8 of the random candidates "
         "(cand_gen's model), on the first images only (the images column).\n\n"
         "| config | batch | images | alone cycles | fused cycles | MACs fused / alone | ratio "
         "(<= 1.05) | alone DRAM | fused DRAM | fused / bound | PE util. alone | PE util. fused "
         "|\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (const auto& c : r["fusion_pays"]) {
-    md += fmt::format(
-        "| {} | {} | {} | {} | {} | {:.3f} | {:.3f} {} | {} | {} {} | {:.1f}x | {:.3f} | {:.3f} "
-        "|\n",
-        c["config"].get<std::string>(), c["batch"].get<std::string>(), c["images"].get<size_t>(),
-        c["alone_cycles"].get<uint64_t>(), c["fused_cycles"].get<uint64_t>(),
-        c["fused_macs"].get<double>() / c["alone_macs"].get<double>(),
-        c["cycles_vs_mac_share"].get<double>(), c["fusion_pays_cycles"].get<bool>() ? "pays" : "no",
-        c["alone_dram_bytes"].get<uint64_t>(), c["fused_dram_bytes"].get<uint64_t>(),
-        c["fusion_pays_dram"].get<bool>() ? "pays" : "no", c["dram_vs_bound"].get<double>(),
-        c["alone_pe_utilization"].get<double>(), c["fused_pe_utilization"].get<double>());
-  }
-  md += "\nPartitioning the PE array's columns between sibling nodes of the fused trie "
+    for (const auto& c : r["fusion_pays"]) {
+      md += fmt::format(
+          "| {} | {} | {} | {} | {} | {:.3f} | {:.3f} {} | {} | {} {} | {:.1f}x | {:.3f} | {:.3f} "
+          "|\n",
+          c["config"].get<std::string>(), c["batch"].get<std::string>(), c["images"].get<size_t>(),
+          c["alone_cycles"].get<uint64_t>(), c["fused_cycles"].get<uint64_t>(),
+          c["fused_macs"].get<double>() / c["alone_macs"].get<double>(),
+          c["cycles_vs_mac_share"].get<double>(),
+          c["fusion_pays_cycles"].get<bool>() ? "pays" : "no",
+          c["alone_dram_bytes"].get<uint64_t>(), c["fused_dram_bytes"].get<uint64_t>(),
+          c["fusion_pays_dram"].get<bool>() ? "pays" : "no", c["dram_vs_bound"].get<double>(),
+          c["alone_pe_utilization"].get<double>(), c["fused_pe_utilization"].get<double>());
+    }
+    md +=
+        "\nPartitioning the PE array's columns between sibling nodes of the fused trie "
         "(docs/engine.md \"Partitioning the array\"): siblings read the same input, so their "
         "first layers (MBConv expansions, 1x1) could run as one layer whose channel tiles hold "
         "both siblings' channels. PE steps of those first layers, each sibling alone (as built, "
@@ -1223,48 +1637,51 @@ std::string markdown(const json& r) {
         "would save as a share of the fused run's cycles:\n\n"
         "| config | batch | sibling groups | steps, per sibling | steps, paired | saved, share of "
         "fused cycles |\n|---|---|---:|---:|---:|---:|\n";
-  for (const auto& c : r["fusion_pays"]) {
-    const auto& p = c["sibling_pairing"];
-    const double a = p["steps_per_sibling"].get<double>(), b = p["steps_paired"].get<double>();
-    md += fmt::format("| {} | {} | {} | {:.0f} | {:.0f} | {:.2f}% |\n",
-                      c["config"].get<std::string>(), c["batch"].get<std::string>(),
-                      p["sibling_groups"].get<uint64_t>(), a, b,
-                      100.0 * (a - b) / c["fused_cycles"].get<double>());
-  }
-  md += "\n## 6. Energy per candidate, fused and alone\n\n";
-  md +=
-      "The energy model (docs/energy.md: per-event energies from Horowitz, ISSCC 2014, 45 nm) "
-      "applied to the counters of the runs of section 5 (RTL and cycle model agree on every "
-      "counter). Per candidate: the batch's energy over its candidates; DRAM share: the DRAM "
-      "bytes' part of it after the reuse each run achieves. The main events' shares of the "
-      "fused run follow.\n\n"
-      "| config | batch | alone uJ / candidate | fused uJ / candidate | fused / alone | DRAM share "
-      "alone | DRAM share fused | fused: MAC | input buffer | weight ring | requant | control |\n"
-      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (const auto& c : r["fusion_pays"]) {
-    const auto& a = c["alone_energy"];
-    const auto& f = c["fused_energy"];
-    if (!a.contains("energy_pj") || !f.contains("energy_pj")) continue;
-    auto share = [&](std::initializer_list<const char*> names) {
-      double s = 0;
-      for (const auto& e : f["energy_breakdown"]) {
-        for (const char* n : names) {
-          if (e["event"].get<std::string>() == n) s += e["share"].get<double>();
+    for (const auto& c : r["fusion_pays"]) {
+      const auto& p = c["sibling_pairing"];
+      const double a = p["steps_per_sibling"].get<double>(), b = p["steps_paired"].get<double>();
+      md += fmt::format("| {} | {} | {} | {:.0f} | {:.0f} | {:.2f}% |\n",
+                        c["config"].get<std::string>(), c["batch"].get<std::string>(),
+                        p["sibling_groups"].get<uint64_t>(), a, b,
+                        100.0 * (a - b) / c["fused_cycles"].get<double>());
+    }
+    md += "\n## 6. Energy per candidate, fused and alone\n\n";
+    md +=
+        "The energy model (docs/energy.md: per-event energies from Horowitz, ISSCC 2014, 45 nm) "
+        "applied to the counters of the runs of section 5 (RTL and cycle model agree on every "
+        "counter). Per candidate: the batch's energy over its candidates; DRAM share: the DRAM "
+        "bytes' part of it after the reuse each run achieves. The main events' shares of the "
+        "fused run follow.\n\n"
+        "| config | batch | alone uJ / candidate | fused uJ / candidate | fused / alone | DRAM "
+        "share "
+        "alone | DRAM share fused | fused: MAC | input buffer | weight ring | requant | control |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& c : r["fusion_pays"]) {
+      const auto& a = c["alone_energy"];
+      const auto& f = c["fused_energy"];
+      if (!a.contains("energy_pj") || !f.contains("energy_pj")) continue;
+      auto share = [&](std::initializer_list<const char*> names) {
+        double s = 0;
+        for (const auto& e : f["energy_breakdown"]) {
+          for (const char* n : names) {
+            if (e["event"].get<std::string>() == n) s += e["share"].get<double>();
+          }
         }
-      }
-      return fmt::format("{:.1f}%", 100.0 * s);
-    };
-    const double ae = a["energy_per_candidate_pj"].get<double>();
-    const double fe = f["energy_per_candidate_pj"].get<double>();
-    md += fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.3f} | {:.1f}% | {:.1f}% | {} | {} | {} "
-                      "| {} | {} |\n",
-                      c["config"].get<std::string>(), c["batch"].get<std::string>(), ae * 1e-6,
-                      fe * 1e-6, fe / ae, 100.0 * a["energy_dram_share"].get<double>(),
-                      100.0 * f["energy_dram_share"].get<double>(), share({"mac"}),
-                      share({"in_buf_read", "in_buf_write"}), share({"wbuf_read", "wbuf_write"}),
-                      share({"requant"}), share({"control"}));
+        return fmt::format("{:.1f}%", 100.0 * s);
+      };
+      const double ae = a["energy_per_candidate_pj"].get<double>();
+      const double fe = f["energy_per_candidate_pj"].get<double>();
+      md += fmt::format(
+          "| {} | {} | {:.1f} | {:.1f} | {:.3f} | {:.1f}% | {:.1f}% | {} | {} | {} "
+          "| {} | {} |\n",
+          c["config"].get<std::string>(), c["batch"].get<std::string>(), ae * 1e-6, fe * 1e-6,
+          fe / ae, 100.0 * a["energy_dram_share"].get<double>(),
+          100.0 * f["energy_dram_share"].get<double>(), share({"mac"}),
+          share({"in_buf_read", "in_buf_write"}), share({"wbuf_read", "wbuf_write"}),
+          share({"requant"}), share({"control"}));
+    }
+    md += "\n![Energy per candidate by event](bench/energy.svg)\n";
   }
-  md += "\n![Energy per candidate by event](bench/energy.svg)\n";
   if (r.contains("imagenet")) {
     const auto& im = r["imagenet"];
     md += "\n## 7. Whole ImageNet candidates (row bands)\n\n";
@@ -1367,6 +1784,87 @@ std::string markdown(const json& r) {
         "images or smaller `--shard-batches` give more), and at the part every rank does alone "
         "(the search's own bookkeeping, each rank's data and quantization).\n";
   }
+  if (r.contains("search_quality")) {
+    const json& s = r["search_quality"];
+    const json& rk = s["ranking"];
+    md += "\n## 10. Search quality: ranking and evolution against random\n\n";
+    md += fmt::format(
+        "Supernet `{}` trained {} epoch(s) (as `nasa run` does). {} candidates spread over the "
+        "space (distinct random draws ordered by MACs, evenly spaced), each scored by the "
+        "supernet with inherited weights (float and int8 on the accelerator, the search's own "
+        "objective: the supernet's BatchNorm statistics), and float after per-candidate BN "
+        "recalibration on {} training images (fused over the trie: {} nodes, {} MACs per "
+        "calibration image instead of {}) and int8 with those statistics (each candidate "
+        "quantized on its own, as `nasa run` ranks its finalists), against the accuracy of the "
+        "candidate trained alone from its inherited weights for {} epoch(s) (what the job's "
+        "finetune stage does, shorter); all on the {} "
+        "validation images.\n\n",
+        s["space"].get<std::string>(), rk["supernet_epochs"].get<int>(), rk["candidates"].size(),
+        rk["calib_images"].get<size_t>(), rk["recal_nodes"].get<size_t>(),
+        rk["recal_macs_fused"].get<uint64_t>(), rk["recal_macs_alone"].get<uint64_t>(),
+        rk["standalone_epochs"].get<int>(), rk["val_images"].get<size_t>());
+    md += "| supernet score | Kendall tau | Spearman rho |\n|---|---:|---:|\n";
+    for (const char* k :
+         {"inherited_float", "inherited_int8", "recalibrated_float", "recalibrated_int8"}) {
+      md += fmt::format("| {} | {:.3f} | {:.3f} |\n", k, rk[k]["kendall_tau"].get<double>(),
+                        rk[k]["spearman_rho"].get<double>());
+    }
+    {
+      // the baseline any score has to beat: a candidate's size alone
+      std::vector<double> macs, trained;
+      for (const auto& c : rk["candidates"]) {
+        macs.push_back(static_cast<double>(c["macs"].get<uint64_t>()));
+        trained.push_back(c["standalone"].get<double>());
+      }
+      md += fmt::format("| MACs (no supernet: the baseline) | {:.3f} | {:.3f} |\n",
+                        kendall_tau(macs, trained), spearman_rho(macs, trained));
+    }
+    md +=
+        "\n| candidate | MACs | inherited float | inherited int8 | recalibrated float (95% CI) | "
+        "recalibrated int8 | standalone |\n|---|---:|---:|---:|---|---:|---:|\n";
+    for (const auto& c : rk["candidates"]) {
+      md += fmt::format(
+          "| {} | {} | {:.2f}% | {:.2f}% | {:.2f}% ({:.2f}-{:.2f}) | {:.2f}% | {:.2f}% |\n",
+          c["arch"].get<std::string>(), c["macs"].get<uint64_t>(),
+          100 * c["inherited_float"].get<double>(), 100 * c["inherited_int8"].get<double>(),
+          100 * c["recalibrated_float"].get<double>(),
+          100 * c["recalibrated_ci95"][0].get<double>(),
+          100 * c["recalibrated_ci95"][1].get<double>(), 100 * c["recalibrated_int8"].get<double>(),
+          100 * c["standalone"].get<double>());
+    }
+    const json& e = s["evolution_vs_random"];
+    md += fmt::format(
+        "\nEvolution against random search, seeds 1-{}, the same budget ({} initial, {} "
+        "generations, {} candidates each), MAC limit {}, objective the int8 accuracy on the "
+        "accelerator (reference backend) on {} validation images; the best's test accuracy on "
+        "the {} test images besides.\n\n"
+        "| seed | random best | val (95% CI) | test | evolution best | val (95% CI) | test |\n"
+        "|---:|---|---|---:|---|---|---:|\n",
+        e["runs"].size(), e["population"].get<size_t>(), e["generations"].get<size_t>(),
+        e["runs"][0]["random"]["evaluated"].get<size_t>(), e["max_macs"].get<uint64_t>(),
+        e["val_images"].get<size_t>(), e["test_images"].get<size_t>());
+    auto cell = [](const json& x) {
+      return fmt::format("{} | {:.2f}% ({:.2f}-{:.2f}) | {:.2f}%", x["best"].get<std::string>(),
+                         100 * x["val_accuracy"].get<double>(),
+                         100 * x["val_ci95"][0].get<double>(), 100 * x["val_ci95"][1].get<double>(),
+                         100 * x["test_accuracy"].get<double>());
+    };
+    for (const auto& row : e["runs"]) {
+      md += fmt::format("| {} | {} | {} |\n", row["seed"].get<size_t>(), cell(row["random"]),
+                        cell(row["evolution"]));
+    }
+    auto p = [](const json& t) {
+      return fmt::format(
+          "mean difference {:+.2f} points, paired t = {}, one-sided p = {:.4f} "
+          "(exact sign-flip test p = {:.4f})",
+          100 * t["mean_difference"].get<double>(),
+          t["t"].is_string() ? t["t"].get<std::string>()
+                             : fmt::format("{:.2f}", t["t"].get<double>()),
+          t["p_paired_t"].get<double>(), t["p_sign_flip"].get<double>());
+    };
+    md += fmt::format("\nEvolution minus random, validation (the objective): {}; test: {}.\n",
+                      p(e["val"]), p(e["test"]));
+  }
   md += "\nCommands: `make bench` (full; `build/bin/nasa-bench --quick` is the CI version, ctest "
         "`bench_quick`). Raw numbers: `bench/results.json`.\n";
   return md;
@@ -1441,6 +1939,12 @@ int main(int argc, char** argv) {
   app.add_option("--md", o.md, "markdown report (default BENCHMARKS.md)");
   app.add_option("--repeats", o.repeats, "timed repeats, medians reported (default 3)");
   app.add_option("--threads", o.threads, "CPU threads of the timed evaluators (default 2)");
+  app.add_option("--only", o.only,
+                 "run only these studies: fusion efficiency peers imagenet board mpi search "
+                 "(default: all); with an existing --out file their results replace its own and "
+                 "the report keeps the rest")
+      ->check(
+          CLI::IsMember({"fusion", "efficiency", "peers", "imagenet", "board", "mpi", "search"}));
   std::string render;
   app.add_option("--render", render,
                  "only render this results JSON as the markdown report (--md); runs nothing");
@@ -1455,47 +1959,79 @@ int main(int argc, char** argv) {
     if (o.quick) o.repeats = 1;
     bool ok = true;
     const auto t_all = Clock::now();
-    json r;
-    r["mode"] = o.quick ? "quick" : "full";
-    r["machine"] = machine();
+    std::string today;
     {
       const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
       char buf[32];
       std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&now));
-      r["date"] = buf;
+      today = buf;
     }
-    r["repeats"] = o.repeats;
+    json r;
+    // --only with an earlier results file: its studies are replaced, the rest kept, and the
+    // report says which sections come from which run
+    const bool update = !o.only.empty() && fs::exists(o.out);
+    if (update) {
+      std::ifstream in(o.out);
+      r = json::parse(in);
+    } else {
+      r["mode"] = o.quick ? "quick" : "full";
+      r["machine"] = machine();
+      r["date"] = today;
+      r["repeats"] = o.repeats;
+    }
     const auto& sim = nasa::config_by_name("sim");
-    status("1/9 fusion on fbnet-imagenet and proxyless-imagenet");
-    const size_t gens = o.quick ? 3 : 20, images = o.quick ? 4 : 64;
-    const uint64_t budget = o.quick ? (64ull << 20) : (1ull << 30);
-    r["fusion"] = json::array(
-        {fusion_study("fbnet-imagenet", 400'000'000, gens, images, budget, sim, ok),
-         fusion_study("proxyless-imagenet", 400'000'000, gens, images, budget, sim, ok)});
-    status("2/9 accelerator efficiency on the RTL, 4/5 simulation speed");
-    json eff = json::array();
-    for (const char* name : {"fpga", "sim", "large"}) {
-      const uint64_t n = o.quick ? 10 : (std::string(name) == "large" ? 250 : 800);
-      eff.push_back(efficiency_study(nasa::config_by_name(name), n, ok));
+    auto want = [&](const char* study) { return o.only.empty() || o.only.count(study) != 0; };
+    if (want("fusion")) {
+      status("1/10 fusion on fbnet-imagenet and proxyless-imagenet");
+      const size_t gens = o.quick ? 3 : 20, images = o.quick ? 4 : 64;
+      const uint64_t budget = o.quick ? (64ull << 20) : (1ull << 30);
+      r["fusion"] = json::array(
+          {fusion_study("fbnet-imagenet", 400'000'000, gens, images, budget, sim, ok),
+           fusion_study("proxyless-imagenet", 400'000'000, gens, images, budget, sim, ok)});
     }
-    r["efficiency"] = eff;
-    status("3/9 peers: libtorch fp32, fused int8 reference, modeled accelerator");
+    if (want("efficiency")) {
+      status("2/10 accelerator efficiency on the RTL, 4/10 simulation speed");
+      json eff = json::array();
+      for (const char* name : {"fpga", "sim", "large"}) {
+        const uint64_t n = o.quick ? 10 : (std::string(name) == "large" ? 250 : 800);
+        eff.push_back(efficiency_study(nasa::config_by_name(name), n, ok));
+      }
+      r["efficiency"] = eff;
+    }
     const CandidateSet set(o.quick ? 4 : 20, o.quick ? 32 : 256);
-    r["peers"] = peers_study(set, o.repeats, o.threads);
-    r["fusion_pays"] = fusion_pays_study(set, o.quick, o.threads);
-    status("6/9 whole fbnet-imagenet candidates (row bands) on the cycle model");
-    r["imagenet"] = imagenet_study("fbnet-imagenet", o.quick ? 2 : 10, 8, ok);
-    r["board"] = board_study(set, o.quick ? 1 : 4, o.quick ? 2 : 4, o.quick ? 1 : 8, ok);
-    r["mpi"] = mpi_study(o.quick, o.repeats, ok);
-    r["seconds"] = since(t_all);
+    if (want("peers")) {
+      status("3/10 peers: libtorch fp32, fused int8 reference, modeled accelerator");
+      r["peers"] = peers_study(set, o.repeats, o.threads);
+      r["fusion_pays"] = fusion_pays_study(set, o.quick, o.threads);
+    }
+    if (want("imagenet")) {
+      status("7/10 whole fbnet-imagenet candidates (row bands) on the cycle model");
+      r["imagenet"] = imagenet_study("fbnet-imagenet", o.quick ? 2 : 10, 8, ok);
+    }
+    if (want("board")) {
+      r["board"] = board_study(set, o.quick ? 1 : 4, o.quick ? 2 : 4, o.quick ? 1 : 8, ok);
+    }
+    if (want("mpi")) r["mpi"] = mpi_study(o.quick, o.repeats, ok);
+    if (want("search")) r["search_quality"] = search_quality_study(o.quick, o.threads, ok);
+    if (update) {
+      r["updates"].push_back({{"studies", o.only},
+                              {"mode", o.quick ? "quick" : "full"},
+                              {"machine", machine()},
+                              {"date", today},
+                              {"seconds", since(t_all)}});
+    } else {
+      r["seconds"] = since(t_all);
+    }
     r["checks_passed"] = ok;
     const fs::path out(o.out);
     if (out.has_parent_path()) fs::create_directories(out.parent_path());
     nasa::write_file_atomic(o.out, r.dump(2) + "\n");
     nasa::write_file_atomic(o.md, markdown(r));
     const fs::path svg_path = (out.has_parent_path() ? out.parent_path() : fs::path(".")) / "fusion.svg";
-    nasa::svg::write_file(svg_path, fusion_svg(r["fusion"]));
-    nasa::svg::write_file(svg_path.parent_path() / "energy.svg", energy_svg(r["fusion_pays"]));
+    if (r.contains("fusion")) nasa::svg::write_file(svg_path, fusion_svg(r["fusion"]));
+    if (r.contains("fusion_pays")) {
+      nasa::svg::write_file(svg_path.parent_path() / "energy.svg", energy_svg(r["fusion_pays"]));
+    }
     status(fmt::format("wrote {} and {} in {:.0f} s; {}", o.out, o.md, since(t_all),
                        ok ? "checks passed" : "CHECKS FAILED"));
     return ok ? 0 : 1;

@@ -266,3 +266,46 @@ TEST(TrainRun, FusedRecalibrationEqualsOneByOne) {
               static_cast<unsigned long long>(fused.macs_fused),
               static_cast<unsigned long long>(fused.macs_alone));
 }
+
+// Each candidate's recalibrated weights carry its own statistics: evaluated alone they give the
+// fused recalibration's accuracy, and a BatchNorm on the path differs from the supernet's.
+TEST(TrainRun, RecalibratedWeightsCarryEachCandidatesStatistics) {
+  const auto net = nasa::spec::builtin_space("fmnist-mb14");
+  const auto dir = fresh_dir("recal_weights");
+  nasa::train::train_supernet(net, one_step_config(), dir);
+  const auto w = nasa::runtime::load_supernet_dir(dir).weights;
+  const std::vector<nasa::spec::Candidate> cands = {
+      {0, 1, 2, 3, 4, 5}, {0, 1, 2, 3, 1, 5}, {3, 4, 4, 5, 0, 1}, {0, 1, 2, 3, 4, 5}};
+  const auto& ds = small_dataset();
+  const auto fused = nasa::train::recalibrated_accuracy(net, w, cands, ds, 64, ds, 1000, 300, 1);
+  const auto ws = nasa::train::recalibrated_weights(net, w, cands, ds, 64, 1);
+  ASSERT_EQ(ws.size(), cands.size());
+  auto values = [](const nasa::weights::TensorFile& f, const std::string& name) {
+    const auto v = f.at(name).f32();
+    return std::vector<float>(v.begin(), v.end());
+  };
+  for (size_t i = 0; i < cands.size(); ++i) {
+    EXPECT_EQ(ws[i].metadata, w.metadata);
+    // one image's worth: the two forwards batch the images differently
+    EXPECT_NEAR(nasa::train::float_accuracy(net, ws[i], cands[i], ds, 1000, 300, 1),
+                fused.accuracy[i], 1.01 / 300)
+        << "candidate " << i;
+    EXPECT_NE(values(ws[i], "head.bn.running_mean"), values(w, "head.bn.running_mean"));
+  }
+  // candidates 0 and 1 share layers 0-3, so those statistics; their heads differ (layer 4
+  // changes the shape: no residual path that an untrained block could leave as the identity)
+  const std::string l4 = "layers.3.choices.3";
+  bool any_bn = false;
+  for (const auto& [name, t] : ws[0].tensors) {
+    if (name.starts_with(l4) && name.ends_with("running_var")) {
+      any_bn = true;
+      EXPECT_EQ(values(ws[0], name), values(ws[1], name)) << name;
+      EXPECT_NE(values(ws[0], name), values(w, name)) << name;
+    }
+  }
+  EXPECT_TRUE(any_bn);
+  EXPECT_NE(values(ws[0], "head.bn.running_mean"), values(ws[1], "head.bn.running_mean"));
+  for (const auto& [name, t] : ws[0].tensors) {
+    EXPECT_EQ(values(ws[0], name), values(ws[3], name)) << name;  // the duplicate
+  }
+}

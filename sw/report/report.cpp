@@ -33,6 +33,20 @@ json entry(const Evaluated& e) {
           {"generation", e.generation}};
 }
 
+// entry() with the 95% confidence interval of its validation accuracy (search::accuracy_ci95).
+json entry_ci(const Evaluated& e, size_t val_images) {
+  json j = entry(e);
+  const auto ci = search::accuracy_ci95(e.correct, val_images);
+  j["val_ci95"] = {ci.lo, ci.hi};
+  return j;
+}
+
+std::string pct_ci(const Evaluated& e, size_t val_images) {
+  const auto ci = search::accuracy_ci95(e.correct, val_images);
+  return fmt::format("{:.2f}% ({:.1f}-{:.1f})", 100.0 * e.val_accuracy, 100.0 * ci.lo,
+                     100.0 * ci.hi);
+}
+
 json settings_json(const SearchResult& r) {
   json j = search_settings_json(r.config);
   j.update({{"supernet", r.supernet},
@@ -52,13 +66,13 @@ void write_text(const std::filesystem::path& p, const std::string& s) {
 }
 
 void candidate_table(std::string& md, const SearchResult& r, const std::vector<size_t>& idx) {
-  md += "| # | arch | val acc | MACs/image | params | cycles/image alone | generation |\n";
+  md += "| # | arch | val acc (95% CI) | MACs/image | params | cycles/image alone | generation |\n";
   md += "|---|------|--------:|-----:|-------:|-------------:|-----------:|\n";
   for (size_t i = 0; i < idx.size(); ++i) {
     const auto& e = r.evaluated[idx[i]];
     md += fmt::format("| {} | `{}`{} | {} | {} | {} | {} | {} |\n", i + 1,
                       spec::format_candidate(e.arch), r.best && *r.best == idx[i] ? " (best)" : "",
-                      pct(e.val_accuracy), e.macs, e.params, e.cycles, e.generation);
+                      pct_ci(e, r.val_images), e.macs, e.params, e.cycles, e.generation);
   }
 }
 
@@ -173,10 +187,10 @@ json to_json(const SearchResult& r) {
   json j;
   j["strategy"] = search::strategy_name(r.config.strategy);
   j["settings"] = settings_json(r);
-  j["best"] = r.best ? entry(r.evaluated[*r.best]) : json(nullptr);
+  j["best"] = r.best ? entry_ci(r.evaluated[*r.best], r.val_images) : json(nullptr);
   json top = json::array(), pareto = json::array(), all = json::array(), gens = json::array();
-  for (size_t i : r.top(5)) top.push_back(entry(r.evaluated[i]));
-  for (size_t i : r.pareto) pareto.push_back(entry(r.evaluated[i]));
+  for (size_t i : r.top(5)) top.push_back(entry_ci(r.evaluated[i], r.val_images));
+  for (size_t i : r.pareto) pareto.push_back(entry_ci(r.evaluated[i], r.val_images));
   for (const auto& e : r.evaluated) all.push_back(entry(e));
   for (const auto& g : r.generations) {
     gens.push_back({{"generation", g.generation},
@@ -276,11 +290,17 @@ std::string markdown(std::span<const SearchResult> runs) {
     }
     if (evo && rnd) {
       const size_t e = best_of(*evo), q = best_of(*rnd);
-      md += fmt::format("\nResult: evolution {} random ({} vs {} correct of {} images).\n",
-                        e > q    ? "beats"
-                        : e == q ? "ties with"
-                                 : "loses to",
-                        e, q, main.val_images);
+      const auto ce = search::accuracy_ci95(e, main.val_images);
+      const auto cq = search::accuracy_ci95(q, main.val_images);
+      md += fmt::format(
+          "\nResult: evolution {} random ({} vs {} correct of {} images; 95% intervals "
+          "{:.1f}-{:.1f}% and {:.1f}-{:.1f}%, {}).\n",
+          e > q    ? "beats"
+          : e == q ? "ties with"
+                   : "loses to",
+          e, q, main.val_images, 100 * ce.lo, 100 * ce.hi, 100 * cq.lo, 100 * cq.hi,
+          ce.lo > cq.hi || cq.lo > ce.hi ? "disjoint"
+                                         : "overlapping: one seed does not tell them apart");
     }
     md += "\n";
   }
@@ -293,7 +313,7 @@ std::string markdown(std::span<const SearchResult> runs) {
       md += fmt::format(
           "Best under the constraints: `{}`, val accuracy {}, {} MACs, {} params, {} cycles per "
           "image ({} candidates evaluated).\n\n",
-          spec::format_candidate(b.arch), pct(b.val_accuracy), b.macs, b.params, b.cycles,
+          spec::format_candidate(b.arch), pct_ci(b, r.val_images), b.macs, b.params, b.cycles,
           r.evaluated.size());
     }
     candidate_table(md, r, r.top(5));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <random>
@@ -104,6 +105,46 @@ uint64_t CycleModel::cycles(const spec::Candidate& c) {
   return cyc;
 }
 
+std::vector<std::vector<int>> allowed_choices(const spec::Supernet& net) {
+  std::vector<std::vector<int>> out;
+  for (size_t l = 0; l < net.layers.size(); ++l) {
+    std::vector<int> ok;
+    for (size_t k = 0; k < net.layers[l].choices.size(); ++k) {
+      if (net.layers[l].choices[k].kind != spec::OpKind::Skip || spec::skip_allowed(net, l)) {
+        ok.push_back(static_cast<int>(k));
+      }
+    }
+    out.push_back(std::move(ok));
+  }
+  return out;
+}
+
+spec::OpCost smallest_cost(const spec::Supernet& net) {
+  spec::OpCost lo = spec::stem_cost(net);
+  lo += spec::head_cost(net);
+  const auto allowed = allowed_choices(net);
+  for (size_t l = 0; l < allowed.size(); ++l) {
+    uint64_t m = UINT64_MAX, p = UINT64_MAX;
+    for (int k : allowed[l]) {
+      const auto oc = spec::op_cost(net, l, static_cast<size_t>(k));
+      m = std::min(m, oc.macs);
+      p = std::min(p, oc.params);
+    }
+    lo.macs += m;
+    lo.params += p;
+  }
+  return lo;
+}
+
+Interval accuracy_ci95(size_t correct, size_t n) {
+  if (n == 0) return {};
+  const double z = 1.959963984540054, nn = static_cast<double>(n);
+  const double p = static_cast<double>(std::min(correct, n)) / nn;
+  const double den = 1 + z * z / nn, mid = (p + z * z / (2 * nn)) / den;
+  const double half = z * std::sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn)) / den;
+  return {std::max(0.0, mid - half), std::min(1.0, mid + half)};
+}
+
 std::vector<std::vector<spec::Candidate>> split_batch(const spec::Supernet& net,
                                                       const hw::Config& cfg,
                                                       std::span<const spec::Candidate> batch) {
@@ -162,15 +203,7 @@ class Searcher {
         rng_(c.seed),
         t0_(std::chrono::steady_clock::now()) {
     if (q) cycles_.emplace(*q, cfg);
-    for (size_t l = 0; l < net_.layers.size(); ++l) {
-      std::vector<int> ok;
-      for (size_t k = 0; k < net_.layers[l].choices.size(); ++k) {
-        if (net_.layers[l].choices[k].kind != spec::OpKind::Skip || spec::skip_allowed(net_, l)) {
-          ok.push_back(static_cast<int>(k));
-        }
-      }
-      allowed_.push_back(std::move(ok));
-    }
+    allowed_ = allowed_choices(net_);
     check_static_bounds();
   }
 
@@ -223,19 +256,8 @@ class Searcher {
   // Exact minima of MACs and params (costs add up per layer): a limit below them is impossible
   // without sampling.
   void check_static_bounds() {
-    spec::OpCost lo = spec::stem_cost(net_);
-    lo += spec::head_cost(net_);
-    uint64_t min_macs = lo.macs, min_params = lo.params;
-    for (size_t l = 0; l < allowed_.size(); ++l) {
-      uint64_t m = UINT64_MAX, p = UINT64_MAX;
-      for (int k : allowed_[l]) {
-        const auto oc = spec::op_cost(net_, l, static_cast<size_t>(k));
-        m = std::min(m, oc.macs);
-        p = std::min(p, oc.params);
-      }
-      min_macs += m;
-      min_params += p;
-    }
+    const spec::OpCost lo = smallest_cost(net_);
+    const uint64_t min_macs = lo.macs, min_params = lo.params;
     const auto& k = c_.constraints;
     if (k.max_macs && k.max_macs < min_macs) {
       throw SearchError(fmt::format(

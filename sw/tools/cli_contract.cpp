@@ -57,6 +57,9 @@ constexpr std::array kRules{
     NumericRule{"--max-cycles", 0, kU63, true},
     NumericRule{"--val-images", 1, 10000, true},
     NumericRule{"--top", 1, 1000, true},
+    NumericRule{"--finalists", 1, 1000, true},
+    NumericRule{"--recal-images", 0, 50000, true},
+    NumericRule{"--finalist-images", 0, 10000, true},
     NumericRule{"--test-images", 1, 10000, true},
     NumericRule{"--rtl-images", 0, 10000, true},
 };

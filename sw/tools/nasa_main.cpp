@@ -679,7 +679,7 @@ void apply_preset(RunOptions& r) {
   // (mirroring keeps Fashion-MNIST's classes; with --data it is the user's call)
   if (!given("--finetune-flip") && r.p.data.empty()) r.p.finetune_flip = p.finetune_flip;
   if (!given("--max-macs") && p.max_macs) {
-    const uint64_t lo = nasa::pipeline::smallest_macs(r.p.net);
+    const uint64_t lo = nasa::search::smallest_cost(r.p.net).macs;
     if (lo <= p.max_macs) {
       r.p.search.constraints.max_macs = p.max_macs;
     } else {
@@ -1017,7 +1017,15 @@ int nasa_main(int argc, char** argv) {
                   "mini-batches of 32 images per shard of the validation images (the unit "
                   "mpirun's ranks share; docs/mpi.md)");
   run->add_option("--calib", ro.p.calib_images, "calibration images");
-  run->add_option("--top", ro.p.top_n, "candidates re-evaluated on the test set");
+  run->add_option("--finalists", ro.p.finalists,
+                  "top candidates of each search ranked again on the whole validation split, "
+                  "BatchNorm recalibrated (default 5)");
+  run->add_option("--recal-images", ro.p.recal_images,
+                  "training images the finalists' BatchNorm statistics are recalibrated on (0: "
+                  "the supernet's; default 256)");
+  run->add_option("--finalist-images", ro.p.finalist_images,
+                  "validation images the finalists are ranked on (0: the whole split; default 0)");
+  run->add_option("--top", ro.p.top_n, "finalists evaluated on the test set");
   run->add_option("--test-images", ro.p.test_images, "test images");
   run->add_option("--rtl-images", ro.p.rtl_images,
                   "test images of the RTL cross-check of the final model (default 256, 0 = skip)");

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 #include "nasa/compiler.h"
@@ -125,6 +126,9 @@ json run_key(const Options& o) {
             {"val_images", o.val_images},
             {"calib_images", o.calib_images},
             {"top", o.top_n},
+            {"finalists", o.finalists},
+            {"recal_images", o.recal_images},
+            {"finalist_images", o.finalist_images},
             {"test_images", o.test_images},
             {"rtl_images", o.rtl_images},
             {"hw_config", o.hw_config}};
@@ -268,9 +272,12 @@ runtime::EvalResult eval_chunked(const runtime::Runtime& rt, const spec::Candida
   return all;
 }
 
-json candidate_entry(const search::Evaluated& e) {
+// `val_images`: the search's, for the 95% confidence interval of val_accuracy.
+json candidate_entry(const search::Evaluated& e, size_t val_images) {
+  const auto ci = search::accuracy_ci95(e.correct, val_images);
   return {{"arch", spec::format_candidate(e.arch)},
           {"val_accuracy", e.val_accuracy},
+          {"val_ci95", {ci.lo, ci.hi}},
           {"macs_per_image", e.macs},
           {"params", e.params},
           {"cycles_per_image_alone", e.cycles}};
@@ -298,6 +305,14 @@ void check_sizes(const Options& o, size_t val, size_t train, size_t test) {
   if (o.calib_images < 1 || o.calib_images > train) {
     bad(fmt::format("--calib {}: expected 1..{}", o.calib_images, train));
   }
+  if (o.finalist_images > val) {
+    bad(fmt::format("--finalist-images {}: expected 0..{} (the validation split; 0: all)",
+                    o.finalist_images, val));
+  }
+  if (o.recal_images > train) {
+    bad(fmt::format("--recal-images {}: expected 0..{} (the training images)", o.recal_images,
+                    train));
+  }
   if (test == 0) bad("the data has no test split (docs/data.md): `nasa run` tests on it");
   if (o.test_images < 1 || o.test_images > test) {
     bad(fmt::format("--test-images {}: expected 1..{}", o.test_images, test));
@@ -324,15 +339,22 @@ const Preset& find_preset(std::string_view name) {
       fmt::format("--preset '{}': unknown (available: {})", name, fmt::join(names, ", ")));
 }
 
-uint64_t smallest_macs(const spec::Supernet& net) {
-  uint64_t m = spec::stem_cost(net).macs + spec::head_cost(net).macs;
-  for (size_t l = 0; l < net.layers.size(); ++l) {
-    uint64_t lo = UINT64_MAX;
-    for (size_t k = 0; k < net.layers[l].choices.size(); ++k)
-      lo = std::min(lo, spec::op_cost(net, l, k).macs);
-    m += lo;
+std::vector<Recalibrated> recalibrated_candidates(
+    const runtime::FloatSupernet& sn, std::span<const spec::Candidate> cands,
+    const data::Dataset& train_set, size_t recal_images, size_t calib_images, const hw::Config& cfg,
+    const runtime::DeviceFactory& factory, int threads) {
+  std::vector<weights::TensorFile> w =
+      recal_images
+          ? train::recalibrated_weights(sn.net, sn.weights, cands, train_set, recal_images, threads)
+          : std::vector<weights::TensorFile>(cands.size(), sn.weights);
+  std::vector<Recalibrated> out;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    const weights::Subnet s = weights::extract_subnet(sn.net, w[i], cands[i]);
+    runtime::Runtime rt(compile::quantize(s.net, s.weights, train_set, calib_images), cfg, factory,
+                        "ref");
+    out.push_back({std::move(w[i]), std::move(rt)});
   }
-  return m;
+  return out;
 }
 
 void preflight(const Options& o) {
@@ -347,6 +369,7 @@ void preflight(const Options& o) {
     bad(fmt::format("--finetune-shift {}: expected 0..8 pixels", o.finetune_shift));
   }
   if (o.top_n < 1) bad(fmt::format("--top {}: expected >= 1", o.top_n));
+  if (o.finalists < 1) bad(fmt::format("--finalists {}: expected >= 1", o.finalists));
   // (against the default Fashion-MNIST's sizes here; a --data directory's are checked once it
   // is read, check_data)
   if (o.data.empty() && o.val_split.empty())
@@ -630,44 +653,96 @@ Result run_in(const Options& o_in, fs::path& created) {
   // the other ranks of an mpirun job search with this one (run_worker)
   tell_workers({{"step", "search"}, {"dir", sdir.string()}});
   const Searched sr = search_both(o, jd, sn, cfg);
-  const runtime::Runtime& rt = sr.rt;
   const std::vector<search::SearchResult>& runs = sr.runs;
   report::write_outputs(res.dir / "search", runs, resuming);
   wrote(o, res.dir / "search", "result.json, report.md, pareto.svg");
   const search::SearchResult& evo = runs.back();
   const search::SearchResult& rnd = runs.front();
   if (!evo.best) throw std::runtime_error("search: no candidate was evaluated");
-  const search::Evaluated best = evo.evaluated[*evo.best];
-  stage("search", t0,
-        fmt::format("{} + {} candidates (random + evolution), best val {} ({})",
-                    rnd.evaluated.size(), evo.evaluated.size(), pct(best.val_accuracy),
-                    spec::format_candidate(best.arch)));
+  {
+    const search::Evaluated& b = evo.evaluated[*evo.best];
+    stage("search", t0,
+          fmt::format("{} + {} candidates (random + evolution), best val {} ({})",
+                      rnd.evaluated.size(), evo.evaluated.size(), pct(b.val_accuracy),
+                      spec::format_candidate(b.arch)));
+  }
 
-  // 3. The top candidates on the test set with inherited weights: int8 fused, float libtorch.
+  // 3. The finalists (docs/nas-job.md "Finalists"): the top candidates of both searches, each
+  // with its BatchNorm statistics recalibrated on its own path (SPOS; fused over their trie) and
+  // quantized with them, ranked by int8 accuracy on the whole validation split; the first is the
+  // result. Then the first top_n on the test set, int8 and float, with those statistics.
   t0 = Clock::now();
+  std::vector<search::Evaluated> fin_c;
+  {
+    std::set<spec::Candidate> have;
+    for (const search::SearchResult* r : {&evo, &rnd}) {
+      for (size_t i : r->top(o.finalists)) {
+        if (have.insert(r->evaluated[i].arch).second) fin_c.push_back(r->evaluated[i]);
+      }
+    }
+  }
+  std::vector<spec::Candidate> fin_arch;
+  for (const auto& e : fin_c) fin_arch.push_back(e.arch);
+  const size_t n_val = o.finalist_images ? o.finalist_images : jd.val;
+  say(o, fmt::format("finalists: {} candidates, BN recalibrated on {} training images, int8 on {} "
+                     "validation images",
+                     fin_c.size(), o.recal_images, n_val));
+  const std::vector<Recalibrated> fin_q = recalibrated_candidates(
+      sn, fin_arch, train_set, o.recal_images, o.calib_images, cfg, o.ref_factory, o.train.threads);
+  const auto val_all = train_set.byte_images(jd.train_only(), jd.train_only() + n_val);
+  const auto val_all_labels = train_set.label_range(jd.train_only(), jd.train_only() + n_val);
+  std::vector<size_t> fin_correct;
+  const spec::Candidate alone(o.net.layers.size(), 0);
+  for (size_t i = 0; i < fin_c.size(); ++i) {
+    fin_correct.push_back(fused_correct(fin_q[i].rt, {&alone, 1}, val_all, val_all_labels,
+                                        o.search.mini_batch, o, "finalists (int8)")
+                              .at(0));
+    say(o, fmt::format("finalist {} of {}: {}: {} on the validation split (search: {})", i + 1,
+                       fin_c.size(), spec::format_candidate(fin_arch[i]),
+                       pct(static_cast<double>(fin_correct.back()) / n_val),
+                       pct(fin_c[i].val_accuracy)));
+  }
+  // most correct first; ties: fewer MACs, then the order above
+  std::vector<size_t> fin_rank(fin_c.size());
+  for (size_t i = 0; i < fin_rank.size(); ++i) fin_rank[i] = i;
+  std::stable_sort(fin_rank.begin(), fin_rank.end(), [&](size_t a, size_t b) {
+    if (fin_correct[a] != fin_correct[b]) return fin_correct[a] > fin_correct[b];
+    return fin_c[a].macs < fin_c[b].macs;
+  });
+  const search::Evaluated best = fin_c.at(fin_rank.at(0));
+  auto finalist_json = [&](size_t i) {
+    json e = candidate_entry(fin_c[i], o.val_images);
+    const auto ci = search::accuracy_ci95(fin_correct[i], n_val);
+    e["finalist_val_accuracy_int8"] = static_cast<double>(fin_correct[i]) / n_val;
+    e["finalist_val_ci95"] = {ci.lo, ci.hi};
+    return e;
+  };
+  json finalists_json = json::array();
+  for (size_t i : fin_rank) finalists_json.push_back(finalist_json(i));
   const auto test_imgs = test_set.byte_images(0, o.test_images);
   const auto test_labels = test_set.label_range(0, o.test_images);
-  std::vector<search::Evaluated> top;
-  for (size_t i : evo.top(o.top_n)) top.push_back(evo.evaluated[i]);
-  std::vector<spec::Candidate> top_arch;
-  for (const auto& e : top) top_arch.push_back(e.arch);
-  const auto top_correct = fused_correct(rt, top_arch, test_imgs, test_labels,
-                                         o.search.mini_batch, o, "test top (int8, fused)");
   json top_json = json::array();
-  for (size_t i = 0; i < top.size(); ++i) {
-    json e = candidate_entry(top[i]);
-    e["test_accuracy_int8"] = static_cast<double>(top_correct[i]) / o.test_images;
-    e["test_accuracy_float"] = train::float_accuracy(sn.net, sn.weights, top[i].arch, test_set, 0,
-                                                     o.test_images, o.train.threads);
-    e["weights"] = "inherited";
+  for (size_t r = 0; r < fin_rank.size() && r < o.top_n; ++r) {
+    const size_t i = fin_rank[r];
+    json e = finalist_json(i);
+    e["test_accuracy_int8"] =
+        static_cast<double>(fused_correct(fin_q[i].rt, {&alone, 1}, test_imgs, test_labels,
+                                          o.search.mini_batch, o, "test top (int8)")
+                                .at(0)) /
+        o.test_images;
+    e["test_accuracy_float"] = train::float_accuracy(sn.net, fin_q[i].weights, fin_arch[i],
+                                                     test_set, 0, o.test_images, o.train.threads);
+    e["weights"] = o.recal_images ? "inherited, BatchNorm recalibrated" : "inherited";
     top_json.push_back(e);
-    say(o, fmt::format("test {}: int8 {}, float {} (inherited weights)",
-                       e["arch"].get<std::string>(), pct(e["test_accuracy_int8"]),
-                       pct(e["test_accuracy_float"])));
+    say(o, fmt::format("test {}: int8 {}, float {} ({} weights)", e["arch"].get<std::string>(),
+                       pct(e["test_accuracy_int8"]), pct(e["test_accuracy_float"]),
+                       e["weights"].get<std::string>()));
   }
-  stage("test-top", t0,
-        fmt::format("{} candidates x {} test images, int8 (fused, ref) and float (libtorch)",
-                    top.size(), o.test_images));
+  stage("finalists", t0,
+        fmt::format("{} candidates x {} validation images, int8 (ref){}; the first {} on {} test "
+                    "images; best {}",
+                    fin_c.size(), n_val, o.recal_images ? ", BN recalibrated" : "", top_json.size(),
+                    o.test_images, spec::format_candidate(best.arch)));
 
   // 4. The chosen candidate trained standalone from its inherited weights.
   t0 = Clock::now();
@@ -774,7 +849,7 @@ Result run_in(const Options& o_in, fs::path& created) {
   }
 
   // 7. result.json (seeds decide it all: no times in it), report.md, pareto.svg, timing.json.
-  json best_json = candidate_entry(best);
+  json best_json = candidate_entry(best, o.val_images);
   best_json["test_accuracy_int8"] = fin_int8;
   best_json["test_accuracy_float"] = fin_float;
   best_json["inherited_test_accuracy_int8"] = top_json.at(0)["test_accuracy_int8"];
@@ -799,11 +874,15 @@ Result run_in(const Options& o_in, fs::path& created) {
                    {"preset", o.preset},
                    {"val_images", o.val_images},
                    {"calib_images", o.calib_images},
+                   {"finalists", o.finalists},
+                   {"recal_images", o.recal_images},
+                   {"finalist_images", n_val},
                    {"test_images", o.test_images},
                    {"rtl_images", o.rtl_images},
                    {"hw_config", o.hw_config}}},
                  {"best", best_json},
                  {"top", top_json},
+                 {"finalists", finalists_json},
                  {"pareto", search_all["pareto"]},
                  {"comparison", search_all.value("comparison", json::object())},
                  {"evaluated_count", evo.evaluated.size()},
@@ -838,20 +917,26 @@ Result run_in(const Options& o_in, fs::path& created) {
     table += fmt::format("{:<11} {:>9.1f}  {}\n", s.name, s.seconds, s.detail);
   }
   table += fmt::format("{:<11} {:>9.1f}\n\n", "total", since(t_all));
-  table += fmt::format("{:<4} {:<22} {:>8} {:>10} {:>10} {:>10} {:>8} {:>11}\n", "rank", "arch",
-                       "val", "test int8", "test float", "MACs/img", "params", "cycles/img*");
+  table += fmt::format("{:<4} {:<22} {:>8} {:>8} {:>10} {:>10} {:>10} {:>8} {:>11}\n", "rank",
+                       "arch", "val*", "val fin*", "test int8", "test float", "MACs/img", "params",
+                       "cycles/img*");
   for (size_t i = 0; i < top_json.size(); ++i) {
     const auto& e = top_json[i];
-    table += fmt::format("{:<4} {:<22} {:>8} {:>10} {:>10} {:>10} {:>8} {:>11}\n", i + 1,
+    table += fmt::format("{:<4} {:<22} {:>8} {:>8} {:>10} {:>10} {:>10} {:>8} {:>11}\n", i + 1,
                          e["arch"].get<std::string>(), pct(e["val_accuracy"]),
-                         pct(e["test_accuracy_int8"]), pct(e["test_accuracy_float"]),
-                         e["macs_per_image"].get<uint64_t>(), e["params"].get<uint64_t>(),
-                         e["cycles_per_image_alone"].get<uint64_t>());
+                         pct(e["finalist_val_accuracy_int8"]), pct(e["test_accuracy_int8"]),
+                         pct(e["test_accuracy_float"]), e["macs_per_image"].get<uint64_t>(),
+                         e["params"].get<uint64_t>(), e["cycles_per_image_alone"].get<uint64_t>());
   }
-  table += fmt::format("{:<4} {:<22} {:>8} {:>10} {:>10} {:>10} {:>8} {:>11}\n", "best",
+  table += fmt::format("{:<4} {:<22} {:>8} {:>8} {:>10} {:>10} {:>10} {:>8} {:>11}\n", "best",
                        spec::format_candidate(best.arch) + " (fine-tuned)", pct(best.val_accuracy),
-                       pct(fin_int8), pct(fin_float), best.macs, best.params, cycles_per_image);
-  table += "* cycles/img: accelerator cycles of one image run alone (cycles_per_image_alone)\n";
+                       pct(finalists_json.at(0)["finalist_val_accuracy_int8"]), pct(fin_int8),
+                       pct(fin_float), best.macs, best.params, cycles_per_image);
+  table += fmt::format(
+      "* val: the search's int8 accuracy on {} validation images; val fin: the finalists' on {} "
+      "validation images{}; cycles/img: accelerator cycles of one image run alone "
+      "(cycles_per_image_alone)\n",
+      o.val_images, n_val, o.recal_images ? ", BatchNorm recalibrated" : "");
   const auto cmp = [](const search::SearchResult& r) {
     return r.best ? r.evaluated[*r.best].correct : size_t{0};
   };
@@ -883,6 +968,24 @@ Result run_in(const Options& o_in, fs::path& created) {
         "result.json and report), `final/model` (the fine-tuned network: `nasa eval --supernet "
         "final/model --arch " +
         spec::format_candidate(only) + "`), `pareto.svg`.\n\n";
+  md += fmt::format(
+      "## Finalists\n\nThe top {} of each search, each with its BatchNorm statistics {}, "
+      "quantized with them and ranked by int8 accuracy on {} validation images (95% "
+      "intervals); the first is the result.\n\n| # | arch | search val ({} images) | val, all "
+      "images | MACs/image |\n|---:|---|---:|---|---:|\n",
+      o.finalists,
+      o.recal_images ? fmt::format("recalibrated on {} training images", o.recal_images)
+                     : std::string("the supernet's"),
+      n_val, o.val_images);
+  for (size_t r = 0; r < finalists_json.size(); ++r) {
+    const json& e = finalists_json[r];
+    md += fmt::format(
+        "| {} | `{}` | {} | {} ({:.1f}-{:.1f}) | {} |\n", r + 1, e["arch"].get<std::string>(),
+        pct(e["val_accuracy"]), pct(e["finalist_val_accuracy_int8"]),
+        100 * e["finalist_val_ci95"][0].get<double>(),
+        100 * e["finalist_val_ci95"][1].get<double>(), e["macs_per_image"].get<uint64_t>());
+  }
+  md += "\n";
   std::string search_md = report::markdown(runs);
   // nest the search report's headings one level down
   std::string nested;

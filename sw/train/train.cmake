@@ -62,7 +62,8 @@ if(TARGET nasa)
   # with a clear error and exit 1, and never touch an earlier run's files.
   set(_run --epochs 1 --train-images 256 --batch 64 --finetune-epochs 1 --population 6
       --generations 2 --topk 3 --mutations 3 --crossovers 3 --val-images 40 --calib 8
-      --test-images 60 --rtl-images 4 --threads 1)
+      --test-images 60 --rtl-images 4 --threads 1 --finalists 2 --finalist-images 100
+      --recal-images 32)
   set(_run_args ${_run})  # (as a list: one argument each)
   string(JOIN " " _run ${_run})
   add_test(NAME cli_run_reproducible

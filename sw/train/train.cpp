@@ -1005,34 +1005,25 @@ torch::Tensor in_pieces(const torch::Tensor& x, F&& f) {
 
 }  // namespace
 
-Recalibrated recalibrated_accuracy(const spec::Supernet& net, const weights::TensorFile& wf,
-                                   std::span<const spec::Candidate> cands,
-                                   const data::Dataset& calib, size_t calib_n,
-                                   const data::Dataset& eval, size_t begin, size_t count,
-                                   int threads) {
-  for (const auto& c : cands) spec::validate_candidate(net, c);
-  if (calib_n == 0 || calib_n > calib.size()) {
-    throw std::out_of_range(
-        fmt::format("recalibration: {} calibration images of the {} given", calib_n, calib.size()));
-  }
-  check_range(begin, count, eval.size());
-  Supernet model = eval_model(net, wf, threads, "recalibration weights");
-  torch::NoGradGuard no_grad;
-  const Inputs inputs(floatnet::read_normalization(wf, net.in_c, "recalibration weights"));
-  const torch::Tensor xc =
-      inputs(nchw_images(net, calib).slice(0, 0, static_cast<int64_t>(calib_n)))
-          .contiguous(torch::MemoryFormat::ChannelsLast);
-  const torch::Tensor all_eval = nchw_images(net, eval);
-  const auto b0 = static_cast<int64_t>(begin), b1 = static_cast<int64_t>(begin + count);
-  const torch::Tensor xe =
-      inputs(all_eval.slice(0, b0, b1)).contiguous(torch::MemoryFormat::ChannelsLast);
-  const torch::Tensor labels = torch::from_blob(const_cast<uint8_t*>(eval.labels.data()),
-                                                {static_cast<int64_t>(eval.size())}, torch::kUInt8)
-                                   .slice(0, b0, b1)
-                                   .to(torch::kLong);
+namespace {
 
-  Recalibrated out;
-  out.accuracy.assign(cands.size(), 0.0);
+// The MACs of a recalibration per calibration image (Recalibrated::macs_*) and its trie's size.
+struct TrieCost {
+  size_t nodes = 0;
+  uint64_t macs_fused = 0, macs_alone = 0;
+};
+
+// Per-candidate BN recalibration over the candidates' trie (candidates in lexicographic order, a
+// node per distinct prefix): each node's BatchNorms are re-estimated on the calibration inputs
+// `xc` as they arrive through the node's own prefix, each node's outputs computed once, and `xe`
+// (undefined: none) carried along the same way. At each leaf, with the head's BatchNorm
+// recalibrated too, calls leaf(indices of the candidates of that path, the head's logits on xe
+// or an undefined tensor); every BatchNorm on that path then holds the path's statistics.
+TrieCost recalibrate_trie(
+    const spec::Supernet& net, Supernet& model, std::span<const spec::Candidate> cands,
+    const torch::Tensor& xc, const torch::Tensor& xe,
+    const std::function<void(std::span<const size_t>, const torch::Tensor&)>& leaf) {
+  TrieCost out;
   const uint64_t stem = spec::stem_cost(net).macs, head = spec::head_cost(net).macs;
   out.macs_fused = stem;
   for (const auto& c : cands) {
@@ -1041,16 +1032,19 @@ Recalibrated recalibrated_accuracy(const spec::Supernet& net, const weights::Ten
       m += spec::op_cost(net, l, static_cast<size_t>(c[l])).macs;
     out.macs_alone += m;
   }
-  // the trie: candidates in lexicographic order, a node per distinct prefix
   std::vector<size_t> order(cands.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return cands[a] < cands[b]; });
+  // f over the evaluation inputs, when there are any
+  auto carry = [](const torch::Tensor& ev, const auto& f) {
+    return ev.defined() ? in_pieces(ev, f) : torch::Tensor();
+  };
 
   std::vector<torch::nn::BatchNorm2dImpl*> stem_bns = {model->stem->bn.get()};
   recalibrate(stem_bns, xc, [&](const torch::Tensor& x) { model->stem->forward(x); });
   auto stem_f = [&](const torch::Tensor& x) { return model->stem->forward(x); };
-  const torch::Tensor sc = in_pieces(xc, stem_f), se = in_pieces(xe, stem_f);
+  const torch::Tensor sc = in_pieces(xc, stem_f), se = carry(xe, stem_f);
 
   const size_t depth = net.layers.size();
   // visit(l, cal, ev, [lo, hi)): the candidates order[lo..hi) share the prefix of length l,
@@ -1065,12 +1059,7 @@ Recalibrated recalibrated_accuracy(const spec::Supernet& net, const weights::Ten
           };
           recalibrate({h.bn.get()}, cal, [&](const torch::Tensor& x) { h.bn(h.conv(x)); });
           out.macs_fused += head;
-          const double acc =
-              count ? static_cast<double>(
-                          in_pieces(ev, head_f).argmax(1).eq(labels).sum().item<int64_t>()) /
-                          static_cast<double>(count)
-                    : 0.0;
-          for (size_t i = lo; i < hi; ++i) out.accuracy[order[i]] = acc;
+          leaf(std::span<const size_t>(order).subspan(lo, hi - lo), carry(ev, head_f));
           return;
         }
         for (size_t i = lo; i < hi;) {
@@ -1086,11 +1075,79 @@ Recalibrated recalibrated_accuracy(const spec::Supernet& net, const weights::Ten
           recalibrate(choice_bns(c), cal, op);
           ++out.nodes;
           out.macs_fused += spec::op_cost(net, l, static_cast<size_t>(choice)).macs;
-          visit(l + 1, in_pieces(cal, op), in_pieces(ev, op), i, j);
+          visit(l + 1, in_pieces(cal, op), carry(ev, op), i, j);
           i = j;
         }
       };
   if (!cands.empty()) visit(0, sc, se, 0, cands.size());
+  return out;
+}
+
+// The first calib_n images of `calib` as the network takes them (normalized, channels last).
+torch::Tensor calibration_inputs(const spec::Supernet& net, const data::Dataset& calib,
+                                 size_t calib_n, const Inputs& inputs) {
+  if (calib_n == 0 || calib_n > calib.size()) {
+    throw std::out_of_range(
+        fmt::format("recalibration: {} calibration images of the {} given", calib_n, calib.size()));
+  }
+  return inputs(nchw_images(net, calib).slice(0, 0, static_cast<int64_t>(calib_n)))
+      .contiguous(torch::MemoryFormat::ChannelsLast);
+}
+
+}  // namespace
+
+Recalibrated recalibrated_accuracy(const spec::Supernet& net, const weights::TensorFile& wf,
+                                   std::span<const spec::Candidate> cands,
+                                   const data::Dataset& calib, size_t calib_n,
+                                   const data::Dataset& eval, size_t begin, size_t count,
+                                   int threads) {
+  for (const auto& c : cands) spec::validate_candidate(net, c);
+  check_range(begin, count, eval.size());
+  Supernet model = eval_model(net, wf, threads, "recalibration weights");
+  torch::NoGradGuard no_grad;
+  const Inputs inputs(floatnet::read_normalization(wf, net.in_c, "recalibration weights"));
+  const torch::Tensor xc = calibration_inputs(net, calib, calib_n, inputs);
+  const torch::Tensor all_eval = nchw_images(net, eval);
+  const auto b0 = static_cast<int64_t>(begin), b1 = static_cast<int64_t>(begin + count);
+  const torch::Tensor xe =
+      inputs(all_eval.slice(0, b0, b1)).contiguous(torch::MemoryFormat::ChannelsLast);
+  const torch::Tensor labels = torch::from_blob(const_cast<uint8_t*>(eval.labels.data()),
+                                                {static_cast<int64_t>(eval.size())}, torch::kUInt8)
+                                   .slice(0, b0, b1)
+                                   .to(torch::kLong);
+  Recalibrated out;
+  out.accuracy.assign(cands.size(), 0.0);
+  const TrieCost cost = recalibrate_trie(
+      net, model, cands, xc, xe, [&](std::span<const size_t> idx, const torch::Tensor& logits) {
+        const double acc =
+            count ? static_cast<double>(logits.argmax(1).eq(labels).sum().item<int64_t>()) /
+                        static_cast<double>(count)
+                  : 0.0;
+        for (size_t i : idx) out.accuracy[i] = acc;
+      });
+  out.nodes = cost.nodes;
+  out.macs_fused = cost.macs_fused;
+  out.macs_alone = cost.macs_alone;
+  return out;
+}
+
+std::vector<weights::TensorFile> recalibrated_weights(const spec::Supernet& net,
+                                                      const weights::TensorFile& wf,
+                                                      std::span<const spec::Candidate> cands,
+                                                      const data::Dataset& calib, size_t calib_n,
+                                                      int threads) {
+  for (const auto& c : cands) spec::validate_candidate(net, c);
+  Supernet model = eval_model(net, wf, threads, "recalibration weights");
+  torch::NoGradGuard no_grad;
+  const Inputs inputs(floatnet::read_normalization(wf, net.in_c, "recalibration weights"));
+  const torch::Tensor xc = calibration_inputs(net, calib, calib_n, inputs);
+  std::vector<weights::TensorFile> out(cands.size());
+  recalibrate_trie(net, model, cands, xc, torch::Tensor(),
+                   [&](std::span<const size_t> idx, const torch::Tensor&) {
+                     weights::TensorFile f = export_weights(net, model);
+                     f.metadata = wf.metadata;
+                     for (size_t i : idx) out[i] = f;
+                   });
   return out;
 }
 

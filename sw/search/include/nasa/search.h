@@ -85,6 +85,19 @@ struct SearchResult {
   std::vector<size_t> top(size_t n) const;   // indices, by val accuracy (ties: fewer cycles)
 };
 
+// The choices a search draws at each layer (a skip only where the layer keeps its shape).
+std::vector<std::vector<int>> allowed_choices(const spec::Supernet& net);
+// The least MACs and the least params any candidate of `net` has (each layer's cheapest allowed
+// choice, stem and head): a limit below them is impossible.
+spec::OpCost smallest_cost(const spec::Supernet& net);
+
+// The 95% confidence interval (Wilson score) of an accuracy of `correct` of `n` images: what the
+// search's accuracies are worth (about +-1.8 points near 80% on 500 images). {0, 1} for n = 0.
+struct Interval {
+  double lo = 0, hi = 1;
+};
+Interval accuracy_ci95(size_t correct, size_t n);
+
 // Indices of the points not dominated in (accuracy max, cycles min), by cycles ascending. Of
 // points with equal accuracy and cycles only the first is kept.
 std::vector<size_t> pareto_front(std::span<const Evaluated> points);

@@ -61,7 +61,14 @@ struct Options {
   bool finetune_flip = false;
   double finetune_smoothing = 0;  // fine-tuning's label smoothing (train::Config)
   std::string preset;  // the `--preset` the options came from, recorded in result.json ("": none)
-  size_t top_n = 5;            // candidates re-evaluated on the test set
+  // Finalists (docs/nas-job.md "Finalists"): the top `finalists` of each search, each with its
+  // BatchNorm statistics recalibrated on `recal_images` training images (0: the supernet's),
+  // quantized with them and ranked on the first `finalist_images` of the validation split (0: all
+  // of it); the first is the result.
+  size_t finalists = 5;
+  size_t recal_images = 256;
+  size_t finalist_images = 0;
+  size_t top_n = 5;            // finalists evaluated on the test set
   size_t test_images = 10000;  // of the test set
   size_t rtl_images = 256;     // RTL cross-check of the final model (0: skipped)
   std::string hw_config = "sim";
@@ -97,8 +104,20 @@ struct Preset {
 const std::vector<Preset>& presets();
 // The preset called `name`; throws std::invalid_argument naming the available ones.
 const Preset& find_preset(std::string_view name);
-// MACs of the space's cheapest candidate (stem, head and every layer's cheapest choice).
-uint64_t smallest_macs(const spec::Supernet& net);
+
+// Candidates judged as the job's finalists are (docs/nas-job.md "Finalists"): each with its own
+// recalibrated BatchNorm statistics (train::recalibrated_weights on the first `recal_images` of
+// `train_set`; 0: the supernet's), then its subnet quantized on its own (activation scales
+// calibrated on the first `calib_images`) into a runtime on `cfg` whose supernet is the candidate
+// alone: evaluate it as Candidate(layers, 0).
+struct Recalibrated {
+  weights::TensorFile weights;  // supernet layout, the candidate's statistics on its path
+  runtime::Runtime rt;
+};
+std::vector<Recalibrated> recalibrated_candidates(
+    const runtime::FloatSupernet& sn, std::span<const spec::Candidate> cands,
+    const data::Dataset& train_set, size_t recal_images, size_t calib_images, const hw::Config& cfg,
+    const runtime::DeviceFactory& factory, int threads);
 
 // Checks everything that can be checked before hours of work (settings, constraints against the
 // cheapest candidate, the run directory) and throws std::invalid_argument /

@@ -149,5 +149,14 @@ Recalibrated recalibrated_accuracy(const spec::Supernet& net, const weights::Ten
                                    const data::Dataset& calib, size_t calib_n,
                                    const data::Dataset& eval, size_t begin, size_t count,
                                    int threads = 2);
+// The same recalibration, giving each candidate its own weights: `weights` with every BatchNorm
+// on the candidate's path (stem, its choices, head) holding the candidate's recalibrated
+// statistics, the rest as given (metadata kept). What compile::quantize takes to quantize a
+// candidate with its own statistics (weights::extract_subnet, then quantize).
+std::vector<weights::TensorFile> recalibrated_weights(const spec::Supernet& net,
+                                                      const weights::TensorFile& weights,
+                                                      std::span<const spec::Candidate> candidates,
+                                                      const data::Dataset& calib, size_t calib_n,
+                                                      int threads = 2);
 
 }  // namespace nasa::train
