@@ -1302,7 +1302,8 @@ json mpi_study(bool quick, int repeats, bool& ok) {
           n == 1 ? "" : fmt::format("{}{} -np {} --bind-to none ", env, sh_quote(mpirun), n);
       shell(fmt::format(
           "{}{} run --supernet {} --runs-dir {} --name {} --threads 1 {} --rtl-images 0 "
-          "--test-images 64 --top 1 --finetune-epochs 1 --train-images 256 --quiet >/dev/null",
+          "--test-images 64 --top 1 --finalists 1 --finalist-images 256 --finetune-epochs 1 "
+          "--train-images 256 --quiet >/dev/null",
           launch, sh_quote(nasa.string()), sh_quote((dir / "sn").string()),
           sh_quote((dir / "runs").string()), name, work));
       std::ifstream tf(dir / "runs" / name / "timing.json");

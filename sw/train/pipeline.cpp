@@ -309,10 +309,6 @@ void check_sizes(const Options& o, size_t val, size_t train, size_t test) {
     bad(fmt::format("--finalist-images {}: expected 0..{} (the validation split; 0: all)",
                     o.finalist_images, val));
   }
-  if (o.recal_images > train) {
-    bad(fmt::format("--recal-images {}: expected 0..{} (the training images)", o.recal_images,
-                    train));
-  }
   if (test == 0) bad("the data has no test split (docs/data.md): `nasa run` tests on it");
   if (o.test_images < 1 || o.test_images > test) {
     bad(fmt::format("--test-images {}: expected 1..{}", o.test_images, test));
@@ -684,11 +680,13 @@ Result run_in(const Options& o_in, fs::path& created) {
   std::vector<spec::Candidate> fin_arch;
   for (const auto& e : fin_c) fin_arch.push_back(e.arch);
   const size_t n_val = o.finalist_images ? o.finalist_images : jd.val;
+  // "a few hundred" training images, at most as many as there are
+  const size_t n_recal = std::min(o.recal_images, jd.train_only());
   say(o, fmt::format("finalists: {} candidates, BN recalibrated on {} training images, int8 on {} "
                      "validation images",
-                     fin_c.size(), o.recal_images, n_val));
+                     fin_c.size(), n_recal, n_val));
   const std::vector<Recalibrated> fin_q = recalibrated_candidates(
-      sn, fin_arch, train_set, o.recal_images, o.calib_images, cfg, o.ref_factory, o.train.threads);
+      sn, fin_arch, train_set, n_recal, o.calib_images, cfg, o.ref_factory, o.train.threads);
   const auto val_all = train_set.byte_images(jd.train_only(), jd.train_only() + n_val);
   const auto val_all_labels = train_set.label_range(jd.train_only(), jd.train_only() + n_val);
   std::vector<size_t> fin_correct;
@@ -875,7 +873,7 @@ Result run_in(const Options& o_in, fs::path& created) {
                    {"val_images", o.val_images},
                    {"calib_images", o.calib_images},
                    {"finalists", o.finalists},
-                   {"recal_images", o.recal_images},
+                   {"recal_images", n_recal},
                    {"finalist_images", n_val},
                    {"test_images", o.test_images},
                    {"rtl_images", o.rtl_images},
@@ -974,8 +972,8 @@ Result run_in(const Options& o_in, fs::path& created) {
       "intervals); the first is the result.\n\n| # | arch | search val ({} images) | val, all "
       "images | MACs/image |\n|---:|---|---:|---|---:|\n",
       o.finalists,
-      o.recal_images ? fmt::format("recalibrated on {} training images", o.recal_images)
-                     : std::string("the supernet's"),
+      n_recal ? fmt::format("recalibrated on {} training images", n_recal)
+              : std::string("the supernet's"),
       n_val, o.val_images);
   for (size_t r = 0; r < finalists_json.size(); ++r) {
     const json& e = finalists_json[r];

@@ -62,7 +62,8 @@ struct Options {
   double finetune_smoothing = 0;  // fine-tuning's label smoothing (train::Config)
   std::string preset;  // the `--preset` the options came from, recorded in result.json ("": none)
   // Finalists (docs/nas-job.md "Finalists"): the top `finalists` of each search, each with its
-  // BatchNorm statistics recalibrated on `recal_images` training images (0: the supernet's),
+  // BatchNorm statistics recalibrated on `recal_images` training images (at most as many as the
+  // training split has; 0: the supernet's),
   // quantized with them and ranked on the first `finalist_images` of the validation split (0: all
   // of it); the first is the result.
   size_t finalists = 5;
