@@ -730,7 +730,7 @@ Result run_in(const Options& o_in, fs::path& created) {
         o.test_images;
     e["test_accuracy_float"] = train::float_accuracy(sn.net, fin_q[i].weights, fin_arch[i],
                                                      test_set, 0, o.test_images, o.train.threads);
-    e["weights"] = o.recal_images ? "inherited, BatchNorm recalibrated" : "inherited";
+    e["weights"] = n_recal ? "inherited, BatchNorm recalibrated" : "inherited";
     top_json.push_back(e);
     say(o, fmt::format("test {}: int8 {}, float {} ({} weights)", e["arch"].get<std::string>(),
                        pct(e["test_accuracy_int8"]), pct(e["test_accuracy_float"]),
@@ -739,7 +739,7 @@ Result run_in(const Options& o_in, fs::path& created) {
   stage("finalists", t0,
         fmt::format("{} candidates x {} validation images, int8 (ref){}; the first {} on {} test "
                     "images; best {}",
-                    fin_c.size(), n_val, o.recal_images ? ", BN recalibrated" : "", top_json.size(),
+                    fin_c.size(), n_val, n_recal ? ", BN recalibrated" : "", top_json.size(),
                     o.test_images, spec::format_candidate(best.arch)));
 
   // 4. The chosen candidate trained standalone from its inherited weights.
@@ -934,7 +934,7 @@ Result run_in(const Options& o_in, fs::path& created) {
       "* val: the search's int8 accuracy on {} validation images; val fin: the finalists' on {} "
       "validation images{}; cycles/img: accelerator cycles of one image run alone "
       "(cycles_per_image_alone)\n",
-      o.val_images, n_val, o.recal_images ? ", BatchNorm recalibrated" : "");
+      o.val_images, n_val, n_recal ? ", BatchNorm recalibrated" : "");
   const auto cmp = [](const search::SearchResult& r) {
     return r.best ? r.evaluated[*r.best].correct : size_t{0};
   };
