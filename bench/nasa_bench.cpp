@@ -1046,7 +1046,9 @@ json search_quality_study(bool quick, int threads, bool& ok) {
 
   // (a) inherited weights and the supernet's BatchNorm statistics, float and int8 (the int8
   // accelerator accuracy is what the search ranks by); (b) recalibrated, fused over the trie.
-  const size_t calib_n = quick ? 64 : 256;
+  // activation calibration as the job's (--calib 256), BN recalibration as its finalists'
+  // (--recal-images 2048)
+  const size_t calib_n = quick ? 64 : 256, recal_n = quick ? 64 : 2048;
   status(
       fmt::format("10/10 search quality: {} candidates, supernet accuracy before and after "
                   "BN recalibration",
@@ -1070,14 +1072,14 @@ json search_quality_study(bool quick, int threads, bool& ok) {
     }
   }
   const auto t_rc = Clock::now();
-  const auto rc = nasa::train::recalibrated_accuracy(sn.net, sn.weights, cands, ds, calib_n, ds,
+  const auto rc = nasa::train::recalibrated_accuracy(sn.net, sn.weights, cands, ds, recal_n, ds,
                                                      val0, val_n, threads);
   const double rc_seconds = since(t_rc);
   // int8 with the recalibrated statistics, as `nasa run` ranks its finalists
   std::vector<double> recal_int8(n_cands);
   {
     const auto rq =
-        nasa::pipeline::recalibrated_candidates(sn, cands, ds, calib_n, calib_n, sim, ref, threads);
+        nasa::pipeline::recalibrated_candidates(sn, cands, ds, recal_n, calib_n, sim, ref, threads);
     const spec::Candidate alone(net.layers.size(), 0);
     for (size_t i = 0; i < n_cands; ++i) {
       nasa::runtime::Runtime r = rq[i].rt;
@@ -1105,6 +1107,16 @@ json search_quality_study(bool quick, int threads, bool& ok) {
     trained[i] = r.candidates.at(0).val_accuracy;
   }
   const double alone_seconds = since(t_alone);
+  // How reliable the reference itself is: each trained candidate scored on the two halves of the
+  // validation images apart; the tau between the halves is what image noise alone leaves of a
+  // perfect ranking (training noise would lower it further).
+  std::vector<double> half_a(n_cands), half_b(n_cands);
+  for (size_t i = 0; i < n_cands; ++i) {
+    const auto w = nasa::runtime::load_supernet_dir(dir / fmt::format("alone{}", i)).weights;
+    half_a[i] = nasa::train::float_accuracy(net, w, cands[i], ds, val0, val_n / 2, threads);
+    half_b[i] = nasa::train::float_accuracy(net, w, cands[i], ds, val0 + val_n / 2,
+                                            val_n - val_n / 2, threads);
+  }
 
   json ranking;
   ranking["candidates"] = json::array();
@@ -1118,7 +1130,8 @@ json search_quality_study(bool quick, int threads, bool& ok) {
          {"recalibrated_int8", recal_int8[i]},
          {"recalibrated_ci95",
           ci95(static_cast<size_t>(std::lround(rc.accuracy[i] * val_n)), val_n)},
-         {"standalone", trained[i]}});
+         {"standalone", trained[i]},
+         {"standalone_halves", {half_a[i], half_b[i]}}});
   }
   auto corr = [&](const std::vector<double>& x) {
     return json{{"kendall_tau", kendall_tau(x, trained)},
@@ -1129,9 +1142,13 @@ json search_quality_study(bool quick, int threads, bool& ok) {
   ranking["recalibrated_float"] = corr(rc.accuracy);
   ranking["recalibrated_int8"] = corr(recal_int8);
   ranking["val_images"] = val_n;
-  ranking["calib_images"] = calib_n;
+  ranking["calib_images"] = recal_n;
+  ranking["quant_calib_images"] = calib_n;
   ranking["standalone_epochs"] = alone_epochs;
+  ranking["standalone_split_half"] = {{"kendall_tau", kendall_tau(half_a, half_b)},
+                                      {"spearman_rho", spearman_rho(half_a, half_b)}};
   ranking["supernet_epochs"] = sn_epochs;
+  ranking["paths_per_step"] = nasa::train::resolved_paths_per_step(net, base_config(sn_epochs));
   ranking["recal_nodes"] = rc.nodes;
   ranking["recal_macs_fused"] = rc.macs_fused;
   ranking["recal_macs_alone"] = rc.macs_alone;
@@ -1790,7 +1807,8 @@ std::string markdown(const json& r) {
     const json& rk = s["ranking"];
     md += "\n## 10. Search quality: ranking and evolution against random\n\n";
     md += fmt::format(
-        "Supernet `{}` trained {} epoch(s) (as `nasa run` does). {} candidates spread over the "
+        "Supernet `{}` trained {} epoch(s), {} paths per step (as `nasa run` does). {} candidates "
+        "spread over the "
         "space (distinct random draws ordered by MACs, evenly spaced), each scored by the "
         "supernet with inherited weights (float and int8 on the accelerator, the search's own "
         "objective: the supernet's BatchNorm statistics), and float after per-candidate BN "
@@ -1800,7 +1818,8 @@ std::string markdown(const json& r) {
         "candidate trained alone from its inherited weights for {} epoch(s) (what the job's "
         "finetune stage does, shorter); all on the {} "
         "validation images.\n\n",
-        s["space"].get<std::string>(), rk["supernet_epochs"].get<int>(), rk["candidates"].size(),
+        s["space"].get<std::string>(), rk["supernet_epochs"].get<int>(),
+        rk.value("paths_per_step", size_t{1}), rk["candidates"].size(),
         rk["calib_images"].get<size_t>(), rk["recal_nodes"].get<size_t>(),
         rk["recal_macs_fused"].get<uint64_t>(), rk["recal_macs_alone"].get<uint64_t>(),
         rk["standalone_epochs"].get<int>(), rk["val_images"].get<size_t>());
@@ -1819,6 +1838,15 @@ std::string markdown(const json& r) {
       }
       md += fmt::format("| MACs (no supernet: the baseline) | {:.3f} | {:.3f} |\n",
                         kendall_tau(macs, trained), spearman_rho(macs, trained));
+    }
+    if (rk.contains("standalone_split_half")) {
+      md += fmt::format(
+          "\nThe reference's own reliability: the standalone accuracies on the first and the "
+          "second half of the validation images (half as many images each) agree with Kendall "
+          "tau {:.3f} (Spearman {:.3f}); a score's tau against the reference is limited by the "
+          "reference's own noise, of which this is a pessimistic measure.\n",
+          rk["standalone_split_half"]["kendall_tau"].get<double>(),
+          rk["standalone_split_half"]["spearman_rho"].get<double>());
     }
     md +=
         "\n| candidate | MACs | inherited float | inherited int8 | recalibrated float (95% CI) | "

@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <set>
 
 #include "nasa/dist.h"
 #include "nasa/spec.h"
 #include "nasa/supernet_weights.h"
 #include "nasa/train.h"
+#include "random_batch.h"
 
 namespace {
 
@@ -34,13 +34,10 @@ int run(int argc, char** argv) {
     paths.push_back(c);
   }
   // a batch of 37 images (shares of unequal size), deterministic
-  const size_t n = 37, per = static_cast<size_t>(net.in_c) * net.in_h * net.in_w;
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<float> px(-1.0f, 2.0f);
-  std::vector<float> images(n * per);
-  for (auto& v : images) v = px(rng);
-  std::vector<int64_t> labels(n);
-  for (auto& l : labels) l = static_cast<int64_t>(rng() % static_cast<uint64_t>(net.classes));
+  const size_t n = 37;
+  const auto batch = nasa::testing::random_batch(net, n, 11);
+  const auto& images = batch.images;
+  const auto& labels = batch.labels;
 
   const auto summed = nasa::train::step_gradients(net, w, paths, images, labels, world);
   if (!world.root()) {

@@ -6,13 +6,17 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <numeric>
+#include <random>
 #include <string>
 
 #include "nasa/data.h"
 #include "nasa/float_eval.h"
 #include "nasa/runtime.h"
+#include "nasa/supernet_weights.h"
 #include "nasa/train.h"
+#include "random_batch.h"
 #include "thrown_message.h"
 
 namespace {
@@ -84,11 +88,14 @@ std::string expect_error(const nasa::spec::Supernet& net, const Config& cfg, con
       [&] { nasa::train::train_supernet(net, cfg, dir); }, "error");
 }
 
+// One path per step (plain SPOS; FairSamplingTrains below trains the default, fair sampling).
 TEST(TrainRun, DeterministicAndLowersLoss) {
   const auto net = nasa::spec::builtin_space("fmnist-mb");
   const auto a = fresh_dir("det_a"), b = fresh_dir("det_b");
-  const auto ra = nasa::train::train_supernet(net, tiny_config(), a);
-  const auto rb = nasa::train::train_supernet(net, tiny_config(), b);
+  Config cfg = tiny_config();
+  cfg.paths_per_step = 1;
+  const auto ra = nasa::train::train_supernet(net, cfg, a);
+  const auto rb = nasa::train::train_supernet(net, cfg, b);
   ASSERT_EQ(ra.step_losses.size(), 30u);
   EXPECT_TRUE(ra.complete);
   EXPECT_EQ(ra.step_losses, rb.step_losses);
@@ -120,6 +127,92 @@ TEST(TrainRun, DeterministicAndLowersLoss) {
   EXPECT_TRUE(fs::exists(a / "train_log.jsonl"));
   EXPECT_TRUE(fs::exists(a / "train_log.csv"));
   EXPECT_TRUE(fs::exists(a / "checkpoint.pt"));
+}
+
+// Fair sampling: within a step each layer's choices are taken equally often (to one), every
+// choice at least once when there are as many paths as choices; one path is a plain draw.
+TEST(TrainRun, FairPathsTakeEveryChoiceEquallyOften) {
+  const auto net = nasa::spec::builtin_space("fmnist-mb14");
+  std::mt19937_64 rng(3);
+  for (const size_t n : {1, 2, 4, 5, 6, 7, 12, 13}) {
+    for (int draw = 0; draw < 20; ++draw) {
+      const auto paths = nasa::train::sample_paths(net, n, rng);
+      ASSERT_EQ(paths.size(), n);
+      for (const auto& p : paths) nasa::spec::validate_candidate(net, p);
+      for (size_t l = 0; l < net.layers.size(); ++l) {
+        const size_t m = net.layers[l].choices.size();
+        std::map<int, size_t> count;
+        for (const auto& p : paths) ++count[p[l]];
+        for (size_t c = 0; c < m; ++c) {
+          const size_t k = count[static_cast<int>(c)];
+          EXPECT_TRUE(k == n / m || k == (n + m - 1) / m)
+              << "n " << n << " layer " << l << " choice " << c << " taken " << k << " times";
+        }
+      }
+    }
+  }
+  // the permutations are random: two steps' paths differ
+  EXPECT_NE(nasa::train::sample_paths(net, 6, rng), nasa::train::sample_paths(net, 6, rng));
+}
+
+// With as many paths as the widest layer has choices, one step reaches every choice of every
+// layer (a gradient for each choice's tensors); one path reaches one choice per layer.
+TEST(TrainRun, FairStepReachesEveryChoice) {
+  const auto net = nasa::spec::builtin_space("fmnist-mb14");
+  const auto w = nasa::weights::random_weights(net, 5);
+  const auto batch = nasa::testing::random_batch(net, 24, 9);
+  std::mt19937_64 rng(9);
+  size_t widest = 0;
+  for (const auto& layer : net.layers) widest = std::max(widest, layer.choices.size());
+  nasa::dist::Comm self;
+  for (const size_t n_paths : {widest, size_t{1}}) {
+    const auto paths = nasa::train::sample_paths(net, n_paths, rng);
+    const auto g = nasa::train::step_gradients(net, w, paths, batch.images, batch.labels, self);
+    for (size_t l = 0; l < net.layers.size(); ++l) {
+      for (size_t c = 0; c < net.layers[l].choices.size(); ++c) {
+        if (net.layers[l].choices[c].kind == nasa::spec::OpKind::Skip) continue;
+        const std::string prefix =
+            "layers." + std::to_string(l) + ".choices." + std::to_string(c) + ".";
+        bool reached = false;
+        for (const auto& [name, v] : g.grad) {
+          if (!name.starts_with(prefix)) continue;
+          for (float x : v) reached = reached || x != 0.0f;
+        }
+        bool on_path = false;
+        for (const auto& p : paths) on_path = on_path || p[l] == static_cast<int>(c);
+        EXPECT_EQ(reached, on_path) << n_paths << " paths: " << prefix;
+        if (n_paths == widest) {
+          EXPECT_TRUE(on_path) << prefix;
+        }
+      }
+    }
+  }
+}
+
+// Training with fair sampling (6 paths a step; the default for fmnist-mb, whose widest layer has
+// 6 choices): lowers the loss, is its own run (other weights than one path per step), and an
+// impossible path count is a clear error.
+TEST(TrainRun, FairSamplingTrains) {
+  const auto net = nasa::spec::builtin_space("fmnist-mb");
+  Config cfg = tiny_config();
+  cfg.paths_per_step = 6;
+  const auto dir = fresh_dir("fair");
+  const auto r = nasa::train::train_supernet(net, cfg, dir);
+  const auto& l = r.step_losses;
+  ASSERT_EQ(l.size(), 30u);
+  const double first = std::accumulate(l.begin(), l.begin() + 10, 0.0) / 10;
+  const double last = std::accumulate(l.end() - 10, l.end(), 0.0) / 10;
+  EXPECT_LT(last, first - 0.05);
+  Config one_path = tiny_config();
+  one_path.paths_per_step = 1;
+  EXPECT_NE(slurp(dir / "weights.safetensors"),
+            trained_weights(net, one_path, fresh_dir("fair_plain")));
+  for (const int bad : {-1, 33}) {
+    Config c = one_step_config();
+    c.paths_per_step = bad;
+    const std::string e = expect_error(net, c, fresh_dir("fair_bad"));
+    EXPECT_NE(e.find("--paths-per-step"), std::string::npos) << e;
+  }
 }
 
 TEST(TrainRun, ResumeEqualsUninterrupted) {

@@ -44,6 +44,7 @@ constexpr std::array kRules{
     NumericRule{"--augment-shift", 0, 8, true},
     NumericRule{"--finetune-shift", 0, 8, true},
     NumericRule{"--label-smoothing", 0, 0.999L, false},
+    NumericRule{"--paths-per-step", 0, 1024, true},
     NumericRule{"--finetune-smoothing", 0, 0.999L, false},
     NumericRule{"--finetune-epochs", 1, 10000, true},
     NumericRule{"--finetune-lr", 1e-9L, 100, false},

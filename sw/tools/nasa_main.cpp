@@ -940,6 +940,10 @@ int nasa_main(int argc, char** argv) {
                   "augmentation: mirror half the training images left-right");
   train->add_option("--label-smoothing", train_cfg.label_smoothing,
                     "label smoothing of the cross-entropy loss (0 = off)");
+  train->add_option("--paths-per-step", train_cfg.paths_per_step,
+                    "paths per training step, sharing its batch: 0 = as many as the widest layer "
+                    "has choices (fair sampling: every choice trained every step), 1 = one "
+                    "uniformly drawn path (SPOS)");
   train->add_option("--eval-candidates", train_cfg.eval_candidates,
                     "random candidates evaluated on the validation split at the end");
   train->add_option("--eval-images", train_cfg.eval_images,
@@ -983,6 +987,9 @@ int nasa_main(int argc, char** argv) {
   run->add_option("--epochs", ro.p.train.epochs, "supernet training epochs");
   run->add_option("--batch", ro.p.train.batch, "training batch size");
   run->add_option("--lr", ro.p.train.lr, "supernet peak learning rate");
+  run->add_option("--paths-per-step", ro.p.train.paths_per_step,
+                  "supernet paths per training step: 0 = as many as the widest layer has "
+                  "choices (fair sampling), 1 = one uniformly drawn path (SPOS)");
   run->add_option("--train-images", ro.p.train.train_images,
                   "training images (default: all 50000)");
   run->add_option("--threads", ro.p.train.threads, "torch CPU threads");
@@ -1022,7 +1029,7 @@ int nasa_main(int argc, char** argv) {
                   "BatchNorm recalibrated (default 5)");
   run->add_option("--recal-images", ro.p.recal_images,
                   "training images the finalists' BatchNorm statistics are recalibrated on (0: "
-                  "the supernet's; default 256)");
+                  "the supernet's; default 2048)");
   run->add_option("--finalist-images", ro.p.finalist_images,
                   "validation images the finalists are ranked on (0: the whole split; default 0)");
   run->add_option("--top", ro.p.top_n, "finalists evaluated on the test set");

@@ -77,6 +77,7 @@ json train_key(const Options& o) {
             {"optimizer", t.optimizer},
             {"lr", t.lr},
             {"weight_decay", t.weight_decay},
+            {"paths_per_step", train::resolved_paths_per_step(o.net, t)},
             {"seed", o.seed},
             {"train_images", t.train_images},
             {"val_split_images", t.val_images},
@@ -319,7 +320,7 @@ void check_sizes(const Options& o, size_t val, size_t train, size_t test) {
 
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> p = {
-      {"default", "the 15-minute job of `make run`", 2, 15, 0, true, 0.1, 1'500'000},
+      {"default", "the 15-minute job of `make run`", 2, 25, 0, true, 0.1, 1'500'000},
       {"long", "about an hour: longer training, smaller networks", 4, 40, 0, true, 0.1, 1'000'000},
   };
   return p;

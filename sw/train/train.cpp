@@ -400,6 +400,7 @@ nlohmann::json run_settings(const Config& cfg, size_t train_n) {
       {"augment_shift", cfg.augment_shift},
       {"augment_flip", cfg.augment_flip},
       {"label_smoothing", cfg.label_smoothing},
+      {"paths_per_step", cfg.paths_per_step},
       {"arch", cfg.arch ? spec::format_candidate(*cfg.arch) : std::string("supernet")},
       {"init", cfg.init ? cfg.init->metadata.count("generator") ? cfg.init->metadata.at("generator")
                                                                 : std::string("given")
@@ -548,6 +549,10 @@ void check_config(const Config& cfg) {
     bad(fmt::format("--augment-shift must be in [0, 8] pixels, got {}", cfg.augment_shift));
   }
   if (cfg.threads < 1) bad(fmt::format("--threads must be >= 1, got {}", cfg.threads));
+  if (cfg.paths_per_step < 0 || cfg.paths_per_step > cfg.batch) {
+    bad(fmt::format("--paths-per-step must be in [0, --batch {}], got {}", cfg.batch,
+                    cfg.paths_per_step));
+  }
   if (cfg.optimizer != "sgd" && cfg.optimizer != "adam") {
     bad(fmt::format("--optimizer must be 'sgd' or 'adam', got '{}'", cfg.optimizer));
   }
@@ -662,6 +667,31 @@ CheckpointState load_checkpoint(const fs::path& path, const spec::Supernet& net,
 
 }  // namespace
 
+size_t resolved_paths_per_step(const spec::Supernet& net, const Config& cfg) {
+  if (cfg.paths_per_step > 0) return static_cast<size_t>(cfg.paths_per_step);
+  size_t widest = 1;
+  for (const auto& layer : net.layers) widest = std::max(widest, layer.choices.size());
+  return std::min(widest, static_cast<size_t>(cfg.batch));
+}
+
+std::vector<spec::Candidate> sample_paths(const spec::Supernet& net, size_t n,
+                                          std::mt19937_64& rng) {
+  if (n == 1) return {sample(net, rng)};
+  std::vector<spec::Candidate> paths(n, spec::Candidate(net.layers.size()));
+  for (size_t l = 0; l < net.layers.size(); ++l) {
+    const size_t m = net.layers[l].choices.size();
+    std::vector<int> perm(m);
+    for (size_t j = 0; j < n; ++j) {
+      if (j % m == 0) {
+        for (size_t i = 0; i < m; ++i) perm[i] = static_cast<int>(i);
+        for (size_t i = m; i > 1; --i) std::swap(perm[i - 1], perm[rng() % i]);
+      }
+      paths[j][l] = perm[j % m];
+    }
+  }
+  return paths;
+}
+
 Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::path& dir) {
   const auto t_start = std::chrono::steady_clock::now();
   spec::validate(net);
@@ -758,6 +788,7 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
   }
 
   const int64_t steps_per_epoch = (static_cast<int64_t>(d.train_n) + cfg.batch - 1) / cfg.batch;
+  const size_t paths_per_step = resolved_paths_per_step(net, cfg);
   const int64_t total_steps = steps_per_epoch * cfg.epochs;
   const auto t_train = std::chrono::steady_clock::now();
   int64_t images_seen = 0;
@@ -784,11 +815,12 @@ Result train_supernet(const spec::Supernet& net, const Config& cfg, const fs::pa
       const torch::Tensor x = d.inputs(augment(d.images.index_select(0, idx), cfg.augment_shift,
                                                cfg.augment_flip, cfg.seed, step));
       const torch::Tensor y = d.labels.index_select(0, idx);
-      // a path per rank, all drawn from the one sampler (every rank draws them all)
-      std::vector<spec::Candidate> cands;
-      for (int r = 0; r < ranks.size(); ++r) {
-        cands.push_back(cfg.arch ? *cfg.arch : sample(net, sampler));
-      }
+      // the step's paths (at least one per rank), all drawn from the one sampler (every rank
+      // draws them all)
+      const auto n_paths = std::max(paths_per_step, static_cast<size_t>(ranks.size()));
+      const std::vector<spec::Candidate> cands =
+          cfg.arch ? std::vector<spec::Candidate>(static_cast<size_t>(ranks.size()), *cfg.arch)
+                   : sample_paths(net, n_paths, sampler);
       lr = cosine_lr(cfg.lr, step, total_steps);
       for (auto& g : opt->param_groups()) g.options().set_lr(lr);
       // Only the sampled paths get gradients: a parameter without a gradient is skipped by

@@ -67,7 +67,7 @@ struct Options {
   // quantized with them and ranked on the first `finalist_images` of the validation split (0: all
   // of it); the first is the result.
   size_t finalists = 5;
-  size_t recal_images = 256;
+  size_t recal_images = 2048;
   size_t finalist_images = 0;
   size_t top_n = 5;            // finalists evaluated on the test set
   size_t test_images = 10000;  // of the test set

@@ -1,5 +1,5 @@
-// Supernet training (libtorch, CPU): single-path one-shot training of a spec's supernet on
-// Fashion-MNIST, with resumable checkpoints, and a libtorch float forward of single candidates.
+// Supernet training (libtorch, CPU): one-shot training (SPOS, fair sampling) of a spec's supernet
+// on Fashion-MNIST, with resumable checkpoints, and a libtorch float forward of single candidates.
 // The header is torch-free so the CLI and tests need no torch headers.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <string_view>
@@ -48,6 +49,12 @@ struct Config {
   int augment_shift = 0;
   bool augment_flip = false;
   double label_smoothing = 0;  // of the cross-entropy loss's targets
+  // Paths per training step (fair sampling, docs/nas-job.md "Supernet training"): the batch is
+  // split among this many paths whose choices, layer by layer, are random permutations of the
+  // layer's choices (sample_paths), so with as many paths as the widest layer has choices every
+  // choice of every layer gets a gradient in every step. 0: that many (at most the batch);
+  // 1: one uniformly drawn path per step (plain SPOS). With ranks: at least one path per rank.
+  int paths_per_step = 0;
   int eval_candidates = 3;  // random candidates whose val accuracy is reported at the end
   size_t eval_images = 0;   // val images used for that report (0: all)
   // Standalone training (the SPOS final step): every step trains this candidate's path only,
@@ -65,10 +72,11 @@ struct Config {
   std::optional<data::Dataset> dataset;
   std::function<void(const Progress&)> on_progress;
   // Data-parallel training over the ranks of an mpirun job (docs/mpi.md; nullptr: this process
-  // alone): every rank calls train_supernet with the same settings; per step each rank trains a
-  // path of its own (all drawn from one sampler, rank r's the r-th) on its share of the batch,
-  // the gradients are summed over the ranks (a choice no rank used gets none), so every rank
-  // holds the same weights. Rank 0 writes the directory; the others write nothing.
+  // alone): every rank calls train_supernet with the same settings; per step every rank draws the
+  // step's paths (at least one per rank) from one sampler and trains paths r, r + N, ... each on
+  // its share of the batch, the gradients are summed over the ranks (a choice no path used gets
+  // none), so every rank holds the same weights. Rank 0 writes the directory; the others write
+  // nothing.
   dist::Comm* ranks = nullptr;
 };
 
@@ -101,6 +109,15 @@ inline constexpr std::string_view kTrainFiles =
 // another spec or a previous run (unless force), on bad configuration values.
 Result train_supernet(const spec::Supernet& net, const Config& cfg,
                       const std::filesystem::path& dir);
+
+// The paths of one training step (Config::paths_per_step): n == 1, one path drawn uniformly
+// (each layer's choice independently); n > 1, in every layer the paths' choices are consecutive
+// random permutations of the layer's choices, so within the step each choice is taken
+// floor(n / choices) or ceil(n / choices) times, every choice at least once when n >= choices.
+std::vector<spec::Candidate> sample_paths(const spec::Supernet& net, size_t n,
+                                          std::mt19937_64& rng);
+// Config::paths_per_step with 0 resolved (the widest layer's choice count, at most the batch).
+size_t resolved_paths_per_step(const spec::Supernet& net, const Config& cfg);
 
 // The gradients of one data-parallel training step as train_supernet takes it, for tests: the
 // model of `weights` (laid out as weights::supernet_tensors) in training mode; path r of `paths`
