@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -271,6 +272,78 @@ TEST(Search, SmallSpaceIsExhaustedWithoutDuplicates) {
     std::set<nasa::spec::Candidate> seen;
     for (const auto& e : r.evaluated) EXPECT_TRUE(seen.insert(e.arch).second);
     EXPECT_EQ(r.evaluated.size(), 9u);
+  }
+}
+
+TEST(Search, FeasibleCandidatesAreExactlyThoseWithinTheLimits) {
+  const auto net = tiny_net(4, 6);
+  const auto allowed = nasa::search::allowed_choices(net);
+  // brute force over every choice vector
+  std::vector<nasa::spec::Candidate> every;
+  nasa::spec::Candidate c(net.layers.size());
+  std::function<void(size_t)> walk = [&](size_t l) {
+    if (l == c.size()) return every.push_back(c);
+    for (int k : allowed[l]) c[l] = k, walk(l + 1);
+  };
+  walk(0);
+  std::vector<uint64_t> macs;
+  for (const auto& e : every) macs.push_back(nasa::spec::candidate_macs(net, e));
+  std::sort(macs.begin(), macs.end());
+  for (uint64_t lim : {uint64_t{0}, macs[macs.size() / 3], macs[macs.size() / 2], macs.front()}) {
+    std::vector<nasa::spec::Candidate> want;
+    for (const auto& e : every) {
+      if (!lim || nasa::spec::candidate_macs(net, e) <= lim) want.push_back(e);
+    }
+    EXPECT_EQ(nasa::search::feasible_candidates(net, lim), want) << lim;
+  }
+  const uint64_t p_lim = nasa::spec::candidate_cost(net, every[every.size() / 2]).params;
+  std::vector<nasa::spec::Candidate> want;
+  for (const auto& e : every) {
+    if (nasa::spec::candidate_cost(net, e).params <= p_lim) want.push_back(e);
+  }
+  EXPECT_EQ(nasa::search::feasible_candidates(net, 0, p_lim), want);
+  EXPECT_TRUE(nasa::search::feasible_candidates(net, macs.front() - 1).empty());
+  EXPECT_THROW(nasa::search::feasible_candidates(net, 0, 0, every.size() - 1),
+               nasa::search::SearchError);
+}
+
+TEST(Search, TableOfTheFeasibleSpaceDecidesAsTheAccelerator) {
+  // every feasible candidate evaluated once as fused batches, then the search on that table
+  Fixture f(tiny_net(3, 5));
+  const auto all = nasa::search::feasible_candidates(f.net, 0);
+  std::map<nasa::spec::Candidate, size_t> table;
+  for (const auto& piece : nasa::search::split_batch(f.net, f.cfg, all)) {
+    const auto r = f.rt.evaluate_fused(piece, 0, f.images, f.labels);
+    for (size_t i = 0; i < piece.size(); ++i) table[piece[i]] = r.correct[i];
+  }
+  for (Strategy s : {Strategy::Evolution, Strategy::Random}) {
+    for (uint64_t seed : {3u}) {
+      SearchConfig cfg = tiny_config(s, seed);
+      const auto a = f.run(cfg);
+      const auto b =
+          nasa::search::run_search_table(f.rt.supernet(), f.cfg, cfg, table, f.images.size());
+      ASSERT_EQ(a.evaluated.size(), b.evaluated.size());
+      for (size_t i = 0; i < a.evaluated.size(); ++i) {
+        EXPECT_EQ(a.evaluated[i].arch, b.evaluated[i].arch) << i;
+        EXPECT_EQ(a.evaluated[i].correct, b.evaluated[i].correct) << i;
+        EXPECT_EQ(a.evaluated[i].val_accuracy, b.evaluated[i].val_accuracy) << i;
+        EXPECT_EQ(a.evaluated[i].cycles, b.evaluated[i].cycles) << i;
+      }
+      EXPECT_EQ(a.best, b.best);
+      EXPECT_EQ(a.pareto, b.pareto);
+    }
+  }
+  // a candidate missing from the table is named
+  table.erase(table.begin());
+  SearchConfig cfg = tiny_config(Strategy::Random);
+  cfg.population = all.size();  // draws every feasible candidate, the missing one too
+  cfg.generations = 1;
+  cfg.max_tries = 100000;
+  try {
+    nasa::search::run_search_table(f.rt.supernet(), f.cfg, cfg, table, f.images.size());
+    ADD_FAILURE() << "expected std::out_of_range";
+  } catch (const std::out_of_range& e) {
+    EXPECT_NE(std::string(e.what()).find("was not measured"), std::string::npos) << e.what();
   }
 }
 

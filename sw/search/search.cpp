@@ -136,6 +136,46 @@ spec::OpCost smallest_cost(const spec::Supernet& net) {
   return lo;
 }
 
+std::vector<spec::Candidate> feasible_candidates(const spec::Supernet& net, uint64_t max_macs,
+                                                 uint64_t max_params, size_t limit) {
+  const auto allowed = allowed_choices(net);
+  const size_t n = allowed.size();
+  // costs add up per layer: the stem and head's, then each layer's choice's
+  std::vector<std::vector<spec::OpCost>> cost(n);
+  for (size_t l = 0; l < n; ++l) {
+    for (int k : allowed[l]) cost[l].push_back(spec::op_cost(net, l, static_cast<size_t>(k)));
+  }
+  spec::OpCost base = spec::stem_cost(net);
+  base += spec::head_cost(net);
+  std::vector<spec::Candidate> out;
+  spec::Candidate c(n);
+  std::vector<spec::OpCost> sum(n + 1);
+  sum[0] = base;
+  auto fits = [&](const spec::OpCost& x) {
+    return (!max_macs || x.macs <= max_macs) && (!max_params || x.params <= max_params);
+  };
+  // depth-first in lexicographic order of the allowed choices' positions
+  std::function<void(size_t)> walk = [&](size_t l) {
+    if (l == n) {
+      if (out.size() >= limit) {
+        throw SearchError(
+            fmt::format("'{}' has more than {} candidates within the limits", net.name, limit));
+      }
+      out.push_back(c);
+      return;
+    }
+    for (size_t i = 0; i < allowed[l].size(); ++i) {
+      sum[l + 1] = sum[l];
+      sum[l + 1] += cost[l][i];
+      if (!fits(sum[l + 1])) continue;  // costs only grow further down
+      c[l] = allowed[l][i];
+      walk(l + 1);
+    }
+  };
+  if (fits(base)) walk(0);
+  return out;
+}
+
 Interval accuracy_ci95(size_t correct, size_t n) {
   if (n == 0) return {};
   const double z = 1.959963984540054, nn = static_cast<double>(n);
@@ -495,6 +535,31 @@ SearchResult run_search_fitness(const spec::Supernet& net, const SearchConfig& c
   };
   Searcher s(net, nullptr, hw::kConfigs[0], config, std::move(eval), 0, progress);
   return s.run("fitness", hw::kConfigs[0]);
+}
+
+SearchResult run_search_table(const compile::QSupernet& q, const hw::Config& cfg,
+                              const SearchConfig& config,
+                              const std::map<spec::Candidate, size_t>& correct, size_t val_images,
+                              const ProgressFn& progress) {
+  validate(config);
+  if (val_images == 0) throw SearchError("search: no validation images");
+  BatchEval eval = [&](const std::vector<spec::Candidate>& batch) {
+    BatchOutcome out;
+    for (const auto& c : batch) {
+      const auto it = correct.find(c);
+      if (it == correct.end()) {
+        throw std::out_of_range(
+            fmt::format("search table: candidate {} was not measured", spec::format_candidate(c)));
+      }
+      out.correct.push_back(it->second);
+      out.score.push_back(static_cast<double>(it->second) / static_cast<double>(val_images));
+    }
+    out.batches = 1;
+    out.nodes = fusion::fuse(q.net, batch).nodes.size();
+    return out;
+  };
+  Searcher s(q.net, &q, cfg, config, std::move(eval), val_images, progress);
+  return s.run("table", cfg);
 }
 
 void check_feasible(const compile::QSupernet& q, const hw::Config& cfg,

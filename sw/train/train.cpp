@@ -282,30 +282,49 @@ spec::Candidate sample(const spec::Supernet& net, std::mt19937_64& rng) {
   return c;
 }
 
+// Tensors' values concatenated in their logical order (whatever their memory format), each in a
+// place the size of its `like` (itself, or the parameter of a gradient), followed by `extra`
+// zeros; an undefined tensor leaves its place zero. And back: each tensor's place of
+// `v`, times `scale`, copied into it.
+std::vector<float> pack(std::span<const torch::Tensor> ts, std::span<const torch::Tensor> like,
+                        size_t extra = 0) {
+  int64_t n = 0;
+  for (const auto& t : like) n += t.numel();
+  std::vector<float> v(static_cast<size_t>(n) + extra, 0.0f);
+  int64_t off = 0;
+  for (size_t i = 0; i < like.size(); ++i) {
+    if (ts[i].defined()) {
+      const torch::Tensor c = ts[i].contiguous();
+      std::copy_n(c.data_ptr<float>(), c.numel(), v.data() + off);
+    }
+    off += like[i].numel();
+  }
+  return v;
+}
+torch::Tensor unpacked(const std::vector<float>& v, int64_t off, const torch::Tensor& like) {
+  return torch::from_blob(const_cast<float*>(v.data()) + off, like.sizes(), torch::kFloat);
+}
+
 // Sums the gradients over the ranks in one collective: a parameter gets the sum where any rank's
 // path reached it, and stays without a gradient (skipped by the optimizer) where none did.
 void sum_gradients(Supernet& model, dist::Comm& ranks) {
   const auto params = model->parameters();
+  std::vector<torch::Tensor> grads;
   int64_t n = 0;
-  for (const auto& p : params) n += p.numel();
-  std::vector<float> buf(static_cast<size_t>(n) + params.size(), 0.0f);
-  int64_t off = 0;
+  for (const auto& p : params) grads.push_back(p.grad()), n += p.numel();
+  // the gradients (zero where undefined), then one flag per parameter: 1 where this rank has
+  // its gradient
+  std::vector<float> buf = pack(grads, params, params.size());
   for (size_t i = 0; i < params.size(); ++i) {
-    const auto& g = params[i].grad();
-    if (g.defined()) {
-      const torch::Tensor c = g.contiguous();  // (logical order, whatever the memory format)
-      std::copy_n(c.data_ptr<float>(), c.numel(), buf.data() + off);
-      buf[static_cast<size_t>(n) + i] = 1.0f;
-    }
-    off += params[i].numel();
+    if (grads[i].defined()) buf[static_cast<size_t>(n) + i] = 1.0f;
   }
   ranks.sum(buf);
-  off = 0;
+  int64_t off = 0;
   for (size_t i = 0; i < params.size(); ++i) {
     torch::Tensor p = params[i];
     if (buf[static_cast<size_t>(n) + i] > 0.0f) {
       torch::Tensor g = torch::empty_like(p);
-      g.copy_(torch::from_blob(buf.data() + off, p.sizes(), torch::kFloat));
+      g.copy_(unpacked(buf, off, p));
       p.mutable_grad() = g;
     } else {
       p.mutable_grad() = torch::Tensor();
@@ -352,24 +371,15 @@ double step_backward(Supernet& model, const torch::Tensor& x, const torch::Tenso
 void average_bn_stats(Supernet& model, dist::Comm& ranks) {
   if (ranks.size() <= 1) return;
   std::vector<torch::Tensor> bufs;
-  int64_t n = 0;
   for (const auto& b : model->named_buffers(true)) {
-    if (b.key().ends_with("num_batches_tracked")) continue;
-    bufs.push_back(b.value());
-    n += b.value().numel();
+    if (!b.key().ends_with("num_batches_tracked")) bufs.push_back(b.value());
   }
-  std::vector<float> v(static_cast<size_t>(n));
-  int64_t off = 0;
-  for (const auto& t : bufs) {
-    const torch::Tensor c = t.contiguous();
-    std::copy_n(c.data_ptr<float>(), c.numel(), v.data() + off);
-    off += t.numel();
-  }
+  std::vector<float> v = pack(bufs, bufs);
   ranks.sum(v);
   torch::NoGradGuard no_grad;
-  off = 0;
+  int64_t off = 0;
   for (auto& t : bufs) {
-    t.copy_(torch::from_blob(v.data() + off, t.sizes(), torch::kFloat) / ranks.size());
+    t.copy_(unpacked(v, off, t) / ranks.size());
     off += t.numel();
   }
 }

@@ -91,6 +91,12 @@ std::vector<std::vector<int>> allowed_choices(const spec::Supernet& net);
 // choice, stem and head): a limit below them is impossible.
 spec::OpCost smallest_cost(const spec::Supernet& net);
 
+// Every candidate a search may evaluate within a MAC and a parameter limit (0 = none): the
+// allowed choices' combinations, in lexicographic order. Throws SearchError when there are more
+// than `limit` (the built-in spaces' unconstrained sizes run to ~10^10).
+std::vector<spec::Candidate> feasible_candidates(const spec::Supernet& net, uint64_t max_macs,
+                                                 uint64_t max_params = 0, size_t limit = 1'000'000);
+
 // The 95% confidence interval (Wilson score) of an accuracy of `correct` of `n` images: what the
 // search's accuracies are worth (about +-1.8 points near 80% on 500 images). {0, 1} for n = 0.
 struct Interval {
@@ -151,6 +157,18 @@ std::vector<std::pair<size_t, size_t>> image_shards(size_t n, const SearchConfig
 using FitnessFn = std::function<std::vector<double>(std::span<const spec::Candidate>)>;
 SearchResult run_search_fitness(const spec::Supernet& net, const SearchConfig& config,
                                 const FitnessFn& fitness, const ProgressFn& progress = {});
+
+// The protocol of run_search on results measured beforehand: `correct` maps every candidate the
+// search may evaluate (e.g. the whole feasible space, evaluated once as fused batches) to its
+// correct count on the same `val_images` validation images. The objective is a function of the
+// candidate alone, so the decisions, the evaluated candidates and their accuracies and cycles
+// (from q's cycle model on `cfg`, as run_search: they break ties) are run_search's on those
+// images; the generations' accelerator counters (cycles, MACs) are 0. For studies that repeat a
+// search over many seeds (bench). Throws std::out_of_range naming a candidate missing from it.
+SearchResult run_search_table(const compile::QSupernet& q, const hw::Config& cfg,
+                              const SearchConfig& config,
+                              const std::map<spec::Candidate, size_t>& correct, size_t val_images,
+                              const ProgressFn& progress = {});
 
 // Throws SearchError ("constraint impossible: ...") when no candidate satisfies the constraints,
 // as run_search would, but without evaluating anything. `q` may hold any weights (cycles depend on
