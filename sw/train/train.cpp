@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -31,9 +32,11 @@ using spec::OpKind;
 
 constexpr const char* kCheckpointFormat = "nasa-train-checkpoint-1";
 
+// In place on `x` (a BatchNorm's output, which its backward does not need): ReLU6 as hardtanh,
+// whose backward is one fused kernel (clamp's is four).
 torch::Tensor activate(torch::Tensor x, int act) {
-  if (act == static_cast<int>(hw::Act::Relu)) return torch::relu(x);
-  if (act == static_cast<int>(hw::Act::Relu6)) return torch::clamp(x, 0.0, 6.0);
+  if (act == static_cast<int>(hw::Act::Relu)) return torch::relu_(x);
+  if (act == static_cast<int>(hw::Act::Relu6)) return torch::hardtanh_(x, 0.0, 6.0);
   return x;
 }
 
@@ -262,6 +265,16 @@ torch::Tensor augment(const torch::Tensor& u8, int shift, bool flip, uint64_t se
   std::mt19937_64 rng((seed ^ 0xA0A0A0A0A0A0ULL) * 0x9E3779B97F4A7C15ULL +
                       static_cast<uint64_t>(step));
   const int64_t n = u8.size(0), h = u8.size(2), w = u8.size(3);
+  if (shift == 0) {  // mirroring only: one select over the batch instead of a copy per image
+    std::vector<uint8_t> mirror(static_cast<size_t>(n));
+    for (auto& m : mirror) {
+      rng(), rng();  // the shifts' draws, as below
+      m = rng() & 1;
+    }
+    const torch::Tensor mask =
+        torch::from_blob(mirror.data(), {n, 1, 1, 1}, torch::kUInt8).to(torch::kBool);
+    return torch::where(mask, u8.flip({3}), u8);
+  }
   const torch::Tensor padded =
       shift ? torch::constant_pad_nd(u8, {shift, shift, shift, shift}, 0) : u8;
   torch::Tensor out = torch::empty_like(u8);
@@ -417,13 +430,17 @@ nlohmann::json run_settings(const Config& cfg, size_t train_n) {
                         : std::string("random")}};
 }
 
-// The dataset's HWC bytes as an [N, C, H, W] uint8 tensor, a copy that outlives `ds` (with one
-// channel the permutation is already contiguous: contiguous() would return a view of `ds`).
-torch::Tensor nchw_images(const spec::Supernet& net, const data::Dataset& ds) {
+// Images [begin, begin + count) of the dataset (default: all) as an [N, C, H, W] uint8 tensor of
+// its HWC bytes, a copy that outlives `ds` (with one channel the permutation is already
+// contiguous: contiguous() would return a view of `ds`).
+torch::Tensor nchw_images(const spec::Supernet& net, const data::Dataset& ds, size_t begin = 0,
+                          size_t count = SIZE_MAX) {
   data::check_fits(ds, net.name, net.in_h, net.in_w, net.in_c, net.classes, "the data");
-  const auto n = static_cast<int64_t>(ds.size());
-  return torch::from_blob(const_cast<uint8_t*>(ds.images.data()), {n, net.in_h, net.in_w, net.in_c},
-                          torch::kUInt8)
+  count = std::min(count, ds.size() - std::min(begin, ds.size()));
+  const auto n = static_cast<int64_t>(count);
+  const size_t per = static_cast<size_t>(net.in_h) * net.in_w * net.in_c;
+  return torch::from_blob(const_cast<uint8_t*>(ds.images.data() + begin * per),
+                          {n, net.in_h, net.in_w, net.in_c}, torch::kUInt8)
       .permute({0, 3, 1, 2})
       .clone(torch::MemoryFormat::Contiguous);  // (a copy even when the permutation is one)
 }
@@ -1132,8 +1149,7 @@ torch::Tensor calibration_inputs(const spec::Supernet& net, const data::Dataset&
     throw std::out_of_range(
         fmt::format("recalibration: {} calibration images of the {} given", calib_n, calib.size()));
   }
-  return inputs(nchw_images(net, calib).slice(0, 0, static_cast<int64_t>(calib_n)))
-      .contiguous(torch::MemoryFormat::ChannelsLast);
+  return inputs(nchw_images(net, calib, 0, calib_n)).contiguous(torch::MemoryFormat::ChannelsLast);
 }
 
 }  // namespace
@@ -1149,10 +1165,9 @@ Recalibrated recalibrated_accuracy(const spec::Supernet& net, const weights::Ten
   torch::NoGradGuard no_grad;
   const Inputs inputs(floatnet::read_normalization(wf, net.in_c, "recalibration weights"));
   const torch::Tensor xc = calibration_inputs(net, calib, calib_n, inputs);
-  const torch::Tensor all_eval = nchw_images(net, eval);
   const auto b0 = static_cast<int64_t>(begin), b1 = static_cast<int64_t>(begin + count);
   const torch::Tensor xe =
-      inputs(all_eval.slice(0, b0, b1)).contiguous(torch::MemoryFormat::ChannelsLast);
+      inputs(nchw_images(net, eval, begin, count)).contiguous(torch::MemoryFormat::ChannelsLast);
   const torch::Tensor labels = torch::from_blob(const_cast<uint8_t*>(eval.labels.data()),
                                                 {static_cast<int64_t>(eval.size())}, torch::kUInt8)
                                    .slice(0, b0, b1)
@@ -1199,13 +1214,15 @@ double float_accuracy(const spec::Supernet& net, const weights::TensorFile& wf,
   spec::validate_candidate(net, cand);
   check_range(begin, count, ds.size());
   Supernet model = eval_model(net, wf, threads, "float_accuracy weights");
-  const auto n = static_cast<int64_t>(ds.size());
-  const torch::Tensor images = nchw_images(net, ds);
+  // only the evaluated images are converted
+  const auto n = static_cast<int64_t>(count);
+  const torch::Tensor images = nchw_images(net, ds, begin, count);
   const torch::Tensor labels =
-      torch::from_blob(const_cast<uint8_t*>(ds.labels.data()), {n}, torch::kUInt8).to(torch::kLong);
+      torch::from_blob(const_cast<uint8_t*>(ds.labels.data() + begin), {n}, torch::kUInt8)
+          .to(torch::kLong);
   return accuracy(model, cand, images, labels,
-                  Inputs(floatnet::read_normalization(wf, net.in_c, "float_accuracy weights")),
-                  static_cast<int64_t>(begin), static_cast<int64_t>(count));
+                  Inputs(floatnet::read_normalization(wf, net.in_c, "float_accuracy weights")), 0,
+                  n);
 }
 
 }  // namespace nasa::train
