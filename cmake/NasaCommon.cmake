@@ -7,6 +7,12 @@ set(CMAKE_CXX_STANDARD_REQUIRED ON)
 set(CMAKE_CXX_EXTENSIONS OFF)
 set(CMAKE_EXPORT_COMPILE_COMMANDS ON)  # for clang-tidy / clangd
 set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+# Position-independent code everywhere: the RTL models other than the built-in one are plugins
+# (sim/CMakeLists.txt) that link the Verilator runtime and the host code they use. Without
+# semantic interposition the compiler still inlines and optimizes across a library's own global
+# functions as it does for an executable.
+set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+add_compile_options(-fno-semantic-interposition)
 
 # ccache: CCACHE_BASEDIR makes paths relative, so a fresh clone in another folder (CI) still hits
 # the cache filled by a developer build on the same machine.
