@@ -265,24 +265,32 @@ torch::Tensor augment(const torch::Tensor& u8, int shift, bool flip, uint64_t se
   std::mt19937_64 rng((seed ^ 0xA0A0A0A0A0A0ULL) * 0x9E3779B97F4A7C15ULL +
                       static_cast<uint64_t>(step));
   const int64_t n = u8.size(0), h = u8.size(2), w = u8.size(3);
+  // Each image's draws, in one order whatever the path below: its shift (dy, dx; 0 without
+  // shifts), then whether it is mirrored (only when flip is on).
+  struct Draw {
+    int64_t dy, dx;
+    bool mirror;
+  };
+  const auto span = static_cast<uint64_t>(2 * shift + 1);
+  std::vector<Draw> draws(static_cast<size_t>(n));
+  for (Draw& d : draws) {
+    d.dy = static_cast<int64_t>(rng() % span);
+    d.dx = static_cast<int64_t>(rng() % span);
+    d.mirror = flip && (rng() & 1);
+  }
   if (shift == 0) {  // mirroring only: one select over the batch instead of a copy per image
-    std::vector<uint8_t> mirror(static_cast<size_t>(n));
-    for (auto& m : mirror) {
-      rng(), rng();  // the shifts' draws, as below
-      m = rng() & 1;
-    }
+    std::vector<uint8_t> mirror(draws.size());
+    for (size_t i = 0; i < draws.size(); ++i) mirror[i] = draws[i].mirror;
     const torch::Tensor mask =
         torch::from_blob(mirror.data(), {n, 1, 1, 1}, torch::kUInt8).to(torch::kBool);
     return torch::where(mask, u8.flip({3}), u8);
   }
-  const torch::Tensor padded =
-      shift ? torch::constant_pad_nd(u8, {shift, shift, shift, shift}, 0) : u8;
+  const torch::Tensor padded = torch::constant_pad_nd(u8, {shift, shift, shift, shift}, 0);
   torch::Tensor out = torch::empty_like(u8);
-  const auto span = static_cast<uint64_t>(2 * shift + 1);
   for (int64_t i = 0; i < n; ++i) {
-    const auto dy = static_cast<int64_t>(rng() % span), dx = static_cast<int64_t>(rng() % span);
-    torch::Tensor v = padded[i].narrow(1, dy, h).narrow(2, dx, w);
-    if (flip && (rng() & 1)) v = v.flip({2});
+    const Draw& d = draws[static_cast<size_t>(i)];
+    torch::Tensor v = padded[i].narrow(1, d.dy, h).narrow(2, d.dx, w);
+    if (d.mirror) v = v.flip({2});
     out[i].copy_(v);
   }
   return out;
@@ -445,6 +453,14 @@ torch::Tensor nchw_images(const spec::Supernet& net, const data::Dataset& ds, si
       .clone(torch::MemoryFormat::Contiguous);  // (a copy even when the permutation is one)
 }
 
+// Labels [begin, begin + count) of the dataset (default: all) as an [N] int64 tensor, a copy.
+torch::Tensor label_tensor(const data::Dataset& ds, size_t begin = 0, size_t count = SIZE_MAX) {
+  count = std::min(count, ds.size() - std::min(begin, ds.size()));
+  return torch::from_blob(const_cast<uint8_t*>(ds.labels.data() + begin),
+                          {static_cast<int64_t>(count)}, torch::kUInt8)
+      .to(torch::kLong);
+}
+
 // The network's input of a batch of [N, C, H, W] uint8 images: pixel / 255, normalized per
 // channel (floatnet::Normalization) unless `norm` is empty.
 class Inputs {
@@ -496,10 +512,8 @@ Data make_data(const spec::Supernet& net, const Config& cfg) {
   // normalizes with its own training split's statistics (docs/data.md "Normalization").
   d.inputs = Inputs(cfg.init ? floatnet::read_normalization(*cfg.init, net.in_c, "initial weights")
                              : floatnet::channel_normalization(ds, 0, d.train_n));
-  const auto n = static_cast<int64_t>(ds.size());
   d.images = nchw_images(net, ds);
-  d.labels =
-      torch::from_blob(const_cast<uint8_t*>(ds.labels.data()), {n}, torch::kUInt8).to(torch::kLong);
+  d.labels = label_tensor(ds);
   return d;
 }
 
@@ -1165,13 +1179,9 @@ Recalibrated recalibrated_accuracy(const spec::Supernet& net, const weights::Ten
   torch::NoGradGuard no_grad;
   const Inputs inputs(floatnet::read_normalization(wf, net.in_c, "recalibration weights"));
   const torch::Tensor xc = calibration_inputs(net, calib, calib_n, inputs);
-  const auto b0 = static_cast<int64_t>(begin), b1 = static_cast<int64_t>(begin + count);
   const torch::Tensor xe =
       inputs(nchw_images(net, eval, begin, count)).contiguous(torch::MemoryFormat::ChannelsLast);
-  const torch::Tensor labels = torch::from_blob(const_cast<uint8_t*>(eval.labels.data()),
-                                                {static_cast<int64_t>(eval.size())}, torch::kUInt8)
-                                   .slice(0, b0, b1)
-                                   .to(torch::kLong);
+  const torch::Tensor labels = label_tensor(eval, begin, count);
   Recalibrated out;
   out.accuracy.assign(cands.size(), 0.0);
   const TrieCost cost = recalibrate_trie(
@@ -1217,9 +1227,7 @@ double float_accuracy(const spec::Supernet& net, const weights::TensorFile& wf,
   // only the evaluated images are converted
   const auto n = static_cast<int64_t>(count);
   const torch::Tensor images = nchw_images(net, ds, begin, count);
-  const torch::Tensor labels =
-      torch::from_blob(const_cast<uint8_t*>(ds.labels.data() + begin), {n}, torch::kUInt8)
-          .to(torch::kLong);
+  const torch::Tensor labels = label_tensor(ds, begin, count);
   return accuracy(model, cand, images, labels,
                   Inputs(floatnet::read_normalization(wf, net.in_c, "float_accuracy weights")), 0,
                   n);
