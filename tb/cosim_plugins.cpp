@@ -15,6 +15,7 @@
 #include <string>
 
 #include "nasa/cycle_model.h"
+#include "nasa/desc.h"
 #include "nasa/hw_spec.h"
 #include "nasa/sim/engine_sim.h"
 
@@ -22,13 +23,6 @@ namespace nasa {
 namespace {
 
 namespace fs = std::filesystem;
-
-const hw::Config& config(std::string_view name) {
-  for (const hw::Config& c : hw::kConfigs) {
-    if (c.name == name) return c;
-  }
-  throw std::invalid_argument(std::string(name));
-}
 
 // A directory of (fake) plugins the loader is told to use alone, for one test.
 class PluginDir {
@@ -51,7 +45,8 @@ class PluginDir {
 
 std::string create_error(std::string_view config_name) {
   try {
-    sim::EngineSim::create(config(config_name), 1 << 16, cycles::default_dram(config(config_name)));
+    sim::EngineSim::create(config_by_name(config_name), 1 << 16,
+                           cycles::default_dram(config_by_name(config_name)));
   } catch (const std::exception& e) {
     return e.what();
   }
@@ -84,9 +79,9 @@ TEST(EnginePlugins, PluginOfAnotherConfigurationIsRefused) {
 }
 
 TEST(EnginePlugins, UnknownConfigurationIsRefused) {
-  hw::Config c = config("sim");
+  hw::Config c = config_by_name("sim");
   c.name = "nosuch";
-  EXPECT_THROW(sim::EngineSim::create(c, 1 << 16, cycles::default_dram(config("sim"))),
+  EXPECT_THROW(sim::EngineSim::create(c, 1 << 16, cycles::default_dram(config_by_name("sim"))),
                std::invalid_argument);
 }
 

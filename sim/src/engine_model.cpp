@@ -1,7 +1,7 @@
 // EngineSim over one Verilated model (Vnasa_top_<cfg>, its own translation unit: the models are
-// big). Compiled once per configuration: into nasa_sim for the built-in one (NASA_RTL_BUILTIN,
-// `sim`), into the plugin nasa-rtl-<cfg>.so for every other (NASA_RTL_PLUGIN; engine_sim.cpp
-// loads it on demand, docs/build.md "RTL models on demand").
+// big). Compiled once per configuration: into nasa_sim_core for the built-in one (`sim`), into
+// the plugin nasa-rtl-<cfg>.so for every other (NASA_RTL_PLUGIN; engine_sim.cpp loads it on
+// demand, docs/cosim.md "Models on demand").
 #include NASA_RTL_MODEL_HEADER
 
 #include "nasa_rtl_abi.h"

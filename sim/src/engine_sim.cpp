@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "nasa/desc.h"
 #include "nasa_rtl_abi.h"
 #include "rtl_plugin.h"
 
@@ -100,12 +101,7 @@ std::unique_ptr<EngineSim> EngineSim::create(const hw::Config& cfg, size_t memor
   if (cfg.name == NASA_RTL_BUILTIN_CONFIG) {
     return detail::make_builtin_engine(cfg, memory_bytes, dram);
   }
-  bool known = false;
-  for (const hw::Config& c : hw::kConfigs) known = known || c.name == cfg.name;
-  if (!known) {
-    throw std::invalid_argument(
-        fmt::format("EngineSim: no Verilated model for config '{}'", cfg.name));
-  }
+  config_by_name(cfg.name);  // (throws std::invalid_argument for a name hw::kConfigs lacks)
   return std::unique_ptr<EngineSim>(
       detail::load_plugin(std::string(cfg.name)).make(cfg, memory_bytes, dram));
 }
