@@ -41,7 +41,7 @@ help:
 	@echo "make docs-figures  rewrite every figure the docs quote from the command that measures it"
 	@echo "make sim     build and run the cosim suite: SEED=$(SEED) LAYERS=$(LAYERS) NP=$(NP) (ranks)"
 	@echo "make lint    verilator --lint-only -Wall of rtl/ for every configuration"
-	@echo "make synth   yosys: synth_ice40 (fpga, up5k) and generic synthesis (sim); build/synth/"
+	@echo "make synth   yosys: synth_ice40 (fpga, up5k) and word-level synthesis (sim); build/synth/"
 	@echo "make fpga    iCEBreaker bitstream: yosys + nextpnr-ice40 + icepack, build/fpga/report.json"
 	@echo "make prog    flash the iCEBreaker (iceprog)"
 	@echo "make fpga-area  LUT/FF/carry/EBR/DSP per module of the FPGA design: build/fpga/area.md"

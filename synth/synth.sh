@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Synthesises the core (nasa_top, or nasa_mcu for a configuration with a controller) with Yosys
 # for hardware configurations: `fpga` and the controller's (`up5k`) with synth_ice40
-# (synth/ice40.ys), any other with the generic flow (synth/generic.ys). Prints a resource summary
-# and writes it to $NASA_SYNTH_OUT/<config>.json (default build/synth/), beside the full log.
+# (synth/ice40.ys), any other with the generic flow to a word-level netlist (synth/generic.ys).
+# Prints a resource summary and writes it to $NASA_SYNTH_OUT/<config>.json (default build/synth/),
+# beside the full log.
 # Usage: synth/synth.sh [config...]   (default: fpga sim up5k)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -72,10 +73,10 @@ JSON
     mems=$(number "$stat_txt" memories)
     mem_bits=$(number "$stat_txt" 'memory bits')
     dff=$(cells "$stat_txt" '[$]_[A-Z]*(DFF|DLATCH)[A-Z0-9_]*')
-    printf 'synth %s: %d cells (%d flip-flops), %d memories, %d memory bits (%ds, %d warnings)\n' \
+    printf 'synth %s: %d word-level cells (%d flip-flop bits), %d memories, %d memory bits (%ds, %d warnings)\n' \
       "$cfg" "$ncells" "$dff" "$mems" "$mem_bits" "$secs" "$warnings"
     cat >"$out/$cfg.json" <<JSON
-{"config": "$cfg", "flow": "generic", "cells": $ncells, "dff": $dff, "memories": $mems,
+{"config": "$cfg", "flow": "generic", "level": "word", "cells": $ncells, "dff": $dff, "memories": $mems,
  "mem_bits": $mem_bits, "seconds": $secs, "warnings": $warnings}
 JSON
   fi
