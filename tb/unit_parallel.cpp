@@ -1,7 +1,8 @@
 // The host's thread-parallel paths, written to run under ThreadSanitizer (`make sanitize`):
-// parallel_for itself, and the patterns `nasa run` uses on it (two searches at once, each on its
-// own copy of a Runtime; a test set evaluated in pieces on copies of one Runtime), which must
-// give exactly what the same work gives on one thread.
+// parallel_for itself, and the patterns `nasa run` uses on it (a search generation's image shards
+// and cycle counts on threads, each on its own copy of a Runtime; calibration on threads; a test
+// set evaluated in pieces on copies of one Runtime), which must give exactly what the same work
+// gives on one thread.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 
 #include "nasa/compiler.h"
 #include "nasa/device.h"
+#include "nasa/float_eval.h"
 #include "nasa/parallel.h"
 #include "nasa/runtime.h"
 #include "nasa/search.h"
@@ -90,26 +92,57 @@ nasa::search::SearchConfig small_search(nasa::search::Strategy s) {
   return c;
 }
 
-// `nasa run`: random and evolution search at once, each on its own copy of the runtime.
-TEST(Parallel, SearchesOnRuntimeCopiesEqualTheSameSearchesInTurn) {
+// `nasa run`: random search, then evolution on random's measurements, each generation's shards
+// of images and new candidates' cycles on two threads, each on its own copy of the runtime.
+TEST(Parallel, SearchesOnTwoThreadsEqualTheSameSearchesAlone) {
   SmallRun s;
   const std::vector<nasa::search::Strategy> strategies = {nasa::search::Strategy::Random,
                                                           nasa::search::Strategy::Evolution};
-  std::vector<nasa::search::SearchResult> par(2), seq(2);
-  nasa::parallel_for(2, 2, [&](size_t k) {
-    nasa::runtime::Runtime local = s.rt;
-    par[k] = nasa::search::run_search(local, s.cfg, small_search(strategies[k]), s.images,
-                                      s.labels);
-  });
+  auto c = small_search(strategies[0]);
+  c.mini_batch = 2;
+  c.shard_batches = 2;  // three shards of four images
+  const auto par =
+      nasa::search::run_searches(s.rt, s.cfg, c, strategies, s.images, s.labels, {}, 2);
+  ASSERT_EQ(par.size(), 2u);
   for (size_t k = 0; k < 2; ++k) {
     nasa::runtime::Runtime local = s.rt;
-    seq[k] = nasa::search::run_search(local, s.cfg, small_search(strategies[k]), s.images,
-                                      s.labels);
-    ASSERT_EQ(par[k].evaluated.size(), seq[k].evaluated.size());
-    for (size_t i = 0; i < seq[k].evaluated.size(); ++i) {
-      EXPECT_EQ(par[k].evaluated[i].arch, seq[k].evaluated[i].arch);
-      EXPECT_EQ(par[k].evaluated[i].correct, seq[k].evaluated[i].correct);
-      EXPECT_EQ(par[k].evaluated[i].cycles, seq[k].evaluated[i].cycles);
+    c.strategy = strategies[k];
+    const auto seq = nasa::search::run_search(local, s.cfg, c, s.images, s.labels);
+    ASSERT_EQ(par[k].evaluated.size(), seq.evaluated.size());
+    for (size_t i = 0; i < seq.evaluated.size(); ++i) {
+      EXPECT_EQ(par[k].evaluated[i].arch, seq.evaluated[i].arch);
+      EXPECT_EQ(par[k].evaluated[i].correct, seq.evaluated[i].correct);
+      EXPECT_EQ(par[k].evaluated[i].cycles, seq.evaluated[i].cycles);
+    }
+  }
+}
+
+// Calibration shared by threads: the same scales as on one.
+TEST(Parallel, CalibrationOnThreadsEqualsOneThread) {
+  SmallRun s;
+  const auto w = nasa::weights::random_weights(s.net, 4);
+  std::vector<nasa::floatnet::Tensor> calib;
+  std::mt19937 rng(8);
+  for (int i = 0; i < 7; ++i) {
+    nasa::floatnet::Tensor t;
+    t.c = s.net.in_c, t.h = s.net.in_h, t.w = s.net.in_w;
+    t.v.resize(static_cast<size_t>(t.c) * t.h * t.w);
+    for (auto& v : t.v) v = static_cast<float>(rng() % 1000) / 250.0f - 2.0f;
+    calib.push_back(t);
+  }
+  const auto one = nasa::compile::quantize(s.net, w, calib, nullptr, 1);
+  for (int threads : {2, 3, 16}) {
+    const auto many = nasa::compile::quantize(s.net, w, calib, nullptr, threads);
+    EXPECT_EQ(many.scale, one.scale) << threads;
+    EXPECT_EQ(many.logit_scale, one.logit_scale) << threads;
+    ASSERT_EQ(many.ops.size(), one.ops.size());
+    for (size_t l = 0; l < one.ops.size(); ++l) {
+      for (size_t c = 0; c < one.ops[l].size(); ++c) {
+        for (size_t k = 0; k < one.ops[l][c].convs.size(); ++k) {
+          EXPECT_EQ(many.ops[l][c].convs[k].out_scale, one.ops[l][c].convs[k].out_scale)
+              << threads << " layer " << l << " choice " << c << " conv " << k;
+        }
+      }
     }
   }
 }

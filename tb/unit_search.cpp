@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -344,6 +345,83 @@ TEST(Search, TableOfTheFeasibleSpaceDecidesAsTheAccelerator) {
     ADD_FAILURE() << "expected std::out_of_range";
   } catch (const std::out_of_range& e) {
     EXPECT_NE(std::string(e.what()).find("was not measured"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Search, SearchesOneAfterAnotherRunEachCandidateOnce) {
+  // run_searches: evolution takes random search's measurements instead of running them again,
+  // and decides, evaluates and reports exactly as run_search alone; its counters count only what
+  // it ran. Three image shards, so the threads share a generation's runs.
+  Fixture f(tiny_net(3, 5));
+  const std::array<Strategy, 2> order = {Strategy::Random, Strategy::Evolution};
+  SearchConfig c = tiny_config(Strategy::Random);
+  c.mini_batch = 1;
+  c.shard_batches = 2;
+  std::vector<SearchResult> alone;
+  for (Strategy s : order) {
+    c.strategy = s;
+    alone.push_back(f.run(c));
+  }
+  const auto one = nasa::search::run_searches(f.rt, f.cfg, c, order, f.images, f.labels, {}, 1);
+  const auto two = nasa::search::run_searches(f.rt, f.cfg, c, order, f.images, f.labels, {}, 2);
+  ASSERT_EQ(one.size(), 2u);
+  ASSERT_EQ(two.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    const SearchResult& a = alone[k];
+    for (const SearchResult* b : {&one[k], &two[k]}) {
+      EXPECT_EQ(b->config.strategy, order[k]);
+      ASSERT_EQ(a.evaluated.size(), b->evaluated.size()) << k;
+      for (size_t i = 0; i < a.evaluated.size(); ++i) {
+        EXPECT_EQ(a.evaluated[i].arch, b->evaluated[i].arch) << k << " " << i;
+        EXPECT_EQ(a.evaluated[i].correct, b->evaluated[i].correct) << k << " " << i;
+        EXPECT_EQ(a.evaluated[i].val_accuracy, b->evaluated[i].val_accuracy) << k << " " << i;
+        EXPECT_EQ(a.evaluated[i].cycles, b->evaluated[i].cycles) << k << " " << i;
+        EXPECT_EQ(a.evaluated[i].generation, b->evaluated[i].generation) << k << " " << i;
+      }
+      EXPECT_EQ(a.best, b->best);
+      EXPECT_EQ(a.pareto, b->pareto);
+      ASSERT_EQ(a.generations.size(), b->generations.size());
+      for (size_t g = 0; g < a.generations.size(); ++g) {
+        EXPECT_EQ(a.generations[g].candidates, b->generations[g].candidates);
+        EXPECT_EQ(a.generations[g].best_val_accuracy, b->generations[g].best_val_accuracy);
+      }
+    }
+    // the threads change nothing, counters included
+    for (size_t g = 0; g < one[k].generations.size(); ++g) {
+      const auto &x = one[k].generations[g], &y = two[k].generations[g];
+      EXPECT_EQ(x.reused, y.reused);
+      EXPECT_EQ(x.batches, y.batches);
+      EXPECT_EQ(x.nodes, y.nodes);
+      EXPECT_EQ(x.cycles, y.cycles);
+      EXPECT_EQ(x.macs, y.macs);
+    }
+  }
+  // random search first: nothing measured before it, its counters those of run_search
+  uint64_t rnd_cycles = 0;
+  for (size_t g = 0; g < one[0].generations.size(); ++g) {
+    EXPECT_EQ(one[0].generations[g].reused, 0u);
+    EXPECT_EQ(one[0].generations[g].cycles, alone[0].generations[g].cycles);
+    EXPECT_EQ(one[0].generations[g].macs, alone[0].generations[g].macs);
+    rnd_cycles += one[0].generations[g].cycles;
+  }
+  EXPECT_GT(rnd_cycles, 0u);
+  // evolution: every candidate random search measured is reused, the others run
+  std::set<nasa::spec::Candidate> measured;
+  for (const auto& e : one[0].evaluated) measured.insert(e.arch);
+  size_t reused = 0, want = 0;
+  uint64_t evo_cycles = 0, evo_alone = 0;
+  for (const auto& g : one[1].generations) reused += g.reused, evo_cycles += g.cycles;
+  for (const auto& g : alone[1].generations) evo_alone += g.cycles;
+  for (const auto& e : one[1].evaluated) want += measured.contains(e.arch);
+  EXPECT_EQ(reused, want);
+  EXPECT_GT(reused, 0u);
+  EXPECT_LT(evo_cycles, evo_alone);
+  for (const auto& g : one[1].generations) {
+    if (g.reused == g.candidates) {
+      EXPECT_EQ(g.batches, 0u);
+    } else {
+      EXPECT_GT(g.cycles, 0u);
+    }
   }
 }
 

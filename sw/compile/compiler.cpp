@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "nasa/memory_image.h"
+#include "nasa/parallel.h"
 #include "nasa/supernet_weights.h"
 
 namespace nasa::compile {
@@ -108,26 +109,39 @@ struct Stats {
 }  // namespace
 
 QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
-                   std::span<const floatnet::Tensor> images, dist::Comm* ranks) {
+                   std::span<const floatnet::Tensor> images, dist::Comm* ranks, int threads) {
   if (images.empty()) throw std::invalid_argument("quantize: no calibration images");
   const size_t L = net.layers.size();
   size_t rounds = 1;
   for (const auto& l : net.layers) rounds = std::max(rounds, l.choices.size());
-  Stats st;
   // shared by the ranks when each has an image (every image visits every choice: the same
-  // tensors observed on every rank)
+  // tensors observed on every rank), and on a rank by its threads
   const bool shared =
       ranks && ranks->size() > 1 && images.size() >= static_cast<size_t>(ranks->size());
   const size_t first = shared ? static_cast<size_t>(ranks->rank()) : 0;
   const size_t step = shared ? static_cast<size_t>(ranks->size()) : 1;
-  for (size_t n = first; n < images.size(); n += step) {
-    for (size_t r = 0; r < rounds; ++r) {
-      spec::Candidate c(L);
-      for (size_t i = 0; i < L; ++i)
-        c[i] = static_cast<int>((r + n + i) % net.layers[i].choices.size());
-      floatnet::forward(
-          net, wf, c, images[n],
-          [&](std::string_view name, const floatnet::Tensor& t) { st.observe(name, t); });
+  const size_t mine = images.size() > first ? (images.size() - first + step - 1) / step : 0;
+  const size_t workers =
+      std::clamp<size_t>(static_cast<size_t>(std::max(threads, 1)), 1, std::max<size_t>(mine, 1));
+  std::vector<Stats> per(workers);
+  parallel_for(workers, static_cast<int>(workers), [&](size_t t) {
+    for (size_t j = t; j < mine; j += workers) {
+      const size_t n = first + j * step;
+      for (size_t r = 0; r < rounds; ++r) {
+        spec::Candidate c(L);
+        for (size_t i = 0; i < L; ++i)
+          c[i] = static_cast<int>((r + n + i) % net.layers[i].choices.size());
+        floatnet::forward(
+            net, wf, c, images[n],
+            [&](std::string_view name, const floatnet::Tensor& x) { per[t].observe(name, x); });
+      }
+    }
+  });
+  Stats st;
+  for (const Stats& p : per) {
+    for (const auto& [name, m] : p.max_abs) {
+      float& cur = st.max_abs[name];
+      cur = std::max(cur, m);
     }
   }
   if (shared) {
@@ -220,10 +234,10 @@ QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
 }
 
 QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& weights,
-                   const data::Dataset& d, size_t calib, dist::Comm* ranks) {
+                   const data::Dataset& d, size_t calib, dist::Comm* ranks, int threads) {
   const auto images = floatnet::dataset_images(
       d, 0, calib, floatnet::read_normalization(weights, net.in_c, "weights"));
-  return quantize(net, weights, images, ranks);
+  return quantize(net, weights, images, ranks, threads);
 }
 
 namespace {

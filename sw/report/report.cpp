@@ -195,6 +195,7 @@ json to_json(const SearchResult& r) {
   for (const auto& g : r.generations) {
     gens.push_back({{"generation", g.generation},
                     {"candidate_count", g.candidates},
+                    {"reused_count", g.reused},
                     {"batches", g.batches},
                     {"nodes", g.nodes},
                     {"batch_cycles", g.cycles},
@@ -320,12 +321,14 @@ std::string markdown(std::span<const SearchResult> runs) {
     md += fmt::format("\n## {}: Pareto front (accuracy vs cycles per image)\n\n", name);
     candidate_table(md, r, r.pareto);
     md += fmt::format("\n## {}: fused evaluation per generation\n\n", name);
-    md += "| generation | candidates | batches | nodes | batch cycles | MACs executed | PE "
-          "utilization |\n";
-    md += "|---:|---:|---:|---:|---:|---:|---:|\n";
+    md +=
+        "| generation | candidates | measured before | batches | nodes | batch cycles | MACs "
+        "executed | PE utilization |\n";
+    md += "|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& g : r.generations) {
-      md += fmt::format("| {} | {} | {} | {} | {} | {} | {:.3f} |\n", g.generation, g.candidates,
-                        g.batches, g.nodes, g.cycles, g.macs, g.pe_utilization);
+      md +=
+          fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.3f} |\n", g.generation, g.candidates,
+                      g.reused, g.batches, g.nodes, g.cycles, g.macs, g.pe_utilization);
     }
     md += "\n";
   }

@@ -14,6 +14,7 @@
 #include "nasa/device.h"
 #include "nasa/fusion.h"
 #include "nasa/interrupt.h"
+#include "nasa/parallel.h"
 
 namespace nasa::search {
 
@@ -222,6 +223,9 @@ enum Reject { kMacs, kParams, kCycles, kNumRejects };
 struct BatchOutcome {
   std::vector<double> score;
   std::vector<size_t> correct;  // empty when the score is not a count
+  // each candidate's cycles alone; empty: the searcher's cycle model gives them
+  std::vector<uint64_t> cycles_each;
+  size_t reused = 0;  // candidates an earlier search measured (GenerationStats::reused)
   size_t batches = 0, nodes = 0;
   uint64_t cycles = 0, macs = 0;
 };
@@ -399,7 +403,13 @@ class Searcher {
     st.generation = g;
     st.candidates = batch.size();
     const BatchOutcome r = eval_(batch);
-    if (cycles_ && !c_.constraints.max_cycles) {
+    if (!r.cycles_each.empty()) {
+      if (r.cycles_each.size() != batch.size()) {
+        throw std::runtime_error(fmt::format("evaluation of {} candidates returned {} cycle counts",
+                                             batch.size(), r.cycles_each.size()));
+      }
+      for (size_t i = 0; i < batch.size(); ++i) pending_.at(batch[i]).cycles = r.cycles_each[i];
+    } else if (cycles_ && !c_.constraints.max_cycles) {
       // each candidate's cycles alone, the candidates shared over the ranks
       dist::Comm self;
       dist::Comm& comm = ranks_ ? *ranks_ : self;
@@ -415,6 +425,7 @@ class Searcher {
       throw std::runtime_error(fmt::format("evaluation of {} candidates returned {} scores",
                                            batch.size(), r.score.size()));
     }
+    st.reused = r.reused;
     st.batches = r.batches;
     st.nodes = r.nodes;
     st.cycles = r.cycles;
@@ -465,10 +476,22 @@ class Searcher {
 
 }  // namespace
 
-SearchResult run_search(runtime::Runtime& rt, const hw::Config& cfg, const SearchConfig& config,
-                        std::span<const std::vector<uint8_t>> images,
-                        std::span<const uint8_t> labels, const ProgressFn& progress,
-                        dist::Comm* ranks) {
+namespace {
+
+// What an earlier search on the same images measured of a candidate (run_searches).
+struct Known {
+  size_t correct = 0;
+  uint64_t cycles = 0;
+};
+using Memo = std::map<spec::Candidate, Known>;
+
+// run_search, and each search of run_searches: `memo` (may be null) gives the candidates measured
+// before and takes the ones this search measures.
+SearchResult search_on_device(runtime::Runtime& rt, const hw::Config& cfg,
+                              const SearchConfig& config,
+                              std::span<const std::vector<uint8_t>> images,
+                              std::span<const uint8_t> labels, const ProgressFn& progress,
+                              dist::Comm* ranks, int threads, Memo* memo) {
   validate(config);
   if (images.size() != labels.size()) {
     throw SearchError(
@@ -478,46 +501,115 @@ SearchResult run_search(runtime::Runtime& rt, const hw::Config& cfg, const Searc
   dist::Comm self;
   dist::Comm& comm = ranks ? *ranks : self;
   const auto shards = image_shards(images.size(), config);
-  // Each generation as fused batches (split where the hardware tables would overflow), each on
-  // the validation images' shards, shard k on rank k mod N; correct counts and costs summed.
+  const auto rank = static_cast<size_t>(comm.rank()), nranks = static_cast<size_t>(comm.size());
+  // With a cycle limit the searcher's own cycle model has every candidate's cycles already.
+  const bool want_cycles = !config.constraints.max_cycles;
+  // Each generation's new candidates as fused batches (split where the hardware tables would
+  // overflow), each on the validation images' shards, shard k on rank k mod N and there on one of
+  // the threads; their cycles alone, candidate i on rank i mod N; all summed over the ranks.
   BatchEval eval = [&](const std::vector<spec::Candidate>& batch) {
     BatchOutcome out;
+    std::vector<spec::Candidate> fresh;
+    for (const auto& c : batch) {
+      if (!memo || !memo->contains(c)) fresh.push_back(c);
+    }
+    out.reused = batch.size() - fresh.size();
+    const auto pieces = split_batch(rt.supernet().net, rt.config(), fresh);
+    std::vector<std::pair<size_t, size_t>> runs;  // (piece, shard) of this rank
+    for (size_t p = 0; p < pieces.size(); ++p) {
+      for (size_t k = rank; k < shards.size(); k += nranks) runs.emplace_back(p, k);
+    }
+    std::vector<size_t> mine;  // this rank's share of the new candidates' cycles
+    for (size_t i = rank; want_cycles && i < fresh.size(); i += nranks) mine.push_back(i);
+    std::vector<runtime::FusedResult> results(runs.size());
+    // per piece: a correct count per candidate, then cycles, MACs and the fused nodes (of shard
+    // 0's run); then each new candidate's cycles
+    std::vector<size_t> at;  // where each piece's sums start
+    size_t tail = 0;
+    for (const auto& piece : pieces) at.push_back(tail), tail += piece.size() + 3;
+    std::vector<uint64_t> sum(tail + fresh.size(), 0);
+    const size_t workers = std::max<size_t>(
+        1, std::min(static_cast<size_t>(std::max(threads, 1)), std::max(runs.size(), mine.size())));
     compile::BatchOptions opt;
     opt.mini_batch = config.mini_batch;
-    for (const auto& piece : split_batch(rt.supernet().net, rt.config(), batch)) {
-      // correct per candidate, then cycles, MACs and the fused nodes (of shard 0's run)
-      const size_t n = piece.size();
-      std::vector<uint64_t> sum(n + 3, 0);
-      for (size_t k = static_cast<size_t>(comm.rank()); k < shards.size();
-           k += static_cast<size_t>(comm.size())) {
-        const auto [b, e] = shards[k];
-        const auto r =
-            rt.evaluate_fused(piece, 0, images.subspan(b, e - b), labels.subspan(b, e - b), opt);
-        if (r.candidates != piece || r.correct.size() != n) {
-          throw std::runtime_error(
-              fmt::format("{} backend: the batch of {} candidates came back as {} candidates",
-                          rt.backend(), n, r.candidates.size()));
-        }
-        for (size_t j = 0; j < n; ++j) sum[j] += r.correct[j];
-        sum[n] += r.cycles;
-        sum[n + 1] += r.macs;
-        if (k == 0) sum[n + 2] = r.nodes.size();
+    parallel_for(workers, static_cast<int>(workers), [&](size_t t) {
+      std::optional<runtime::Runtime> copy;
+      runtime::Runtime& dev = workers == 1 ? rt : copy.emplace(rt);
+      for (size_t j = t; j < runs.size(); j += workers) {
+        throw_if_interrupted("the search");
+        const auto [b, e] = shards[runs[j].second];
+        results[j] = dev.evaluate_fused(pieces[runs[j].first], 0, images.subspan(b, e - b),
+                                        labels.subspan(b, e - b), opt);
       }
-      comm.sum(sum);
-      ++out.batches;
-      out.cycles += sum[n];
-      out.macs += sum[n + 1];
-      out.nodes += sum[n + 2];
-      for (size_t j = 0; j < n; ++j) {
-        out.correct.push_back(sum[j]);
-        out.score.push_back(static_cast<double>(sum[j]) / static_cast<double>(images.size()));
+      CycleModel model(rt.supernet(), cfg);
+      for (size_t j = t; j < mine.size(); j += workers) {
+        throw_if_interrupted("the search");
+        sum[tail + mine[j]] = model.cycles(fresh[mine[j]]);
       }
+    });
+    for (size_t j = 0; j < runs.size(); ++j) {
+      const auto& piece = pieces[runs[j].first];
+      const runtime::FusedResult& r = results[j];
+      const size_t n = piece.size(), o = at[runs[j].first];
+      if (r.candidates != piece || r.correct.size() != n) {
+        throw std::runtime_error(
+            fmt::format("{} backend: the batch of {} candidates came back as {} candidates",
+                        rt.backend(), n, r.candidates.size()));
+      }
+      for (size_t i = 0; i < n; ++i) sum[o + i] += r.correct[i];
+      sum[o + n] += r.cycles;
+      sum[o + n + 1] += r.macs;
+      if (runs[j].second == 0) sum[o + n + 2] = r.nodes.size();
     }
+    comm.sum(sum);
+    std::map<spec::Candidate, Known> now;
+    for (size_t p = 0; p < pieces.size(); ++p) {
+      const size_t n = pieces[p].size(), o = at[p];
+      ++out.batches;
+      out.cycles += sum[o + n];
+      out.macs += sum[o + n + 1];
+      out.nodes += sum[o + n + 2];
+      for (size_t i = 0; i < n; ++i) now[pieces[p][i]].correct = sum[o + i];
+    }
+    for (size_t i = 0; i < fresh.size(); ++i) now[fresh[i]].cycles = sum[tail + i];
+    for (const auto& c : batch) {
+      const auto it = now.find(c);
+      const Known k = it != now.end() ? it->second : memo->at(c);
+      out.correct.push_back(k.correct);
+      out.score.push_back(static_cast<double>(k.correct) / static_cast<double>(images.size()));
+      if (want_cycles) out.cycles_each.push_back(k.cycles);
+    }
+    if (memo) memo->merge(now);
     return out;
   };
   Searcher s(rt.supernet().net, &rt.supernet(), cfg, config, std::move(eval), images.size(),
              progress, &comm);
   return s.run(rt.backend(), cfg);
+}
+
+}  // namespace
+
+SearchResult run_search(runtime::Runtime& rt, const hw::Config& cfg, const SearchConfig& config,
+                        std::span<const std::vector<uint8_t>> images,
+                        std::span<const uint8_t> labels, const ProgressFn& progress,
+                        dist::Comm* ranks) {
+  return search_on_device(rt, cfg, config, images, labels, progress, ranks, 1, nullptr);
+}
+
+std::vector<SearchResult> run_searches(runtime::Runtime& rt, const hw::Config& cfg,
+                                       const SearchConfig& config,
+                                       std::span<const Strategy> strategies,
+                                       std::span<const std::vector<uint8_t>> images,
+                                       std::span<const uint8_t> labels, const ProgressFn& progress,
+                                       int threads, dist::Comm* ranks) {
+  Memo memo;
+  std::vector<SearchResult> out;
+  for (const Strategy st : strategies) {
+    SearchConfig c = config;
+    c.strategy = st;
+    out.push_back(search_on_device(rt, cfg, c, images, labels, progress, ranks, threads, &memo));
+  }
+  return out;
 }
 
 SearchResult run_search_fitness(const spec::Supernet& net, const SearchConfig& config,

@@ -791,18 +791,14 @@ int cmd_search(const SearchOptions& o) {
   nasa::runtime::Runtime rt(nasa::compile::quantize(net, w, train, o.calib, &nasa::dist::world()),
                             cfg, factory, o.backend);
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<nasa::search::SearchResult> runs;
-  // on every rank of an mpirun job, each with its share of the images (docs/mpi.md)
+  // on every rank of an mpirun job, each with its share of the images (docs/mpi.md); one thread
+  // (one device: a board's link takes one run at a time); `both` runs on the device only the
+  // candidates random search did not
   nasa::dist::Comm& ranks = nasa::dist::world();
-  for (auto s : strategies) {
-    auto c = o.cfg;
-    c.strategy = s;
-    auto r = nasa::search::run_search(
-        rt, cfg, c, imgs, labels,
-        [](const auto& p) { nasa::cli::info(nasa::search::progress_line(p)); }, &ranks);
-    r.calib_images = o.calib;
-    runs.push_back(std::move(r));
-  }
+  std::vector<nasa::search::SearchResult> runs = nasa::search::run_searches(
+      rt, cfg, o.cfg, strategies, imgs, labels,
+      [](const auto& p) { nasa::cli::info(nasa::search::progress_line(p)); }, 1, &ranks);
+  for (auto& r : runs) r.calib_images = o.calib;
   if (!ranks.root()) return 0;  // rank 0 writes and reports
   nasa::report::write_outputs(o.out, runs, o.force);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

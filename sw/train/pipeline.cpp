@@ -348,8 +348,9 @@ std::vector<Recalibrated> recalibrated_candidates(
   std::vector<Recalibrated> out;
   for (size_t i = 0; i < cands.size(); ++i) {
     const weights::Subnet s = weights::extract_subnet(sn.net, w[i], cands[i]);
-    runtime::Runtime rt(compile::quantize(s.net, s.weights, train_set, calib_images), cfg, factory,
-                        "ref");
+    runtime::Runtime rt(
+        compile::quantize(s.net, s.weights, train_set, calib_images, nullptr, threads), cfg,
+        factory, "ref");
     out.push_back({std::move(w[i]), std::move(rt)});
   }
   return out;
@@ -428,8 +429,10 @@ void drop_if_unstarted(const fs::path& dir) {
 }
 
 // Stage 2, the searches: random, then evolution, same budget and seed, one fused batch per
-// generation, each on its own thread; on every rank of an mpirun job (docs/mpi.md), each with its
-// share of the validation images' shards, every rank with the same results.
+// generation; evolution runs on the accelerator only the candidates random search did not
+// (search::run_searches), each generation's work on the threads; on every rank of an mpirun job
+// (docs/mpi.md), each with its share of the validation images' shards, every rank with the same
+// results.
 struct Searched {
   runtime::Runtime rt;
   std::vector<search::SearchResult> runs;
@@ -442,33 +445,21 @@ Searched search_both(const Options& o, const data::JobData& jd, const runtime::F
   const auto val_imgs = train_set.byte_images(val0, val0 + o.val_images);
   const auto val_labels = train_set.label_range(val0, val0 + o.val_images);
   // the calibration too is shared by the ranks (the same scales on any number)
-  Searched out{runtime::Runtime(
-                   compile::quantize(sn.net, sn.weights, train_set, o.calib_images, &dist::world()),
-                   cfg, o.ref_factory, "ref"),
+  Searched out{runtime::Runtime(compile::quantize(sn.net, sn.weights, train_set, o.calib_images,
+                                                  &dist::world(), o.train.threads),
+                                cfg, o.ref_factory, "ref"),
                {},
                {}};
   const std::array<search::Strategy, 2> strategies = {search::Strategy::Random,
                                                       search::Strategy::Evolution};
-  out.runs.resize(strategies.size());
-  // one group of ranks per search: the two threads' collectives never mix
-  std::vector<dist::Comm> comms;
-  for (size_t k = 0; k < strategies.size(); ++k) comms.push_back(dist::world().dup());
-  std::mutex log_mu;
-  parallel_for(strategies.size(), o.train.threads, [&](size_t k) {
-    runtime::Runtime local = out.rt;
-    auto c = o.search;
-    c.strategy = strategies[k];
-    c.seed = o.seed;
-    out.runs[k] = search::run_search(
-        local, cfg, c, val_imgs, val_labels,
-        [&](const auto& p) {
-          const std::lock_guard<std::mutex> lock(log_mu);
-          say(o, search::progress_line(p));
-        },
-        &comms[k]);
-    out.runs[k].calib_images = o.calib_images;
-  });
-  for (const auto& c : comms) out.traffic += c.traffic();
+  dist::Comm comm = dist::world().dup();  // the searches' collectives, counted apart
+  auto c = o.search;
+  c.seed = o.seed;
+  out.runs = search::run_searches(
+      out.rt, cfg, c, strategies, val_imgs, val_labels,
+      [&](const auto& p) { say(o, search::progress_line(p)); }, o.train.threads, &comm);
+  for (auto& r : out.runs) r.calib_images = o.calib_images;
+  out.traffic = comm.traffic();
   return out;
 }
 
@@ -771,8 +762,9 @@ Result run_in(const Options& o_in, fs::path& created) {
   // 5. The final model quantized on its own and evaluated on the test set.
   t0 = Clock::now();
   const spec::Candidate only(sub.net.layers.size(), 0);
-  runtime::Runtime final_rt(compile::quantize(sub.net, sub.weights, train_set, o.calib_images), cfg,
-                            o.ref_factory, "ref");
+  runtime::Runtime final_rt(
+      compile::quantize(sub.net, sub.weights, train_set, o.calib_images, nullptr, o.train.threads),
+      cfg, o.ref_factory, "ref");
   const runtime::EvalResult fin =
       eval_chunked(final_rt, only, test_imgs, test_labels, o, "test final (int8)");
   const double fin_int8 = static_cast<double>(fin.correct) / o.test_images;

@@ -71,12 +71,15 @@ struct QSupernet {
 // network inputs normalized as the weights record (floatnet::read_normalization).
 // `ranks`: the ranks of an mpirun job calibrating together (docs/mpi.md), each observing the
 // images n with n mod N == its rank; the activation maxima are the maxima over the ranks, so the
-// result is the same on any number of ranks.
+// result is the same on any number of ranks. `threads` threads of this process share its images
+// (the same result on any number: maxima).
 QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& weights,
-                   std::span<const floatnet::Tensor> images, dist::Comm* ranks = nullptr);
+                   std::span<const floatnet::Tensor> images, dist::Comm* ranks = nullptr,
+                   int threads = 1);
 // The same calibrated on images [0, calib) of `d` (the first training images).
 QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& weights,
-                   const data::Dataset& d, size_t calib, dist::Comm* ranks = nullptr);
+                   const data::Dataset& d, size_t calib, dist::Comm* ranks = nullptr,
+                   int threads = 1);
 
 // A named block of the memory image (the memory map).
 struct Region {

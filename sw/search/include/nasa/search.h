@@ -66,9 +66,11 @@ struct Evaluated {
   size_t generation = 0;
 };
 
-// What each generation cost on the accelerator (fused batches).
+// What each generation cost on the accelerator (fused batches). `reused` of its candidates were
+// measured by an earlier search on the same images (run_searches) and not run again: the
+// counters are those of the other candidates' batches.
 struct GenerationStats {
-  size_t generation = 0, candidates = 0, batches = 0, nodes = 0;
+  size_t generation = 0, candidates = 0, reused = 0, batches = 0, nodes = 0;
   uint64_t cycles = 0, macs = 0;
   double pe_utilization = 0;     // macs / (Rows x Cols x cycles) of the generation's batches
   double best_val_accuracy = 0;  // best so far
@@ -147,6 +149,21 @@ SearchResult run_search(runtime::Runtime& rt, const hw::Config& cfg, const Searc
                         std::span<const std::vector<uint8_t>> images,
                         std::span<const uint8_t> labels, const ProgressFn& progress = {},
                         dist::Comm* ranks = nullptr);
+
+// Searches with each of `strategies` in turn, `config` otherwise, as run_search on the same
+// images: a candidate is run on the accelerator once, by the first search that draws it, and a
+// later search takes its correct count and cycles from that run. The objective is a function of
+// the candidate alone, so every search decides, evaluates and reports what run_search alone
+// would; only its generations' accelerator counters differ: they count the batches it ran
+// (GenerationStats::reused). `threads` threads of this process share each generation's work
+// (image shards of its fused batches, the new candidates' cycles), each on its own copy of rt.
+std::vector<SearchResult> run_searches(runtime::Runtime& rt, const hw::Config& cfg,
+                                       const SearchConfig& config,
+                                       std::span<const Strategy> strategies,
+                                       std::span<const std::vector<uint8_t>> images,
+                                       std::span<const uint8_t> labels,
+                                       const ProgressFn& progress = {}, int threads = 1,
+                                       dist::Comm* ranks = nullptr);
 // The shards [begin, end) of n validation images (SearchConfig::shard_batches).
 std::vector<std::pair<size_t, size_t>> image_shards(size_t n, const SearchConfig& c);
 
