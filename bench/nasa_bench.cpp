@@ -1876,8 +1876,8 @@ std::string markdown(const json& r) {
     const json& net = m["model_10gbe"];
     md += fmt::format(
         "Scaling model (fitted to the two medians: {:.1f} s a rank does whatever the number of "
-        "ranks, {:.1f} s spread over the {} image shards of a generation; {:.0f} collectives and "
-        "{:.0f} payload bytes per generation):\n\n"
+        "ranks, {:.1f} s spread over the {} image shards of a generation; per generation: "
+        "collectives {:.1f}, payload bytes {:.0f}):\n\n"
         "| ranks | bytes sent per rank per generation | speed-up, one machine | speed-up, 10 GbE "
         "cluster (50 us, 1.25 GB/s) |\n|---:|---:|---:|---:|\n",
         sm["serial_seconds"].get<double>(), sm["parallel_seconds"].get<double>(),
