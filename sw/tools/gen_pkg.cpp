@@ -332,9 +332,8 @@ std::vector<std::string> split_lines(const std::string& s) {
   return lines;
 }
 
-
-// The same interface as C macros, with one configuration's row: the firmware of the `fpga`
-// configuration's controller (fpga/fw/) includes it, generated into the build tree.
+// The same interface as C macros, with one configuration's row: the firmware of the board's
+// controller (fpga/fw/) includes it (fpga/fw/nasa_hw.h, the first configuration with Mcu = 1).
 std::string generate_c(const nasa::hw::Config& c) {
   namespace hw = nasa::hw;
   std::string out = fmt::format(
@@ -465,11 +464,20 @@ std::string generate_shell() {
   return out;
 }
 
+// The configuration whose controller runs the firmware: the first with Mcu = 1.
+const nasa::hw::Config& mcu_config() {
+  for (const auto& c : nasa::hw::kConfigs) {
+    if (c.mcu) return c;
+  }
+  throw std::logic_error("hw_spec.h: no configuration has Mcu = 1 (the firmware's)");
+}
+
 // Every generated file of the tree, relative to its root.
 std::vector<std::pair<std::string, std::string>> tree_files() {
   return {{"rtl/nasa_pkg.sv", generate()},
           {"cmake/nasa_configs.cmake", generate_cmake()},
-          {"synth/nasa_configs.sh", generate_shell()}};
+          {"synth/nasa_configs.sh", generate_shell()},
+          {"fpga/fw/nasa_hw.h", generate_c(mcu_config())}};
 }
 
 // Returns 0 when `path` holds exactly what generate() produces; otherwise prints the differing
@@ -532,7 +540,7 @@ int main(int argc, char** argv) {
   std::string check_tree, write_tree;
   app.add_option("--check-tree", check_tree,
                  "exit 1 with a diff if any generated file under ROOT (rtl/nasa_pkg.sv, "
-                 "cmake/nasa_configs.cmake, synth/nasa_configs.sh) is stale")
+                 "cmake/nasa_configs.cmake, synth/nasa_configs.sh, fpga/fw/nasa_hw.h) is stale")
       ->option_text("ROOT");
   app.add_option("--write-tree", write_tree, "regenerate every generated file under ROOT")
       ->option_text("ROOT");
