@@ -474,10 +474,6 @@ class Searcher {
   const hw::Config* hw_ = nullptr;  // the target (run())
 };
 
-}  // namespace
-
-namespace {
-
 // What an earlier search on the same images measured of a candidate (run_searches).
 struct Known {
   size_t correct = 0;
