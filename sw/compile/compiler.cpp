@@ -96,7 +96,13 @@ struct Stats {
   void observe(std::string_view name, const floatnet::Tensor& t) {
     float m = 0;
     for (float v : t.v) m = std::max(m, std::fabs(v));
-    float& cur = max_abs[std::string(name)];
+    note(std::string(name), m);
+  }
+  void merge(const Stats& o) {
+    for (const auto& [name, m] : o.max_abs) note(name, m);
+  }
+  void note(const std::string& name, float m) {
+    float& cur = max_abs[name];
     cur = std::max(cur, m);
   }
   float scale(const std::string& name) const {
@@ -138,12 +144,7 @@ QSupernet quantize(const spec::Supernet& net, const weights::TensorFile& wf,
     }
   });
   Stats st;
-  for (const Stats& p : per) {
-    for (const auto& [name, m] : p.max_abs) {
-      float& cur = st.max_abs[name];
-      cur = std::max(cur, m);
-    }
-  }
+  for (const Stats& p : per) st.merge(p);
   if (shared) {
     std::vector<float> m;
     for (const auto& [name, v] : st.max_abs) m.push_back(v);

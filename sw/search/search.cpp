@@ -558,7 +558,7 @@ SearchResult search_on_device(runtime::Runtime& rt, const hw::Config& cfg,
       if (runs[j].second == 0) sum[o + n + 2] = r.nodes.size();
     }
     comm.sum(sum);
-    std::map<spec::Candidate, Known> now;
+    Memo now;  // this generation's measurements
     for (size_t p = 0; p < pieces.size(); ++p) {
       const size_t n = pieces[p].size(), o = at[p];
       ++out.batches;
