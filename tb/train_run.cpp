@@ -156,7 +156,8 @@ TEST(TrainRun, FairPathsTakeEveryChoiceEquallyOften) {
 }
 
 // With as many paths as the widest layer has choices, one step reaches every choice of every
-// layer (a gradient for each choice's tensors); one path reaches one choice per layer.
+// layer (a gradient for each choice's tensors); one path reaches one choice per layer; the
+// activations stay channels-last throughout.
 TEST(TrainRun, FairStepReachesEveryChoice) {
   const auto net = nasa::spec::builtin_space("fmnist-mb14");
   const auto w = nasa::weights::random_weights(net, 5);
@@ -168,6 +169,8 @@ TEST(TrainRun, FairStepReachesEveryChoice) {
   for (const size_t n_paths : {widest, size_t{1}}) {
     const auto paths = nasa::train::sample_paths(net, n_paths, rng);
     const auto g = nasa::train::step_gradients(net, w, paths, batch.images, batch.labels, self);
+    // every layer's output channels-last, the one-channel input's stem included
+    EXPECT_EQ(g.nchw_activations, 0) << n_paths << " paths";
     for (size_t l = 0; l < net.layers.size(); ++l) {
       for (size_t c = 0; c < net.layers[l].choices.size(); ++c) {
         if (net.layers[l].choices[c].kind == nasa::spec::OpKind::Skip) continue;

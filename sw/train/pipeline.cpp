@@ -321,7 +321,7 @@ void check_sizes(const Options& o, size_t val, size_t train, size_t test) {
 const std::vector<Preset>& presets() {
   static const std::vector<Preset> p = {
       {"default", "the 15-minute job of `make run`", 2, 25, 0, true, 0.1, 1'500'000},
-      {"long", "about 40 minutes: longer training, smaller networks", 4, 120, 0, true, 0.1,
+      {"long", "about 25 minutes: longer training, smaller networks", 4, 120, 0, true, 0.1,
        1'000'000},
   };
   return p;

@@ -115,6 +115,8 @@ struct SupernetImpl : torch::nn::Module {
     ConvBN conv{nullptr};
   };
   int act = 2;
+  // Activations forward met in NCHW memory rather than NHWC (the slow layout; tests keep it 0).
+  int64_t nchw_activations = 0;
   ConvBN stem{nullptr};
   torch::nn::ModuleList layers;
   std::vector<std::vector<Choice>> choices;
@@ -159,7 +161,11 @@ struct SupernetImpl : torch::nn::Module {
     // NHWC activations: about 1.5x faster training on this CPU than NCHW (the default job's
     // network, Fashion-MNIST: 4,200 vs 2,770 images/s; ConvBN keeps the one-channel stem's
     // output NHWC); values differ from NCHW only by the kernels' rounding.
+    auto count = [&](const torch::Tensor& t) {
+      if (!t.is_contiguous(torch::MemoryFormat::ChannelsLast)) ++nchw_activations;
+    };
     x = stem->forward(x.contiguous(torch::MemoryFormat::ChannelsLast));
+    count(x);
     for (size_t i = 0; i < choices.size(); ++i) {
       Choice& c = choices[i][static_cast<size_t>(cand[i])];
       if (c.kind == OpKind::MBConv) {
@@ -167,8 +173,10 @@ struct SupernetImpl : torch::nn::Module {
       } else if (c.kind == OpKind::Conv) {
         x = c.conv->forward(x);
       }
+      count(x);
     }
     x = activate(head->bn(head->conv(x)), act);
+    count(x);
     x = x.mean({2, 3});
     return head->fc(x);
   }
@@ -991,6 +999,7 @@ StepGradients step_gradients(const spec::Supernet& net, const weights::TensorFil
       torch::from_blob(const_cast<int64_t*>(labels.data()), {n}, torch::kLong).clone();
   StepGradients out;
   out.loss = step_backward(model, x, y, paths, ranks);
+  out.nchw_activations = model->nchw_activations;
   for (const auto& p : model->named_parameters(true)) {
     const torch::Tensor g = p.value().grad().defined() ? p.value().grad().contiguous()
                                                        : torch::zeros_like(p.value()).contiguous();
