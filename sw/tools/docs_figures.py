@@ -314,8 +314,8 @@ def bench(args):
             raise Fail("BENCHMARKS.md is not the rendering of bench/results.json (edited by hand?):"
                        " rerun `make bench`")
     # A fresh run reproduces every exact figure of the committed results: every study but the
-    # search-quality one (section 10), which trains a supernet and 12 networks (about half an
-    # hour): `make bench` measures it, CI runs its quick version (ctest bench_quick).
+    # search-quality one (section 10), which trains a supernet and 12 networks (about 17
+    # minutes): `make bench` measures it, CI runs its quick version (ctest bench_quick).
     fresh = os.path.join(out, "results.json")
     if os.path.exists(fresh):
         os.remove(fresh)  # (with --only, nasa-bench would update an earlier file)
