@@ -14,8 +14,9 @@
 //      and candidates per second at its 24 MHz clock;
 //   8. the search stage of `nasa run` on 1 and 2 ranks (mpirun) and its scaling model;
 //   9. search quality: Kendall tau / Spearman rho of the supernet's accuracy (inherited, int8,
-//      BN-recalibrated) against a short standalone training, and evolution vs random search over
-//      20 seeds with paired tests (on a table of the whole feasible space's accuracies).
+//      BN-recalibrated) against a short standalone training (mean of 3 seeds), and evolution vs
+//      random search over 20 seeds with paired tests (on a table of the whole feasible space's
+//      accuracies).
 // Writes bench/results.json and BENCHMARKS.md (every figure in them comes from this run).
 // --quick: a small version for CI that checks fused MACs <= unfused MACs and the cache budget.
 #include <fmt/format.h>
@@ -1093,33 +1094,53 @@ json search_quality_study(bool quick, int threads, bool& ok) {
   }
 
   // The reference: each candidate trained alone from its inherited weights, briefly (as the
-  // job's finetune stage does, shorter).
+  // job's finetune stage does, shorter), with `alone_seeds` training seeds (data order and
+  // augmentation) and their accuracies averaged: one seed's training noise is as large as the
+  // differences between these candidates.
   const int alone_epochs = quick ? 1 : 2;
-  std::vector<double> trained(n_cands);
+  const size_t alone_seeds = quick ? 2 : 3;
+  std::vector<std::vector<double>> per_seed(alone_seeds, std::vector<double>(n_cands));
+  std::vector<double> trained(n_cands, 0.0), half_a(n_cands, 0.0), half_b(n_cands, 0.0);
   const auto t_alone = Clock::now();
   for (size_t i = 0; i < n_cands; ++i) {
-    status(fmt::format("10/10 search quality: standalone training {} of {} ({}, {} MACs)", i + 1,
-                       n_cands, spec::format_candidate(cands[i]),
-                       spec::candidate_macs(net, cands[i])));
-    auto tc = base_config(alone_epochs);
-    tc.arch = cands[i];
-    tc.init = sn.weights;
-    tc.eval_images = 0;
-    if (quick) tc.train_images = 1000;
-    const auto r = nasa::train::train_supernet(net, tc, dir / fmt::format("alone{}", i));
-    trained[i] = r.candidates.at(0).val_accuracy;
+    for (size_t k = 0; k < alone_seeds; ++k) {
+      status(
+          fmt::format("10/10 search quality: standalone training {} of {}, seed {} of {} ({}, "
+                      "{} MACs)",
+                      i + 1, n_cands, k + 1, alone_seeds, spec::format_candidate(cands[i]),
+                      spec::candidate_macs(net, cands[i])));
+      auto tc = base_config(alone_epochs);
+      tc.seed = 1 + k;
+      tc.arch = cands[i];
+      tc.init = sn.weights;
+      tc.eval_images = 0;
+      if (quick) tc.train_images = 1000;
+      const fs::path out = dir / fmt::format("alone{}-{}", i, k);
+      per_seed[k][i] = nasa::train::train_supernet(net, tc, out).candidates.at(0).val_accuracy;
+      trained[i] += per_seed[k][i] / static_cast<double>(alone_seeds);
+      // How reliable the reference is against image noise: each trained candidate scored on the
+      // two halves of the validation images apart. The tau between the halves is a pessimistic
+      // measure (each half has half the images); training noise is not in it.
+      const auto w = nasa::runtime::load_supernet_dir(out).weights;
+      half_a[i] += nasa::train::float_accuracy(net, w, cands[i], ds, val0, val_n / 2, threads) /
+                   static_cast<double>(alone_seeds);
+      half_b[i] += nasa::train::float_accuracy(net, w, cands[i], ds, val0 + val_n / 2,
+                                               val_n - val_n / 2, threads) /
+                   static_cast<double>(alone_seeds);
+      fs::remove_all(out);
+    }
   }
   const double alone_seconds = since(t_alone);
-  // How reliable the reference itself is: each trained candidate scored on the two halves of the
-  // validation images apart. The tau between the halves is a pessimistic measure of the image
-  // noise in the reference (each half has half the images); training noise is not in it.
-  std::vector<double> half_a(n_cands), half_b(n_cands);
-  for (size_t i = 0; i < n_cands; ++i) {
-    const auto w = nasa::runtime::load_supernet_dir(dir / fmt::format("alone{}", i)).weights;
-    half_a[i] = nasa::train::float_accuracy(net, w, cands[i], ds, val0, val_n / 2, threads);
-    half_b[i] = nasa::train::float_accuracy(net, w, cands[i], ds, val0 + val_n / 2,
-                                            val_n - val_n / 2, threads);
+  // ... and against training noise: each seed's ranking against the others' (Kendall tau of every
+  // pair of seeds, averaged), and one seed's against the mean of the others.
+  double seed_pairs = 0, seed_tau = 0;
+  for (size_t a = 0; a < alone_seeds; ++a) {
+    for (size_t b = a + 1; b < alone_seeds; ++b) {
+      seed_tau += kendall_tau(per_seed[a], per_seed[b]);
+      seed_pairs += 1;
+    }
   }
+  seed_tau = seed_pairs > 0 ? seed_tau / seed_pairs : 1.0;
 
   json ranking;
   ranking["candidates"] = json::array();
@@ -1135,6 +1156,12 @@ json search_quality_study(bool quick, int threads, bool& ok) {
          {"recalibrated_ci95",
           ci95(static_cast<size_t>(std::lround(rc.accuracy[i] * val_n)), val_n)},
          {"standalone", trained[i]},
+         {"standalone_seeds",
+          [&] {
+            json a = json::array();
+            for (const auto& v : per_seed) a.push_back(v[i]);
+            return a;
+          }()},
          {"standalone_halves", {half_a[i], half_b[i]}}});
   }
   auto corr = [&](const std::vector<double>& x) {
@@ -1149,6 +1176,14 @@ json search_quality_study(bool quick, int threads, bool& ok) {
   ranking["calib_images"] = recal_n;
   ranking["quant_calib_images"] = calib_n;
   ranking["standalone_epochs"] = alone_epochs;
+  ranking["standalone_seeds"] = alone_seeds;
+  ranking["standalone_seed_vs_seed"] = {{"kendall_tau", seed_tau}};
+  {
+    // the first seed alone, as the reference was before it had several: what averaging buys
+    ranking["recalibrated_float_vs_one_seed"] = {
+        {"kendall_tau", kendall_tau(rc.accuracy, per_seed[0])},
+        {"spearman_rho", spearman_rho(rc.accuracy, per_seed[0])}};
+  }
   ranking["standalone_split_half"] = {{"kendall_tau", kendall_tau(half_a, half_b)},
                                       {"spearman_rho", spearman_rho(half_a, half_b)}};
   ranking["supernet_val_vs_test"] = {{"kendall_tau", kendall_tau(rc.accuracy, rc_test.accuracy)},
@@ -1910,13 +1945,14 @@ std::string markdown(const json& r) {
         "calibration image instead of {}) and int8 with those statistics (each candidate "
         "quantized on its own, as `nasa run` ranks its finalists), against the accuracy of the "
         "candidate trained alone from its inherited weights for {} epoch(s) (what the job's "
-        "finetune stage does, shorter); all on the {} "
+        "finetune stage does, shorter), the mean of {} training seed(s); all on the {} "
         "validation images.\n\n",
         s["space"].get<std::string>(), rk["supernet_epochs"].get<int>(),
         rk.value("paths_per_step", size_t{1}), rk["candidates"].size(),
         rk["calib_images"].get<size_t>(), rk["recal_nodes"].get<size_t>(),
         rk["recal_macs_fused"].get<uint64_t>(), rk["recal_macs_alone"].get<uint64_t>(),
-        rk["standalone_epochs"].get<int>(), rk["val_images"].get<size_t>());
+        rk["standalone_epochs"].get<int>(), rk.value("standalone_seeds", size_t{1}),
+        rk["val_images"].get<size_t>());
     md += "| supernet score | Kendall tau | Spearman rho |\n|---|---:|---:|\n";
     for (const char* k :
          {"inherited_float", "inherited_int8", "recalibrated_float", "recalibrated_int8"}) {
@@ -1941,6 +1977,16 @@ std::string markdown(const json& r) {
           "reference's own noise, of which this is a pessimistic measure.\n",
           rk["standalone_split_half"]["kendall_tau"].get<double>(),
           rk["standalone_split_half"]["spearman_rho"].get<double>());
+    }
+    if (rk.contains("standalone_seed_vs_seed")) {
+      md += fmt::format(
+          "\nAnd against training noise: one training seed's ranking against another's, Kendall "
+          "tau {:.3f} (the mean over pairs of seeds); the recalibrated float score against the "
+          "first seed alone has tau {:.3f}, against the mean of the {} seeds {:.3f}.\n",
+          rk["standalone_seed_vs_seed"]["kendall_tau"].get<double>(),
+          rk["recalibrated_float_vs_one_seed"]["kendall_tau"].get<double>(),
+          rk["standalone_seeds"].get<size_t>(),
+          rk["recalibrated_float"]["kendall_tau"].get<double>());
     }
     if (rk.contains("supernet_val_vs_test")) {
       md += fmt::format(
