@@ -1131,8 +1131,8 @@ json search_quality_study(bool quick, int threads, bool& ok) {
     }
   }
   const double alone_seconds = since(t_alone);
-  // ... and against training noise: each seed's ranking against the others' (Kendall tau of every
-  // pair of seeds, averaged), and one seed's against the mean of the others.
+  // ... and against training noise: each seed's ranking against another's (Kendall tau of every
+  // pair of seeds, averaged; below, the supernet against the first seed alone besides).
   double seed_pairs = 0, seed_tau = 0;
   for (size_t a = 0; a < alone_seeds; ++a) {
     for (size_t b = a + 1; b < alone_seeds; ++b) {
