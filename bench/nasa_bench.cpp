@@ -1156,7 +1156,7 @@ json search_quality_study(bool quick, int threads, bool& ok) {
          {"recalibrated_ci95",
           ci95(static_cast<size_t>(std::lround(rc.accuracy[i] * val_n)), val_n)},
          {"standalone", trained[i]},
-         {"standalone_seeds",
+         {"standalone_per_seed",
           [&] {
             json a = json::array();
             for (const auto& v : per_seed) a.push_back(v[i]);
