@@ -1133,14 +1133,11 @@ json search_quality_study(bool quick, int threads, bool& ok) {
   const double alone_seconds = since(t_alone);
   // ... and against training noise: each seed's ranking against another's (Kendall tau of every
   // pair of seeds, averaged; below, the supernet against the first seed alone besides).
-  double seed_pairs = 0, seed_tau = 0;
+  double seed_tau = 0;
   for (size_t a = 0; a < alone_seeds; ++a) {
-    for (size_t b = a + 1; b < alone_seeds; ++b) {
-      seed_tau += kendall_tau(per_seed[a], per_seed[b]);
-      seed_pairs += 1;
-    }
+    for (size_t b = a + 1; b < alone_seeds; ++b) seed_tau += kendall_tau(per_seed[a], per_seed[b]);
   }
-  seed_tau = seed_pairs > 0 ? seed_tau / seed_pairs : 1.0;
+  seed_tau /= static_cast<double>(alone_seeds * (alone_seeds - 1) / 2);  // alone_seeds >= 2
 
   json ranking;
   ranking["candidates"] = json::array();
@@ -1178,12 +1175,10 @@ json search_quality_study(bool quick, int threads, bool& ok) {
   ranking["standalone_epochs"] = alone_epochs;
   ranking["standalone_seeds"] = alone_seeds;
   ranking["standalone_seed_vs_seed"] = {{"kendall_tau", seed_tau}};
-  {
-    // the first seed alone, as the reference was before it had several: what averaging buys
-    ranking["recalibrated_float_vs_one_seed"] = {
-        {"kendall_tau", kendall_tau(rc.accuracy, per_seed[0])},
-        {"spearman_rho", spearman_rho(rc.accuracy, per_seed[0])}};
-  }
+  // the first seed alone, as the reference was before it had several: what averaging buys
+  ranking["recalibrated_float_vs_one_seed"] = {
+      {"kendall_tau", kendall_tau(rc.accuracy, per_seed[0])},
+      {"spearman_rho", spearman_rho(rc.accuracy, per_seed[0])}};
   ranking["standalone_split_half"] = {{"kendall_tau", kendall_tau(half_a, half_b)},
                                       {"spearman_rho", spearman_rho(half_a, half_b)}};
   ranking["supernet_val_vs_test"] = {{"kendall_tau", kendall_tau(rc.accuracy, rc_test.accuracy)},
