@@ -1010,13 +1010,21 @@ json search_quality_study(bool quick, int threads, bool& ok) {
     tc.force = true;
     return tc;
   };
-  // The supernet as `nasa run` trains it (preset default: 2 epochs).
-  const auto t_sn = Clock::now();
-  const int sn_epochs = quick ? 1 : 2;
-  status(fmt::format("10/10 search quality: supernet {} for {} epochs", net.name, sn_epochs));
-  nasa::train::train_supernet(net, base_config(sn_epochs), dir / "supernet");
-  const auto sn = nasa::runtime::load_supernet_dir(dir / "supernet");
-  const double sn_seconds = since(t_sn);
+  // The supernets as `nasa run` trains them: its default preset's (2 epochs), which the search
+  // below runs on, and its long preset's (4 epochs).
+  const int sn_epochs = quick ? 1 : nasa::pipeline::find_preset("default").epochs;
+  const int long_epochs = quick ? 2 : nasa::pipeline::find_preset("long").epochs;
+  auto train_sn = [&](int epochs, const std::string& name, double& seconds) {
+    const auto t = Clock::now();
+    status(fmt::format("10/10 search quality: supernet {} for {} epochs", net.name, epochs));
+    nasa::train::train_supernet(net, base_config(epochs), dir / name);
+    auto out = nasa::runtime::load_supernet_dir(dir / name);
+    seconds = since(t);
+    return out;
+  };
+  double sn_seconds = 0, long_seconds = 0;
+  const auto sn = train_sn(sn_epochs, "supernet", sn_seconds);
+  const auto sn_long = train_sn(long_epochs, "supernet-long", long_seconds);
 
   // Candidates spread over the space: distinct random draws ordered by MACs, every k-th.
   const size_t n_cands = quick ? 4 : 12;
@@ -1050,54 +1058,72 @@ json search_quality_study(bool quick, int threads, bool& ok) {
   // activation calibration as the job's (--calib 256), BN recalibration as its finalists'
   // (--recal-images 2048)
   const size_t calib_n = quick ? 64 : 256, recal_n = quick ? 64 : 2048;
-  status(
-      fmt::format("10/10 search quality: {} candidates, supernet accuracy before and after "
-                  "BN recalibration",
-                  n_cands));
-  std::vector<double> before(n_cands), before_int8(n_cands);
-  for (size_t i = 0; i < n_cands; ++i) {
-    before[i] = nasa::train::float_accuracy(sn.net, sn.weights, cands[i], ds, val0, val_n, threads);
-  }
   const nasa::runtime::DeviceFactory ref = [](const nasa::hw::Config& c, uint64_t m) {
     return nasa::device::make_ref_device(c, m);
   };
   const auto& sim = nasa::config_by_name("sim");
-  nasa::runtime::Runtime rt(nasa::compile::quantize(sn.net, sn.weights, ds, calib_n), sim, ref,
-                            "ref");
   const auto val_imgs = ds.byte_images(val0, val0 + val_n);
   const auto val_labels = ds.label_range(val0, val0 + val_n);
-  {
-    const auto fr = rt.evaluate_fused(cands, 0, val_imgs, val_labels);
+  struct Scores {
+    std::vector<double> inherited, inherited_int8, recal, recal_int8, recal_test;
+    nasa::train::Recalibrated rc;  // (recal's, with the trie's size and MACs)
+    double recal_seconds = 0;
+  };
+  auto score = [&](const nasa::runtime::FloatSupernet& s, const nasa::runtime::Runtime& rt,
+                   int epochs) {
+    status(
+        fmt::format("10/10 search quality: {} candidates, accuracy in the supernet of {} epochs "
+                    "before and after BN recalibration",
+                    n_cands, epochs));
+    Scores sc;
+    sc.inherited.resize(n_cands);
+    sc.inherited_int8.resize(n_cands);
+    sc.recal_int8.resize(n_cands);
     for (size_t i = 0; i < n_cands; ++i) {
-      before_int8[i] = static_cast<double>(fr.correct[i]) / static_cast<double>(val_n);
+      sc.inherited[i] =
+          nasa::train::float_accuracy(s.net, s.weights, cands[i], ds, val0, val_n, threads);
     }
-  }
-  const auto t_rc = Clock::now();
-  const auto rc = nasa::train::recalibrated_accuracy(sn.net, sn.weights, cands, ds, recal_n, ds,
-                                                     val0, val_n, threads);
-  const double rc_seconds = since(t_rc);
-  // the same on the test images: how much of the supernet's ranking is image noise
-  const auto rc_test = nasa::train::recalibrated_accuracy(sn.net, sn.weights, cands, ds, recal_n,
-                                                          test, 0, test.size(), threads);
-  // int8 with the recalibrated statistics, as `nasa run` ranks its finalists
-  std::vector<double> recal_int8(n_cands);
-  {
+    nasa::runtime::Runtime r = rt;
+    const auto fr = r.evaluate_fused(cands, 0, val_imgs, val_labels);
+    for (size_t i = 0; i < n_cands; ++i) {
+      sc.inherited_int8[i] = static_cast<double>(fr.correct[i]) / static_cast<double>(val_n);
+    }
+    const auto t_rc = Clock::now();
+    sc.rc = nasa::train::recalibrated_accuracy(s.net, s.weights, cands, ds, recal_n, ds, val0,
+                                               val_n, threads);
+    sc.recal_seconds = since(t_rc);
+    sc.recal = sc.rc.accuracy;
+    // the same on the test images: how much of the supernet's ranking is image noise
+    sc.recal_test = nasa::train::recalibrated_accuracy(s.net, s.weights, cands, ds, recal_n, test,
+                                                       0, test.size(), threads)
+                        .accuracy;
+    // int8 with the recalibrated statistics, as `nasa run` ranks its finalists
     const auto rq =
-        nasa::pipeline::recalibrated_candidates(sn, cands, ds, recal_n, calib_n, sim, ref, threads);
+        nasa::pipeline::recalibrated_candidates(s, cands, ds, recal_n, calib_n, sim, ref, threads);
     const spec::Candidate alone(net.layers.size(), 0);
     for (size_t i = 0; i < n_cands; ++i) {
-      nasa::runtime::Runtime r = rq[i].rt;
-      recal_int8[i] =
-          static_cast<double>(r.evaluate_fused({&alone, 1}, 0, val_imgs, val_labels).correct[0]) /
+      nasa::runtime::Runtime one = rq[i].rt;
+      sc.recal_int8[i] =
+          static_cast<double>(one.evaluate_fused({&alone, 1}, 0, val_imgs, val_labels).correct[0]) /
           static_cast<double>(val_n);
     }
-  }
+    return sc;
+  };
+  auto runtime_of = [&](const nasa::runtime::FloatSupernet& s) {
+    return nasa::runtime::Runtime(nasa::compile::quantize(s.net, s.weights, ds, calib_n), sim, ref,
+                                  "ref");
+  };
+  nasa::runtime::Runtime rt = runtime_of(sn);  // the search's, below
+  const Scores sd = score(sn, rt, sn_epochs);
+  const Scores sl = score(sn_long, runtime_of(sn_long), long_epochs);
 
-  // The reference: each candidate trained alone from its inherited weights, briefly (as the
-  // job's finetune stage does, shorter), with `alone_seeds` training seeds (data order and
-  // augmentation) and their accuracies averaged: one seed's training noise is as large as the
-  // differences between these candidates.
-  const int alone_epochs = quick ? 1 : 2;
+  // The reference: each candidate trained alone from its inherited weights, briefly, with
+  // `alone_seeds` training seeds (data order and augmentation) and their accuracies averaged: one
+  // seed's training noise is as large as the differences between these candidates. 5 epochs (the
+  // job fine-tunes for 25) from the long preset's supernet: the candidates' accuracies after
+  // a longer training from the better start, which both supernets' scores are measured against
+  // (it was 2 epochs from the default supernet: docs/nas-job.md "Finalists").
+  const int alone_epochs = quick ? 1 : 5;
   const size_t alone_seeds = quick ? 2 : 3;
   std::vector<std::vector<double>> per_seed(alone_seeds, std::vector<double>(n_cands));
   std::vector<double> trained(n_cands, 0.0), half_a(n_cands, 0.0), half_b(n_cands, 0.0);
@@ -1112,7 +1138,7 @@ json search_quality_study(bool quick, int threads, bool& ok) {
       auto tc = base_config(alone_epochs);
       tc.seed = 1 + k;
       tc.arch = cands[i];
-      tc.init = sn.weights;
+      tc.init = sn_long.weights;
       tc.eval_images = 0;
       if (quick) tc.train_images = 1000;
       const fs::path out = dir / fmt::format("alone{}-{}", i, k);
@@ -1139,58 +1165,67 @@ json search_quality_study(bool quick, int threads, bool& ok) {
   }
   seed_tau /= static_cast<double>(alone_seeds * (alone_seeds - 1) / 2);  // alone_seeds >= 2
 
-  json ranking;
-  ranking["candidates"] = json::array();
-  for (size_t i = 0; i < n_cands; ++i) {
-    ranking["candidates"].push_back(
-        {{"arch", spec::format_candidate(cands[i])},
-         {"macs", spec::candidate_macs(net, cands[i])},
-         {"inherited_float", before[i]},
-         {"inherited_int8", before_int8[i]},
-         {"recalibrated_float", rc.accuracy[i]},
-         {"recalibrated_int8", recal_int8[i]},
-         {"recalibrated_float_test", rc_test.accuracy[i]},
-         {"recalibrated_ci95",
-          ci95(static_cast<size_t>(std::lround(rc.accuracy[i] * val_n)), val_n)},
-         {"standalone", trained[i]},
-         {"standalone_per_seed",
-          [&] {
-            json a = json::array();
-            for (const auto& v : per_seed) a.push_back(v[i]);
-            return a;
-          }()},
-         {"standalone_halves", {half_a[i], half_b[i]}}});
-  }
   auto corr = [&](const std::vector<double>& x) {
     return json{{"kendall_tau", kendall_tau(x, trained)},
                 {"spearman_rho", spearman_rho(x, trained)}};
   };
-  ranking["inherited_float"] = corr(before);
-  ranking["inherited_int8"] = corr(before_int8);
-  ranking["recalibrated_float"] = corr(rc.accuracy);
-  ranking["recalibrated_int8"] = corr(recal_int8);
+  // a supernet's scores of candidate i, and their correlations with the reference
+  auto scores_of = [&](const Scores& sc, size_t i) {
+    return json{
+        {"inherited_float", sc.inherited[i]},
+        {"inherited_int8", sc.inherited_int8[i]},
+        {"recalibrated_float", sc.recal[i]},
+        {"recalibrated_int8", sc.recal_int8[i]},
+        {"recalibrated_float_test", sc.recal_test[i]},
+        {"recalibrated_ci95", ci95(static_cast<size_t>(std::lround(sc.recal[i] * val_n)), val_n)}};
+  };
+  auto correlations = [&](const Scores& sc, json& out) {
+    out["inherited_float"] = corr(sc.inherited);
+    out["inherited_int8"] = corr(sc.inherited_int8);
+    out["recalibrated_float"] = corr(sc.recal);
+    out["recalibrated_int8"] = corr(sc.recal_int8);
+    out["supernet_val_vs_test"] = {{"kendall_tau", kendall_tau(sc.recal, sc.recal_test)},
+                                   {"spearman_rho", spearman_rho(sc.recal, sc.recal_test)}};
+  };
+  json ranking;
+  ranking["candidates"] = json::array();
+  for (size_t i = 0; i < n_cands; ++i) {
+    json c = {{"arch", spec::format_candidate(cands[i])},
+              {"macs", spec::candidate_macs(net, cands[i])}};
+    c.update(scores_of(sd, i));
+    c["long_supernet"] = scores_of(sl, i);
+    c["standalone"] = trained[i];
+    c["standalone_per_seed"] = json::array();
+    for (const auto& v : per_seed) c["standalone_per_seed"].push_back(v[i]);
+    c["standalone_halves"] = {half_a[i], half_b[i]};
+    ranking["candidates"].push_back(std::move(c));
+  }
+  correlations(sd, ranking);
+  ranking["long_supernet"] = {{"epochs", long_epochs}};
+  correlations(sl, ranking["long_supernet"]);
   ranking["val_images"] = val_n;
   ranking["calib_images"] = recal_n;
   ranking["quant_calib_images"] = calib_n;
   ranking["standalone_epochs"] = alone_epochs;
   ranking["standalone_seeds"] = alone_seeds;
+  ranking["standalone_init"] = "long_supernet";
   ranking["standalone_seed_vs_seed"] = {{"kendall_tau", seed_tau}};
   // the first seed alone, as the reference was before it had several: what averaging buys
   ranking["recalibrated_float_vs_one_seed"] = {
-      {"kendall_tau", kendall_tau(rc.accuracy, per_seed[0])},
-      {"spearman_rho", spearman_rho(rc.accuracy, per_seed[0])}};
+      {"kendall_tau", kendall_tau(sd.recal, per_seed[0])},
+      {"spearman_rho", spearman_rho(sd.recal, per_seed[0])}};
   ranking["standalone_split_half"] = {{"kendall_tau", kendall_tau(half_a, half_b)},
                                       {"spearman_rho", spearman_rho(half_a, half_b)}};
-  ranking["supernet_val_vs_test"] = {{"kendall_tau", kendall_tau(rc.accuracy, rc_test.accuracy)},
-                                     {"spearman_rho", spearman_rho(rc.accuracy, rc_test.accuracy)}};
   ranking["supernet_epochs"] = sn_epochs;
   ranking["paths_per_step"] = nasa::train::resolved_paths_per_step(net, base_config(sn_epochs));
-  ranking["recal_nodes"] = rc.nodes;
-  ranking["recal_macs_fused"] = rc.macs_fused;
-  ranking["recal_macs_alone"] = rc.macs_alone;
-  ranking["seconds"] = {
-      {"supernet", sn_seconds}, {"recalibration", rc_seconds}, {"standalone", alone_seconds}};
-  if (rc.macs_fused > rc.macs_alone) {
+  ranking["recal_nodes"] = sd.rc.nodes;
+  ranking["recal_macs_fused"] = sd.rc.macs_fused;
+  ranking["recal_macs_alone"] = sd.rc.macs_alone;
+  ranking["seconds"] = {{"supernet", sn_seconds},
+                        {"long_supernet", long_seconds},
+                        {"recalibration", sd.recal_seconds},
+                        {"standalone", alone_seconds}};
+  if (sd.rc.macs_fused > sd.rc.macs_alone) {
     status("CHECK: fused recalibration took more MACs than candidate by candidate");
     ok = false;
   }
@@ -1930,29 +1965,45 @@ std::string markdown(const json& r) {
     const json& s = r["search_quality"];
     const json& rk = s["ranking"];
     md += "\n## 10. Search quality: ranking and evolution against random\n\n";
+    const bool has_long = rk.contains("long_supernet");
     md += fmt::format(
-        "Supernet `{}` trained {} epoch(s), {} paths per step (as `nasa run` does). {} candidates "
-        "spread over the "
-        "space (distinct random draws ordered by MACs, evenly spaced), each scored by the "
-        "supernet with inherited weights (float and int8 on the accelerator, the search's own "
-        "objective: the supernet's BatchNorm statistics), and float after per-candidate BN "
-        "recalibration on {} training images (fused over the trie: {} nodes, {} MACs per "
-        "calibration image instead of {}) and int8 with those statistics (each candidate "
-        "quantized on its own, as `nasa run` ranks its finalists), against the accuracy of the "
-        "candidate trained alone from its inherited weights for {} epoch(s) (what the job's "
-        "finetune stage does, shorter), the mean of {} training seed(s); all on the {} "
-        "validation images.\n\n",
+        "Supernet `{}` trained {} epoch(s){}, {} paths per step (as `nasa run` does). {} "
+        "candidates spread over the space (distinct random draws ordered by MACs, evenly "
+        "spaced), each scored by the supernet with inherited weights (float and int8 on the "
+        "accelerator, the search's own objective: the supernet's BatchNorm statistics), and "
+        "float after per-candidate BN recalibration on {} training images (fused over the trie: "
+        "{} nodes, {} MACs per calibration image instead of {}) and int8 with those statistics "
+        "(each candidate quantized on its own, as `nasa run` ranks its finalists), against the "
+        "accuracy of the candidate trained alone from its inherited weights{} for {} epoch(s), "
+        "the mean of {} training seed(s); all on the {} validation images.\n\n",
         s["space"].get<std::string>(), rk["supernet_epochs"].get<int>(),
+        has_long ? fmt::format(" (the default preset's) and {} epochs (the long preset's)",
+                               rk["long_supernet"]["epochs"].get<int>())
+                 : "",
         rk.value("paths_per_step", size_t{1}), rk["candidates"].size(),
         rk["calib_images"].get<size_t>(), rk["recal_nodes"].get<size_t>(),
         rk["recal_macs_fused"].get<uint64_t>(), rk["recal_macs_alone"].get<uint64_t>(),
-        rk["standalone_epochs"].get<int>(), rk.value("standalone_seeds", size_t{1}),
-        rk["val_images"].get<size_t>());
-    md += "| supernet score | Kendall tau | Spearman rho |\n|---|---:|---:|\n";
+        has_long ? " (the long preset's supernet)" : "", rk["standalone_epochs"].get<int>(),
+        rk.value("standalone_seeds", size_t{1}), rk["val_images"].get<size_t>());
+    if (has_long) {
+      md += fmt::format(
+          "| supernet score | Kendall tau, {} epochs | Spearman rho, {} epochs | Kendall tau, {} "
+          "epochs | Spearman rho, {} epochs |\n|---|---:|---:|---:|---:|\n",
+          rk["supernet_epochs"].get<int>(), rk["supernet_epochs"].get<int>(),
+          rk["long_supernet"]["epochs"].get<int>(), rk["long_supernet"]["epochs"].get<int>());
+    } else {
+      md += "| supernet score | Kendall tau | Spearman rho |\n|---|---:|---:|\n";
+    }
     for (const char* k :
          {"inherited_float", "inherited_int8", "recalibrated_float", "recalibrated_int8"}) {
-      md += fmt::format("| {} | {:.3f} | {:.3f} |\n", k, rk[k]["kendall_tau"].get<double>(),
+      md += fmt::format("| {} | {:.3f} | {:.3f} |", k, rk[k]["kendall_tau"].get<double>(),
                         rk[k]["spearman_rho"].get<double>());
+      if (has_long) {
+        const json& l = rk["long_supernet"][k];
+        md += fmt::format(" {:.3f} | {:.3f} |", l["kendall_tau"].get<double>(),
+                          l["spearman_rho"].get<double>());
+      }
+      md += "\n";
     }
     {
       // the baseline any score has to beat: a candidate's size alone
@@ -1961,8 +2012,9 @@ std::string markdown(const json& r) {
         macs.push_back(static_cast<double>(c["macs"].get<uint64_t>()));
         trained.push_back(c["standalone"].get<double>());
       }
-      md += fmt::format("| MACs (no supernet: the baseline) | {:.3f} | {:.3f} |\n",
-                        kendall_tau(macs, trained), spearman_rho(macs, trained));
+      const double t = kendall_tau(macs, trained), r = spearman_rho(macs, trained);
+      md += fmt::format("| MACs (no supernet: the baseline) | {:.3f} | {:.3f} |{}\n", t, r,
+                        has_long ? fmt::format(" {:.3f} | {:.3f} |", t, r) : "");
     }
     if (rk.contains("standalone_split_half")) {
       md += fmt::format(
@@ -1986,24 +2038,39 @@ std::string markdown(const json& r) {
     if (rk.contains("supernet_val_vs_test")) {
       md += fmt::format(
           "\nThe supernet's own: its recalibrated float accuracies on the validation images and "
-          "on the {} test images agree with Kendall tau {:.3f} (Spearman {:.3f}); where this is "
-          "well above its tau against the reference, the supernet orders the candidates "
+          "on the {} test images agree with Kendall tau {:.3f} (Spearman {:.3f}){}; where this "
+          "is well above its tau against the reference, the supernet orders the candidates "
           "differently from training, not at random.\n",
           s["evolution_vs_random"]["test_images"].get<size_t>(),
           rk["supernet_val_vs_test"]["kendall_tau"].get<double>(),
-          rk["supernet_val_vs_test"]["spearman_rho"].get<double>());
+          rk["supernet_val_vs_test"]["spearman_rho"].get<double>(),
+          has_long ? fmt::format(
+                         ", the long preset's {:.3f} ({:.3f})",
+                         rk["long_supernet"]["supernet_val_vs_test"]["kendall_tau"].get<double>(),
+                         rk["long_supernet"]["supernet_val_vs_test"]["spearman_rho"].get<double>())
+                   : "");
     }
-    md +=
+    md += fmt::format(
         "\n| candidate | MACs | inherited float | inherited int8 | recalibrated float (95% CI) | "
-        "recalibrated int8 | standalone |\n|---|---:|---:|---:|---|---:|---:|\n";
+        "recalibrated int8 |{} standalone |\n|---|---:|---:|---:|---|---:|{}---:|\n",
+        has_long ? fmt::format(" recalibrated float, {} epochs | recalibrated int8, {} epochs |",
+                               rk["long_supernet"]["epochs"].get<int>(),
+                               rk["long_supernet"]["epochs"].get<int>())
+                 : "",
+        has_long ? "---:|---:|" : "");
     for (const auto& c : rk["candidates"]) {
       md += fmt::format(
-          "| {} | {} | {:.2f}% | {:.2f}% | {:.2f}% ({:.2f}-{:.2f}) | {:.2f}% | {:.2f}% |\n",
+          "| {} | {} | {:.2f}% | {:.2f}% | {:.2f}% ({:.2f}-{:.2f}) | {:.2f}% |{} {:.2f}% |\n",
           c["arch"].get<std::string>(), c["macs"].get<uint64_t>(),
           100 * c["inherited_float"].get<double>(), 100 * c["inherited_int8"].get<double>(),
           100 * c["recalibrated_float"].get<double>(),
           100 * c["recalibrated_ci95"][0].get<double>(),
           100 * c["recalibrated_ci95"][1].get<double>(), 100 * c["recalibrated_int8"].get<double>(),
+          c.contains("long_supernet")
+              ? fmt::format(" {:.2f}% | {:.2f}% |",
+                            100 * c["long_supernet"]["recalibrated_float"].get<double>(),
+                            100 * c["long_supernet"]["recalibrated_int8"].get<double>())
+              : "",
           100 * c["standalone"].get<double>());
     }
     const json& e = s["evolution_vs_random"];
