@@ -1065,8 +1065,8 @@ json search_quality_study(bool quick, int threads, bool& ok) {
   const auto val_imgs = ds.byte_images(val0, val0 + val_n);
   const auto val_labels = ds.label_range(val0, val0 + val_n);
   struct Scores {
-    std::vector<double> inherited, inherited_int8, recal, recal_int8, recal_test;
-    nasa::train::Recalibrated rc;  // (recal's, with the trie's size and MACs)
+    std::vector<double> inherited, inherited_int8, recal_int8, recal_test;
+    nasa::train::Recalibrated recal;  // float accuracies, and the trie's size and MACs
     double recal_seconds = 0;
   };
   auto score = [&](const nasa::runtime::FloatSupernet& s, const nasa::runtime::Runtime& rt,
@@ -1089,10 +1089,9 @@ json search_quality_study(bool quick, int threads, bool& ok) {
       sc.inherited_int8[i] = static_cast<double>(fr.correct[i]) / static_cast<double>(val_n);
     }
     const auto t_rc = Clock::now();
-    sc.rc = nasa::train::recalibrated_accuracy(s.net, s.weights, cands, ds, recal_n, ds, val0,
-                                               val_n, threads);
+    sc.recal = nasa::train::recalibrated_accuracy(s.net, s.weights, cands, ds, recal_n, ds, val0,
+                                                  val_n, threads);
     sc.recal_seconds = since(t_rc);
-    sc.recal = sc.rc.accuracy;
     // the same on the test images: how much of the supernet's ranking is image noise
     sc.recal_test = nasa::train::recalibrated_accuracy(s.net, s.weights, cands, ds, recal_n, test,
                                                        0, test.size(), threads)
@@ -1171,21 +1170,22 @@ json search_quality_study(bool quick, int threads, bool& ok) {
   };
   // a supernet's scores of candidate i, and their correlations with the reference
   auto scores_of = [&](const Scores& sc, size_t i) {
-    return json{
-        {"inherited_float", sc.inherited[i]},
-        {"inherited_int8", sc.inherited_int8[i]},
-        {"recalibrated_float", sc.recal[i]},
-        {"recalibrated_int8", sc.recal_int8[i]},
-        {"recalibrated_float_test", sc.recal_test[i]},
-        {"recalibrated_ci95", ci95(static_cast<size_t>(std::lround(sc.recal[i] * val_n)), val_n)}};
+    return json{{"inherited_float", sc.inherited[i]},
+                {"inherited_int8", sc.inherited_int8[i]},
+                {"recalibrated_float", sc.recal.accuracy[i]},
+                {"recalibrated_int8", sc.recal_int8[i]},
+                {"recalibrated_float_test", sc.recal_test[i]},
+                {"recalibrated_ci95",
+                 ci95(static_cast<size_t>(std::lround(sc.recal.accuracy[i] * val_n)), val_n)}};
   };
   auto correlations = [&](const Scores& sc, json& out) {
     out["inherited_float"] = corr(sc.inherited);
     out["inherited_int8"] = corr(sc.inherited_int8);
-    out["recalibrated_float"] = corr(sc.recal);
+    out["recalibrated_float"] = corr(sc.recal.accuracy);
     out["recalibrated_int8"] = corr(sc.recal_int8);
-    out["supernet_val_vs_test"] = {{"kendall_tau", kendall_tau(sc.recal, sc.recal_test)},
-                                   {"spearman_rho", spearman_rho(sc.recal, sc.recal_test)}};
+    out["supernet_val_vs_test"] = {
+        {"kendall_tau", kendall_tau(sc.recal.accuracy, sc.recal_test)},
+        {"spearman_rho", spearman_rho(sc.recal.accuracy, sc.recal_test)}};
   };
   json ranking;
   ranking["candidates"] = json::array();
@@ -1212,20 +1212,20 @@ json search_quality_study(bool quick, int threads, bool& ok) {
   ranking["standalone_seed_vs_seed"] = {{"kendall_tau", seed_tau}};
   // the first seed alone, as the reference was before it had several: what averaging buys
   ranking["recalibrated_float_vs_one_seed"] = {
-      {"kendall_tau", kendall_tau(sd.recal, per_seed[0])},
-      {"spearman_rho", spearman_rho(sd.recal, per_seed[0])}};
+      {"kendall_tau", kendall_tau(sd.recal.accuracy, per_seed[0])},
+      {"spearman_rho", spearman_rho(sd.recal.accuracy, per_seed[0])}};
   ranking["standalone_split_half"] = {{"kendall_tau", kendall_tau(half_a, half_b)},
                                       {"spearman_rho", spearman_rho(half_a, half_b)}};
   ranking["supernet_epochs"] = sn_epochs;
   ranking["paths_per_step"] = nasa::train::resolved_paths_per_step(net, base_config(sn_epochs));
-  ranking["recal_nodes"] = sd.rc.nodes;
-  ranking["recal_macs_fused"] = sd.rc.macs_fused;
-  ranking["recal_macs_alone"] = sd.rc.macs_alone;
+  ranking["recal_nodes"] = sd.recal.nodes;
+  ranking["recal_macs_fused"] = sd.recal.macs_fused;
+  ranking["recal_macs_alone"] = sd.recal.macs_alone;
   ranking["seconds"] = {{"supernet", sn_seconds},
                         {"long_supernet", long_seconds},
                         {"recalibration", sd.recal_seconds},
                         {"standalone", alone_seconds}};
-  if (sd.rc.macs_fused > sd.rc.macs_alone) {
+  if (sd.recal.macs_fused > sd.recal.macs_alone) {
     status("CHECK: fused recalibration took more MACs than candidate by candidate");
     ok = false;
   }
