@@ -1965,45 +1965,34 @@ std::string markdown(const json& r) {
     const json& s = r["search_quality"];
     const json& rk = s["ranking"];
     md += "\n## 10. Search quality: ranking and evolution against random\n\n";
-    const bool has_long = rk.contains("long_supernet");
+    // every key below is one the study writes (bench/results.json is always a whole run's)
+    const json& lg = rk["long_supernet"];
+    const int def_epochs = rk["supernet_epochs"].get<int>(), long_ep = lg["epochs"].get<int>();
     md += fmt::format(
-        "Supernet `{}` trained {} epoch(s){}, {} paths per step (as `nasa run` does). {} "
-        "candidates spread over the space (distinct random draws ordered by MACs, evenly "
-        "spaced), each scored by the supernet with inherited weights (float and int8 on the "
-        "accelerator, the search's own objective: the supernet's BatchNorm statistics), and "
-        "float after per-candidate BN recalibration on {} training images (fused over the trie: "
-        "{} nodes, {} MACs per calibration image instead of {}) and int8 with those statistics "
-        "(each candidate quantized on its own, as `nasa run` ranks its finalists), against the "
-        "accuracy of the candidate trained alone from its inherited weights{} for {} epoch(s), "
-        "the mean of {} training seed(s); all on the {} validation images.\n\n",
-        s["space"].get<std::string>(), rk["supernet_epochs"].get<int>(),
-        has_long ? fmt::format(" (the default preset's) and {} epochs (the long preset's)",
-                               rk["long_supernet"]["epochs"].get<int>())
-                 : "",
-        rk.value("paths_per_step", size_t{1}), rk["candidates"].size(),
-        rk["calib_images"].get<size_t>(), rk["recal_nodes"].get<size_t>(),
+        "Supernet `{}` trained {} epoch(s) (the default preset's) and {} epochs (the long "
+        "preset's), {} paths per step (as `nasa run` does). {} candidates spread over the space "
+        "(distinct random draws ordered by MACs, evenly spaced), each scored by the supernet with "
+        "inherited weights (float and int8 on the accelerator, the search's own objective: the "
+        "supernet's BatchNorm statistics), and float after per-candidate BN recalibration on {} "
+        "training images (fused over the trie: {} nodes, {} MACs per calibration image instead "
+        "of {}) and int8 with those statistics (each candidate quantized on its own, as `nasa "
+        "run` ranks its finalists), against the accuracy of the candidate trained alone from its "
+        "inherited weights (the long preset's supernet) for {} epoch(s), the mean of {} training "
+        "seed(s); all on the {} validation images.\n\n",
+        s["space"].get<std::string>(), def_epochs, long_ep, rk["paths_per_step"].get<size_t>(),
+        rk["candidates"].size(), rk["calib_images"].get<size_t>(), rk["recal_nodes"].get<size_t>(),
         rk["recal_macs_fused"].get<uint64_t>(), rk["recal_macs_alone"].get<uint64_t>(),
-        has_long ? " (the long preset's supernet)" : "", rk["standalone_epochs"].get<int>(),
-        rk.value("standalone_seeds", size_t{1}), rk["val_images"].get<size_t>());
-    if (has_long) {
-      md += fmt::format(
-          "| supernet score | Kendall tau, {} epochs | Spearman rho, {} epochs | Kendall tau, {} "
-          "epochs | Spearman rho, {} epochs |\n|---|---:|---:|---:|---:|\n",
-          rk["supernet_epochs"].get<int>(), rk["supernet_epochs"].get<int>(),
-          rk["long_supernet"]["epochs"].get<int>(), rk["long_supernet"]["epochs"].get<int>());
-    } else {
-      md += "| supernet score | Kendall tau | Spearman rho |\n|---|---:|---:|\n";
-    }
+        rk["standalone_epochs"].get<int>(), rk["standalone_seeds"].get<size_t>(),
+        rk["val_images"].get<size_t>());
+    md += fmt::format(
+        "| supernet score | Kendall tau, {0} epochs | Spearman rho, {0} epochs | Kendall tau, {1} "
+        "epochs | Spearman rho, {1} epochs |\n|---|---:|---:|---:|---:|\n",
+        def_epochs, long_ep);
     for (const char* k :
          {"inherited_float", "inherited_int8", "recalibrated_float", "recalibrated_int8"}) {
-      md += fmt::format("| {} | {:.3f} | {:.3f} |", k, rk[k]["kendall_tau"].get<double>(),
-                        rk[k]["spearman_rho"].get<double>());
-      if (has_long) {
-        const json& l = rk["long_supernet"][k];
-        md += fmt::format(" {:.3f} | {:.3f} |", l["kendall_tau"].get<double>(),
-                          l["spearman_rho"].get<double>());
-      }
-      md += "\n";
+      md += fmt::format("| {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} |\n", k,
+                        rk[k]["kendall_tau"].get<double>(), rk[k]["spearman_rho"].get<double>(),
+                        lg[k]["kendall_tau"].get<double>(), lg[k]["spearman_rho"].get<double>());
     }
     {
       // the baseline any score has to beat: a candidate's size alone
@@ -2013,64 +2002,52 @@ std::string markdown(const json& r) {
         trained.push_back(c["standalone"].get<double>());
       }
       const double t = kendall_tau(macs, trained), r = spearman_rho(macs, trained);
-      md += fmt::format("| MACs (no supernet: the baseline) | {:.3f} | {:.3f} |{}\n", t, r,
-                        has_long ? fmt::format(" {:.3f} | {:.3f} |", t, r) : "");
-    }
-    if (rk.contains("standalone_split_half")) {
       md += fmt::format(
-          "\nThe reference's own reliability: the standalone accuracies on the first and the "
-          "second half of the validation images (half as many images each) agree with Kendall "
-          "tau {:.3f} (Spearman {:.3f}); a score's tau against the reference is limited by the "
-          "reference's own noise, of which this is a pessimistic measure.\n",
-          rk["standalone_split_half"]["kendall_tau"].get<double>(),
-          rk["standalone_split_half"]["spearman_rho"].get<double>());
-    }
-    if (rk.contains("standalone_seed_vs_seed")) {
-      md += fmt::format(
-          "\nAnd against training noise: one training seed's ranking against another's, Kendall "
-          "tau {:.3f} (the mean over pairs of seeds); the recalibrated float score against the "
-          "first seed alone has tau {:.3f}, against the mean of the {} seeds {:.3f}.\n",
-          rk["standalone_seed_vs_seed"]["kendall_tau"].get<double>(),
-          rk["recalibrated_float_vs_one_seed"]["kendall_tau"].get<double>(),
-          rk["standalone_seeds"].get<size_t>(),
-          rk["recalibrated_float"]["kendall_tau"].get<double>());
-    }
-    if (rk.contains("supernet_val_vs_test")) {
-      md += fmt::format(
-          "\nThe supernet's own: its recalibrated float accuracies on the validation images and "
-          "on the {} test images agree with Kendall tau {:.3f} (Spearman {:.3f}){}; where this "
-          "is well above its tau against the reference, the supernet orders the candidates "
-          "differently from training, not at random.\n",
-          s["evolution_vs_random"]["test_images"].get<size_t>(),
-          rk["supernet_val_vs_test"]["kendall_tau"].get<double>(),
-          rk["supernet_val_vs_test"]["spearman_rho"].get<double>(),
-          has_long ? fmt::format(
-                         ", the long preset's {:.3f} ({:.3f})",
-                         rk["long_supernet"]["supernet_val_vs_test"]["kendall_tau"].get<double>(),
-                         rk["long_supernet"]["supernet_val_vs_test"]["spearman_rho"].get<double>())
-                   : "");
+          "| MACs (no supernet: the baseline) | {0:.3f} | {1:.3f} | {0:.3f} | "
+          "{1:.3f} |\n",
+          t, r);
     }
     md += fmt::format(
+        "\nThe reference's own reliability: the standalone accuracies on the first and the "
+        "second half of the validation images (half as many images each) agree with Kendall "
+        "tau {:.3f} (Spearman {:.3f}); a score's tau against the reference is limited by the "
+        "reference's own noise, of which this is a pessimistic measure.\n",
+        rk["standalone_split_half"]["kendall_tau"].get<double>(),
+        rk["standalone_split_half"]["spearman_rho"].get<double>());
+    md += fmt::format(
+        "\nAnd against training noise: one training seed's ranking against another's, Kendall "
+        "tau {:.3f} (the mean over pairs of seeds); the recalibrated float score against the "
+        "first seed alone has tau {:.3f}, against the mean of the {} seeds {:.3f}.\n",
+        rk["standalone_seed_vs_seed"]["kendall_tau"].get<double>(),
+        rk["recalibrated_float_vs_one_seed"]["kendall_tau"].get<double>(),
+        rk["standalone_seeds"].get<size_t>(),
+        rk["recalibrated_float"]["kendall_tau"].get<double>());
+    md += fmt::format(
+        "\nThe supernet's own: its recalibrated float accuracies on the validation images and "
+        "on the {} test images agree with Kendall tau {:.3f} (Spearman {:.3f}), the long "
+        "preset's {:.3f} ({:.3f}); where this is well above its tau against the reference, the "
+        "supernet orders the candidates differently from training, not at random.\n",
+        s["evolution_vs_random"]["test_images"].get<size_t>(),
+        rk["supernet_val_vs_test"]["kendall_tau"].get<double>(),
+        rk["supernet_val_vs_test"]["spearman_rho"].get<double>(),
+        lg["supernet_val_vs_test"]["kendall_tau"].get<double>(),
+        lg["supernet_val_vs_test"]["spearman_rho"].get<double>());
+    md += fmt::format(
         "\n| candidate | MACs | inherited float | inherited int8 | recalibrated float (95% CI) | "
-        "recalibrated int8 |{} standalone |\n|---|---:|---:|---:|---|---:|{}---:|\n",
-        has_long ? fmt::format(" recalibrated float, {} epochs | recalibrated int8, {} epochs |",
-                               rk["long_supernet"]["epochs"].get<int>(),
-                               rk["long_supernet"]["epochs"].get<int>())
-                 : "",
-        has_long ? "---:|---:|" : "");
+        "recalibrated int8 | recalibrated float, {0} epochs | recalibrated int8, {0} epochs | "
+        "standalone |\n|---|---:|---:|---:|---|---:|---:|---:|---:|\n",
+        long_ep);
     for (const auto& c : rk["candidates"]) {
       md += fmt::format(
-          "| {} | {} | {:.2f}% | {:.2f}% | {:.2f}% ({:.2f}-{:.2f}) | {:.2f}% |{} {:.2f}% |\n",
+          "| {} | {} | {:.2f}% | {:.2f}% | {:.2f}% ({:.2f}-{:.2f}) | {:.2f}% | {:.2f}% | {:.2f}% "
+          "| {:.2f}% |\n",
           c["arch"].get<std::string>(), c["macs"].get<uint64_t>(),
           100 * c["inherited_float"].get<double>(), 100 * c["inherited_int8"].get<double>(),
           100 * c["recalibrated_float"].get<double>(),
           100 * c["recalibrated_ci95"][0].get<double>(),
           100 * c["recalibrated_ci95"][1].get<double>(), 100 * c["recalibrated_int8"].get<double>(),
-          c.contains("long_supernet")
-              ? fmt::format(" {:.2f}% | {:.2f}% |",
-                            100 * c["long_supernet"]["recalibrated_float"].get<double>(),
-                            100 * c["long_supernet"]["recalibrated_int8"].get<double>())
-              : "",
+          100 * c["long_supernet"]["recalibrated_float"].get<double>(),
+          100 * c["long_supernet"]["recalibrated_int8"].get<double>(),
           100 * c["standalone"].get<double>());
     }
     const json& e = s["evolution_vs_random"];
