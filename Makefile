@@ -91,7 +91,7 @@ build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
 # Benchmarks: regenerates bench/results.json and BENCHMARKS.md (the search-quality study alone
-# takes about 75 minutes; BENCH_ARGS='--only fusion efficiency' runs some). BENCH_ARGS adds
+# takes about 60 minutes; BENCH_ARGS='--only fusion efficiency' runs some). BENCH_ARGS adds
 # nasa-bench options; the CI-sized version is ctest bench_quick.
 BENCH_ARGS ?=
 bench: build
