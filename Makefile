@@ -113,7 +113,7 @@ prog: fpga
 	iceprog build/fpga/nasa_icebreaker.bin
 
 # Where the FPGA design's logic goes: LUT/FF/carry/EBR/DSP per module instance (fpga/area.sh ->
-# build/fpga/area.md, area.json; about 4 min).
+# build/fpga/area.md, area.json; the MAC array's blocks alone -> blocks.json; about 4 min).
 fpga-area: firmware
 	bash fpga/area.sh
 

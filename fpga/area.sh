@@ -2,7 +2,10 @@
 # `make fpga-area`: where the iCEBreaker design's logic goes. Yosys synth_ice40 of the board top
 # with the hierarchy kept (-noflatten), then one row per module instance: SB_LUT4, flip-flops,
 # SB_CARRY, SB_RAM40_4K and SB_MAC16, inner instances included in their parent's row as
-# "total" columns. Writes build/fpga/area.md and build/fpga/area.json. Numbers are cells before
+# "total" columns. Writes build/fpga/area.md and build/fpga/area.json. Then the blocks built for
+# the board's MAC array but not instantiated yet (docs/fpga.md "Toward eight DSPs multiplying"),
+# each synthesized alone as the board would build it (Primitive = 1): a section of area.md and
+# build/fpga/blocks.json. Numbers are cells before
 # packing (nextpnr packs a LUT, its flip-flop and a carry into one logic cell, so the design's
 # LC count is about max(LUTs, FFs) plus unpacked carries; `make fpga` reports nextpnr's count).
 set -euo pipefail
@@ -73,5 +76,41 @@ for r in rows:
                  f"{t['ff']} | {t['carry']} | {t['ebr']} | {t['dsp']} | {share:.1f}% | "
                  f"{r['own']['lut']} | {r['own']['ff']} |")
 open(f"{out}/area.md", "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY
+
+# The array's blocks, alone (one row each: module, what it is).
+blocks=(
+  "nasa_mac8x2|two signed 8x8 products a cycle (one SB_MAC16, 8x8 mode)"
+  "nasa_requant_dsp|requantization through one SB_MAC16 (16x16 mode), an output every other cycle"
+)
+for b in "${blocks[@]}"; do
+  mod=${b%%|*}
+  yosys -q -l "$out/block_$mod.log" -p "read_verilog -sv rtl/$mod.sv; \
+    chparam -set Primitive 1 $mod; synth_ice40 -dsp -top $mod; \
+    tee -q -o $out/block_$mod.json stat -json"
+  yosys_serious_warnings "$out/block_$mod.log"
+done
+python3 - "$out" "${blocks[@]}" <<'PY'
+import json, sys
+out, blocks = sys.argv[1], [b.split("|", 1) for b in sys.argv[2:]]
+kinds = {"lut": ["SB_LUT4"], "carry": ["SB_CARRY"], "dsp": ["SB_MAC16"]}
+rows = []
+for mod, what in blocks:
+    cells = json.load(open(f"{out}/block_{mod}.json"))["modules"][f"\\{mod}"]["num_cells_by_type"]
+    r = {"module": mod, "what": what,
+         "ff": sum(n for t, n in cells.items() if t.startswith("SB_DFF")),
+         "ebr": sum(n for t, n in cells.items() if t.startswith("SB_RAM40"))}
+    for k, types in kinds.items():
+        r[k] = sum(cells.get(t, 0) for t in types)
+    rows.append(r)
+json.dump(rows, open(f"{out}/blocks.json", "w"), indent=1)
+lines = ["", "## Blocks of the MAC array, not instantiated yet", "",
+         "Each synthesized alone (`synth_ice40 -dsp`, Primitive = 1), cells before packing.", "",
+         "| module | what | LUT | FF | carry | EBR | DSP |", "|---|---|---:|---:|---:|---:|---:|"]
+for r in rows:
+    lines.append(f"| {r['module']} | {r['what']} | {r['lut']} | {r['ff']} | {r['carry']} | "
+                 f"{r['ebr']} | {r['dsp']} |")
+open(f"{out}/area.md", "a").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY

@@ -1,0 +1,149 @@
+// Requantization through one DSP: y = clamp(sat8((v * M + 2^(S-1)) >>> S)) as nasa_requant (and
+// the reference model's requant_wide), with the 32 x 16-bit product taken by one iCE40 SB_MAC16 in
+// its 16x16 mode instead of a fabric multiplier: the requantization of the board's MAC array
+// (docs/fpga.md "Toward eight DSPs multiplying"), where a fabric requant lane does not fit.
+//
+// v (int32, the bias already added) is split into halves, both taken as unsigned 16-bit numbers,
+// so the DSP runs one fixed unsigned mode: v * M = (v_hi * M << 16) + v_lo * M - (M << 32 if v is
+// negative). The two products go through the DSP on consecutive cycles, so the unit takes an
+// input every other cycle (ready_o) and gives its result 4 cycles after taking it
+// (valid_o for one cycle). Primitive = 1 instantiates SB_MAC16 (the board); Primitive = 0 is the
+// same pipeline with the product in plain SystemVerilog (simulation, other targets). ctest
+// RequantDsp.* holds both, the DSP simulated by Yosys's own model (cells_sim.v), to the reference
+// model's requantization.
+module nasa_requant_dsp #(
+  parameter bit Primitive = 1'b0
+) (
+  input  logic        clk_i,
+  input  logic        rst_ni,
+  input  logic        valid_i,   // taken when ready_o
+  output logic        ready_o,
+  input  logic [31:0] v_i,       // int32
+  input  logic [15:0] m_i,       // unsigned
+  input  logic [5:0]  s_i,       // 1..47 (validated upstream, as nasa_requant's S)
+  input  logic [7:0]  lo_i,      // clamp interval, int8: [-128, 127] none, [0, 127] ReLU,
+  input  logic [7:0]  hi_i,      //   [0, q6] ReLU6
+  output logic        valid_o,
+  output logic [7:0]  y_o
+);
+  // stage 0: the input, held for both products
+  logic        ph;  // 1: the low half is in the DSP this cycle, 0: the high half (or idle)
+  logic [31:0] v0;
+  logic [15:0] m0;
+  logic [5:0]  s0;
+  logic [7:0]  lo0, hi0;
+  assign ready_o = !ph;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) ph <= 1'b0;
+    else ph <= valid_i && ready_o;
+  end
+  always_ff @(posedge clk_i) begin
+    if (valid_i && ready_o) begin
+      v0 <= v_i;
+      m0 <= m_i;
+      s0 <= s_i;
+      lo0 <= lo_i;
+      hi0 <= hi_i;
+    end
+  end
+
+  // the DSP: an unsigned 16 x 16 product a cycle, registered (p is a cycle behind its operands)
+  logic [15:0] a;
+  logic [31:0] p;
+  assign a = ph ? v0[15:0] : v0[31:16];
+  if (Primitive) begin : g_dsp
+    SB_MAC16 #(
+      .NEG_TRIGGER(1'b0),
+      .C_REG(1'b0),
+      .A_REG(1'b0),
+      .B_REG(1'b0),
+      .D_REG(1'b0),
+      .TOP_8x8_MULT_REG(1'b0),
+      .BOT_8x8_MULT_REG(1'b0),
+      .PIPELINE_16x16_MULT_REG1(1'b0),
+      .PIPELINE_16x16_MULT_REG2(1'b1),  // the 32-bit product's register
+      .TOPOUTPUT_SELECT(2'd3),          // its upper half
+      .TOPADDSUB_LOWERINPUT(2'd0),
+      .TOPADDSUB_UPPERINPUT(1'b0),
+      .TOPADDSUB_CARRYSELECT(2'd0),
+      .BOTOUTPUT_SELECT(2'd3),          // its lower half
+      .BOTADDSUB_LOWERINPUT(2'd0),
+      .BOTADDSUB_UPPERINPUT(1'b0),
+      .BOTADDSUB_CARRYSELECT(2'd0),
+      .MODE_8x8(1'b0),
+      .A_SIGNED(1'b0),
+      .B_SIGNED(1'b0)
+    ) u_mul (
+      .CLK(clk_i), .CE(1'b1),
+      .C(16'd0), .A(a), .B(m0), .D(16'd0),
+      .AHOLD(1'b0), .BHOLD(1'b0), .CHOLD(1'b0), .DHOLD(1'b0),
+      .IRSTTOP(1'b0), .IRSTBOT(1'b0), .ORSTTOP(1'b0), .ORSTBOT(1'b0),
+      .OLOADTOP(1'b0), .OLOADBOT(1'b0), .ADDSUBTOP(1'b0), .ADDSUBBOT(1'b0),
+      .OHOLDTOP(1'b0), .OHOLDBOT(1'b0), .CI(1'b0), .ACCUMCI(1'b0), .SIGNEXTIN(1'b0),
+      .O(p), .CO(), .ACCUMCO(), .SIGNEXTOUT()
+    );
+  end else begin : g_fabric
+    always_ff @(posedge clk_i) p <= 32'(a) * 32'(m0);
+  end
+
+  // stage 1: the low product and what the rest needs; stage 2: the 49-bit rounded product;
+  // stage 3: shifted and clamped
+  logic               v1, v2, v3;
+  logic [31:0]        plo1;
+  logic [15:0]        m1;
+  logic               neg1;
+  logic [5:0]         s1, s2;  // s2: S - 1
+  logic [7:0]         lo1, hi1, lo2, hi2;
+  logic signed [48:0] t2, sh;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      v1 <= 1'b0;
+      v2 <= 1'b0;
+      v3 <= 1'b0;
+      valid_o <= 1'b0;
+    end else begin
+      v1 <= ph;  // the low product is in p while v1 is set, the high one while v2 is
+      v2 <= v1;
+      v3 <= v2;  // the product is in t2
+      valid_o <= v3;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (ph) begin
+      m1 <= m0;
+      neg1 <= v0[31];
+      s1 <= s0;
+      lo1 <= lo0;
+      hi1 <= hi0;
+    end
+    if (v1) plo1 <= p;
+  end
+  // The high product is in p while v2 is set: the exact product then. Its low 16 bits are the low
+  // product's; a negative v's high half is v_hi - 2^16 as a signed number, so M << 16 less.
+  logic [32:0] top;
+  assign top = {1'b0, p} + {17'd0, plo1[31:16]} - (neg1 ? {1'b0, m1, 16'd0} : 33'd0);
+  always_ff @(posedge clk_i) begin
+    if (v2) begin
+      t2 <= {top, plo1[15:0]};
+      s2 <= s1 - 6'd1;
+      lo2 <= lo1;
+      hi2 <= hi1;
+    end
+  end
+  // Rounding without a wide adder: (x + 2^(S-1)) >> S = ((x >> (S-1)) + 1) >> 1 (floor shifts).
+  // Only ten bits of x >> (S-1) matter when it lies in [-512, 511]; beyond, the result saturates
+  // by its sign.
+  logic        fits;
+  logic [10:0] r;  // ((x >> (S-1)) + 1) >> 1, of the low ten bits, one bit wider
+  assign sh   = t2 >>> s2;
+  assign fits = (sh[48:9] == {40{sh[48]}});
+  assign r    = 11'(($signed({sh[9], sh[9:0]}) + 11'sd1) >>> 1);
+  always_ff @(posedge clk_i) begin
+    if (v3) begin
+      if (!fits) y_o <= sh[48] ? lo2 : hi2;
+      else if ($signed(r) < 11'($signed(lo2))) y_o <= lo2;
+      else if ($signed(r) > 11'($signed(hi2))) y_o <= hi2;
+      else y_o <= r[7:0];
+    end
+  end
+endmodule
