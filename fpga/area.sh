@@ -82,11 +82,14 @@ PY
 # The array's blocks, alone (one row each: module, what it is).
 blocks=(
   "nasa_mac8x2|two signed 8x8 products a cycle (one SB_MAC16, 8x8 mode)"
+  "nasa_dot8|an 8-element dot product a cycle, one row held (four SB_MAC16, adder tree)"
   "nasa_requant_dsp|requantization through one SB_MAC16 (16x16 mode), an output every other cycle"
 )
+block_files=()
+for b in "${blocks[@]}"; do block_files+=("rtl/${b%%|*}.sv"); done
 for b in "${blocks[@]}"; do
   mod=${b%%|*}
-  yosys -q -l "$out/block_$mod.log" -p "read_verilog -sv rtl/$mod.sv; \
+  yosys -q -l "$out/block_$mod.log" -p "read_verilog -defer -sv ${block_files[*]}; \
     chparam -set Primitive 1 $mod; synth_ice40 -dsp -top $mod; \
     tee -q -o $out/block_$mod.json stat -json"
   yosys_serious_warnings "$out/block_$mod.log"

@@ -7,11 +7,14 @@
 // cells_sim.v), over every pair of int8 operands.
 //   p_o[31:16] = a_i[15:8] * b_i[15:8], p_o[15:0] = a_i[7:0] * b_i[7:0] (signed, exact in 16 bits),
 //   two enabled cycles after the operands (en_i is the DSP's clock enable: low holds both stages).
+//   With a_hold_i the A register keeps its operand (the DSP's AHOLD) while B takes a new one: an
+//   operand held in the DSP against a stream of others (nasa_dot8).
 module nasa_mac8x2 #(
   parameter bit Primitive = 1'b0
 ) (
   input  logic        clk_i,
   input  logic        en_i,
+  input  logic        a_hold_i,
   input  logic [15:0] a_i,   // {a_hi, a_lo}, int8 each
   input  logic [15:0] b_i,   // {b_hi, b_lo}
   output logic [31:0] p_o    // {a_hi * b_hi, a_lo * b_lo}, int16 each
@@ -41,7 +44,7 @@ module nasa_mac8x2 #(
     ) u_mac (
       .CLK(clk_i), .CE(en_i),
       .C(16'd0), .A(a_i), .B(b_i), .D(16'd0),
-      .AHOLD(1'b0), .BHOLD(1'b0), .CHOLD(1'b0), .DHOLD(1'b0),
+      .AHOLD(a_hold_i), .BHOLD(1'b0), .CHOLD(1'b0), .DHOLD(1'b0),
       .IRSTTOP(1'b0), .IRSTBOT(1'b0), .ORSTTOP(1'b0), .ORSTBOT(1'b0),
       .OLOADTOP(1'b0), .OLOADBOT(1'b0), .ADDSUBTOP(1'b0), .ADDSUBBOT(1'b0),
       .OHOLDTOP(1'b0), .OHOLDBOT(1'b0), .CI(1'b0), .ACCUMCI(1'b0), .SIGNEXTIN(1'b0),
@@ -52,7 +55,7 @@ module nasa_mac8x2 #(
     logic [31:0] p_q;
     always_ff @(posedge clk_i) begin
       if (en_i) begin
-        a_q <= a_i;
+        if (!a_hold_i) a_q <= a_i;
         b_q <= b_i;
         p_q <= {16'($signed(a_q[15:8]) * $signed(b_q[15:8])),
                 16'($signed(a_q[7:0]) * $signed(b_q[7:0]))};

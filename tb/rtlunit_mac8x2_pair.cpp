@@ -1,8 +1,8 @@
 // rtl/nasa_mac8x2.sv, the board's two-products-a-cycle multiplier, as the board builds it (one
 // SB_MAC16 in its 8x8 mode, simulated by Yosys's own model of the primitive, cells_sim.v) and in
 // fabric, side by side (tb/rtl/nasa_mac8x2_pair.sv): every pair of int8 operands in both halves
-// gives the exact signed product on both, two enabled cycles later, and a low clock enable holds
-// both pipeline stages.
+// gives the exact signed product on both, two enabled cycles later, a low clock enable holds
+// both pipeline stages, and a held A operand meets every B streamed against it.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -32,13 +32,16 @@ class Pair {
     b_->b_i = 0;
     b_.settle();
   }
-  void step(uint16_t a, uint16_t w, bool en) {
+  // hold: the A register keeps its operand (a is not taken).
+  void step(uint16_t a, uint16_t w, bool en, bool hold = false) {
     b_->a_i = a;
     b_->b_i = w;
     b_->en_i = en;
+    b_->a_hold_i = hold;
     b_.tick();
     if (en) {
-      stages_.push_back(products(a, w));
+      if (!hold) a_reg_ = a;
+      stages_.push_back(products(a_reg_, w));
       if (stages_.size() > 2) stages_.pop_front();
     }
     if (stages_.size() == 2 && filled_ >= 2) {
@@ -53,6 +56,7 @@ class Pair {
  private:
   Bench<Vnasa_mac8x2_pair> b_;
   std::deque<uint32_t> stages_;  // the products of the last two enabled cycles, oldest first
+  uint16_t a_reg_ = 0;           // the A register's operand
   uint64_t filled_ = 0, checked_ = 0;
 };
 
@@ -82,6 +86,20 @@ TEST(MacEightByTwo, ClockEnableHoldsBothStages) {
     const auto a = static_cast<uint16_t>(pick() << 8 | pick());
     const auto b = static_cast<uint16_t>(pick() << 8 | pick());
     p.step(a, b, rng() % 3 != 0);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+// A held against a stream of B operands (the MAC array's use: one pixel's channels against a
+// stream of weight rows), the hold and the clock enable dropped at random.
+TEST(MacEightByTwo, HeldOperandMeetsEveryStreamedOne) {
+  Pair p;
+  std::mt19937 rng(11);
+  bool loaded = false;  // (holding before the first load would hold the power-up value)
+  for (int i = 0; i < 50000; ++i) {
+    const bool en = rng() % 5 != 0, hold = loaded && rng() % 4 != 0;
+    loaded = loaded || (en && !hold);
+    p.step(static_cast<uint16_t>(rng()), static_cast<uint16_t>(rng()), en, hold);
     if (::testing::Test::HasFatalFailure()) return;
   }
 }

@@ -4,15 +4,16 @@
 module nasa_mac8x2_pair (
   input  logic        clk_i,
   input  logic        en_i,
+  input  logic        a_hold_i,
   input  logic [15:0] a_i,
   input  logic [15:0] b_i,
   output logic [31:0] dsp_o,
   output logic [31:0] fabric_o
 );
   nasa_mac8x2 #(.Primitive(1'b1)) u_dsp (
-    .clk_i, .en_i, .a_i, .b_i, .p_o(dsp_o)
+    .clk_i, .en_i, .a_hold_i, .a_i, .b_i, .p_o(dsp_o)
   );
   nasa_mac8x2 #(.Primitive(1'b0)) u_fabric (
-    .clk_i, .en_i, .a_i, .b_i, .p_o(fabric_o)
+    .clk_i, .en_i, .a_hold_i, .a_i, .b_i, .p_o(fabric_o)
   );
 endmodule
