@@ -86,7 +86,7 @@ module nasa_requant_dsp #(
     always_ff @(posedge clk_i) p <= 32'(a) * 32'(m0);
   end
 
-  // stage 1: the low product and what the rest needs; stage 2: the 49-bit rounded product;
+  // stage 1: the low product and what the rest needs; stage 2: the exact 49-bit product;
   // stage 3: shifted and clamped
   logic               v1, v2, v3;
   logic [31:0]        plo1;
@@ -104,7 +104,7 @@ module nasa_requant_dsp #(
     end else begin
       v1 <= ph;  // the low product is in p while v1 is set, the high one while v2 is
       v2 <= v1;
-      v3 <= v2;  // the product is in t2
+      v3 <= v2;  // the exact product is in t2
       valid_o <= v3;
     end
   end
