@@ -7,13 +7,14 @@
 // fence 2; branches and jalr 3 (the compare and the jalr target go into registers, the next
 // instruction is fetched a cycle later: no path from the adder to the ROM address or the PC);
 // loads and stores 2 + the bus wait (ROM: 2); shifts 3 + the shift amount;
-// mul 2 + 6; mulh* 2 + 34. div*/rem* are illegal (the firmware divides in software, libgcc). An
+// mul and mulh* 2 + 34. div*/rem* are illegal (the firmware divides in software, libgcc). An
 // illegal instruction (ecall and ebreak too) or a misaligned load or store stops the core: trap_o
 // stays high, trap_pc_o holds its address.
 // Area: one 32-bit adder serves add/sub/compare/branch/address/auipc/jalr; shifts take one bit a
-// cycle in the multiply unit's register; one 34-bit adder serves the multiplies (mul: three
-// 16x16 products of one DSP; mulh*: radix-2 Booth, 33 steps); the PC holds only the ROM's word
-// index (jump targets wrap inside the ROM and drop their low two bits).
+// cycle in the multiply unit's register; one 34-bit adder serves the multiplies (radix-2 Booth,
+// 33 steps; no DSP: the board's eight are the MAC array's and the requantization's, docs/fpga.md);
+// the PC holds only the ROM's word index (jump targets wrap inside the ROM and drop their low two
+// bits).
 module nasa_mcu_cpu #(
   parameter logic [31:0] ResetPc  = 32'h4000_0000,
   parameter int unsigned RomWords = 4096,  // ROM size in 32-bit words (a power of two)
@@ -181,37 +182,25 @@ module nasa_mcu_cpu #(
     endcase
   end
 
-  // ---------------- multiply and shift: one 34-bit adder, one 16x16 multiplier ----------------
-  // mul (the low word): aL*bL + (aH*bL + aL*bH) << 16 through one registered 16x16 multiplier
-  //   (a DSP with its inputs and output registered: nextpnr does not time a DSP's inside):
-  //   step 0 presents aL,bL; 1 aH,bL; 2 aL,bH; the products arrive two steps later and are
-  //   summed into md_acc at steps 2-4; done at step 5.
-  // mulh, mulhsu, mulhu: radix-2 Booth on 33-bit operands (sign- or zero-extended as the
-  //   instruction says): the multiplier in md_lo, the multiplicand in md_b, the partial sum in
-  //   md_acc; 33 steps, then the product is {md_acc[32:0], md_lo}.
+  // ---------------- multiply and shift: one 34-bit adder ----------------
+  // mul, mulh, mulhsu, mulhu: radix-2 Booth on 33-bit operands (sign- or zero-extended as the
+  //   instruction says; mul's low word is the same either way): the multiplier in md_lo, the
+  //   multiplicand in md_b, the partial sum in md_acc; 33 steps, then the 66-bit product is
+  //   {md_acc[32:0], md_lo}: mul takes md_lo[31:0], mulh* {md_acc[30:0], md_lo[32]}.
   // sll, srl, sra (and the immediate forms): md_lo shifts one bit a step, shamt steps.
-  typedef enum logic [1:0] {MdMul, MdMulh, MdShl, MdShr} md_e;
+  typedef enum logic [1:0] {MdMul, MdMulh, MdShl, MdShr} md_e;  // (bit 1: a shift)
   md_e md_op;
   logic [33:0] md_acc;
   logic [32:0] md_lo, md_b;
   logic md_q1;          // Booth: the multiplier bit shifted out last
   logic [5:0] md_cnt;
   logic [4:0] md_sh;    // shift amount
-  logic [33:0] md_y, md_s;
+  logic [33:0] md_s;
   logic md_sub;
   logic md_done;  // the multiply or shift finishes this cycle
-  logic [15:0] mx_q, my_q;
-  logic [31:0] mp_q;
-  // the 16x16 multiplier: halves selected by the step (rs1_v, rs2_v hold during SMd)
-  always_ff @(posedge clk_i) begin
-    mx_q <= (md_cnt == 6'd1) ? rs1_v[31:16] : rs1_v[15:0];
-    my_q <= (md_cnt == 6'd2) ? rs2_v[31:16] : rs2_v[15:0];
-    mp_q <= 32'(mx_q) * 32'(my_q);
-  end
-  // mul adds a product at bit 16; Booth adds (01) or subtracts (10) the multiplicand
-  assign md_sub = (md_op == MdMulh) && md_lo[0];
-  assign md_y   = (md_op == MdMul) ? {2'b00, mp_q[15:0], 16'd0} : {md_b[32], md_b};
-  assign md_s   = md_acc + (md_y ^ {34{md_sub}}) + 34'(md_sub);  // (one adder)
+  // Booth adds (01) or subtracts (10) the multiplicand
+  assign md_sub = md_lo[0];
+  assign md_s   = md_acc + ({md_b[32], md_b} ^ {34{md_sub}}) + 34'(md_sub);  // (one adder)
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       md_op  <= MdMul;
@@ -227,7 +216,7 @@ module nasa_mcu_cpu #(
       md_q1  <= 1'b0;
       md_cnt <= '0;
       md_sh  <= op_b[4:0];
-      // Booth: the multiplier signed for mulh, mulhsu; the multiplicand for mulh. sra: the
+      // Booth: the multiplier signed for mul, mulh, mulhsu; the multiplicand for mulh. sra: the
       // sign shifts in.
       md_lo  <= {is_shift ? (f7[5] && f3 == 3'd5 && rs1_v[31]) : ((f3 != 3'd3) && rs1_v[31]),
                  rs1_v};
@@ -237,11 +226,7 @@ module nasa_mcu_cpu #(
       unique case (md_op)
         MdShl: if (!md_done) md_lo <= {md_lo[31:0], 1'b0};
         MdShr: if (!md_done) md_lo <= {md_lo[32], md_lo[32:1]};
-        MdMul: begin
-          if (md_cnt == 6'd2) md_acc <= {2'b00, mp_q};
-          else if (md_cnt == 6'd3 || md_cnt == 6'd4) md_acc <= md_s;
-        end
-        default: begin  // MdMulh
+        default: begin  // MdMul, MdMulh: Booth
           if (md_cnt != 6'd33) begin
             logic [33:0] ps;
             ps     = (md_lo[0] != md_q1) ? md_s : md_acc;
@@ -254,20 +239,8 @@ module nasa_mcu_cpu #(
     end
   end
   logic [31:0] md_res;
-  always_comb begin
-    unique case (md_op)
-      MdMul:   md_done = (md_cnt == 6'd5);
-      MdMulh:  md_done = (md_cnt == 6'd33);
-      default: md_done = (md_cnt == {1'b0, md_sh});
-    endcase
-  end
-  always_comb begin
-    unique case (md_op)
-      MdMul:   md_res = md_acc[31:0];
-      MdMulh:  md_res = {md_acc[30:0], md_lo[32]};
-      default: md_res = md_lo[31:0];
-    endcase
-  end
+  assign md_done = md_op[1] ? (md_cnt == {1'b0, md_sh}) : (md_cnt == 6'd33);
+  assign md_res  = (md_op == MdMulh) ? {md_acc[30:0], md_lo[32]} : md_lo[31:0];
 
   // ---------------- loads and stores ----------------
   logic [31:0] req_addr_q, req_wdata_q;

@@ -33,6 +33,10 @@ module nasa_uart_bridge #(
   localparam logic [7:0] ReqSync = 8'hA5;
   localparam logic [7:0] RspSync = 8'h5A;
   localparam int unsigned QW = $clog2(GapCycles + 1);
+  // memory addresses: a frame's whole range lies below MemBytes <= 2^AW, so its byte addresses
+  // are computed in AW bits; its end (address + length) is checked in SW bits
+  localparam int unsigned AW = (MemBytes > 1) ? $clog2(MemBytes) : 1;
+  localparam int unsigned SW = ((AW > 16) ? AW : 16) + 1;
 
   typedef enum logic [3:0] {
     BHunt, BHeader, BBody, BCheck, BLoad, BWrite, BCsr, BCsrRd, BResp, BDrain
@@ -55,7 +59,7 @@ module nasa_uart_bridge #(
   logic [15:0] len_q;
   logic [31:0] addr_q;
   logic [31:0] csr_val_q;          // WRITE_CSR value / READ_CSR result
-  logic [15:0] crc_q;              // CRC of the bytes so far
+  logic [15:0] crc_q;              // CRC of the request's bytes so far, then of the response's
   logic [7:0] rx_crc_q;            // the low byte of the frame's CRC field
   logic [2:0] status_q;
   // WRITE_MEM buffer
@@ -68,7 +72,6 @@ module nasa_uart_bridge #(
   logic [31:0] last_addr_q;
   logic [31:0] last_rdata_q;       // the value the last READ_CSR returned
   // response transmitter
-  logic [15:0] tx_crc_q;
   logic [8:0] tx_idx_q;            // byte of the response being sent
   logic [15:0] rsp_len_q;
   logic rd_pend_q, rd_have_q;      // READ_MEM: request in flight / byte in rd_q
@@ -95,7 +98,12 @@ module nasa_uart_bridge #(
   // addr + len <= MemBytes, registered (the header is complete at least two bytes before the
   // CRC that checks it; no compare chain in front of the response logic)
   logic addr_ok, addr_ok_q;
-  assign addr_ok = ({32'd0, addr_q} + {48'd0, len_q}) <= 64'(MemBytes);
+  if (AW < 32) begin : g_addr_hi
+    assign addr_ok = (addr_q[31:AW] == '0) &&
+                     ((SW'(addr_q[AW-1:0]) + SW'(len_q)) <= SW'(MemBytes));
+  end else begin : g_addr_all
+    assign addr_ok = ({1'b0, addr_q} + 33'(len_q)) <= 33'(MemBytes);
+  end
   always_ff @(posedge clk_i) addr_ok_q <= addr_ok;
 
   // response bytes: sync, status, seq, len (2), payload, crc (2)
@@ -125,9 +133,9 @@ module nasa_uart_bridge #(
         if (in_payload) begin
           tx_byte = (cmd_q == 8'd4) ? csr_val_q[8*csr_byte +: 8] : rd_q;
         end else if (tx_idx_q == crc_lo_at_q) begin
-          tx_byte = tx_crc_q[7:0];
+          tx_byte = crc_q[7:0];
         end else begin
-          tx_byte = tx_crc_q[15:8];
+          tx_byte = crc_q[15:8];
         end
       end
     endcase
@@ -144,7 +152,9 @@ module nasa_uart_bridge #(
                         ((st_q == BResp) && (cmd_q == 8'd2) && (status_q == 3'd0) && in_payload &&
                          !rd_pend_q && !rd_have_q);
   assign mreq_o.we    = (st_q == BWrite);
-  assign mreq_o.addr  = addr_q + ((st_q == BWrite) ? 32'(ptr_q) : 32'(pay_idx));
+  logic [AW-1:0] maddr;  // (in AW bits: the frame's range lies below MemBytes)
+  assign maddr        = addr_q[AW-1:0] + ((st_q == BWrite) ? AW'(ptr_q) : AW'(pay_idx));
+  assign mreq_o.addr  = 32'(maddr);
   assign mreq_o.wdata = buf_rd_q;
 
   assign csr_req_o.valid = (st_q == BCsr);
@@ -162,6 +172,11 @@ module nasa_uart_bridge #(
     if (buf_we) buf_mem[8'(cnt_q - 9'd8)] <= rx_data_i;
     buf_rd_q <= buf_mem[ptr_q];
   end
+
+  // one CRC step serves both directions: the request's bytes as they arrive (BHeader, BBody),
+  // then the response's as they go (BResp; NASA_RESPOND starts it again)
+  logic [15:0] crc_next;
+  assign crc_next = crc_step(crc_q, (st_q == BResp) ? tx_byte : rx_data_i);
 
   // next state (each move to BResp starts a response: NASA_RESPOND below)
   always_comb begin
@@ -225,7 +240,7 @@ module nasa_uart_bridge #(
       status_q  <= (STATUS); \
       rsp_len_q <= (LEN); \
       tx_idx_q  <= '0; \
-      tx_crc_q  <= 16'hFFFF; \
+      crc_q     <= 16'hFFFF; \
       rd_pend_q <= 1'b0; \
       rd_have_q <= 1'b0; \
     end
@@ -250,7 +265,6 @@ module nasa_uart_bridge #(
       last_cmd_q   <= '0;
       last_addr_q  <= '0;
       last_rdata_q <= '0;
-      tx_crc_q     <= 16'hFFFF;
       tx_idx_q     <= '0;
       rsp_len_q    <= '0;
       rd_pend_q    <= 1'b0;
@@ -277,7 +291,7 @@ module nasa_uart_bridge #(
         BHeader: begin
           if (rx_valid_i) begin
             cnt_q <= cnt_q + 9'd1;
-            crc_q <= crc_step(crc_q, rx_data_i);
+            crc_q <= crc_next;
             unique case (cnt_q[2:0])
               3'd0: cmd_q <= rx_data_i;
               3'd1: seq_q <= rx_data_i;
@@ -302,7 +316,7 @@ module nasa_uart_bridge #(
             if (rx_valid_i) begin
               cnt_q <= cnt_q + 9'd1;
               if (11'(cnt_q) < crc_at_q) begin
-                crc_q <= crc_step(crc_q, rx_data_i);
+                crc_q <= crc_next;
                 if (cmd_q == 8'd3) csr_val_q[8*(cnt_q[1:0]) +: 8] <= rx_data_i;
               end else if (11'(cnt_q) == crc_at_q) begin
                 rx_crc_q <= rx_data_i;
@@ -377,7 +391,7 @@ module nasa_uart_bridge #(
           if (tx_fire) begin
             tx_idx_q <= tx_idx_q + 9'd1;
             if ((tx_idx_q >= 9'd1) && (tx_idx_q < crc_lo_at_q)) begin
-              tx_crc_q <= crc_step(tx_crc_q, tx_byte);
+              crc_q <= crc_next;
             end
             if (in_payload) rd_have_q <= 1'b0;
           end

@@ -150,6 +150,13 @@ TEST(UartBridgeRtl, RoundTripsAndEachBadFrame) {
   b.send(encode(read_csr(5, 0x40)), "csr read retried (the same value, not read again)");
   b.send(encode(write_mem(6, kMemBytes - 4, data)), "write beyond memory");
   b.send(encode(read_mem(7, kMemBytes - 1, 2)), "read beyond memory");
+  // the address check at its edges: the RTL checks addr + len <= MemBytes in the memory's
+  // address width plus the address's high bits being zero; the model in 64 bits
+  b.send(encode(read_mem(7, kMemBytes - 3, 3)), "read ending at the memory's last byte");
+  b.send(encode(read_mem(7, kMemBytes, 1)), "read at the memory's size");
+  b.send(encode(read_mem(7, kMemBytes | 5u, 1)), "read with an address bit above the memory");
+  b.send(encode(read_mem(7, 0x80000000u, 4)), "read with the top address bit");
+  b.send(encode(read_mem(7, 0xFFFFFFF0u, 32)), "read whose end wraps past 2^32");
   auto r = write_mem(8, 0, data);
   r.len = 257;
   b.send(encode(r), "length 257");

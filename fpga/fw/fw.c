@@ -61,20 +61,23 @@ static u32 dot(u32 mode, u32 x, u32 w, u32 n, u32 runs, u32 xi, u32 xo, u32 wi, 
   DOT(MCU_D_SHAPE) = n | per << 16 | mode << 24;
   DOT(MCU_D_XSTR) = xi | (per == 1 ? 0 : xo << 16);
   DOT(MCU_D_WSTR) = wi | (per == 1 ? 0 : wo << 16);
-  for (u32 j = 0; j < runs; j += per) {
-    DOT(MCU_D_X) = x + j * xo;
-    DOT(MCU_D_W) = w + j * wo;
+  for (u32 j = 0; j < runs; j += per) { /* (one pass when per = runs) */
+    DOT(MCU_D_X) = x;
+    DOT(MCU_D_W) = w;
     DOT(MCU_D_ACC) = acc;
     acc = DOT(MCU_D_ACC);
+    x += xo;
+    w += wo;
   }
   return acc;
 }
 
-/* The clipped window of output coordinate o along one axis with `pad` zeros before coordinate 0:
- * the taps [*t0, *t1) of k, the first input coordinate *i0. */
-__attribute__((noinline)) static void clip(u32 o, u32 st, u32 k, u32 pad, u32 size, u32 *t0,
+/* The clipped window of output coordinate o along one axis at stride 1 << sh with `pad` zeros
+ * before coordinate 0: the taps [*t0, *t1) of k, the first input coordinate *i0. (The core's
+ * multiplies take 36 cycles: the per-output loops below use shifts and running sums.) */
+__attribute__((noinline)) static void clip(u32 o, u32 sh, u32 k, u32 pad, u32 size, u32 *t0,
                                            u32 *t1, u32 *i0) {
-  const s32 first = (s32)(o * st) - (s32)pad;
+  const s32 first = (s32)(o << sh) - (s32)pad;
   const u32 lo = first < 0 ? (u32)-first : 0;
   u32 hi = k;
   if (first + (s32)k > (s32)size) hi = (u32)((s32)size - first);
@@ -287,8 +290,10 @@ static u8 finish(u32 acc, u32 m, u32 s) {
 /* conv, dwconv, fc: per output, the in-image taps row by row on the dot unit (a kernel row is
  * one run: contiguous in HWC for conv, a channel's column for dwconv), then requant. */
 static void conv(const desc_t *d, const shape_t *s) {
-  const u32 k = d->k, st = d->stride == 2 ? 2 : 1, cin = d->cin, dw = d->op == NASA_OP_DW_CONV;
+  const u32 k = d->k, sh = d->stride == 2, cin = d->cin, dw = d->op == NASA_OP_DW_CONV;
   const u32 xi = dw ? cin : 1, xo = d->w * cin, wi = dw ? cin : 1, wo = k * cin;
+  const u32 kn = dw ? k : wo; /* the elements of an unclipped kernel row */
+  const u32 xpad = ((k - 1) >> 1) * cin, xstep = cin << sh;
   for (u32 co = 0; co < d->cout; ++co) {
     const u32 r = d->prm + co * NASA_PARAM_BYTES;
     const u32 bias = le32(r);
@@ -296,17 +301,22 @@ static void conv(const desc_t *d, const shape_t *s) {
     rq_setup(&q, M[r + 4] | (u32)M[r + 5] << 8, M[r + 6]);
     const u32 wrow = dw ? d->wgt + co : d->wgt + co * s->kred;
     const u32 xch = dw ? d->in + co : d->in;
+    u32 out = d->out + co;
     for (u32 oy = 0; oy < s->ho; ++oy) {
       u32 ky0, ky1, iy;
-      clip(oy, st, k, d->pad_top, d->h, &ky0, &ky1, &iy);
+      clip(oy, sh, k, d->pad_top, d->h, &ky0, &ky1, &iy);
+      const u32 wy = wrow + ky0 * wo;
+      u32 xf = xch + iy * xo - xpad; /* where the window's tap 0 would be (maybe outside) */
       for (u32 ox = 0; ox < s->wo; ++ox) {
         u32 kx0, kx1, ix;
-        clip(ox, st, k, (k - 1) >> 1, d->w, &kx0, &kx1, &ix);
-        const u32 taps = kx1 - kx0;
-        const u32 acc =
-            dot(MCU_DOT_MAC, xch + (iy * d->w + ix) * cin, wrow + (ky0 * k + kx0) * cin,
-                dw ? taps : taps * cin, ky1 - ky0, xi, xo, wi, wo, bias);
-        M[d->out + (oy * s->wo + ox) * d->cout + co] = rq(&q, acc);
+        clip(ox, sh, k, (k - 1) >> 1, d->w, &kx0, &kx1, &ix);
+        const u32 taps = kx1 - kx0, x0 = kx0 ? kx0 * cin : 0;
+        const u32 acc = dot(MCU_DOT_MAC, xf + x0, wy + x0,
+                            taps == k ? kn : dw ? taps : taps * cin, ky1 - ky0, xi, xo, wi, wo,
+                            bias);
+        M[out] = rq(&q, acc);
+        out += d->cout;
+        xf += xstep;
       }
     }
   }
@@ -322,16 +332,16 @@ static void fc(const desc_t *d, const shape_t *s) {
 
 /* 3x3 pools: max over the in-image taps, or their sum (zero padding) requantized */
 static void pool(const desc_t *d, const shape_t *s) {
-  const u32 st = d->stride == 2 ? 2 : 1, c = d->cin;
+  const u32 sh = d->stride == 2, c = d->cin;
   const u32 mode = d->op == NASA_OP_MAX_POOL ? MCU_DOT_MAX : MCU_DOT_SUM;
   rq_t q;
   rq_setup(&q, d->m, mode == MCU_DOT_MAX ? 1 : d->s);  /* (max pool: not used) */
   for (u32 oy = 0; oy < s->ho; ++oy) {
     u32 ky0, ky1, iy;
-    clip(oy, st, 3, d->pad_top, d->h, &ky0, &ky1, &iy);
+    clip(oy, sh, 3, d->pad_top, d->h, &ky0, &ky1, &iy);
     for (u32 ox = 0; ox < s->wo; ++ox) {
       u32 kx0, kx1, ix;
-      clip(ox, st, 3, 1, d->w, &kx0, &kx1, &ix);
+      clip(ox, sh, 3, 1, d->w, &kx0, &kx1, &ix);
       for (u32 ch = 0; ch < c; ++ch) {
         const u32 v = dot(mode, d->in + (iy * d->w + ix) * c + ch, 0, kx1 - kx0, ky1 - ky0, c,
                           d->w * c, 0, 0, mode == MCU_DOT_MAX ? (u32)-128 : 0);

@@ -174,7 +174,7 @@ bool Iss::step() {
           case 3: wr(static_cast<uint32_t>((uint64_t{a} * b) >> 32)); break;
           default: return trap();
         }
-        cycles = f3 == 0 ? kMulCycles : kMulhCycles;
+        cycles = kMulCycles;
         break;
       }
       if (f7 != 0 && !(f7 == 0x20 && (f3 == 0 || f3 == 5))) return trap();

@@ -45,8 +45,9 @@ class Iss {
 
   // Cycle timing of rtl/nasa_mcu_cpu.sv (cycles from an instruction's decode to the next's).
   // kRedirectCycles: branches (SBr) and jalr (SFetch): the next instruction is fetched late.
-  static constexpr uint64_t kAluCycles = 2, kRedirectCycles = 3, kShiftCycles = 3,
-                            kMulCycles = 8, kMulhCycles = 36, kRomLoadCycles = 4;
+  // kMulCycles: mul and mulh* alike (radix-2 Booth on the core's adder, no DSP).
+  static constexpr uint64_t kAluCycles = 2, kRedirectCycles = 3, kShiftCycles = 3, kMulCycles = 36,
+                            kRomLoadCycles = 4;
 
  private:
   uint32_t rom_word(uint32_t addr) const;
