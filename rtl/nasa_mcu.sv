@@ -341,23 +341,25 @@ module nasa_mcu #(
     pp_rd_q <= pp_q[pp_raddr];
   end
 
-  // result tables: written by the core, read by the core (Node, Correct) and the host
-  logic [31:0] node_q [NodeCap];
-  logic [31:0] corr_q [NodeCap];
+  // result tables: written by the core, read by the core (Node, Correct) and the host. Node and
+  // Correct are one RAM, Correct in its upper half: one read port, one read register and one
+  // input of each read multiplexer (the host's TBL_DATA read and the core's never share a cycle)
+  localparam int unsigned NW = $clog2(NodeCap), LW = $clog2(MaxCands);
+  logic [31:0] nc_q [1 << (NW + 1)];
   logic [15:0] leaf_q [MaxCands];
-  logic [31:0] node_rd_q, corr_rd_q;
+  logic [31:0] nc_rd_q;
   logic [15:0] leaf_rd_q;
   logic core_wr;
   assign core_wr = mmio && bus_we;
-  localparam int unsigned NW = $clog2(NodeCap), LW = $clog2(MaxCands);
-  logic host_tbl_rd;
+  logic host_tbl_rd, nc_hi_r;
   assign host_tbl_rd = hrd && is_tbl_data;
+  assign nc_hi_r     = host_tbl_rd ? (tbl_sel == 8'(nasa_pkg::TblCorrect)) : (page == PgCorrect);
   always_ff @(posedge clk_i) begin
-    if (core_wr && page == PgNode) node_q[NW'(widx)] <= bus_wdata;
+    if (core_wr && (page == PgNode || page == PgCorrect)) begin
+      nc_q[{page == PgCorrect, NW'(widx)}] <= bus_wdata;
+    end
     if (core_wr && page == PgLeaf) leaf_q[LW'(widx)] <= bus_wdata[15:0];
-    if (core_wr && page == PgCorrect) corr_q[NW'(widx)] <= bus_wdata;
-    node_rd_q <= node_q[host_tbl_rd ? NW'(tbl_idx) : NW'(widx)];
-    corr_rd_q <= corr_q[host_tbl_rd ? NW'(tbl_idx) : NW'(widx)];
+    nc_rd_q   <= nc_q[{nc_hi_r, host_tbl_rd ? NW'(tbl_idx) : NW'(widx)}];
     leaf_rd_q <= leaf_q[LW'(tbl_idx)];
   end
   always_comb begin
@@ -469,8 +471,7 @@ module nasa_mcu #(
     end else if (rd_region_q == RgMmio) begin
       unique case (rd_page_q)
         PgParam: int_rdata = pp_rd_q;
-        PgNode: int_rdata = node_rd_q;
-        PgCorrect: int_rdata = corr_rd_q;
+        PgNode, PgCorrect: int_rdata = nc_rd_q;
         PgDot: int_rdata = dot_acc;
         default: ;
       endcase
@@ -478,7 +479,7 @@ module nasa_mcu #(
   end
 
   // ======================= host reads (data the cycle after the request) =======================
-  typedef enum logic [2:0] {HrReg, HrPage, HrNode, HrCorr, HrLeaf} hr_e;
+  typedef enum logic [1:0] {HrReg, HrPage, HrNc, HrLeaf} hr_e;  // (HrNc: Node or Correct)
   hr_e hr_q, hr_d;
   logic [31:0] hr_val_q, hr_val;
   logic hr_rvalid_q;
@@ -490,8 +491,7 @@ module nasa_mcu #(
     hr_val = '0;
     if (is_tbl_data) begin
       unique case (tbl_sel)
-        8'(nasa_pkg::TblNode):    hr_d = idx_in_nodes ? HrNode : HrReg;
-        8'(nasa_pkg::TblCorrect): hr_d = idx_in_nodes ? HrCorr : HrReg;
+        8'(nasa_pkg::TblNode), 8'(nasa_pkg::TblCorrect): hr_d = idx_in_nodes ? HrNc : HrReg;
         8'(nasa_pkg::TblLeaf):    hr_d = idx_in_leaves ? HrLeaf : HrReg;
         default:                  hr_d = tbl_wr_ok ? HrPage : HrReg;
       endcase
@@ -528,8 +528,7 @@ module nasa_mcu #(
     csr_rsp_o.valid = hr_rvalid_q;
     unique case (hr_q)
       HrPage: csr_rsp_o.rdata = pp_rd_q;
-      HrNode: csr_rsp_o.rdata = node_rd_q;
-      HrCorr: csr_rsp_o.rdata = corr_rd_q;
+      HrNc:   csr_rsp_o.rdata = nc_rd_q;
       HrLeaf: csr_rsp_o.rdata = {16'd0, leaf_rd_q};
       default: csr_rsp_o.rdata = hr_val_q;
     endcase
