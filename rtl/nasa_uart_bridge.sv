@@ -72,8 +72,12 @@ module nasa_uart_bridge #(
   logic [31:0] last_addr_q;
   logic [31:0] last_rdata_q;       // the value the last READ_CSR returned
   // response transmitter
-  logic [8:0] tx_idx_q;            // byte of the response being sent
-  logic [15:0] rsp_len_q;
+  // the response goes out as header (5 bytes), payload (rsp_len_q bytes), CRC low, CRC high
+  typedef enum logic [1:0] {TxHead, TxPay, TxCrcLo, TxCrcHi} tph_e;
+  tph_e tph_q;
+  logic [2:0] hd_q;                // header byte being sent
+  logic [8:0] pay_q;               // payload byte being sent
+  logic [8:0] rsp_len_q;           // (at most 256)
   logic rd_pend_q, rd_have_q;      // READ_MEM: request in flight / byte in rd_q
   logic [7:0] rd_q;
 
@@ -86,10 +90,11 @@ module nasa_uart_bridge #(
   assign csr_cmd = (cmd_q == 8'd3) || (cmd_q == 8'd4);
   assign len_ok  = csr_cmd ? (len_q == 16'd4) : ((len_q != 16'd0) && (len_q <= 16'd256));
 
-  logic [10:0] payload_len, crc_at_q;  // crc_at_q: the frame offset of the CRC's low byte
-  assign payload_len = (cmd_q == 8'd1) ? len_q[10:0] : (cmd_q == 8'd3) ? 11'd4 : 11'd0;
-  always_ff @(posedge clk_i) crc_at_q <= 11'd8 + payload_len;  // (the header is complete
-                                                                 // bytes before it is used)
+  // the body: rem_q payload bytes (counted down from the header's), then the CRC, low byte
+  // first (crc_lo_q: it has come). A length past 256 is rejected before any body byte counts.
+  logic [8:0] payload_len, rem_q;
+  logic crc_lo_q;
+  assign payload_len = (cmd_q == 8'd1) ? len_q[8:0] : (cmd_q == 8'd3) ? 9'd4 : 9'd0;
   logic crc_ok_q;  // the frame's CRC matched (BCheck decides on it the next cycle)
 
   logic repeat_write;
@@ -108,36 +113,22 @@ module nasa_uart_bridge #(
 
   // response bytes: sync, status, seq, len (2), payload, crc (2)
   logic [7:0] tx_byte;
-  logic [1:0] csr_byte;  // READ_CSR payload bytes 0..3 at response offsets 5..8
-  logic [8:0] pay_idx;   // payload byte at the current response offset
-  assign pay_idx  = tx_idx_q - 9'd5;
-  assign csr_byte = pay_idx[1:0];
   logic in_payload;
-  // the response's CRC offsets, registered (rsp_len_q is set when the response starts, at least
-  // five bytes before they are compared)
-  logic [8:0] crc_lo_at_q, crc_hi_at_q;
-  always_ff @(posedge clk_i) begin
-    crc_lo_at_q <= 9'd5 + rsp_len_q[8:0];
-    crc_hi_at_q <= 9'd6 + rsp_len_q[8:0];
-  end
-  assign in_payload = (tx_idx_q >= 9'd5) && (tx_idx_q < crc_lo_at_q);
+  assign in_payload = (tph_q == TxPay);
   always_comb begin
-    tx_byte = '0;
-    unique case (tx_idx_q)
-      9'd0: tx_byte = RspSync;
-      9'd1: tx_byte = {5'd0, status_q};
-      9'd2: tx_byte = seq_q;
-      9'd3: tx_byte = rsp_len_q[7:0];
-      9'd4: tx_byte = rsp_len_q[15:8];
-      default: begin
-        if (in_payload) begin
-          tx_byte = (cmd_q == 8'd4) ? csr_val_q[8*csr_byte +: 8] : rd_q;
-        end else if (tx_idx_q == crc_lo_at_q) begin
-          tx_byte = crc_q[7:0];
-        end else begin
-          tx_byte = crc_q[15:8];
-        end
+    unique case (tph_q)
+      TxHead: begin
+        unique case (hd_q)
+          3'd0: tx_byte = RspSync;
+          3'd1: tx_byte = {5'd0, status_q};
+          3'd2: tx_byte = seq_q;
+          3'd3: tx_byte = rsp_len_q[7:0];
+          default: tx_byte = {7'd0, rsp_len_q[8]};
+        endcase
       end
+      TxPay: tx_byte = (cmd_q == 8'd4) ? csr_val_q[8*pay_q[1:0] +: 8] : rd_q;  // READ_CSR, READ_MEM
+      TxCrcLo: tx_byte = crc_q[7:0];
+      default: tx_byte = crc_q[15:8];
     endcase
   end
   // a READ_MEM payload byte is ready to go only once it has come back from memory
@@ -153,7 +144,7 @@ module nasa_uart_bridge #(
                          !rd_pend_q && !rd_have_q);
   assign mreq_o.we    = (st_q == BWrite);
   logic [AW-1:0] maddr;  // (in AW bits: the frame's range lies below MemBytes)
-  assign maddr        = addr_q[AW-1:0] + ((st_q == BWrite) ? AW'(ptr_q) : AW'(pay_idx));
+  assign maddr        = addr_q[AW-1:0] + ((st_q == BWrite) ? AW'(ptr_q) : AW'(pay_q));
   assign mreq_o.addr  = 32'(maddr);
   assign mreq_o.wdata = buf_rd_q;
 
@@ -166,8 +157,7 @@ module nasa_uart_bridge #(
 
   // the WRITE_MEM buffer: written as payload bytes arrive, read one byte ahead in BLoad
   logic buf_we;
-  assign buf_we = (st_q == BBody) && rx_valid_i && (cmd_q == 8'd1) && (cnt_q >= 9'd8) &&
-                  (cnt_q < 9'd8 + len_q[8:0]);
+  assign buf_we = (st_q == BBody) && rx_valid_i && (cmd_q == 8'd1) && (rem_q != '0);
   always_ff @(posedge clk_i) begin
     if (buf_we) buf_mem[8'(cnt_q - 9'd8)] <= rx_data_i;
     buf_rd_q <= buf_mem[ptr_q];
@@ -195,7 +185,7 @@ module nasa_uart_bridge #(
           st_d = BResp;  // bad command or length
         end else if (rx_valid_i) begin
           // the CRC's high byte: the frame is complete; checked in the next cycle
-          if (!(11'(cnt_q) < crc_at_q) && (11'(cnt_q) != crc_at_q)) st_d = BCheck;
+          if ((rem_q == '0) && crc_lo_q) st_d = BCheck;
         end else if (quiet) begin
           st_d = BResp;  // TIMEOUT
         end
@@ -224,7 +214,7 @@ module nasa_uart_bridge #(
       BCsr: if (csr_rsp_i.ready) st_d = (cmd_q == 8'd4) ? BCsrRd : BResp;
       BCsrRd: if (csr_rsp_i.valid) st_d = BResp;  // the read's data, the cycle after
       BResp: begin
-        if (tx_fire && (tx_idx_q == crc_hi_at_q)) begin
+        if (tx_fire && (tph_q == TxCrcHi)) begin
           // done: after an error wait for a quiet line (a timeout has just seen one)
           st_d = ((status_q == 3'd0) || (status_q == 3'd5)) ? BHunt : BDrain;
         end
@@ -238,8 +228,10 @@ module nasa_uart_bridge #(
   `define NASA_RESPOND(STATUS, LEN) \
     begin \
       status_q  <= (STATUS); \
-      rsp_len_q <= (LEN); \
-      tx_idx_q  <= '0; \
+      rsp_len_q <= 9'(LEN); \
+      tph_q     <= TxHead; \
+      hd_q      <= '0; \
+      pay_q     <= '0; \
       crc_q     <= 16'hFFFF; \
       rd_pend_q <= 1'b0; \
       rd_have_q <= 1'b0; \
@@ -257,6 +249,8 @@ module nasa_uart_bridge #(
       csr_val_q    <= '0;
       crc_q        <= 16'hFFFF;
       rx_crc_q     <= '0;
+      rem_q        <= '0;
+      crc_lo_q     <= 1'b0;
       crc_ok_q     <= 1'b0;
       status_q     <= '0;
       ptr_q        <= '0;
@@ -265,7 +259,9 @@ module nasa_uart_bridge #(
       last_cmd_q   <= '0;
       last_addr_q  <= '0;
       last_rdata_q <= '0;
-      tx_idx_q     <= '0;
+      tph_q        <= TxHead;
+      hd_q         <= '0;
+      pay_q        <= '0;
       rsp_len_q    <= '0;
       rd_pend_q    <= 1'b0;
       rd_have_q    <= 1'b0;
@@ -300,7 +296,11 @@ module nasa_uart_bridge #(
               3'd4: addr_q[7:0] <= rx_data_i;
               3'd5: addr_q[15:8] <= rx_data_i;
               3'd6: addr_q[23:16] <= rx_data_i;
-              default: addr_q[31:24] <= rx_data_i;  // header complete
+              default: begin  // header complete
+                addr_q[31:24] <= rx_data_i;
+                rem_q         <= payload_len;
+                crc_lo_q      <= 1'b0;
+              end
             endcase
           end else if (quiet) begin
             error_o <= 1'b1;
@@ -315,11 +315,13 @@ module nasa_uart_bridge #(
           end else begin
             if (rx_valid_i) begin
               cnt_q <= cnt_q + 9'd1;
-              if (11'(cnt_q) < crc_at_q) begin
+              if (rem_q != '0) begin
+                rem_q <= rem_q - 9'd1;
                 crc_q <= crc_next;
                 if (cmd_q == 8'd3) csr_val_q[8*(cnt_q[1:0]) +: 8] <= rx_data_i;
-              end else if (11'(cnt_q) == crc_at_q) begin
+              end else if (!crc_lo_q) begin
                 rx_crc_q <= rx_data_i;
+                crc_lo_q <= 1'b1;
               end else begin
                 // the CRC's high byte: the frame is complete; checked in the next cycle
                 crc_ok_q <= ({rx_data_i, rx_crc_q} == crc_q);
@@ -389,11 +391,21 @@ module nasa_uart_bridge #(
             rd_have_q <= 1'b1;
           end
           if (tx_fire) begin
-            tx_idx_q <= tx_idx_q + 9'd1;
-            if ((tx_idx_q >= 9'd1) && (tx_idx_q < crc_lo_at_q)) begin
-              crc_q <= crc_next;
-            end
-            if (in_payload) rd_have_q <= 1'b0;
+            // (the sync byte is not in the CRC)
+            if ((tph_q == TxHead && hd_q != 3'd0) || in_payload) crc_q <= crc_next;
+            unique case (tph_q)
+              TxHead: begin
+                hd_q <= hd_q + 3'd1;
+                if (hd_q == 3'd4) tph_q <= (rsp_len_q != '0) ? TxPay : TxCrcLo;
+              end
+              TxPay: begin
+                pay_q     <= pay_q + 9'd1;
+                rd_have_q <= 1'b0;
+                if (pay_q + 9'd1 == rsp_len_q) tph_q <= TxCrcLo;
+              end
+              TxCrcLo: tph_q <= TxCrcHi;
+              default: ;  // TxCrcHi: the response is complete (st_d leaves BResp)
+            endcase
           end
         end
         default: ;
