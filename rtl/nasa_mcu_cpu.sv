@@ -115,11 +115,15 @@ module nasa_mcu_cpu #(
   assign rw    = rom_data_i;
   assign r_opc = rw[6:0];
   assign r_f3  = rw[14:12];
-  // and the SExe result, one-hot: sum (add/sub/addi/auipc), slt, sltu, xor, or, and, the
-  // immediate (lui), the link address (jal, jalr)
+  // and the SExe result: the adder's sum (add/sub/addi/auipc); K, the link address (jal, jalr) or
+  // the compare bit (slt(i), slt(i)u); or a logic op of rs1 and operand b (and, or, xor; lui:
+  // operand b itself, the immediate; branches: xor, whose zero is eq). Each result bit is then
+  // one LUT after the logic op's.
   logic sub_q, opb_rs2_q, auipc_q;
   logic [31:0] imm_q, imm_x_q;  // imm_x_q: the immediate as the adder's b (inverted to subtract)
-  logic r_sum_q, r_lt_q, r_ltu_q, r_xor_q, r_or_q, r_and_q, r_imm_q, r_link_q;
+  typedef enum logic [1:0] {LopAnd, LopOr, LopXor, LopB} lop_e;
+  lop_e lop_q;
+  logic r_sum_q, r_k_q, r_lt_q, r_ltu_q, r_link_q;
   logic r_alu, r_sub;
   logic [31:0] r_imm;
   assign r_alu = (r_opc == OpReg) || (r_opc == OpImm);
@@ -134,11 +138,10 @@ module nasa_mcu_cpu #(
       r_sum_q   <= (r_alu && r_f3 == 3'd0) || (r_opc == OpAuipc);
       r_lt_q    <= r_alu && r_f3 == 3'd2;
       r_ltu_q   <= r_alu && r_f3 == 3'd3;
-      r_xor_q   <= r_alu && r_f3 == 3'd4;
-      r_or_q    <= r_alu && r_f3 == 3'd6;
-      r_and_q   <= r_alu && r_f3 == 3'd7;
-      r_imm_q   <= (r_opc == OpLui);
       r_link_q  <= (r_opc == OpJal) || (r_opc == OpJalr);
+      r_k_q     <= (r_opc == OpJal) || (r_opc == OpJalr) || (r_alu && r_f3[2:1] == 2'b01);
+      lop_q     <= (r_opc == OpLui) ? LopB : (r_alu && r_f3 == 3'd6) ? LopOr :
+                   (r_alu && r_f3 == 3'd7) ? LopAnd : LopXor;
       sub_q     <= r_sub;
       opb_rs2_q <= (r_opc == OpReg) || (r_opc == OpBr);
       auipc_q   <= (r_opc == OpAuipc);
@@ -150,7 +153,7 @@ module nasa_mcu_cpu #(
   // ---------------- execute: one adder, one shifter ----------------
   assign rs1_v = rd1_q;
   assign rs2_v = rd2_q;
-  logic [31:0] add_a, op_b, add_b, alu, sum, xorv;
+  logic [31:0] add_a, op_b, add_b, alu, sum, lres, kv;
   logic [32:0] sum33;
   logic sub, lt, ltu, eq, take;
   assign op_b  = opb_rs2_q ? rs2_v : imm_q;
@@ -162,15 +165,22 @@ module nasa_mcu_cpu #(
   assign sum   = sum33[31:0];
   assign ltu   = !sum33[32];
   assign lt    = (rs1_v[31] != op_b[31]) ? rs1_v[31] : sum[31];
-  assign xorv  = rs1_v ^ op_b;
-  assign eq    = (xorv == '0);
+  always_comb begin
+    unique case (lop_q)
+      LopAnd:  lres = rs1_v & op_b;
+      LopOr:   lres = rs1_v | op_b;
+      LopXor:  lres = rs1_v ^ op_b;
+      default: lres = op_b;
+    endcase
+  end
+  assign eq = (lres == '0);  // (branches: lop_q is LopXor)
   // (shifts run in the multiply unit, one bit a cycle); the result's selects are registered
   logic [RomAW-1:0] next_pc, pc1, tgt;
   logic [31:0] link;
   assign link = ResetPc | (32'(pc1) << 2);
-  assign alu = ({32{r_sum_q}} & sum) | ({32{r_xor_q}} & xorv) | ({32{r_or_q}} & (rs1_v | op_b)) |
-               ({32{r_and_q}} & (rs1_v & op_b)) | ({32{r_imm_q}} & imm_q) |
-               ({32{r_link_q}} & link) | {31'd0, (r_lt_q && lt) || (r_ltu_q && ltu)};
+  // (kv is 0 unless r_k_q: its selects imply it; one of sum, kv, lres is on)
+  assign kv  = ({32{r_link_q}} & link) | {31'd0, (r_lt_q && lt) || (r_ltu_q && ltu)};
+  assign alu = ({32{r_sum_q}} & sum) | ({32{!r_sum_q && !r_k_q}} & lres) | kv;
   always_comb begin
     unique case (f3)
       3'd0: take = eq;
