@@ -63,7 +63,8 @@ TEST_P(DeviceParity, IdentificationCsrsAreTheConfigsRow) {
     EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::HwMem)),
               cfg.mem_bytes | cfg.burst_max << 16 | cfg.addr_bits << 24);
     // window bounds read back clamped to the address space [0, 2^AddrBits)
-    for (const uint32_t v : {0u, 0x1234u, 0x1FFFFu, 0x20000u, 0x20001u, 0x80000000u, 0xFFFFFFFFu}) {
+    for (const uint32_t v : {0u, 0x1234u, 0x1FFFFu, 0x20000u, 0x20001u, 0x30000u, 0x3FFFFu,
+                             0x40000u, 0x80000000u, 0xFFFFFFFFu}) {
       d->write_csr(csr(nasa::hw::Csr::WinBase), v);
       d->write_csr(csr(nasa::hw::Csr::WinLimit), v ^ 1);
       const uint64_t top = uint64_t{1} << cfg.addr_bits;
@@ -82,6 +83,6 @@ TEST_P(DeviceParity, IdentificationCsrsAreTheConfigsRow) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Configs, DeviceParity, ::testing::Values("fpga", "sim"));
+INSTANTIATE_TEST_SUITE_P(Configs, DeviceParity, ::testing::Values("fpga", "sim", "up5k"));
 
 }  // namespace
