@@ -62,22 +62,17 @@ bool Iss::step() {
       sx(((ir >> 31) << 20) | (((ir >> 12) & 255) << 12) | (((ir >> 20) & 1) << 11) |
              (((ir >> 21) & 1023) << 1),
          21));
-  // an illegal word stops the core in its first SRun cycle; a misaligned access when its address
-  // is complete (`cycles`)
-  auto trap = [&](uint64_t cycles = kIllegalCycles) {
+  auto trap = [&] {
     trapped_ = true;
     trap_pc_ = pc_;
-    cyc_ += cycles;  // then STrap
+    cyc_ += 2;  // SDec, SExe; then STrap
     return false;
   };
   auto wr = [&](uint32_t v) {
     if (rd != 0) x_[rd] = v;
   };
   uint32_t next = pc_ + 4;
-  // SDec and SRun: a byte a cycle of rs1 (or none: lui, auipc, jal), or of rs1 and rs2
-  const bool two = opc == 0x33 || opc == 0x63 || opc == 0x23;
-  const uint64_t run = two ? kTwoRegCycles : kOneRegCycles;
-  uint64_t cycles = run;
+  uint64_t cycles = kAluCycles;  // SDec, SExe
   switch (opc) {
     case 0x37:  // lui
       wr(imm_u);
@@ -93,7 +88,7 @@ bool Iss::step() {
       if (f3 != 0) return trap();
       wr(in_rom(pc_ + 4));
       next = a + imm_i;
-      cycles = run + kFinCycles;  // SFin: the target
+      cycles = kRedirectCycles;  // SFetch: the target
       break;
     case 0x63: {  // branches
       bool take = false;
@@ -107,7 +102,7 @@ bool Iss::step() {
         default: return trap();
       }
       if (take) next = pc_ + imm_b;
-      cycles = run + kFinCycles;  // SFin, taken or not
+      cycles = kRedirectCycles;  // SBr, taken or not
       break;
     }
     case 0x03:    // loads
@@ -116,7 +111,7 @@ bool Iss::step() {
       if (store ? f3 > 2 : (f3 == 3 || f3 > 5)) return trap();
       const uint32_t ea = a + (store ? imm_s : imm_i);
       const uint32_t size = f3 & 3;
-      if ((size == 1 && (ea & 1)) || (size == 2 && (ea & 3))) return trap(run);
+      if ((size == 1 && (ea & 1)) || (size == 2 && (ea & 3))) return trap();
       const uint32_t off = ea & 3, word = ea & ~3u;
       if (store) {
         const uint32_t data = size == 0 ? (b & 0xFF) * 0x01010101u
@@ -124,16 +119,16 @@ bool Iss::step() {
                                           : b;
         const uint32_t strb = (size == 0 ? 1u : size == 1 ? 3u : 15u) << off;
         uint32_t dummy = 0;
-        const uint64_t done = bus_.access(cyc_ + run, true, word, data, strb, dummy);
-        cycles = done - cyc_ + 1;  // SDec, SRun, SMem until done
+        const uint64_t done = bus_.access(cyc_ + 2, true, word, data, strb, dummy);
+        cycles = done - cyc_ + 1;  // SDec, SExe, SMem until done
       } else {
         uint32_t w = 0;
         if ((ea >> 28) == (kRomBase >> 28)) {
           w = rom_word(ea);
-          cycles = run + kRomLoadCycles + kWriteBackCycles;  // SMem: address, word; SWb
+          cycles = kRomLoadCycles;
         } else {
-          const uint64_t done = bus_.access(cyc_ + run, false, word, 0, 0, w);
-          cycles = done - cyc_ + 1 + kWriteBackCycles;  // SMem until done, SWb
+          const uint64_t done = bus_.access(cyc_ + 2, false, word, 0, 0, w);
+          cycles = done - cyc_ + 1;
         }
         const uint32_t sh = w >> (8 * off);
         switch (f3) {
@@ -148,8 +143,7 @@ bool Iss::step() {
     }
     case 0x13: {  // register-immediate
       const uint32_t sh = imm_i & 31;
-      if (f3 == 1 || f3 == 5) cycles = run + sh + 1 + kWriteBackCycles;  // SMd: a bit a cycle
-      if (f3 == 2 || f3 == 3) cycles = run + kFinCycles;  // SFin: the low byte
+      if (f3 == 1 || f3 == 5) cycles = kShiftCycles + sh;  // SMd: one bit a cycle
       switch (f3) {
         case 0: wr(a + imm_i); break;
         case 1:
@@ -180,13 +174,12 @@ bool Iss::step() {
           case 3: wr(static_cast<uint32_t>((uint64_t{a} * b) >> 32)); break;
           default: return trap();
         }
-        cycles = run + kMulSteps + kWriteBackCycles;  // SMd, SWb
+        cycles = kMulCycles;
         break;
       }
       if (f7 != 0 && !(f7 == 0x20 && (f3 == 0 || f3 == 5))) return trap();
       const uint32_t sh = b & 31;
-      if (f3 == 1 || f3 == 5) cycles = run + sh + 1 + kWriteBackCycles;
-      if (f3 == 2 || f3 == 3) cycles = run + kFinCycles;
+      if (f3 == 1 || f3 == 5) cycles = kShiftCycles + sh;
       switch (f3) {
         case 0: wr(f7 ? a - b : a + b); break;
         case 1: wr(a << sh); break;

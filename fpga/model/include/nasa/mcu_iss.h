@@ -1,5 +1,5 @@
-// Instruction-set simulator of rtl/nasa_mcu_cpu.sv, the byte-serial RV32I + Zmmul controller of
-// the board's core (up5k): executes the same instructions with the same cycle timing (docs/fpga.md), so
+// Instruction-set simulator of rtl/nasa_mcu_cpu.sv, the RV32I + Zmmul controller of the board's
+// core (up5k): executes the same instructions with the same cycle timing (docs/fpga.md), so
 // the firmware can be tested on the host and its runs timed exactly.
 #pragma once
 
@@ -43,17 +43,11 @@ class Iss {
   uint32_t trap_pc() const { return trap_pc_; }
   uint64_t retired() const { return retired_; }
 
-  // Cycle timing of rtl/nasa_mcu_cpu.sv (cycles from an instruction's decode to the next's), a
-  // byte-serial core: SDec, then SRun takes the operands a byte a cycle: kOneRegCycles for
-  // instructions that read rs1 or no register, kTwoRegCycles for those that read rs1 and rs2
-  // (register ALU ops, branches, stores). kFinCycles: one more for slt(i)(u)'s low byte and for
-  // the word after a branch or jalr. kWriteBackCycles: a load's or a shift's or multiply's result,
-  // a byte a cycle. kMulSteps: mul and mulh* alike (radix-2 Booth on the multiply unit's own
-  // adder, no DSP). kRomLoadCycles: a ROM load's address and word. kIllegalCycles: an illegal
-  // word stops the core in its first SRun cycle.
-  static constexpr uint64_t kOneRegCycles = 5, kTwoRegCycles = 9, kFinCycles = 1,
-                            kWriteBackCycles = 4, kMulSteps = 34, kRomLoadCycles = 2,
-                            kIllegalCycles = 2;
+  // Cycle timing of rtl/nasa_mcu_cpu.sv (cycles from an instruction's decode to the next's).
+  // kRedirectCycles: branches (SBr) and jalr (SFetch): the next instruction is fetched late.
+  // kMulCycles: mul and mulh* alike (radix-2 Booth on the core's adder, no DSP).
+  static constexpr uint64_t kAluCycles = 2, kRedirectCycles = 3, kShiftCycles = 3, kMulCycles = 36,
+                            kRomLoadCycles = 4;
 
  private:
   uint32_t rom_word(uint32_t addr) const;
