@@ -85,7 +85,7 @@ blocks=(
   "nasa_dot8|an 8-element dot product a cycle, one row held (four SB_MAC16, adder tree)"
   "nasa_requant_dsp|requantization through one SB_MAC16 (16x16 mode), an output every other cycle"
 )
-block_files=()
+block_files=(rtl/nasa_sb_mac16.sv)
 for b in "${blocks[@]}"; do block_files+=("rtl/${b%%|*}.sv"); done
 for b in "${blocks[@]}"; do
   mod=${b%%|*}

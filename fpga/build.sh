@@ -5,8 +5,10 @@
 # the PLL makes (24) and the Fmax the core must reach.
 # Writes build/fpga/nasa_icebreaker.bin and build/fpga/report.json (lc_used, lc_total, dsp_used,
 # ebr_used, spram_used, fmax_mhz, target_mhz, fits, meets_timing, seed: nextpnr's placement
-# seed). Exits non-zero when the design
-# does not fit or misses its clock. `make prog` flashes the board with iceprog.
+# seed; macs_per_cycle: the MACs a cycle of the board's core on the Conv/DwConv layers of the
+# default supernet's candidates, measured on its cycle-exact model with the firmware the ROM
+# holds (nasa-bench's board study, NASA_BENCH; macs_per_cycle_by_op per op)). Exits non-zero when
+# the design does not fit or misses its clock. `make prog` flashes the board with iceprog.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../synth/common.sh"
 require_tool yosys
@@ -15,6 +17,12 @@ require_tool icepack
 cd "$NASA_ROOT"
 TARGET_MHZ=${TARGET_MHZ:-24}
 out=${NASA_FPGA_OUT:-build/fpga}  # (ctest: the build tree's fpga/)
+bench=${NASA_BENCH:-build/bin/nasa-bench}
+if [[ ! -x $bench ]]; then
+  echo "fpga: $bench not found: report.json's macs_per_cycle is measured on the board's" \
+       "cycle-exact model by nasa-bench (make build, or NASA_BENCH=path)" >&2
+  exit 1
+fi
 mkdir -p "$out"
 nasa_board_synth "$out/yosys.log" "-json $out/nasa_icebreaker.json" "tee -o $out/stat.txt stat"
 
@@ -73,6 +81,17 @@ if (( lut > 5280 || dsp > 8 || ebr > 30 || spram > 4 )) ||
   fits=false
 fi
 [[ $fits == true && $meets == true ]] || status=1
+# the board's MACs a cycle: nasa-bench section 8 on the board's cycle-exact model, written here
+rm -f "$out/board_model.json"
+if ! "$bench" --only board --out "$out/board_model.json" --md "$out/board_model.md" \
+    >"$out/board_model.log" 2>&1; then
+  echo "fpga: the board's cycle model run failed (see $out/board_model.log)" >&2
+  tail -3 "$out/board_model.log" >&2
+  exit 1
+fi
+read -r mpc by_op < <(python3 -c "import json; b=json.load(open('$out/board_model.json'))['board']; \
+print(b['conv_dwconv_macs_per_cycle'], json.dumps({o['op']: o['macs_per_cycle'] for o in b['by_op']}, \
+separators=(',', ': ')))")
 cat >"$out/report.json" <<JSON
 {
   "lc_used": $lut,
@@ -87,7 +106,9 @@ cat >"$out/report.json" <<JSON
   "target_mhz": $TARGET_MHZ,
   "fits": $fits,
   "meets_timing": $meets,
-  "seed": $seed
+  "seed": $seed,
+  "macs_per_cycle": $mpc,
+  "macs_per_cycle_by_op": $by_op
 }
 JSON
 cat "$out/report.json"

@@ -20,35 +20,12 @@ module nasa_mac8x2 #(
   output logic [31:0] p_o    // {a_hi * b_hi, a_lo * b_lo}, int16 each
 );
   if (Primitive) begin : g_dsp
-    SB_MAC16 #(
-      .NEG_TRIGGER(1'b0),
-      .C_REG(1'b0),
-      .A_REG(1'b1),
-      .B_REG(1'b1),
-      .D_REG(1'b0),
-      .TOP_8x8_MULT_REG(1'b1),
-      .BOT_8x8_MULT_REG(1'b1),
-      .PIPELINE_16x16_MULT_REG1(1'b0),
-      .PIPELINE_16x16_MULT_REG2(1'b0),
-      .TOPOUTPUT_SELECT(2'd2),       // the top 8x8 product (its register)
-      .TOPADDSUB_LOWERINPUT(2'd0),
-      .TOPADDSUB_UPPERINPUT(1'b0),
-      .TOPADDSUB_CARRYSELECT(2'd0),
-      .BOTOUTPUT_SELECT(2'd2),       // the bottom 8x8 product (its register)
-      .BOTADDSUB_LOWERINPUT(2'd0),
-      .BOTADDSUB_UPPERINPUT(1'b0),
-      .BOTADDSUB_CARRYSELECT(2'd0),
-      .MODE_8x8(1'b1),
-      .A_SIGNED(1'b1),
-      .B_SIGNED(1'b1)
+    // operands and 8x8 products registered, each half's product on its output
+    nasa_sb_mac16 #(
+      .ARegs(1'b1), .BRegs(1'b1), .Mult8Regs(1'b1), .Mult16Reg2(1'b0), .OutSel(2'd2),
+      .Mode8x8(1'b1), .Signed(1'b1)
     ) u_mac (
-      .CLK(clk_i), .CE(en_i),
-      .C(16'd0), .A(a_i), .B(b_i), .D(16'd0),
-      .AHOLD(a_hold_i), .BHOLD(1'b0), .CHOLD(1'b0), .DHOLD(1'b0),
-      .IRSTTOP(1'b0), .IRSTBOT(1'b0), .ORSTTOP(1'b0), .ORSTBOT(1'b0),
-      .OLOADTOP(1'b0), .OLOADBOT(1'b0), .ADDSUBTOP(1'b0), .ADDSUBBOT(1'b0),
-      .OHOLDTOP(1'b0), .OHOLDBOT(1'b0), .CI(1'b0), .ACCUMCI(1'b0), .SIGNEXTIN(1'b0),
-      .O(p_o), .CO(), .ACCUMCO(), .SIGNEXTOUT()
+      .clk_i(clk_i), .ce_i(en_i), .a_hold_i(a_hold_i), .a_i(a_i), .b_i(b_i), .o_o(p_o)
     );
   end else begin : g_fabric
     logic [15:0] a_q, b_q;

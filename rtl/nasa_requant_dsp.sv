@@ -52,35 +52,12 @@ module nasa_requant_dsp #(
   logic [31:0] p;
   assign a = ph ? v0[15:0] : v0[31:16];
   if (Primitive) begin : g_dsp
-    SB_MAC16 #(
-      .NEG_TRIGGER(1'b0),
-      .C_REG(1'b0),
-      .A_REG(1'b0),
-      .B_REG(1'b0),
-      .D_REG(1'b0),
-      .TOP_8x8_MULT_REG(1'b0),
-      .BOT_8x8_MULT_REG(1'b0),
-      .PIPELINE_16x16_MULT_REG1(1'b0),
-      .PIPELINE_16x16_MULT_REG2(1'b1),  // the 32-bit product's register
-      .TOPOUTPUT_SELECT(2'd3),          // its upper half
-      .TOPADDSUB_LOWERINPUT(2'd0),
-      .TOPADDSUB_UPPERINPUT(1'b0),
-      .TOPADDSUB_CARRYSELECT(2'd0),
-      .BOTOUTPUT_SELECT(2'd3),          // its lower half
-      .BOTADDSUB_LOWERINPUT(2'd0),
-      .BOTADDSUB_UPPERINPUT(1'b0),
-      .BOTADDSUB_CARRYSELECT(2'd0),
-      .MODE_8x8(1'b0),
-      .A_SIGNED(1'b0),
-      .B_SIGNED(1'b0)
+    // unsigned 16x16, no operand registers, the 32-bit product registered, both halves out
+    nasa_sb_mac16 #(
+      .ARegs(1'b0), .BRegs(1'b0), .Mult8Regs(1'b0), .Mult16Reg2(1'b1), .OutSel(2'd3),
+      .Mode8x8(1'b0), .Signed(1'b0)
     ) u_mul (
-      .CLK(clk_i), .CE(1'b1),
-      .C(16'd0), .A(a), .B(m0), .D(16'd0),
-      .AHOLD(1'b0), .BHOLD(1'b0), .CHOLD(1'b0), .DHOLD(1'b0),
-      .IRSTTOP(1'b0), .IRSTBOT(1'b0), .ORSTTOP(1'b0), .ORSTBOT(1'b0),
-      .OLOADTOP(1'b0), .OLOADBOT(1'b0), .ADDSUBTOP(1'b0), .ADDSUBBOT(1'b0),
-      .OHOLDTOP(1'b0), .OHOLDBOT(1'b0), .CI(1'b0), .ACCUMCI(1'b0), .SIGNEXTIN(1'b0),
-      .O(p), .CO(), .ACCUMCO(), .SIGNEXTOUT()
+      .clk_i(clk_i), .ce_i(1'b1), .a_hold_i(1'b0), .a_i(a), .b_i(m0), .o_o(p)
     );
   end else begin : g_fabric
     always_ff @(posedge clk_i) p <= 32'(a) * 32'(m0);

@@ -45,7 +45,7 @@ class Iss {
 
   // Cycle timing of rtl/nasa_mcu_cpu.sv (cycles from an instruction's decode to the next's).
   // kRedirectCycles: branches (SBr) and jalr (SFetch): the next instruction is fetched late.
-  // kMulCycles: mul and mulh* alike (radix-2 Booth on the core's adder, no DSP).
+  // kMulCycles: mul and mulh* alike (radix-2 Booth on the multiply unit's own adder, no DSP).
   static constexpr uint64_t kAluCycles = 2, kRedirectCycles = 3, kShiftCycles = 3, kMulCycles = 36,
                             kRomLoadCycles = 4;
 
