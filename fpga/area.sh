@@ -79,41 +79,46 @@ open(f"{out}/area.md", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
 
-# The array's blocks, alone (one row each: module, what it is).
+# The blocks built for the MAC array's step, alone (one row each: module, its parameters as on
+# the board, what it is).
 blocks=(
-  "nasa_mac8x2|two signed 8x8 products a cycle (one SB_MAC16, 8x8 mode)"
-  "nasa_dot8|an 8-element dot product a cycle, one row held (four SB_MAC16, adder tree)"
-  "nasa_requant_dsp|requantization through one SB_MAC16 (16x16 mode), an output every other cycle"
+  "nasa_mac8x2|Primitive 1|two signed 8x8 products a cycle (one SB_MAC16, 8x8 mode)"
+  "nasa_dot8|Primitive 1|an 8-element dot product a cycle, one row held (four SB_MAC16, adder tree)"
+  "nasa_requant_dsp|Primitive 1|requantization through one SB_MAC16 (16x16 mode), an output every other cycle"
+  "nasa_mcu_cpu_serial|RomWords 2048|the bit-serial RV32I controller, not multiplying (its register file in one EBR; the ROM's 11-bit word address)"
 )
-block_files=(rtl/nasa_sb_mac16.sv)
+block_files=(rtl/nasa_rv_pkg.sv rtl/nasa_sb_mac16.sv rtl/nasa_mcu_rf.sv)
 for b in "${blocks[@]}"; do block_files+=("rtl/${b%%|*}.sv"); done
 for b in "${blocks[@]}"; do
   mod=${b%%|*}
-  yosys -q -l "$out/block_$mod.log" -p "read_verilog -defer -sv ${block_files[*]}; \
-    chparam -set Primitive 1 $mod; synth_ice40 -dsp -top $mod; \
+  rest=${b#*|}
+  yosys -q -l "$out/block_$mod.log" -p "read_verilog -Irtl -defer -sv ${block_files[*]}; \
+    chparam -set ${rest%%|*} $mod; synth_ice40 -dsp -top $mod; \
     tee -q -o $out/block_$mod.json stat -json"
   yosys_serious_warnings "$out/block_$mod.log"
 done
 python3 - "$out" "${blocks[@]}" <<'PY'
 import json, sys
-out, blocks = sys.argv[1], [b.split("|", 1) for b in sys.argv[2:]]
+out, blocks = sys.argv[1], [b.split("|", 2) for b in sys.argv[2:]]
 kinds = {"lut": ["SB_LUT4"], "carry": ["SB_CARRY"], "dsp": ["SB_MAC16"]}
 rows = []
-for mod, what in blocks:
+for mod, params, what in blocks:
     cells = json.load(open(f"{out}/block_{mod}.json"))["modules"][f"\\{mod}"]["num_cells_by_type"]
-    r = {"module": mod, "what": what,
+    r = {"module": mod, "params": params, "what": what,
          "ff": sum(n for t, n in cells.items() if t.startswith("SB_DFF")),
          "ebr": sum(n for t, n in cells.items() if t.startswith("SB_RAM40"))}
     for k, types in kinds.items():
         r[k] = sum(cells.get(t, 0) for t in types)
     rows.append(r)
 json.dump(rows, open(f"{out}/blocks.json", "w"), indent=1)
-lines = ["", "## Blocks of the MAC array, not instantiated yet", "",
-         "Each synthesized alone (`synth_ice40 -dsp`, Primitive = 1), cells before packing.", "",
-         "| module | what | LUT | FF | carry | EBR | DSP |", "|---|---|---:|---:|---:|---:|---:|"]
+lines = ["", "## Blocks built for the MAC array's step, not instantiated yet", "",
+         "Each synthesized alone (`synth_ice40 -dsp`, with the parameters shown), cells before "
+         "packing.", "",
+         "| module | parameters | what | LUT | FF | carry | EBR | DSP |",
+         "|---|---|---|---:|---:|---:|---:|---:|"]
 for r in rows:
-    lines.append(f"| {r['module']} | {r['what']} | {r['lut']} | {r['ff']} | {r['carry']} | "
-                 f"{r['ebr']} | {r['dsp']} |")
+    lines.append(f"| {r['module']} | {r['params']} | {r['what']} | {r['lut']} | {r['ff']} | "
+                 f"{r['carry']} | {r['ebr']} | {r['dsp']} |")
 open(f"{out}/area.md", "a").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY

@@ -20,24 +20,7 @@ module nasa_mcu_cpu #(
   parameter int unsigned RomWords = 4096,  // ROM size in 32-bit words (a power of two)
   localparam int unsigned RomAW   = $clog2(RomWords)
 ) (
-  input  logic             clk_i,
-  input  logic             rst_ni,
-  input  logic             restart_i,   // start again from the reset PC (after a trap)
-  // instruction / ROM data port: address in, word out the next cycle
-  output logic [RomAW-1:0] rom_addr_o,
-  input  logic [31:0]      rom_data_i,
-  // data bus: the request is held until bus_done_i (stores: accepted; loads: data valid)
-  output logic             bus_req_o,
-  output logic             bus_we_o,
-  output logic [31:0]      bus_addr_o,   // word aligned
-  output logic [31:0]      bus_wdata_o,
-  output logic [3:0]       bus_wstrb_o,
-  output logic             bus_rom_o,    // the access is a ROM data read (through rom_addr_o)
-  input  logic             bus_done_i,
-  input  logic [31:0]      bus_rdata_i,
-  output logic             trap_o,
-  output logic [31:0]      trap_pc_o,
-  output logic             retire_o      // pulse: an instruction completed (for traces, tests)
+`include "nasa_mcu_cpu_ports.svh"
 );
   typedef enum logic [2:0] {SBoot, SDec, SExe, SMem, SMd, SFetch, SBr, STrap} state_e;
   state_e st_q, st_d;
@@ -47,64 +30,33 @@ module nasa_mcu_cpu #(
   assign pc_full = ResetPc | (32'(pc_q) << 2);
   logic [31:0] rs1_v, rs2_v;
 
-  // ---------------- register file: 31 x 32, two read ports, registered reads ----------------
-  // (no_rw_check: a read of the register being written returns don't-care data to Yosys, so no
-  // bypass logic sits after the RAM; the core never uses such a read: the next instruction's
-  // operands are read in its SDec, after the write)
-  (* no_rw_check *) logic [31:0] rf_q [32];
+  // ---------------- register file: 32 x 32, two read ports (two copies), registered reads -----
+  // (the next instruction's operands are read in its SDec, after the write: never the register
+  // being written)
   logic [4:0] ra1, ra2, wa;
   logic [31:0] rd1_q, rd2_q, wd;
   logic we;
-  // x0 is never written (every write checks rd != 0): it reads 0 without a gate after the RAM
-  initial begin
-    for (int i = 0; i < 32; i++) rf_q[i] = '0;
-  end
-  always_ff @(posedge clk_i) begin
-    if (we) rf_q[wa] <= wd;
-    rd1_q <= rf_q[ra1];
-    rd2_q <= rf_q[ra2];
-  end
+  nasa_mcu_rf #(.Words(32), .Width(32)) u_rf1 (
+    .clk_i(clk_i), .we_i(we), .waddr_i(wa), .wdata_i(wd), .raddr_i(ra1), .rdata_o(rd1_q)
+  );
+  nasa_mcu_rf #(.Words(32), .Width(32)) u_rf2 (
+    .clk_i(clk_i), .we_i(we), .waddr_i(wa), .wdata_i(wd), .raddr_i(ra2), .rdata_o(rd2_q)
+  );
 
   // ---------------- decode ----------------
   // Everything decodes the held instruction ir_q; in SDec only the register file's read
   // addresses come from the ROM word (no path from the ROM through the execute logic).
   logic [31:0] ir;
   assign ir = ir_q;
-  logic [6:0] opc, f7;
-  logic [2:0] f3;
-  logic [4:0] rd, rs1, rs2;
-  assign opc = ir[6:0];
-  assign rd  = ir[11:7];
-  assign f3  = ir[14:12];
-  assign rs1 = ir[19:15];
-  assign rs2 = ir[24:20];
-  assign f7  = ir[31:25];
+`include "nasa_rv_fields.svh"
   logic [31:0] imm_b, imm_j;
   assign imm_b = {{19{ir[31]}}, ir[31], ir[7], ir[30:25], ir[11:8], 1'b0};
   assign imm_j = {{11{ir[31]}}, ir[31], ir[19:12], ir[20], ir[30:21], 1'b0};
 
-  localparam logic [6:0] OpLui = 7'h37, OpAuipc = 7'h17, OpJal = 7'h6F, OpJalr = 7'h67,
-                         OpBr = 7'h63, OpLd = 7'h03, OpSt = 7'h23, OpImm = 7'h13, OpReg = 7'h33,
-                         OpFence = 7'h0F;
   logic is_md, is_shift, legal;
   assign is_md    = (opc == OpReg) && (f7 == 7'h01);
   assign is_shift = (opc == OpReg || opc == OpImm) && !is_md && (f3 == 3'd1 || f3 == 3'd5);
-  always_comb begin
-    unique case (opc)
-      OpLui, OpAuipc, OpJal: legal = 1'b1;
-      OpJalr:  legal = (f3 == 3'd0);
-      OpBr:    legal = (f3 != 3'd2) && (f3 != 3'd3);
-      OpLd:    legal = (f3 == 3'd0) || (f3 == 3'd1) || (f3 == 3'd2) || (f3 == 3'd4) ||
-                       (f3 == 3'd5);
-      OpSt:    legal = (f3 == 3'd0) || (f3 == 3'd1) || (f3 == 3'd2);
-      OpImm:   legal = (f3 == 3'd1) ? (f7 == 7'h00) :
-                       (f3 == 3'd5) ? (f7 == 7'h00 || f7 == 7'h20) : 1'b1;
-      OpReg:   legal = (f7 == 7'h00) || (f7 == 7'h01 && !f3[2]) ||  // (no div/rem: Zmmul)
-                       (f7 == 7'h20 && (f3 == 3'd0 || f3 == 3'd5));
-      OpFence: legal = 1'b1;
-      default: legal = 1'b0;
-    endcase
-  end
+  assign legal = nasa_rv_pkg::rv_legal(opc, f3, f7, 1'b1);
 
   // the adder's operand selects, decoded in SDec from the ROM word into registers (nothing
   // decodes in front of the adder in SExe): subtract (sub, slt(i)/slt(i)u, branches), operand b
@@ -181,16 +133,7 @@ module nasa_mcu_cpu #(
   // (kv is 0 unless r_k_q: its selects imply it; one of sum, kv, lres is on)
   assign kv  = ({32{r_link_q}} & link) | {31'd0, (r_lt_q && lt) || (r_ltu_q && ltu)};
   assign alu = ({32{r_sum_q}} & sum) | ({32{!r_sum_q && !r_k_q}} & lres) | kv;
-  always_comb begin
-    unique case (f3)
-      3'd0: take = eq;
-      3'd1: take = !eq;
-      3'd4: take = lt;
-      3'd5: take = !lt;
-      3'd6: take = ltu;
-      default: take = !ltu;
-    endcase
-  end
+  assign take = nasa_rv_pkg::br_take(f3, eq, lt, ltu);
 
   // ---------------- multiply and shift: one 34-bit adder ----------------
   // mul, mulh, mulhsu, mulhu: radix-2 Booth on 33-bit operands (sign- or zero-extended as the
@@ -259,13 +202,7 @@ module nasa_mcu_cpu #(
   logic [1:0] req_off_q;
   logic [31:0] st_data, ld_val, ld_word;
   logic [3:0] st_strb;
-  always_comb begin
-    unique case (f3[1:0])
-      2'd0: begin st_data = {4{rs2_v[7:0]}}; st_strb = 4'b0001 << sum[1:0]; end
-      2'd1: begin st_data = {2{rs2_v[15:0]}}; st_strb = 4'b0011 << sum[1:0]; end
-      default: begin st_data = rs2_v; st_strb = 4'b1111; end
-    endcase
-  end
+  assign {st_strb, st_data} = nasa_rv_pkg::st_lanes(f3[1:0], rs2_v, sum[1:0]);
   assign ld_word = req_rom_q ? rom_data_i : bus_rdata_i;
   always_comb begin
     logic [15:0] h;

@@ -38,7 +38,7 @@ for cfg in "${configs[@]}"; do
   fi
 done
 # Modules outside nasa_top's hierarchy: linted on their own.
-for top in nasa_uart_bridge nasa_uart_rx nasa_uart_tx nasa_mcu_cpu nasa_mcu_dot; do
+for top in nasa_uart_bridge nasa_uart_rx nasa_uart_tx nasa_mcu_cpu nasa_mcu_cpu_serial nasa_mcu_dot; do
   [[ -f rtl/$top.sv ]] || continue
   if verilator --lint-only -Wall -Irtl --top-module "$top" rtl/lint.vlt "${files[@]}" >"$log" 2>&1 &&
       ! grep -q '%Warning' "$log"; then

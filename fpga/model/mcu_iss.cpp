@@ -1,6 +1,7 @@
-// RV32IM instruction-set simulator with rtl/nasa_mcu_cpu.sv's timing. Every branch of step()
-// names the RTL state sequence it stands for; keep the two in step (tb/rtlunit_mcu_cpu.cpp runs
-// them in lockstep).
+// RV32IM instruction-set simulator with rtl/nasa_mcu_cpu.sv's timing (or, Core::Serial,
+// rtl/nasa_mcu_cpu_serial.sv's). Every branch of step() names the RTL state sequence it stands
+// for; keep them in step (tb/rtlunit_mcu_cpu.cpp and rtlunit_mcu_cpu_serial.cpp run them in
+// lockstep).
 #include "nasa/mcu_iss.h"
 
 #include <stdexcept>
@@ -15,7 +16,7 @@ int32_t sx(uint32_t v, int bits) {
 
 }  // namespace
 
-Iss::Iss(std::span<const uint32_t> rom, Bus& bus) : bus_(bus) {
+Iss::Iss(std::span<const uint32_t> rom, Bus& bus, Core core) : bus_(bus), core_(core) {
   // the ROM's size is a power of two (the RTL's address wraps inside it)
   size_t n = 1;
   while (n < rom.size()) n <<= 1;
@@ -62,17 +63,28 @@ bool Iss::step() {
       sx(((ir >> 31) << 20) | (((ir >> 12) & 255) << 12) | (((ir >> 20) & 1) << 11) |
              (((ir >> 21) & 1023) << 1),
          21));
-  auto trap = [&] {
+  // an illegal word: SDec and one cycle (SExe, the serial core's first SRun); a misaligned
+  // access stops when its address is complete (`run` below). Then STrap.
+  auto trap = [&](uint64_t cycles = 2) {
     trapped_ = true;
     trap_pc_ = pc_;
-    cyc_ += 2;  // SDec, SExe; then STrap
+    cyc_ += cycles;
     return false;
   };
   auto wr = [&](uint32_t v) {
     if (rd != 0) x_[rd] = v;
   };
   uint32_t next = pc_ + 4;
-  uint64_t cycles = kAluCycles;  // SDec, SExe
+  // SDec, SExe; the serial core: SDec, SRun (a pair a cycle of rs1 or none, or of rs1 and rs2)
+  const bool serial = core_ == Core::Serial;
+  const bool two = opc == 0x33 || opc == 0x63 || opc == 0x23;
+  const uint64_t run = serial ? (two ? kSerialTwoRegCycles : kSerialOneRegCycles) : kAluCycles;
+  const uint64_t redirect = serial ? run + 1 : kRedirectCycles;  // SBr/SFetch; serial: SFin
+  // a shift's cycles: SMd a bit a cycle; serial: SPre (right shifts), SWb
+  auto shift_cycles = [&](uint32_t sh, bool left) {
+    return serial ? run + (left ? 0 : sh >> 1) + kSerialWriteBackCycles : kShiftCycles + sh;
+  };
+  uint64_t cycles = run;
   switch (opc) {
     case 0x37:  // lui
       wr(imm_u);
@@ -88,7 +100,7 @@ bool Iss::step() {
       if (f3 != 0) return trap();
       wr(in_rom(pc_ + 4));
       next = a + imm_i;
-      cycles = kRedirectCycles;  // SFetch: the target
+      cycles = redirect;  // the target fetched
       break;
     case 0x63: {  // branches
       bool take = false;
@@ -102,7 +114,7 @@ bool Iss::step() {
         default: return trap();
       }
       if (take) next = pc_ + imm_b;
-      cycles = kRedirectCycles;  // SBr, taken or not
+      cycles = redirect;  // taken or not
       break;
     }
     case 0x03:    // loads
@@ -111,7 +123,7 @@ bool Iss::step() {
       if (store ? f3 > 2 : (f3 == 3 || f3 > 5)) return trap();
       const uint32_t ea = a + (store ? imm_s : imm_i);
       const uint32_t size = f3 & 3;
-      if ((size == 1 && (ea & 1)) || (size == 2 && (ea & 3))) return trap();
+      if ((size == 1 && (ea & 1)) || (size == 2 && (ea & 3))) return trap(run);
       const uint32_t off = ea & 3, word = ea & ~3u;
       if (store) {
         const uint32_t data = size == 0 ? (b & 0xFF) * 0x01010101u
@@ -119,16 +131,18 @@ bool Iss::step() {
                                           : b;
         const uint32_t strb = (size == 0 ? 1u : size == 1 ? 3u : 15u) << off;
         uint32_t dummy = 0;
-        const uint64_t done = bus_.access(cyc_ + 2, true, word, data, strb, dummy);
-        cycles = done - cyc_ + 1;  // SDec, SExe, SMem until done
+        const uint64_t done = bus_.access(cyc_ + run, true, word, data, strb, dummy);
+        cycles = done - cyc_ + 1;  // SMem until done
       } else {
         uint32_t w = 0;
+        // serial: SPre shifts the word to the offset, SWb writes it back
+        const uint64_t wb = serial ? 4 * off + kSerialWriteBackCycles : 0;
         if ((ea >> 28) == (kRomBase >> 28)) {
           w = rom_word(ea);
-          cycles = kRomLoadCycles;
+          cycles = kRomLoadCycles - kAluCycles + run + wb;  // SMem: the address, the word
         } else {
-          const uint64_t done = bus_.access(cyc_ + 2, false, word, 0, 0, w);
-          cycles = done - cyc_ + 1;
+          const uint64_t done = bus_.access(cyc_ + run, false, word, 0, 0, w);
+          cycles = done - cyc_ + 1 + wb;  // SMem until done
         }
         const uint32_t sh = w >> (8 * off);
         switch (f3) {
@@ -143,7 +157,8 @@ bool Iss::step() {
     }
     case 0x13: {  // register-immediate
       const uint32_t sh = imm_i & 31;
-      if (f3 == 1 || f3 == 5) cycles = kShiftCycles + sh;  // SMd: one bit a cycle
+      if (f3 == 1 || f3 == 5) cycles = shift_cycles(sh, f3 == 1);
+      if (serial && (f3 == 2 || f3 == 3)) cycles = run + 1;  // SFin: the low pair
       switch (f3) {
         case 0: wr(a + imm_i); break;
         case 1:
@@ -164,7 +179,8 @@ bool Iss::step() {
       break;
     }
     case 0x33: {  // register-register
-      if (f7 == 0x01) {  // Zmmul: SMd (div/rem are illegal)
+      if (f7 == 0x01) {  // Zmmul: SMd (div/rem are illegal; the serial core has no mul*)
+        if (serial) return trap();
         const auto sa = static_cast<int64_t>(static_cast<int32_t>(a));
         const auto sb = static_cast<int64_t>(static_cast<int32_t>(b));
         switch (f3) {
@@ -179,7 +195,8 @@ bool Iss::step() {
       }
       if (f7 != 0 && !(f7 == 0x20 && (f3 == 0 || f3 == 5))) return trap();
       const uint32_t sh = b & 31;
-      if (f3 == 1 || f3 == 5) cycles = kShiftCycles + sh;
+      if (f3 == 1 || f3 == 5) cycles = shift_cycles(sh, f3 == 1);
+      if (serial && (f3 == 2 || f3 == 3)) cycles = run + 1;
       switch (f3) {
         case 0: wr(f7 ? a - b : a + b); break;
         case 1: wr(a << sh); break;
