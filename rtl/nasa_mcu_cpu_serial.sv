@@ -1,6 +1,7 @@
 // A bit-serial RV32I controller for the board (docs/fpga.md "Toward eight DSPs multiplying"): the
-// same ports as nasa_mcu_cpu, a third of its logic, at about ten times its cycles; built for the
-// step where the MAC array does the convolutions and the firmware only sets layers up. Not
+// same ports as nasa_mcu_cpu, less than half its logic and a quarter of its EBRs, at five to ten
+// times its cycles (17 to 34 for most instructions, against 2 to 4); built for the step where
+// the MAC array does the convolutions and the firmware only sets layers up. Not
 // instantiated yet. Its timing is fixed and simple, and the host-side ISS replays it cycle for
 // cycle (nasa::mcu::Iss with Core::Serial; tb/rtlunit_mcu_cpu_serial.cpp runs them in lockstep).
 //
