@@ -89,9 +89,14 @@ if ! "$bench" --only board --out "$out/board_model.json" --md "$out/board_model.
   tail -3 "$out/board_model.log" >&2
   exit 1
 fi
+mpc= by_op=
 read -r mpc by_op < <(python3 -c "import json; b=json.load(open('$out/board_model.json'))['board']; \
 print(b['conv_dwconv_macs_per_cycle'], json.dumps({o['op']: o['macs_per_cycle'] for o in b['by_op']}, \
-separators=(',', ': ')))")
+separators=(',', ': ')))") || true
+if [[ -z $mpc || -z $by_op ]]; then
+  echo "fpga: $out/board_model.json has no board study (conv_dwconv_macs_per_cycle, by_op)" >&2
+  exit 1
+fi
 cat >"$out/report.json" <<JSON
 {
   "lc_used": $lut,
