@@ -79,31 +79,41 @@ open(f"{out}/area.md", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY
 
+# A block row's file name: its module and parameters, each run of other characters one "_" (as
+# the report below).
+block_tag() { printf '%s %s' "$1" "$2" | sed -E 's/[^A-Za-z0-9]+/_/g'; }
+
 # The blocks built for the MAC array's step, alone (one row each: module, its parameters as on
 # the board, what it is).
 blocks=(
   "nasa_mac8x2|Primitive 1|two signed 8x8 products a cycle (one SB_MAC16, 8x8 mode)"
   "nasa_dot8|Primitive 1|an 8-element dot product a cycle, one row held (four SB_MAC16, adder tree)"
   "nasa_requant_dsp|Primitive 1|requantization through one SB_MAC16 (16x16 mode), an output every other cycle"
+  "nasa_requant_dsp|Primitive 1 -set Dual 1|requantization through two SB_MAC16 (16x16 mode), an output every cycle"
+  "nasa_dot_lanes|Primitive 1|six output channels' dot products over two input channels a step, output-stationary (six SB_MAC16, 8x8 mode; accumulators, drain chain)"
+  "nasa_dot_lanes|Primitive 1 -set Group 2|three output channels' dot products over four input channels a step (six SB_MAC16 in pairs)"
   "nasa_mcu_cpu_serial|RomWords 2048|the bit-serial RV32I controller, not multiplying (its register file in one EBR; the ROM's 11-bit word address)"
 )
 block_files=(rtl/nasa_rv_pkg.sv rtl/nasa_sb_mac16.sv rtl/nasa_mcu_rf.sv)
 for b in "${blocks[@]}"; do block_files+=("rtl/${b%%|*}.sv"); done
+block_files=($(printf '%s\n' "${block_files[@]}" | awk '!seen[$0]++'))  # (a module in two rows)
 for b in "${blocks[@]}"; do
   mod=${b%%|*}
   rest=${b#*|}
-  yosys -q -l "$out/block_$mod.log" -p "read_verilog -Irtl -defer -sv ${block_files[*]}; \
+  tag=$(block_tag "$mod" "${rest%%|*}")
+  yosys -q -l "$out/block_$tag.log" -p "read_verilog -Irtl -defer -sv ${block_files[*]}; \
     chparam -set ${rest%%|*} $mod; synth_ice40 -dsp -top $mod; \
-    tee -q -o $out/block_$mod.json stat -json"
-  yosys_serious_warnings "$out/block_$mod.log"
+    tee -q -o $out/block_$tag.json stat -json"
+  yosys_serious_warnings "$out/block_$tag.log"
 done
 python3 - "$out" "${blocks[@]}" <<'PY'
-import json, sys
+import json, re, sys
 out, blocks = sys.argv[1], [b.split("|", 2) for b in sys.argv[2:]]
 kinds = {"lut": ["SB_LUT4"], "carry": ["SB_CARRY"], "dsp": ["SB_MAC16"]}
 rows = []
 for mod, params, what in blocks:
-    cells = json.load(open(f"{out}/block_{mod}.json"))["modules"][f"\\{mod}"]["num_cells_by_type"]
+    tag = re.sub(r"[^A-Za-z0-9]+", "_", f"{mod} {params}")  # (block_tag)
+    cells = json.load(open(f"{out}/block_{tag}.json"))["modules"][f"\\{mod}"]["num_cells_by_type"]
     r = {"module": mod, "params": params, "what": what,
          "ff": sum(n for t, n in cells.items() if t.startswith("SB_DFF")),
          "ebr": sum(n for t, n in cells.items() if t.startswith("SB_RAM40"))}
@@ -117,7 +127,7 @@ lines = ["", "## Blocks built for the MAC array's step, not instantiated yet", "
          "| module | parameters | what | LUT | FF | carry | EBR | DSP |",
          "|---|---|---|---:|---:|---:|---:|---:|"]
 for r in rows:
-    lines.append(f"| {r['module']} | {r['params']} | {r['what']} | {r['lut']} | {r['ff']} | "
+    lines.append(f"| {r['module']} | {r['params'].replace(' -set ', ', ')} | {r['what']} | {r['lut']} | {r['ff']} | "
                  f"{r['carry']} | {r['ebr']} | {r['dsp']} |")
 open(f"{out}/area.md", "a").write("\n".join(lines) + "\n")
 print("\n".join(lines))

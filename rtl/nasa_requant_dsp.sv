@@ -1,18 +1,21 @@
-// Requantization through one DSP: y = clamp(sat8((v * M + 2^(S-1)) >>> S)) as nasa_requant (and
-// the reference model's requant_wide), with the 32 x 16-bit product taken by one iCE40 SB_MAC16 in
-// its 16x16 mode instead of a fabric multiplier: the requantization of the board's MAC array
+// Requantization through DSPs: y = clamp(sat8((v * M + 2^(S-1)) >>> S)) as nasa_requant (and
+// the reference model's requant_wide), with the 32 x 16-bit product taken by iCE40 SB_MAC16s in
+// their 16x16 mode instead of a fabric multiplier: the requantization of the board's MAC array
 // (docs/fpga.md "Toward eight DSPs multiplying"), where a fabric requant lane does not fit.
 //
 // v (int32, the bias already added) is split into halves, both taken as unsigned 16-bit numbers,
 // so the DSP runs one fixed unsigned mode: v * M = (v_hi * M << 16) + v_lo * M - (M << 32 if v is
-// negative). The two products go through the DSP on consecutive cycles, so the unit takes an
-// input every other cycle (ready_o) and gives its result 4 cycles after taking it
-// (valid_o for one cycle). Primitive = 1 instantiates SB_MAC16 (the board); Primitive = 0 is the
-// same pipeline with the product in plain SystemVerilog (simulation, other targets). ctest
-// RequantDsp.* holds both, the DSP simulated by Yosys's own model (cells_sim.v), to the reference
-// model's requantization.
+// negative). With Dual = 0 one DSP takes the two products on consecutive cycles: the unit takes an
+// input every other cycle (ready_o) and gives its result 4 cycles after taking it. With Dual = 1
+// two DSPs take them in the same cycle: an input every cycle (ready_o always set), the result 3
+// cycles after taking it. valid_o marks a result for one cycle. Primitive = 1 instantiates
+// SB_MAC16 (the board); Primitive = 0 is the same pipeline with the products in plain
+// SystemVerilog (simulation, other targets). ctest RequantDsp.* (Dual = 0) and RequantDspDual.*
+// hold both, the DSP simulated by Yosys's own model (cells_sim.v), to the reference model's
+// requantization.
 module nasa_requant_dsp #(
-  parameter bit Primitive = 1'b0
+  parameter bit Primitive = 1'b0,
+  parameter bit Dual      = 1'b0
 ) (
   input  logic        clk_i,
   input  logic        rst_ni,
@@ -26,13 +29,14 @@ module nasa_requant_dsp #(
   output logic        valid_o,
   output logic [7:0]  y_o
 );
-  // stage 0: the input, held for both products
-  logic        ph;  // 1: the low half is in the DSP this cycle, 0: the high half (or idle)
+  // stage 0: the input, held while its products are formed
+  logic        ph;  // stage 0 holds an input (Dual = 0: the low half is in the DSP this cycle, the
+                    // high half the next, when ph is clear)
   logic [31:0] v0;
   logic [15:0] m0;
   logic [5:0]  s0;
   logic [7:0]  lo0, hi0;
-  assign ready_o = !ph;
+  assign ready_o = Dual || !ph;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) ph <= 1'b0;
     else ph <= valid_i && ready_o;
@@ -47,25 +51,34 @@ module nasa_requant_dsp #(
     end
   end
 
-  // the DSP: an unsigned 16 x 16 product a cycle, registered (p is a cycle behind its operands)
-  logic [15:0] a;
-  logic [31:0] p;
-  assign a = ph ? v0[15:0] : v0[31:16];
-  if (Primitive) begin : g_dsp
-    // unsigned 16x16, no operand registers, the 32-bit product registered, both halves out
-    nasa_sb_mac16 #(
-      .ARegs(1'b0), .BRegs(1'b0), .Mult8Regs(1'b0), .Mult16Reg2(1'b1), .OutSel(2'd3),
-      .Mode8x8(1'b0), .Signed(1'b0)
-    ) u_mul (
-      .clk_i(clk_i), .ce_i(1'b1), .a_hold_i(1'b0), .a_i(a), .b_i(m0), .o_o(p)
-    );
-  end else begin : g_fabric
-    always_ff @(posedge clk_i) p <= 32'(a) * 32'(m0);
+  // the DSPs: an unsigned 16 x 16 product a cycle each, registered (a cycle behind its operands)
+  logic [15:0] a[2];  // Dual: the low half into DSP 0, the high half into DSP 1
+  logic [31:0] p[2];
+  assign a[0] = (Dual || ph) ? v0[15:0] : v0[31:16];
+  assign a[1] = v0[31:16];
+  for (genvar d = 0; d < (Dual ? 2 : 1); d++) begin : g_mul
+    if (Primitive) begin : g_dsp
+      // unsigned 16x16, no operand registers, the 32-bit product registered, both halves out
+      nasa_sb_mac16 #(
+        .ARegs(1'b0), .BRegs(1'b0), .Mult8Regs(1'b0), .Mult16Reg2(1'b1), .OutSel(2'd3),
+        .Mode8x8(1'b0), .Signed(1'b0)
+      ) u_mul (
+        .clk_i(clk_i), .ce_i(1'b1), .a_hold_i(1'b0), .a_i(a[d]), .b_i(m0), .o_o(p[d])
+      );
+    end else begin : g_fabric
+      always_ff @(posedge clk_i) p[d] <= 32'(a[d]) * 32'(m0);
+    end
+  end
+  if (!Dual) begin : g_single
+    assign p[1] = '0;
+    logic unused_a;
+    assign unused_a = ^a[1];
   end
 
-  // stage 1: the low product and what the rest needs; stage 2: the exact 49-bit product;
-  // stage 3: shifted and clamped
+  // stage 1: the operands' parameters (and, Dual = 0, the low product); the exact 49-bit product
+  // in t2 the cycle after both products are at hand (pv); then shifted and clamped
   logic               v1, v2, v3;
+  logic               pv;
   logic [31:0]        plo1;
   logic [15:0]        m1;
   logic               neg1;
@@ -79,12 +92,13 @@ module nasa_requant_dsp #(
       v3 <= 1'b0;
       valid_o <= 1'b0;
     end else begin
-      v1 <= ph;  // the low product is in p while v1 is set, the high one while v2 is
-      v2 <= v1;
-      v3 <= v2;  // the exact product is in t2
+      v1 <= ph;  // the products of stage 1's input are in p (Dual = 0: the low one)
+      v2 <= v1;  // Dual = 0: the high product is in p
+      v3 <= pv;  // the exact product is in t2
       valid_o <= v3;
     end
   end
+  assign pv = Dual ? v1 : v2;
   always_ff @(posedge clk_i) begin
     if (ph) begin
       m1 <= m0;
@@ -93,15 +107,18 @@ module nasa_requant_dsp #(
       lo1 <= lo0;
       hi1 <= hi0;
     end
-    if (v1) plo1 <= p;
+    if (v1) plo1 <= p[0];
   end
-  // The high product is in p while v2 is set: the exact product then. Its low 16 bits are the low
-  // product's; a negative v's high half is v_hi - 2^16 as a signed number, so M << 16 less.
+  // Both products at hand: the exact product. Its low 16 bits are the low product's; a negative
+  // v's high half is v_hi - 2^16 as a signed number, so M << 16 less.
+  logic [31:0] plo, phi;
   logic [32:0] top;
-  assign top = {1'b0, p} + {17'd0, plo1[31:16]} - (neg1 ? {1'b0, m1, 16'd0} : 33'd0);
+  assign plo = Dual ? p[0] : plo1;
+  assign phi = Dual ? p[1] : p[0];
+  assign top = {1'b0, phi} + {17'd0, plo[31:16]} - (neg1 ? {1'b0, m1, 16'd0} : 33'd0);
   always_ff @(posedge clk_i) begin
-    if (v2) begin
-      t2 <= {top, plo1[15:0]};
+    if (pv) begin
+      t2 <= {top, plo[15:0]};
       s2 <= s1 - 6'd1;
       lo2 <= lo1;
       hi2 <= hi1;
