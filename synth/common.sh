@@ -65,9 +65,38 @@ nasa_rtl_files() {
 }
 
 # The iCEBreaker board design: rtl/ as above, then fpga/ (the board top last).
+# Only the files of modules the board instantiates (from fpga/nasa_icebreaker.sv down, by name:
+# module X lives in rtl/X.sv or fpga/X.sv; both branches of a generate count) and the packages:
+# a block added to rtl/ and not used by the board leaves the board's netlist as it was (Yosys's
+# mapping moves by tens of cells with whatever else it reads).
 nasa_board_files() {
-  nasa_rtl_files
-  printf '%s\n' fpga/nasa_pll.sv fpga/nasa_spram.sv fpga/nasa_icebreaker.sv
+  (
+    cd "$NASA_ROOT" || exit 1
+    local -A seen=()
+    local -a todo=(nasa_icebreaker) mods=()
+    local m f used
+    while ((${#todo[@]})); do
+      m=${todo[0]}
+      todo=("${todo[@]:1}")
+      [[ -n ${seen[$m]:-} ]] && continue
+      seen[$m]=1
+      if [[ -f fpga/$m.sv ]]; then f=fpga/$m.sv; elif [[ -f rtl/$m.sv ]]; then f=rtl/$m.sv; else
+        echo "error: module $m (instantiated on the board) has no file rtl/$m.sv or fpga/$m.sv" >&2
+        exit 1
+      fi
+      mods+=("$f")
+      # instantiations: a nasa_ module name, optional #(...), then an instance name and "("
+      used=$(sed -E 's://.*$::' "$f" | tr '\n' ' ' |
+        grep -oE '\bnasa_[a-z0-9_]+[[:space:]]+(#[[:space:]]*\(|[a-zA-Z_][a-zA-Z0-9_]*[[:space:]]*\()' |
+        grep -oE '^nasa_[a-z0-9_]+' | sort -u || true)
+      for m in $used; do [[ $m == *_pkg ]] || todo+=("$m"); done
+    done
+    nasa_rtl_files | grep '_pkg\.sv$' || true
+    printf '%s\n' "${mods[@]}" | grep '^rtl/' | LC_ALL=C sort || true
+    printf '%s\n' "${mods[@]}" | grep '^fpga/' | grep -v '^fpga/nasa_icebreaker\.sv$' |
+      LC_ALL=C sort || true
+    echo fpga/nasa_icebreaker.sv
+  )
 }
 
 # Yosys synth_ice40 of the board top (run from the repository root): $1 the log file, $2 more
