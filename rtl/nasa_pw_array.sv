@@ -1,0 +1,357 @@
+// The pointwise path of the board's planned MAC array (docs/fpga.md "An output-stationary
+// array"), built as a block, not instantiated yet: a whole 1x1 convolution (Conv k = 1, stride 1,
+// HWC int8, the reference model's numerics) from main memory to main memory, three output
+// channels at a time on nasa_dot_lanes (six DSPs in pairs, 12 MACs a step) and nasa_requant_dsp
+// (two DSPs, an output a cycle).
+//   For each block of up to three output channels co0..co0+2:
+//   1. their weights (three rows of C bytes, contiguous in memory) go into three weight RAMs,
+//      one per channel, 4 bytes a step (two EBRs each on the iCE40): two cycles a memory row;
+//   2. their per-channel records (bias, M, S: one 8-byte row each) into registers;
+//   3. every pixel: C / 4 steps, each the pixel's next four activations (half a memory row: a
+//      row read every other step) against the three channels' four weights; the three sums,
+//      with their biases, requantized and clamped; each output byte written on its own (a
+//      byte-strobed write the cycle it leaves the requantization).
+// Constraints the caller checks: C a multiple of 8 (8..256), in_i, wgt_i and prm_i 8-aligned,
+// P >= 1, 1 <= K <= 256 (a last block of fewer channels writes only those).
+// Memory port: one request a cycle, a read's data the cycle after it is taken. Reads may wait
+// (req_ready_i); writes must be taken when presented (the array owns the port while it runs:
+// the caller gives it priority), else err_o latches.
+// Primitive as nasa_mac8x2 (the DSPs). ctest PwArray.* holds it to the reference model's Conv.
+module nasa_pw_array #(
+  parameter bit          Primitive = 1'b0,
+  parameter int unsigned AddrBits  = 17
+) (
+  input  logic                clk_i,
+  input  logic                rst_ni,
+  input  logic                start_i,   // pulse: run the layer below (held while busy_o)
+  input  logic [AddrBits-1:0] in_i,
+  input  logic [AddrBits-1:0] wgt_i,
+  input  logic [AddrBits-1:0] out_i,
+  input  logic [AddrBits-1:0] prm_i,
+  input  logic [15:0]         pix_i,     // P: pixels
+  input  logic [8:0]          cin_i,     // C
+  input  logic [8:0]          cout_i,    // K
+  input  logic [7:0]          lo_i,      // clamp interval, int8 (the activation)
+  input  logic [7:0]          hi_i,
+  output logic                busy_o,
+  output logic                err_o,     // a write was not taken (latched until start_i)
+  output logic                req_valid_o,
+  input  logic                req_ready_i,
+  output logic                req_we_o,
+  output logic [AddrBits-1:0] req_addr_o,  // row aligned (bits 2:0 zero)
+  output logic [63:0]         req_wdata_o,
+  output logic [7:0]          req_wstrb_o,
+  input  logic                rsp_valid_i,
+  input  logic [63:0]         rsp_rdata_i
+);
+  localparam int unsigned AW = AddrBits;
+  localparam int unsigned Sums = 3;  // output channels a block
+  typedef enum logic [2:0] {SIdle, SWgt, SPrm, SRun, SFlush} state_e;
+  state_e st_q;
+
+  // ---- the layer and the block
+  logic [8:0]  co0_q;       // the block's first output channel
+  logic [1:0]  kb;          // its channels: min(3, K - co0)
+  logic [8:0]  left;
+  assign left = cout_i - co0_q;
+  assign kb   = (left >= 9'd3) ? 2'd3 : left[1:0];
+  logic [5:0]  nsteps_m1;   // C / 4 - 1
+  assign nsteps_m1 = 6'(cin_i[8:2] - 7'd1);
+
+  // ---- read tags: what the read taken last cycle was for (its data arrive this cycle)
+  typedef enum logic [1:0] {TNone, TWgt, TPrm, TAct} tag_e;
+  tag_e tag_q;
+  logic [1:0] ptag_q;  // a parameter read's channel
+
+  // ---- weights: three RAMs (channel g of the block), word s = the channel's weights of input
+  // channels 4s..4s+3
+  // (no read ever meets a write to its word: the RAMs are written before a block runs)
+  (* no_rw_check *) logic [31:0] wmem0_q [64];
+  (* no_rw_check *) logic [31:0] wmem1_q [64];
+  (* no_rw_check *) logic [31:0] wmem2_q [64];
+  logic [5:0]  wwa;          // write address
+  logic [31:0] wwd;
+  logic [2:0]  wwe;          // per channel
+  logic [5:0]  wra;          // read address (the step's)
+  logic [31:0] wrd0, wrd1, wrd2;  // (the EBRs' read registers)
+  always_ff @(posedge clk_i) begin
+    if (wwe[0]) wmem0_q[wwa] <= wwd;
+    wrd0 <= wmem0_q[wra];
+  end
+  always_ff @(posedge clk_i) begin
+    if (wwe[1]) wmem1_q[wwa] <= wwd;
+    wrd1 <= wmem1_q[wra];
+  end
+  always_ff @(posedge clk_i) begin
+    if (wwe[2]) wmem2_q[wwa] <= wwd;
+    wrd2 <= wmem2_q[wra];
+  end
+
+  // weight load: rows of the block's channels in order, two cycles each (low half written when
+  // the row arrives, high half the cycle after, when the next row's read goes out)
+  logic [AW-1:0] wp_q;       // the next weight row (runs through the whole layer)
+  logic [1:0]    lg_q;       // the loading channel
+  logic [4:0]    lr_q;       // its row
+  logic          hi_pend_q;  // the high half of the row that arrived last cycle is due
+  logic [31:0]   hi_q;
+  logic          wdone_q;    // every row of the block asked for
+  logic [1:0]    hg_q;
+  logic [4:0]    hr_q;
+
+  // ---- per-channel records of the block, in drain order
+  logic [31:0] bias_q [Sums];
+  logic [15:0] m_q [Sums];
+  logic [5:0]  sh_q [Sums];
+  logic [AW-1:0] pp_q;       // the next record (runs through the layer)
+  logic [1:0]    pg_q;       // records asked for
+  logic [1:0]    pgot_q;     // records arrived
+
+  // ---- the stepper: S0 chooses the step (and asks for its activation row), S1 gives it to the
+  // lanes with the weights read in S0
+  logic [15:0]   p_q;        // pixel
+  logic [5:0]    s_q0;       // step
+  logic [AW-1:0] ap_q;       // the next activation row (the input is contiguous)
+  logic [AW-1:0] ob_q;       // out + co0 (the block's first pixel)
+  logic [1:0]    gap_q;      // cycles since the last last step, saturating at Sums
+  logic          v1_q, f1_q, l1_q, odd1_q;
+  logic [31:0]   xhi_q;      // the upper half of the row of the last even step
+  logic          s0_go;      // a step leaves S0 this cycle
+  logic          s0_read;    // it needs its row
+  logic          run_done_q; // every step issued
+  logic          wr_now;     // an output byte takes the port this cycle
+
+  // ---- the port: an output write first, then the loaders' and the stepper's reads
+  logic          rd_want;
+  logic [AW-1:0] rd_addr;
+  tag_e          rd_tag;
+  always_comb begin
+    rd_want = 1'b0;
+    rd_addr = '0;
+    rd_tag  = TNone;
+    unique case (st_q)
+      SWgt: begin
+        rd_want = !wdone_q && tag_q != TWgt;  // a row every other cycle
+        rd_addr = wp_q;
+        rd_tag  = TWgt;
+      end
+      SPrm: begin
+        rd_want = pg_q != kb;
+        rd_addr = pp_q;
+        rd_tag  = TPrm;
+      end
+      SRun: begin
+        rd_want = s0_read;
+        rd_addr = ap_q;
+        rd_tag  = TAct;
+      end
+      default: ;
+    endcase
+  end
+
+  // ---- lanes and output
+  logic          ln_ready, dr_valid;
+  logic [23:0]   dr_sum;
+  nasa_dot_lanes #(.Primitive(Primitive), .Dsps(6), .Group(2), .AccBits(24)) u_lanes (
+    .clk_i,
+    .rst_ni,
+    .valid_i(v1_q),
+    .ready_o(ln_ready),
+    .first_i(f1_q),
+    .last_i(l1_q),
+    .w_i({wrd2, wrd1, wrd0}),
+    .x_i(odd1_q ? xhi_q : rsp_rdata_i[31:0]),
+    .drain_valid_o(dr_valid),
+    .drain_sum_o(dr_sum)
+  );
+
+  // the drain's k-th sum of a pixel with its channel's bias, then requantized
+  logic [1:0]  dk_q;      // drain position
+  logic        rq_valid;
+  logic [31:0] rq_v;
+  logic [1:0]  rq_k_q;
+  logic        rqv_q;
+  logic [31:0] rqval_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      dk_q <= '0;
+      rqv_q <= 1'b0;
+    end else begin
+      rqv_q <= dr_valid;
+      if (dr_valid) dk_q <= (dk_q == 2'd2) ? 2'd0 : dk_q + 2'd1;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (dr_valid) begin
+      rqval_q <= {{8{dr_sum[23]}}, dr_sum} + bias_q[dk_q];
+      rq_k_q <= dk_q;
+    end
+  end
+  assign rq_valid = rqv_q;
+  assign rq_v = rqval_q;
+  logic       y_valid;
+  logic [7:0] y;
+  logic       unused_rq_ready;
+  nasa_requant_dsp #(.Primitive(Primitive), .Dual(1'b1)) u_rq (
+    .clk_i,
+    .rst_ni,
+    .valid_i(rq_valid),
+    .ready_o(unused_rq_ready),
+    .v_i(rq_v),
+    .m_i(m_q[rq_k_q]),
+    .s_i(sh_q[rq_k_q]),
+    .lo_i,
+    .hi_i,
+    .valid_o(y_valid),
+    .y_o(y)
+  );
+
+  // output bytes: they come in pixel order, three a pixel (channel co0 + yk); yo_q is the
+  // current pixel's first output byte, out + p * K + co0
+  logic [1:0]    yk_q;
+  logic [AW-1:0] yo_q;
+  logic [AW-1:0] ya;
+  assign ya = yo_q + AW'(yk_q);
+  assign wr_now = y_valid && (yk_q < kb);
+
+  assign req_valid_o = wr_now || rd_want;
+  assign req_we_o    = wr_now;
+  assign req_addr_o  = wr_now ? {ya[AW-1:3], 3'b000} : rd_addr;
+  assign req_wdata_o = {8{y}};
+  assign req_wstrb_o = wr_now ? (8'b1 << ya[2:0]) : 8'h00;
+  logic rd_taken;
+  assign rd_taken = rd_want && !wr_now && req_ready_i;
+
+  // S0: a step leaves when its row (if any) is taken and the lanes can take a last step
+  logic last0, even0;
+  assign last0 = (s_q0 == nsteps_m1);
+  assign even0 = !s_q0[0];
+  assign s0_read = (st_q == SRun) && !run_done_q && even0 && (!last0 || gap_q >= 2'd2);
+  assign s0_go = (st_q == SRun) && !run_done_q && (!last0 || gap_q >= 2'd2) &&
+                 (even0 ? rd_taken : 1'b1);
+  assign wra = s_q0;
+
+  logic block_end;  // the block's bytes are all out (SFlush)
+  logic [15:0] pout_q;  // pixels whose bytes are out
+  assign block_end = (st_q == SFlush) && (pout_q == pix_i);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      st_q <= SIdle;
+      tag_q <= TNone;
+      err_o <= 1'b0;
+      v1_q <= 1'b0;
+      yk_q <= '0;
+      gap_q <= 2'd2;
+    end else begin
+      tag_q <= TNone;
+      if (rd_taken) tag_q <= rd_tag;
+      if (wr_now && !req_ready_i) err_o <= 1'b1;
+      v1_q <= s0_go;
+      if (s0_go && last0) gap_q <= 2'd0;
+      else if (gap_q != 2'd2) gap_q <= gap_q + 2'd1;
+      if (y_valid) yk_q <= (yk_q == 2'd2) ? 2'd0 : yk_q + 2'd1;
+      unique case (st_q)
+        SIdle: if (start_i) begin
+          st_q <= SWgt;
+          err_o <= 1'b0;
+        end
+        SWgt: if (wdone_q && !hi_pend_q && tag_q != TWgt) st_q <= SPrm;
+        SPrm: if (pgot_q == kb && tag_q != TPrm) st_q <= SRun;
+        SRun: if (run_done_q) st_q <= SFlush;
+        SFlush: if (block_end) st_q <= (co0_q + 9'd3 >= cout_i) ? SIdle : SWgt;
+        default: st_q <= SIdle;
+      endcase
+    end
+  end
+  assign busy_o = (st_q != SIdle);
+
+  always_ff @(posedge clk_i) begin
+    ptag_q <= pg_q;
+    wwe <= '0;
+    // --- layer start
+    if (st_q == SIdle && start_i) begin
+      co0_q <= '0;
+      wp_q <= wgt_i;
+      pp_q <= prm_i;
+      ob_q <= out_i;
+    end
+    // --- block start (and each later block)
+    if ((st_q == SIdle && start_i) || (st_q == SFlush && block_end)) begin
+      lg_q <= '0;
+      lr_q <= '0;
+      wdone_q <= 1'b0;
+      hi_pend_q <= 1'b0;
+      pg_q <= '0;
+      pgot_q <= '0;
+      p_q <= '0;
+      s_q0 <= '0;
+      ap_q <= in_i;
+      run_done_q <= 1'b0;
+    end
+    if (st_q == SIdle && start_i) yo_q <= out_i;
+    if (st_q == SFlush && block_end) begin
+      co0_q <= co0_q + 9'd3;
+      ob_q <= ob_q + AW'(3);
+      yo_q <= ob_q + AW'(3);
+    end
+    if ((st_q == SIdle && start_i) || (st_q == SFlush && block_end)) pout_q <= '0;
+    if (y_valid && yk_q == 2'd2) begin
+      yo_q <= yo_q + AW'(cout_i);
+      pout_q <= pout_q + 16'd1;
+    end
+    // --- weight rows: asked in order; the low half written on arrival, the high half next
+    if (st_q == SWgt && rd_taken) begin
+      wp_q <= wp_q + AW'(8);
+      hg_q <= lg_q;
+      hr_q <= lr_q;
+      if (lr_q == 5'(cin_i[8:3] - 6'd1)) begin
+        lr_q <= '0;
+        if (lg_q + 2'd1 == kb) wdone_q <= 1'b1;
+        lg_q <= lg_q + 2'd1;
+      end else begin
+        lr_q <= lr_q + 5'd1;
+      end
+    end
+    hi_pend_q <= 1'b0;
+    if (tag_q == TWgt) begin
+      wwa <= {hr_q, 1'b0};
+      wwd <= rsp_rdata_i[31:0];
+      wwe <= 3'b001 << hg_q;
+      hi_q <= rsp_rdata_i[63:32];
+      hi_pend_q <= 1'b1;
+    end else if (hi_pend_q) begin
+      wwa <= {hr_q, 1'b1};
+      wwd <= hi_q;
+      wwe <= 3'b001 << hg_q;
+    end
+    // --- records
+    if (st_q == SPrm && rd_taken) begin
+      pp_q <= pp_q + AW'(8);
+      pg_q <= pg_q + 2'd1;
+    end
+    if (tag_q == TPrm) begin
+      bias_q[ptag_q] <= rsp_rdata_i[31:0];
+      m_q[ptag_q] <= rsp_rdata_i[47:32];
+      sh_q[ptag_q] <= rsp_rdata_i[53:48];
+      pgot_q <= pgot_q + 2'd1;
+    end
+    // --- steps
+    if (s0_go) begin
+      f1_q <= (s_q0 == 6'd0);
+      l1_q <= last0;
+      odd1_q <= s_q0[0];
+      if (even0) ap_q <= ap_q + AW'(8);
+      if (last0) begin
+        s_q0 <= '0;
+        if (p_q + 16'd1 == pix_i) run_done_q <= 1'b1;
+        p_q <= p_q + 16'd1;
+      end else begin
+        s_q0 <= s_q0 + 6'd1;
+      end
+    end
+    if (v1_q && !odd1_q) xhi_q <= rsp_rdata_i[63:32];
+  end
+
+  logic unused;
+  assign unused = ^{rsp_valid_i, unused_rq_ready, ln_ready, cin_i[1:0]};
+endmodule
