@@ -9,8 +9,8 @@
 //   2. their per-channel records (bias, M, S: one 8-byte row each) into registers;
 //   3. every pixel: C / 4 steps, each the pixel's next four activations (half a memory row: a
 //      row read every other step) against the three channels' four weights; the three sums,
-//      with their biases, requantized and clamped; each output byte written on its own (a
-//      byte-strobed write the cycle it leaves the requantization).
+//      with their biases, requantized and clamped; the pixel's output bytes written together
+//      (one byte-strobed write, two where they straddle memory rows).
 // Constraints the caller checks: C a multiple of 8 (8..256), in_i, wgt_i and prm_i 8-aligned,
 // P >= 1, 1 <= K <= 256 (a last block of fewer channels writes only those).
 // Memory port: one request a cycle, a read's data the cycle after it is taken. Reads may wait
@@ -206,18 +206,28 @@ module nasa_pw_array #(
   );
 
   // output bytes: they come in pixel order, three a pixel (channel co0 + yk); yo_q is the
-  // current pixel's first output byte, out + p * K + co0
-  logic [1:0]    yk_q;
-  logic [AW-1:0] yo_q;
-  logic [AW-1:0] ya;
-  assign ya = yo_q + AW'(yk_q);
-  assign wr_now = y_valid && (yk_q < kb);
+  // current pixel's first output byte, out + p * K + co0. They gather in a row buffer, written
+  // when a byte of another row comes and the cycle after a pixel's last byte: one write a pixel,
+  // two when its bytes straddle rows.
+  logic [1:0]      yk_q;
+  logic [AW-1:0]   yo_q;
+  logic [AW-1:0]   ya;
+  logic            y_in;       // a byte of the block's channels
+  logic            y_last;     // the pixel's last one
+  assign ya     = yo_q + AW'(yk_q);
+  assign y_in   = y_valid && (yk_q < kb);
+  assign y_last = y_valid && (yk_q == kb - 2'd1);
+  logic [63:0]     wb_data_q;
+  logic [7:0]      wb_strb_q;  // none: empty
+  logic [AW-4:0]   wb_row_q;
+  logic            wb_done_q;  // the buffer holds a pixel's last byte
+  assign wr_now = (wb_strb_q != '0) && (wb_done_q || (y_in && ya[AW-1:3] != wb_row_q));
 
   assign req_valid_o = wr_now || rd_want;
   assign req_we_o    = wr_now;
-  assign req_addr_o  = wr_now ? {ya[AW-1:3], 3'b000} : rd_addr;
-  assign req_wdata_o = {8{y}};
-  assign req_wstrb_o = wr_now ? (8'b1 << ya[2:0]) : 8'h00;
+  assign req_addr_o  = wr_now ? {wb_row_q, 3'b000} : rd_addr;
+  assign req_wdata_o = wb_data_q;
+  assign req_wstrb_o = wr_now ? wb_strb_q : 8'h00;
   logic rd_taken;
   assign rd_taken = rd_want && !wr_now && req_ready_i;
 
@@ -242,6 +252,8 @@ module nasa_pw_array #(
       v1_q <= 1'b0;
       yk_q <= '0;
       gap_q <= 2'd2;
+      wb_strb_q <= '0;
+      wb_done_q <= 1'b0;
     end else begin
       tag_q <= TNone;
       if (rd_taken) tag_q <= rd_tag;
@@ -250,6 +262,9 @@ module nasa_pw_array #(
       if (s0_go && last0) gap_q <= 2'd0;
       else if (gap_q != 2'd2) gap_q <= gap_q + 2'd1;
       if (y_valid) yk_q <= (yk_q == 2'd2) ? 2'd0 : yk_q + 2'd1;
+      if (wr_now) wb_strb_q <= y_in ? (8'b1 << ya[2:0]) : 8'h00;
+      else if (y_in) wb_strb_q <= wb_strb_q | (8'b1 << ya[2:0]);
+      wb_done_q <= y_last;
       unique case (st_q)
         SIdle: if (start_i) begin
           st_q <= SWgt;
@@ -295,6 +310,14 @@ module nasa_pw_array #(
       yo_q <= ob_q + AW'(3);
     end
     if ((st_q == SIdle && start_i) || (st_q == SFlush && block_end)) pout_q <= '0;
+    // the row buffer: emptied by a write, a byte of its row added, a byte of another row starts it
+    // again
+    if (y_in) begin
+      for (int b = 0; b < 8; b++) begin
+        if (ya[2:0] == 3'(b)) wb_data_q[8*b+:8] <= y;
+      end
+      wb_row_q <= ya[AW-1:3];
+    end
     if (y_valid && yk_q == 2'd2) begin
       yo_q <= yo_q + AW'(cout_i);
       pout_q <= pout_q + 16'd1;
