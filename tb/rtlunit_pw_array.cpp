@@ -3,12 +3,15 @@
 // simulated by Yosys's own model of the primitive, cells_sim.v): whole 1x1 convolutions from a
 // memory image to a memory image, byte for byte equal to the reference model's Conv
 // (nasa::ref::execute), with every activation, output channel counts that leave a short last
-// block, outputs at any byte offset, and a memory that makes reads wait.
+// block, outputs at any byte offset, and a memory that makes reads wait; with a memory that
+// takes every request, in the cycles of its schedule's model (model_cycles), cycle for cycle.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <set>
 #include <vector>
 
 #include "Vnasa_pw_array.h"
@@ -136,11 +139,59 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
   return out;
 }
 
+// The block's cycles with a memory that takes every request, from its schedule (the RTL's
+// header): per block of kb channels, 2 x kb x C / 8 + 2 cycles of weight rows and kb + 2 of
+// records; then the stepper, one step a cycle unless an even step's row read meets an output
+// write (the write goes first) or a pixel's last step comes within 3 cycles of the one before
+// (the lanes' drain). A pixel whose last step leaves the stepper at t has its bytes k = 0..2
+// out of the requantization at t + 10 + k (the step in the lanes at t + 1, its sums drained at
+// t + 5 + k, biased at t + 6 + k, requantized 4 cycles later); a byte of another row than those
+// before it writes the row buffer, and the pixel's bytes go out at t + 10 + kb. The block's last
+// cycle is t + 13 of its last pixel. Counted from the cycle after start_i.
+uint64_t model_cycles(const Layer& l) {
+  const uint32_t steps = l.cin / 4u;
+  uint64_t c = 0, end = 0;
+  for (uint32_t co0 = 0; co0 < l.cout; co0 += 3) {
+    const uint32_t kb = std::min(3u, l.cout - co0);
+    c += 2ull * kb * l.cin / 8 + 2 + kb + 2;  // weight rows, records
+    std::set<uint64_t> writes;
+    uint32_t gap = 2;
+    uint64_t t_last = 0;
+    for (uint32_t p = 0; p < l.pix;) {
+      for (uint32_t s = 0; s < steps;) {
+        const bool last = s + 1 == steps;
+        const bool go = (!last || gap >= 2) && (s % 2 == 1 || !writes.count(c));
+        gap = std::min(gap + 1, 2u);
+        if (go) {
+          if (last) {
+            gap = 0;
+            t_last = c;
+            const uint64_t y0 = uint64_t{l.out} + uint64_t{p} * l.cout + co0;
+            for (uint32_t k = 1; k < kb; ++k) {
+              if ((y0 + k) / 8 != (y0 + k - 1) / 8) writes.insert(c + 10 + k);
+            }
+            writes.insert(c + 10 + kb);
+          }
+          ++s;
+        }
+        ++c;
+      }
+      ++p;
+    }
+    end = t_last + 14;
+    c = end;
+  }
+  return end;
+}
+
 // Runs the layer and compares the whole memory with the reference's; returns the cycles.
 uint64_t check(const Layer& l, nasa::sim::Random& r, int ready, std::vector<uint8_t> mem) {
   const auto want = reference(l, mem);
   const Run got = run(l, mem, ready, r);
   EXPECT_FALSE(got.err);
+  if (ready == 8) {
+    EXPECT_EQ(got.cycles, model_cycles(l)) << "P=" << l.pix << " C=" << l.cin << " K=" << l.cout;
+  }
   size_t bad = 0;
   for (size_t i = 0; i < mem.size(); ++i) {
     if (mem[i] != want[i] && bad++ < 5) {
@@ -166,7 +217,8 @@ TEST(PwArray, RandomLayersEqualTheReference) {
 }
 
 // Layer shapes of fmnist-mb14's 1x1 Convs (expansions from 16 and 24 channels, projections to
-// 16, 24 and 40), a memory that takes every request: exact, and at least `floor` MACs a cycle
+// 16, 24 and 40), a memory that takes every request: exact, in model_cycles() (check()), and at
+// least `floor` MACs a cycle
 // (the rates measured when the block was built, less about 0.25: the lanes' 12 a step, less the
 // weight loads, the short last block, and the steps the output bytes' writes take from the
 // activation reads; docs/fpga.md).
