@@ -16,7 +16,8 @@
 // Memory port: one request a cycle, a read's data the cycle after it is taken. Reads may wait
 // (req_ready_i); writes must be taken when presented (the array owns the port while it runs:
 // the caller gives it priority), else err_o latches.
-// Primitive as nasa_mac8x2 (the DSPs). ctest PwArray.* holds it to the reference model's Conv.
+// Primitive as nasa_mac8x2 (the DSPs). ctest PwArray.* holds it to the reference model's Conv
+// and, with a memory that takes every request, to its schedule's cycles.
 module nasa_pw_array #(
   parameter bit          Primitive = 1'b0,
   parameter int unsigned AddrBits  = 17
@@ -112,13 +113,14 @@ module nasa_pw_array #(
   logic [5:0]    s_q0;       // step
   logic [AW-1:0] ap_q;       // the next activation row (the input is contiguous)
   logic [AW-1:0] ob_q;       // out + co0 (the block's first pixel)
-  logic [1:0]    gap_q;      // cycles since the last last step, saturating at Sums
+  logic [1:0]    gap_q;      // cycles since the last last step, saturating at 2 (a last step
+                             // may leave S0 then: the lanes' drain takes 3 cycles)
   logic          v1_q, f1_q, l1_q, odd1_q;
   logic [31:0]   xhi_q;      // the upper half of the row of the last even step
   logic          s0_go;      // a step leaves S0 this cycle
   logic          s0_read;    // it needs its row
   logic          run_done_q; // every step issued
-  logic          wr_now;     // an output byte takes the port this cycle
+  logic          wr_now;     // the row buffer's write takes the port this cycle
 
   // ---- the port: an output write first, then the loaders' and the stepper's reads
   logic          rd_want;

@@ -83,8 +83,10 @@ struct Run {
   bool err = false;
 };
 
-// Runs the layer on the block against `mem`; reads are taken with probability ready/8.
-Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random& r) {
+// Runs the layer on the block against `mem`; reads are taken with probability ready/8, writes
+// at once except the `refuse`-th (counted from 1; 0: none), refused for one cycle.
+Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random& r,
+        uint64_t refuse = 0) {
   Bench<Vnasa_pw_array> b("nasa_pw_array", 1);
   b->rst_ni = 0;
   b->start_i = 0;
@@ -106,6 +108,7 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
   b->start_i = 0;
   Run out;
   bool rsp_next = false;
+  uint64_t writes = 0;
   uint64_t rsp_data = 0;
   const uint64_t limit = 200 + 40ull * l.pix * l.cin * l.cout;
   while (b->busy_o && out.cycles < limit) {
@@ -115,6 +118,7 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
     b->req_ready_i = 1;
     b.settle();
     if (b->req_valid_o && !b->req_we_o) b->req_ready_i = static_cast<int>(r.uniform(0, 7)) < ready;
+    if (b->req_valid_o && b->req_we_o && ++writes == refuse) b->req_ready_i = 0;
     b.settle();
     if (b->req_valid_o && b->req_ready_i) {
       const uint32_t a = b->req_addr_o;
@@ -201,6 +205,18 @@ uint64_t check(const Layer& l, nasa::sim::Random& r, int ready, std::vector<uint
     }
   }
   return got.cycles;
+}
+
+// A write the memory does not take at once (the caller broke the port's priority) latches err_o;
+// the run still ends.
+TEST(PwArray, ARefusedWriteIsAnError) {
+  nasa::sim::Random r(nasa::sim::test_seed("PwArray.Refused", 8));
+  std::vector<uint8_t> mem(kMemBytes);
+  const Layer l = random_layer(r, mem, 10, 16, 6);
+  auto m = mem;
+  EXPECT_FALSE(run(l, m, 8, r).err);
+  m = mem;
+  EXPECT_TRUE(run(l, m, 8, r, 5).err);
 }
 
 TEST(PwArray, RandomLayersEqualTheReference) {
