@@ -64,11 +64,11 @@ nasa_rtl_files() {
   )
 }
 
-# The iCEBreaker board design: rtl/ as above, then fpga/ (the board top last).
-# Only the files of modules the board instantiates (from fpga/nasa_icebreaker.sv down, by name:
-# module X lives in rtl/X.sv or fpga/X.sv; both branches of a generate count) and the packages:
-# a block added to rtl/ and not used by the board leaves the board's netlist as it was (Yosys's
-# mapping moves by tens of cells with whatever else it reads).
+# The iCEBreaker board design: the packages, then the files of the modules the board
+# instantiates (from fpga/nasa_icebreaker.sv down, by name: module X lives in rtl/X.sv or
+# fpga/X.sv; both branches of a generate count), the board top last. A block added to rtl/ and
+# not used by the board leaves the board's netlist as it was (Yosys's mapping moves by tens of
+# cells with whatever else it reads).
 nasa_board_files() {
   (
     cd "$NASA_ROOT" || exit 1
