@@ -168,8 +168,6 @@ module nasa_pw_array #(
 
   // the drain's k-th sum of a pixel with its channel's bias, then requantized
   logic [1:0]  dk_q;      // drain position
-  logic        rq_valid;
-  logic [31:0] rq_v;
   logic [1:0]  rq_k_q;
   logic        rqv_q;
   logic [31:0] rqval_q;
@@ -188,17 +186,15 @@ module nasa_pw_array #(
       rq_k_q <= dk_q;
     end
   end
-  assign rq_valid = rqv_q;
-  assign rq_v = rqval_q;
   logic       y_valid;
   logic [7:0] y;
   logic       unused_rq_ready;
   nasa_requant_dsp #(.Primitive(Primitive), .Dual(1'b1)) u_rq (
     .clk_i,
     .rst_ni,
-    .valid_i(rq_valid),
+    .valid_i(rqv_q),
     .ready_o(unused_rq_ready),
-    .v_i(rq_v),
+    .v_i(rqval_q),
     .m_i(m_q[rq_k_q]),
     .s_i(sh_q[rq_k_q]),
     .lo_i,
