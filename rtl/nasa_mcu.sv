@@ -309,9 +309,10 @@ module nasa_mcu #(
     end
   end
 
-  // the parameter page: host writes when idle, core writes (the host first); host reads (a
-  // core read the same cycle waits)
-  logic [31:0] pp_q [256];
+  // the parameter page: host writes when idle, core writes; host reads. A core access in a cycle
+  // the host reads or writes the page waits, so a read never meets a write (no_rw_check: Yosys
+  // need not make that case give the old word)
+  (* no_rw_check *) logic [31:0] pp_q [256];
   logic [31:0] pp_rd_q;
   logic pp_we_h, pp_we_c, host_pp_rd;
   logic [7:0] pp_waddr, pp_raddr;
@@ -330,7 +331,7 @@ module nasa_mcu #(
       pp_waddr = tbl_word;
       pp_wdata = (tbl_sel == 8'(nasa_pkg::TblLayerK)) ? {24'd0, csr_req_i.wdata[7:0]} : csr_req_i.wdata;
     end
-    pp_we_c = mmio && bus_we && (page == PgParam) && !pp_we_h;
+    pp_we_c = mmio && bus_we && (page == PgParam) && !pp_we_h && !host_pp_rd;
     if (pp_we_c) begin
       pp_waddr = widx[7:0];
       pp_wdata = bus_wdata;
@@ -345,31 +346,33 @@ module nasa_mcu #(
 
   // result tables: written by the core, read by the core (Node, Correct) and the host. Node and
   // Correct are one RAM, Correct in its upper half: one read port, one read register and one
-  // input of each read multiplexer (the host's TBL_DATA read and the core's never share a cycle)
+  // input of each read multiplexer (the host's TBL_DATA read and the core's never share a cycle).
+  // A core access of a table in the cycle of a host TBL_DATA read waits, so no read meets a
+  // write (no_rw_check)
   localparam int unsigned NW = $clog2(NodeCap), LW = $clog2(MaxCands);
-  logic [31:0] nc_q [1 << (NW + 1)];
-  logic [15:0] leaf_q [MaxCands];
+  (* no_rw_check *) logic [31:0] nc_q [1 << (NW + 1)];
+  (* no_rw_check *) logic [15:0] leaf_q [MaxCands];
   logic [31:0] nc_rd_q;
   logic [15:0] leaf_rd_q;
-  logic core_wr;
+  logic core_wr, nc_we, leaf_we;
   assign core_wr = mmio && bus_we;
   logic host_tbl_rd, nc_hi_r;
   assign host_tbl_rd = hrd && is_tbl_data;
   assign nc_hi_r     = host_tbl_rd ? (tbl_sel == 8'(nasa_pkg::TblCorrect)) : (page == PgCorrect);
+  assign nc_we       = core_wr && !host_tbl_rd && (page == PgNode || page == PgCorrect);
+  assign leaf_we     = core_wr && !host_tbl_rd && (page == PgLeaf);
   always_ff @(posedge clk_i) begin
-    if (core_wr && (page == PgNode || page == PgCorrect)) begin
-      nc_q[{page == PgCorrect, NW'(widx)}] <= bus_wdata;
-    end
-    if (core_wr && page == PgLeaf) leaf_q[LW'(widx)] <= bus_wdata[15:0];
-    nc_rd_q   <= nc_q[{nc_hi_r, host_tbl_rd ? NW'(tbl_idx) : NW'(widx)}];
-    leaf_rd_q <= leaf_q[LW'(tbl_idx)];
+    if (nc_we) nc_q[{page == PgCorrect, NW'(widx)}] <= bus_wdata;
+    if (leaf_we) leaf_q[LW'(widx)] <= bus_wdata[15:0];
+    nc_rd_q <= nc_q[{nc_hi_r, host_tbl_rd ? NW'(tbl_idx) : NW'(widx)}];
+    if (host_tbl_rd) leaf_rd_q <= leaf_q[LW'(tbl_idx)];
   end
   always_comb begin
     blocked = 1'b0;
     if (mmio) begin
       unique case (page)
-        PgParam: blocked = bus_we ? pp_we_h : host_pp_rd;
-        PgNode, PgCorrect: blocked = !bus_we && host_tbl_rd;
+        PgParam: blocked = pp_we_h || host_pp_rd;
+        PgNode, PgCorrect, PgLeaf: blocked = host_tbl_rd;
         PgDot: blocked = dot_busy;
         default: ;
       endcase
@@ -535,4 +538,21 @@ module nasa_mcu #(
       default: csr_rsp_o.rdata = hr_val_q;
     endcase
   end
+
+`ifndef SYNTHESIS
+  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them): the
+  // guards that make no_rw_check safe. No RAM marked so is written in a cycle whose read (the
+  // host's, or a core load that does not wait) is used: on the chip that read's word would be
+  // undefined.
+  logic core_rd_ok;
+  assign core_rd_ok = mmio && !bus_we && !blocked;
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   (pp_we_h || pp_we_c) |-> !(host_pp_rd || (core_rd_ok && page == PgParam)))
+    else $error("nasa_mcu: the parameter page is written in the cycle a read of it is used");
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   nc_we |-> !(host_tbl_rd || (core_rd_ok && (page == PgNode || page == PgCorrect))))
+    else $error("nasa_mcu: the Node/Correct table is written in the cycle a read of it is used");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) leaf_we |-> !host_tbl_rd)
+    else $error("nasa_mcu: the Leaf table is written in the cycle the host reads it");
+`endif
 endmodule

@@ -204,22 +204,22 @@ module nasa_pw_array #(
   );
 
   // output bytes: they come in pixel order, three a pixel (channel co0 + yk); yo_q is the
-  // current pixel's first output byte, out + p * K + co0. They gather in a row buffer, written
-  // when a byte of another row comes and the cycle after a pixel's last byte: one write a pixel,
-  // two when its bytes straddle rows.
+  // current pixel's first output byte, out + p * K + co0, and ya_q the next byte's address,
+  // yo_q + yk_q, kept in a register (an adder in front of the row compare and the port's request
+  // set the clock). They gather in a row buffer, written when a byte of another row comes and
+  // the cycle after a pixel's last byte: one write a pixel, two when its bytes straddle rows.
   logic [1:0]      yk_q;
   logic [AW-1:0]   yo_q;
-  logic [AW-1:0]   ya;
+  logic [AW-1:0]   ya_q;
   logic            y_in;       // a byte of the block's channels
   logic            y_last;     // the pixel's last one
-  assign ya     = yo_q + AW'(yk_q);
   assign y_in   = y_valid && (yk_q < kb);
   assign y_last = y_valid && (yk_q == kb - 2'd1);
   logic [63:0]     wb_data_q;
   logic [7:0]      wb_strb_q;  // none: empty
   logic [AW-4:0]   wb_row_q;
   logic            wb_done_q;  // the buffer holds a pixel's last byte
-  assign wr_now = (wb_strb_q != '0) && (wb_done_q || (y_in && ya[AW-1:3] != wb_row_q));
+  assign wr_now = (wb_strb_q != '0) && (wb_done_q || (y_in && ya_q[AW-1:3] != wb_row_q));
 
   assign req_valid_o = wr_now || rd_want;
   assign req_we_o    = wr_now;
@@ -260,8 +260,8 @@ module nasa_pw_array #(
       if (s0_go && last0) gap_q <= 2'd0;
       else if (gap_q != 2'd2) gap_q <= gap_q + 2'd1;
       if (y_valid) yk_q <= (yk_q == 2'd2) ? 2'd0 : yk_q + 2'd1;
-      if (wr_now) wb_strb_q <= y_in ? (8'b1 << ya[2:0]) : 8'h00;
-      else if (y_in) wb_strb_q <= wb_strb_q | (8'b1 << ya[2:0]);
+      if (wr_now) wb_strb_q <= y_in ? (8'b1 << ya_q[2:0]) : 8'h00;
+      else if (y_in) wb_strb_q <= wb_strb_q | (8'b1 << ya_q[2:0]);
       wb_done_q <= y_last;
       unique case (st_q)
         SIdle: if (start_i) begin
@@ -301,24 +301,31 @@ module nasa_pw_array #(
       ap_q <= in_i;
       run_done_q <= 1'b0;
     end
-    if (st_q == SIdle && start_i) yo_q <= out_i;
+    if (st_q == SIdle && start_i) begin
+      yo_q <= out_i;
+      ya_q <= out_i;
+    end
     if (st_q == SFlush && block_end) begin
       co0_q <= co0_q + 9'd3;
       ob_q <= ob_q + AW'(3);
       yo_q <= ob_q + AW'(3);
+      ya_q <= ob_q + AW'(3);
     end
     if ((st_q == SIdle && start_i) || (st_q == SFlush && block_end)) pout_q <= '0;
     // the row buffer: emptied by a write, a byte of its row added, a byte of another row starts it
     // again
     if (y_in) begin
       for (int b = 0; b < 8; b++) begin
-        if (ya[2:0] == 3'(b)) wb_data_q[8*b+:8] <= y;
+        if (ya_q[2:0] == 3'(b)) wb_data_q[8*b+:8] <= y;
       end
-      wb_row_q <= ya[AW-1:3];
+      wb_row_q <= ya_q[AW-1:3];
     end
     if (y_valid && yk_q == 2'd2) begin
       yo_q <= yo_q + AW'(cout_i);
+      ya_q <= yo_q + AW'(cout_i);
       pout_q <= pout_q + 16'd1;
+    end else if (y_valid) begin
+      ya_q <= ya_q + AW'(1);
     end
     // --- weight rows: asked in order; the low half written on arrival, the high half next
     if (st_q == SWgt && rd_taken) begin

@@ -62,8 +62,9 @@ module nasa_uart_bridge #(
   logic [15:0] crc_q;              // CRC of the request's bytes so far, then of the response's
   logic [7:0] rx_crc_q;            // the low byte of the frame's CRC field
   logic [2:0] status_q;
-  // WRITE_MEM buffer
-  logic [7:0] buf_mem [256];
+  // WRITE_MEM buffer (no_rw_check: its read word is used only in BLoad and BWrite, when nothing
+  // writes it)
+  (* no_rw_check *) logic [7:0] buf_mem [256];
   logic [7:0] buf_rd_q;
   logic [7:0] ptr_q;               // WRITE_MEM: next buffer byte; response: payload index
   // the last executed write or CSR read

@@ -94,5 +94,38 @@ TEST(BoardTiming, RefSearchAndVerilatedBoardAgreeOnUp5kCycles) {
   }
 }
 
+// A host that reads the parameter page (LAYERS_DONE, HwBatch) and the result tables (TBL_DATA)
+// every other cycle of fused batch runs changes nothing: the candidates' logits, correct counts
+// and node tables equal the board model's. The core's page and table accesses wait while the host
+// reads, so no RAM read meets a write (rtl/nasa_mcu.sv asserts it: on the chip such a read's
+// word is undefined, the RAMs being built without Yosys's read-during-write logic).
+TEST(BoardTiming, HostReadsDuringBatchRunsChangeNothing) {
+  const Tiny t;
+  const auto& cfg = config_by_name("up5k");
+  const std::vector<uint32_t> poll = {
+      static_cast<uint32_t>(hw::Csr::LayersDone), static_cast<uint32_t>(hw::Csr::TblData),
+      static_cast<uint32_t>(hw::Csr::HwBatch), static_cast<uint32_t>(hw::Csr::TblData)};
+  runtime::Runtime ref(t.q, cfg, device::backend_factory("ref"), "ref");
+  runtime::Runtime rtl(
+      t.q, cfg,
+      [&poll](const hw::Config& k, uint64_t m) {
+        return sim::make_rtl_device(k, m, cycles::default_dram(k), poll);
+      },
+      "rtl");
+  const std::vector<spec::Candidate> batch = {{0, 1, 2}, {1, 0, 0}, {0, 1, 0}, {2, 2, 1}};
+  compile::BatchOptions opt;
+  opt.dump_logits = true;
+  const auto a = ref.evaluate_fused(batch, 0, t.imgs, t.labels, opt);
+  const auto b = rtl.evaluate_fused(batch, 0, t.imgs, t.labels, opt);
+  EXPECT_EQ(a.logits, b.logits);
+  EXPECT_EQ(a.correct, b.correct);
+  EXPECT_EQ(a.nodes, b.nodes);
+  EXPECT_EQ(a.leaf, b.leaf);
+  EXPECT_EQ(a.macs, b.macs);
+  ASSERT_EQ(b.logits.size(), batch.size());
+  // the core waited for the host's reads: more cycles than the model's, not fewer
+  EXPECT_GE(b.cycles, a.cycles);
+}
+
 }  // namespace
 }  // namespace nasa

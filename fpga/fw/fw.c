@@ -677,14 +677,15 @@ static u32 run_batch(void) {
 
 /* ---------------- boot, a run ---------------- */
 /* Called by the reset entry (crt0.S) before it waits for a run: the identification CSRs, and the
- * run's CSRs as after a reset. */
+ * run's CSRs as after a reset. Magic goes last: a host that sees it reads the others written (a
+ * store waits while the host reads the page, so they can lag the host's polling). */
 void boot(void) {
   set_csr(NASA_CSR_HW_SHAPE, NASA_CFG_HW_SHAPE);
   set_csr(NASA_CSR_HW_MEM, NASA_CFG_HW_MEM);
   set_csr(NASA_CSR_HW_IN_BUF, NASA_CFG_IN_BUF_BYTES);
   set_csr(NASA_CSR_HW_KRED_MAX, NASA_CFG_KRED_MAX);
-  set_csr(NASA_CSR_MAGIC, NASA_MAGIC);
   set_csr(NASA_CSR_HW_BATCH, NASA_CFG_HW_BATCH);
+  set_csr(NASA_CSR_MAGIC, NASA_MAGIC);
 }
 
 /* Called by the reset entry with the GO register's value once the host starts a run. */

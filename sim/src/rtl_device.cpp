@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "nasa/backend.h"
 #include "nasa/memory_image.h"
@@ -14,8 +16,11 @@ namespace {
 
 class RtlDevice final : public device::Device {
  public:
-  RtlDevice(const hw::Config& cfg, uint64_t memory_bytes, const cycles::DramTiming& dram)
-      : engine_(EngineSim::create(cfg, memory_bytes, dram)) {}
+  RtlDevice(const hw::Config& cfg, uint64_t memory_bytes, const cycles::DramTiming& dram,
+            std::vector<uint32_t> host_poll)
+      : engine_(EngineSim::create(cfg, memory_bytes, dram)) {
+    engine_->set_host_poll(std::move(host_poll));
+  }
 
   std::string name() const override { return "rtl"; }
   const hw::Config& config() const override { return engine_->config(); }
@@ -89,7 +94,13 @@ class RtlDevice final : public device::Device {
 
 std::unique_ptr<device::Device> make_rtl_device(const hw::Config& cfg, uint64_t memory_bytes,
                                                 const cycles::DramTiming& dram) {
-  return std::make_unique<RtlDevice>(cfg, memory_bytes, dram);
+  return std::make_unique<RtlDevice>(cfg, memory_bytes, dram, std::vector<uint32_t>{});
+}
+
+std::unique_ptr<device::Device> make_rtl_device(const hw::Config& cfg, uint64_t memory_bytes,
+                                                const cycles::DramTiming& dram,
+                                                std::vector<uint32_t> host_poll) {
+  return std::make_unique<RtlDevice>(cfg, memory_bytes, dram, std::move(host_poll));
 }
 
 namespace {

@@ -206,6 +206,9 @@ class VerilatedEngine final : public EngineSim {
         break;
       }
       tick();
+      if (!poll_.empty() && (cycle_ - start) % 2 == 0 && !(top_->done_o || top_->error_o)) {
+        csr_read(poll_[poll_next_++ % poll_.size()]);
+      }
       if (progress_ && (cycle_ - start) % kProgressCycles == 0) {
         progress_(cycle_ - start, csr_read(static_cast<uint32_t>(hw::Csr::LayersDone)));
       }
@@ -240,6 +243,10 @@ class VerilatedEngine final : public EngineSim {
 
  public:
   void set_progress(ProgressFn fn) override { progress_ = std::move(fn); }
+  void set_host_poll(std::vector<uint32_t> csrs) override {
+    poll_ = std::move(csrs);
+    poll_next_ = 0;
+  }
 
   void trace(const std::string& path) override {
     if (fst_) {
@@ -322,6 +329,8 @@ class VerilatedEngine final : public EngineSim {
   hw::Config cfg_;
   static constexpr uint64_t kProgressCycles = uint64_t{1} << 22;
   ProgressFn progress_;
+  std::vector<uint32_t> poll_;  // set_host_poll
+  size_t poll_next_ = 0;
   std::unique_ptr<VerilatedContext> ctx_;  // declared before top_: outlives it
   std::unique_ptr<Model> top_;
   std::unique_ptr<VerilatedFstC> fst_;

@@ -72,6 +72,9 @@ class EngineSim {
   virtual void trace(const std::string& path) = 0;
   // Called every few million cycles of a run with the cycles so far and LAYERS_DONE.
   virtual void set_progress(ProgressFn fn) = 0;
+  // A host that polls while a run goes (tests of read/write collisions on the chip's RAMs): every
+  // other cycle of a run reads the next of `csrs`, in turn (none: no polling, the default).
+  virtual void set_host_poll(std::vector<uint32_t> csrs) = 0;
   virtual uint64_t cycle() const = 0;
 };
 
