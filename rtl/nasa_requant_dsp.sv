@@ -6,9 +6,10 @@
 // v (int32, the bias already added) is split into halves, both taken as unsigned 16-bit numbers,
 // so the DSP runs one fixed unsigned mode: v * M = (v_hi * M << 16) + v_lo * M - (M << 32 if v is
 // negative). With Dual = 0 one DSP takes the two products on consecutive cycles: the unit takes an
-// input every other cycle (ready_o) and gives its result 4 cycles after taking it. With Dual = 1
-// two DSPs take them in the same cycle: an input every cycle (ready_o always set), the result 3
-// cycles after taking it. valid_o marks a result for one cycle. Primitive = 1 instantiates
+// input every other cycle (ready_o) and gives its result 5 cycles after taking it. With Dual = 1
+// two DSPs take them in the same cycle: an input every cycle (ready_o always set), the result 4
+// cycles after taking it. (The shift by S has its own stage, the rounding and clamps the next:
+// together they were the board's longest path, 52 ns.) valid_o marks a result for one cycle. Primitive = 1 instantiates
 // SB_MAC16 (the board); Primitive = 0 is the same pipeline with the products in plain
 // SystemVerilog (simulation, other targets). ctest RequantDsp.* (Dual = 0) and RequantDspDual.*
 // hold both, the DSP simulated by Yosys's own model (cells_sim.v), to the reference model's
@@ -76,26 +77,29 @@ module nasa_requant_dsp #(
   end
 
   // stage 1: the operands' parameters (and, Dual = 0, the low product); the exact 49-bit product
-  // in t2 the cycle after both products are at hand (pv); then shifted and clamped
-  logic               v1, v2, v3;
+  // in t2 the cycle after both products are at hand (pv); then shifted (sh), then rounded and
+  // clamped
+  logic               v1, v2, v3, v4;
   logic               pv;
   logic [31:0]        plo1;
   logic [15:0]        m1;
   logic               neg1;
   logic [5:0]         s1, s2;  // s2: S - 1
-  logic [7:0]         lo1, hi1, lo2, hi2;
+  logic [7:0]         lo1, hi1, lo2, hi2, lo3, hi3;
   logic signed [48:0] t2, sh;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       v1 <= 1'b0;
       v2 <= 1'b0;
       v3 <= 1'b0;
+      v4 <= 1'b0;
       valid_o <= 1'b0;
     end else begin
       v1 <= ph;  // the products of stage 1's input are in p (Dual = 0: the low one)
       v2 <= v1;  // Dual = 0: the high product is in p
       v3 <= pv;  // the exact product is in t2
-      valid_o <= v3;
+      v4 <= v3;  // it is shifted, in sh
+      valid_o <= v4;
     end
   end
   assign pv = Dual ? v1 : v2;
@@ -129,14 +133,20 @@ module nasa_requant_dsp #(
   // by its sign.
   logic        fits;
   logic [10:0] r;  // ((x >> (S-1)) + 1) >> 1, of the low ten bits, one bit wider
-  assign sh   = t2 >>> s2;
+  always_ff @(posedge clk_i) begin
+    if (v3) begin
+      sh <= t2 >>> s2;
+      lo3 <= lo2;
+      hi3 <= hi2;
+    end
+  end
   assign fits = (sh[48:9] == {40{sh[48]}});
   assign r    = 11'(($signed({sh[9], sh[9:0]}) + 11'sd1) >>> 1);
   always_ff @(posedge clk_i) begin
-    if (v3) begin
-      if (!fits) y_o <= sh[48] ? lo2 : hi2;
-      else if ($signed(r) < 11'($signed(lo2))) y_o <= lo2;
-      else if ($signed(r) > 11'($signed(hi2))) y_o <= hi2;
+    if (v4) begin
+      if (!fits) y_o <= sh[48] ? lo3 : hi3;
+      else if ($signed(r) < 11'($signed(lo3))) y_o <= lo3;
+      else if ($signed(r) > 11'($signed(hi3))) y_o <= hi3;
       else y_o <= r[7:0];
     end
   end

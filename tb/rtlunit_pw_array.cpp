@@ -172,9 +172,9 @@ uint64_t model_cycles(const Layer& l) {
             t_last = c;
             const uint64_t y0 = uint64_t{l.out} + uint64_t{p} * l.cout + co0;
             for (uint32_t k = 1; k < kb; ++k) {
-              if ((y0 + k) / 8 != (y0 + k - 1) / 8) writes.insert(c + 10 + k);
+              if ((y0 + k) / 8 != (y0 + k - 1) / 8) writes.insert(c + 11 + k);
             }
-            writes.insert(c + 10 + kb);
+            writes.insert(c + 11 + kb);
           }
           ++s;
         }
@@ -182,7 +182,7 @@ uint64_t model_cycles(const Layer& l) {
       }
       ++p;
     }
-    end = t_last + 14;
+    end = t_last + 15;
     c = end;
   }
   return end;
