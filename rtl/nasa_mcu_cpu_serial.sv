@@ -74,10 +74,10 @@ module nasa_mcu_cpu_serial #(
                 (opc == OpAuipc || opc == OpLui) ? {ir_q[31:12], 12'd0} :
                 {{20{ir_q[31]}}, ir_q[31:20]};
   assign imm2 = imm[2*i_q +: 2];
-  // auipc's PC, or the link of jal and jalr (the next instruction's address)
-  logic [RomAW-1:0] pcx;
-  assign pcx  = pc_q + RomAW'(opc != OpAuipc);
-  assign pcv  = ResetPc | (32'(pcx) << 2);
+  // auipc's PC, or the link of jal and jalr (the next instruction's address), taken in SDec from
+  // the word the ROM shows (no adder between the instruction register and the written pair)
+  logic [RomAW-1:0] pcx_q;
+  assign pcv  = ResetPc | (32'(pcx_q) << 2);
   assign pc2  = pcv[2*i_q +: 2];
   // a: rs1's pair (from the RAM, or held while rs2's is read), auipc's PC; b: rs2's or the
   // immediate's (stores add the immediate: rs2 is their data)
@@ -219,6 +219,7 @@ module nasa_mcu_cpu_serial #(
     if (!rst_ni) begin
       st_q      <= SBoot;
       pc_q      <= '0;
+      pcx_q     <= '0;
       ir_q      <= '0;
       i_q       <= '0;
       ph_q      <= 1'b0;
@@ -240,6 +241,7 @@ module nasa_mcu_cpu_serial #(
       unique case (st_q)
         SDec: begin
           ir_q <= rom_data_i;
+          pcx_q <= pc_q + RomAW'(rom_data_i[6:0] != OpAuipc);
           i_q  <= '0;
           ph_q <= 1'b0;
           eq_q <= 1'b1;

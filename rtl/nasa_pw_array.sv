@@ -52,10 +52,10 @@ module nasa_pw_array #(
 
   // ---- the layer and the block
   logic [8:0]  co0_q;       // the block's first output channel
-  logic [1:0]  kb;          // its channels: min(3, K - co0)
-  logic [8:0]  left;
-  assign left = cout_i - co0_q;
-  assign kb   = (left >= 9'd3) ? 2'd3 : left[1:0];
+  logic [1:0]  kb_q;          // its channels: min(3, K - co0), set as the block starts
+  function automatic logic [1:0] block_k(logic [8:0] left);  // min(3, left)
+    block_k = (left >= 9'd3) ? 2'd3 : left[1:0];
+  endfunction
   logic [5:0]  nsteps_m1;   // C / 4 - 1
   assign nsteps_m1 = 6'(cin_i[8:2] - 7'd1);
 
@@ -137,7 +137,7 @@ module nasa_pw_array #(
         rd_tag  = TWgt;
       end
       SPrm: begin
-        rd_want = pg_q != kb;
+        rd_want = pg_q != kb_q;
         rd_addr = pp_q;
         rd_tag  = TPrm;
       end
@@ -213,8 +213,8 @@ module nasa_pw_array #(
   logic [AW-1:0]   ya_q;
   logic            y_in;       // a byte of the block's channels
   logic            y_last;     // the pixel's last one
-  assign y_in   = y_valid && (yk_q < kb);
-  assign y_last = y_valid && (yk_q == kb - 2'd1);
+  assign y_in   = y_valid && (yk_q < kb_q);
+  assign y_last = y_valid && (yk_q == kb_q - 2'd1);
   logic [63:0]     wb_data_q;
   logic [7:0]      wb_strb_q;  // none: empty
   logic [AW-4:0]   wb_row_q;
@@ -269,7 +269,7 @@ module nasa_pw_array #(
           err_o <= 1'b0;
         end
         SWgt: if (wdone_q && !hi_pend_q && tag_q != TWgt) st_q <= SPrm;
-        SPrm: if (pgot_q == kb && tag_q != TPrm) st_q <= SRun;
+        SPrm: if (pgot_q == kb_q && tag_q != TPrm) st_q <= SRun;
         SRun: if (run_done_q) st_q <= SFlush;
         SFlush: if (block_end) st_q <= (co0_q + 9'd3 >= cout_i) ? SIdle : SWgt;
         default: st_q <= SIdle;
@@ -304,8 +304,10 @@ module nasa_pw_array #(
     if (st_q == SIdle && start_i) begin
       yo_q <= out_i;
       ya_q <= out_i;
+      kb_q <= block_k(cout_i);
     end
     if (st_q == SFlush && block_end) begin
+      kb_q <= block_k(cout_i - co0_q - 9'd3);
       co0_q <= co0_q + 9'd3;
       ob_q <= ob_q + AW'(3);
       yo_q <= ob_q + AW'(3);
@@ -334,7 +336,7 @@ module nasa_pw_array #(
       hr_q <= lr_q;
       if (lr_q == 5'(cin_i[8:3] - 6'd1)) begin
         lr_q <= '0;
-        if (lg_q + 2'd1 == kb) wdone_q <= 1'b1;
+        if (lg_q + 2'd1 == kb_q) wdone_q <= 1'b1;
         lg_q <= lg_q + 2'd1;
       end else begin
         lr_q <= lr_q + 5'd1;
