@@ -550,7 +550,8 @@ module nasa_mcu #(
                    (pp_we_h || pp_we_c) |-> !(host_pp_rd || (core_rd_ok && page == PgParam)))
     else $error("nasa_mcu: the parameter page is written in the cycle a read of it is used");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   nc_we |-> !(host_tbl_rd || (core_rd_ok && (page == PgNode || page == PgCorrect))))
+                   nc_we |->
+                   !(host_tbl_rd || (core_rd_ok && (page == PgNode || page == PgCorrect))))
     else $error("nasa_mcu: the Node/Correct table is written in the cycle a read of it is used");
   assert property (@(posedge clk_i) disable iff (!rst_ni) leaf_we |-> !host_tbl_rd)
     else $error("nasa_mcu: the Leaf table is written in the cycle the host reads it");

@@ -52,7 +52,7 @@ module nasa_pw_array #(
 
   // ---- the layer and the block
   logic [8:0]  co0_q;       // the block's first output channel
-  logic [1:0]  kb_q;          // its channels: min(3, K - co0), set as the block starts
+  logic [1:0]  kb_q;        // its channels: min(3, K - co0), set as the block starts
   function automatic logic [1:0] block_k(logic [8:0] left);  // min(3, left)
     block_k = (left >= 9'd3) ? 2'd3 : left[1:0];
   endfunction

@@ -8,12 +8,12 @@
 // negative). With Dual = 0 one DSP takes the two products on consecutive cycles: the unit takes an
 // input every other cycle (ready_o) and gives its result 5 cycles after taking it. With Dual = 1
 // two DSPs take them in the same cycle: an input every cycle (ready_o always set), the result 4
-// cycles after taking it. (The shift by S has its own stage, the rounding and clamps the next:
-// together they were the board's longest path, 52 ns.) valid_o marks a result for one cycle. Primitive = 1 instantiates
-// SB_MAC16 (the board); Primitive = 0 is the same pipeline with the products in plain
-// SystemVerilog (simulation, other targets). ctest RequantDsp.* (Dual = 0) and RequantDspDual.*
-// hold both, the DSP simulated by Yosys's own model (cells_sim.v), to the reference model's
-// requantization.
+// cycles after taking it (the shift by S has its own stage, the rounding and clamps the next:
+// together they were the board's longest path, 52 ns). valid_o marks a result for one cycle.
+// Primitive = 1 instantiates SB_MAC16 (the board); Primitive = 0 is the same pipeline with the
+// products in plain SystemVerilog (simulation, other targets). ctest RequantDsp.* (Dual = 0) and
+// RequantDspDual.* hold both, the DSP simulated by Yosys's own model (cells_sim.v), to the
+// reference model's requantization.
 module nasa_requant_dsp #(
   parameter bit Primitive = 1'b0,
   parameter bit Dual      = 1'b0
