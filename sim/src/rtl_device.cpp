@@ -93,11 +93,6 @@ class RtlDevice final : public device::Device {
 }  // namespace
 
 std::unique_ptr<device::Device> make_rtl_device(const hw::Config& cfg, uint64_t memory_bytes,
-                                                const cycles::DramTiming& dram) {
-  return std::make_unique<RtlDevice>(cfg, memory_bytes, dram, std::vector<uint32_t>{});
-}
-
-std::unique_ptr<device::Device> make_rtl_device(const hw::Config& cfg, uint64_t memory_bytes,
                                                 const cycles::DramTiming& dram,
                                                 std::vector<uint32_t> host_poll) {
   return std::make_unique<RtlDevice>(cfg, memory_bytes, dram, std::move(host_poll));

@@ -10,13 +10,11 @@
 
 namespace nasa::sim {
 
-std::unique_ptr<device::Device> make_rtl_device(const hw::Config& cfg, uint64_t memory_bytes,
-                                                const cycles::DramTiming& dram);
-// The same with a host that reads the CSRs `host_poll` in turn, every other cycle, while a run
-// goes (EngineSim::set_host_poll): tests of what the chip does when the host reads mid-run.
+// `host_poll`: CSRs a host reads in turn, every other cycle, while a run goes
+// (EngineSim::set_host_poll): tests of what the chip does when the host reads mid-run.
 std::unique_ptr<device::Device> make_rtl_device(const hw::Config& cfg, uint64_t memory_bytes,
                                                 const cycles::DramTiming& dram,
-                                                std::vector<uint32_t> host_poll);
+                                                std::vector<uint32_t> host_poll = {});
 inline std::unique_ptr<device::Device> make_rtl_device(const hw::Config& cfg,
                                                        uint64_t memory_bytes) {
   return make_rtl_device(cfg, memory_bytes, cycles::default_dram(cfg));
