@@ -92,7 +92,7 @@ blocks=(
   "nasa_requant_dsp|Primitive 1 -set Dual 1|requantization through two SB_MAC16 (16x16 mode), an output every cycle"
   "nasa_dot_lanes|Primitive 1|six output channels' dot products over two input channels a step, output-stationary (six SB_MAC16, 8x8 mode; accumulators, drain chain)"
   "nasa_dot_lanes|Primitive 1 -set Group 2|three output channels' dot products over four input channels a step (six SB_MAC16 in pairs)"
-  "nasa_pw_array|Primitive 1|a whole 1x1 convolution, memory to memory: nasa_dot_lanes in pairs, the two-DSP requantization, weight RAMs, loaders, stepper, output row buffer"
+  "nasa_mac_array|Primitive 1|a whole 1x1 convolution, depthwise convolution or one-channel stem, memory to memory: nasa_dot_lanes (in pairs; depthwise eight sums), the two-DSP requantization, weight RAMs, loaders, steppers, output row buffer"
   "nasa_mcu_cpu_serial|RomWords 2048|the bit-serial RV32I controller, not multiplying (its register file in one EBR; the ROM's 11-bit word address)"
 )
 block_files=(rtl/nasa_pkg.sv rtl/nasa_rv_pkg.sv rtl/nasa_sb_mac16.sv rtl/nasa_mac8x2.sv rtl/nasa_mcu_rf.sv

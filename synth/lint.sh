@@ -41,7 +41,7 @@ done
 # variant; the MAC array's blocks in fabric, Primitive = 0).
 for entry in nasa_uart_bridge nasa_uart_rx nasa_uart_tx nasa_mcu_cpu nasa_mcu_cpu_serial \
     nasa_mcu_dot nasa_dot8 nasa_requant_dsp "nasa_requant_dsp:Dual=1'b1" nasa_dot_lanes \
-    nasa_dot_lanes:Group=2 nasa_pw_array; do
+    nasa_dot_lanes:Group=2 nasa_mac_array; do
   top=${entry%%:*}
   variant=()
   [[ $entry == *:* ]] && variant=("-G${entry#*:}")

@@ -1,0 +1,641 @@
+// The pointwise and depthwise paths of the board's planned MAC array (docs/fpga.md "An
+// output-stationary array"), built as a block, not instantiated yet: a whole 1x1 convolution
+// (Conv k = 1, stride 1) or a whole depthwise convolution (DwConv, dw_i), HWC int8 with the
+// reference model's numerics, from main memory to main memory, on nasa_dot_lanes (six DSPs in
+// pairs, 12 MACs a step; depthwise four of them, 8 MACs a step) and nasa_requant_dsp (two DSPs,
+// an output a cycle).
+//   1x1 convolution:
+//   For each block of up to three output channels co0..co0+2:
+//   1. their weights (three rows of C bytes, contiguous in memory) go into three weight RAMs,
+//      one per channel, 4 bytes a step (two EBRs each on the iCE40): two cycles a memory row;
+//   2. their per-channel records (bias, M, S: one 8-byte row each) into registers;
+//   3. every pixel: C / 4 steps, each the pixel's next four activations (half a memory row: a
+//      row read every other step) against the three channels' four weights; the three sums,
+//      with their biases, requantized and clamped; the pixel's output bytes written together
+//      (one byte-strobed write, two where they straddle memory rows).
+//   Constraints the caller checks: C a multiple of 8 (8..256), in_i, wgt_i and prm_i 8-aligned,
+//   P >= 1, 1 <= K <= 256 (a last block of fewer channels writes only those).
+//   Depthwise convolution (dw_i), k x k (k odd, 1..7), stride 1 or 2, C channels, taps outside
+//   the input skipped (they add zero), eight channels c0..c0+7 at a time:
+//   1. their weights, one memory row a tap (wgt + t * C + c0), into two of the weight RAMs, a row
+//      a cycle; their eight records as above;
+//   2. every output pixel: a step per tap inside the input, each the tap's input row (the
+//      pixel's eight channels, a memory row a step) against the tap's eight weights, a product
+//      per channel into the channel's own sum; the eight sums requantized and written as above.
+//      The next pixel's taps are found while a pixel steps (three stages: the pixel, its tap
+//      bounds and first addresses, the stepping), so pixels run back to back.
+//   The stem (st_i): a k x k convolution of one input channel (Conv, C = 1), stride 1 or 2, the
+//   depthwise stepper's datapath with eight output channels co0..co0+7 at a time:
+//   1. their weights (8 x k x k bytes, contiguous) go into RAMs 0 and 1 a byte a cycle,
+//      transposed: word t holds the eight channels' weights at tap t;
+//   2. every output pixel: a step per tap inside the input, the tap's one input byte (from its
+//      memory row) against the eight channels' weights.
+//   Geometry (both): input H x W (ih_i, iw_i), output P = Ho x Wo pixels (pix_i, ow_i), k (k_i),
+//   stride (s2_i), rows of zeros above the input (padt_i: (k - 1) / 2, or a row band's own),
+//   (k - 1) / 2 columns of zeros left of it; rowb_i = W * C; in_i the address of tap (0, 0) of
+//   output pixel (0, 0), in - padt * W * C - (k - 1) / 2 * C modulo 2^AddrBits.
+//   Constraints the caller checks: depthwise C a multiple of 8 (8..256), cout_i = C, in_i
+//   8-aligned; the stem C = 1, 1 <= K <= 256; wgt_i and prm_i 8-aligned, every output pixel with a
+//   tap inside the input (as the reference's validation), P >= 1.
+// Memory port: one request a cycle, a read's data the cycle after it is taken. Reads may wait
+// (req_ready_i); writes must be taken when presented (the array owns the port while it runs:
+// the caller gives it priority), else err_o latches.
+// Primitive as nasa_mac8x2 (the DSPs). ctest MacArray.* holds it to the reference model's Conv
+// and, with a memory that takes every request, to its schedule's cycles.
+module nasa_mac_array #(
+  parameter bit          Primitive = 1'b0,
+  parameter int unsigned AddrBits  = 17
+) (
+  input  logic                clk_i,
+  input  logic                rst_ni,
+  input  logic                start_i,   // pulse: run the layer below (held while busy_o)
+  input  logic [AddrBits-1:0] in_i,
+  input  logic [AddrBits-1:0] wgt_i,
+  input  logic [AddrBits-1:0] out_i,
+  input  logic [AddrBits-1:0] prm_i,
+  input  logic [15:0]         pix_i,     // P: pixels
+  input  logic [8:0]          cin_i,     // C
+  input  logic [8:0]          cout_i,    // K
+  input  logic                dw_i,      // depthwise (held while busy_o)
+  input  logic                st_i,      // the stem (held while busy_o; not with dw_i)
+  input  logic [7:0]          ih_i,      // depthwise geometry (above)
+  input  logic [7:0]          iw_i,
+  input  logic [7:0]          ow_i,
+  input  logic [2:0]          k_i,
+  input  logic                s2_i,
+  input  logic [1:0]          padt_i,
+  input  logic [15:0]         rowb_i,
+  input  logic [7:0]          lo_i,      // clamp interval, int8 (the activation)
+  input  logic [7:0]          hi_i,
+  output logic                busy_o,
+  output logic                err_o,     // a write was not taken (latched until start_i)
+  output logic                req_valid_o,
+  input  logic                req_ready_i,
+  output logic                req_we_o,
+  output logic [AddrBits-1:0] req_addr_o,  // row aligned (bits 2:0 zero)
+  output logic [63:0]         req_wdata_o,
+  output logic [7:0]          req_wstrb_o,
+  input  logic                rsp_valid_i,
+  input  logic [63:0]         rsp_rdata_i
+);
+  localparam int unsigned AW = AddrBits;
+  localparam int unsigned Sums = 3;    // output channels a block
+  localparam int unsigned DwSums = 8;  // depthwise: channels a block
+  typedef enum logic [2:0] {SIdle, SWgt, SPrm, SRun, SFlush} state_e;
+  state_e st_q;
+
+  // ---- the layer and the block
+  logic [8:0]  co0_q;       // the block's first output channel
+  logic        win;         // the window stepper's modes: depthwise, the stem
+  assign win = dw_i || st_i;
+  logic [3:0]  kb_q;        // its channels: min(3, K - co0) (stem min(8, ..), depthwise 8), set
+                            // as the block starts
+  function automatic logic [3:0] block_k(logic dw, logic st, logic [8:0] left);
+    if (dw) block_k = 4'd8;
+    else if (st) block_k = (left >= 9'd8) ? 4'd8 : {1'b0, left[2:0]};
+    else block_k = (left >= 9'd3) ? 4'd3 : {2'b00, left[1:0]};
+  endfunction
+  logic [2:0]  nsum_m1;     // the sums a pixel drains, less one
+  assign nsum_m1 = win ? 3'(DwSums - 1) : 3'(Sums - 1);
+  logic [5:0]  nsteps_m1;   // C / 4 - 1
+  assign nsteps_m1 = 6'(cin_i[8:2] - 7'd1);
+
+  // ---- read tags: what the read taken last cycle was for (its data arrive this cycle)
+  typedef enum logic [1:0] {TNone, TWgt, TPrm, TAct} tag_e;
+  tag_e tag_q;
+  logic [2:0] ptag_q;  // a parameter read's channel
+
+  // ---- weights: three RAMs (channel g of the block), word s = the channel's weights of input
+  // channels 4s..4s+3; depthwise and stem, word t of RAMs 0 and 1 = tap t's weights of channels
+  // c0..c0+3 and c0+4..c0+7 (the stem's written a byte at a time: byte enables)
+  // (no read ever meets a write to its word: the RAMs are written before a block runs)
+  (* no_rw_check *) logic [31:0] wmem0_q [64];
+  (* no_rw_check *) logic [31:0] wmem1_q [64];
+  (* no_rw_check *) logic [31:0] wmem2_q [64];
+  logic [5:0]  wwa;          // write address
+  logic [31:0] wwd, wwd1;     // RAMs 0 and 2, RAM 1
+  logic [3:0]  wbe0, wbe1;   // RAMs 0 and 1: byte enables
+  logic        wwe2;         // RAM 2
+  logic [5:0]  wra;          // read address (the step's)
+  logic [31:0] wrd0, wrd1, wrd2;  // (the EBRs' read registers)
+  always_ff @(posedge clk_i) begin
+    for (int b = 0; b < 4; b++) if (wbe0[b]) wmem0_q[wwa][8*b+:8] <= wwd[8*b+:8];
+    wrd0 <= wmem0_q[wra];
+  end
+  always_ff @(posedge clk_i) begin
+    for (int b = 0; b < 4; b++) if (wbe1[b]) wmem1_q[wwa][8*b+:8] <= wwd1[8*b+:8];
+    wrd1 <= wmem1_q[wra];
+  end
+  always_ff @(posedge clk_i) begin
+    if (wwe2) wmem2_q[wwa] <= wwd;
+    wrd2 <= wmem2_q[wra];
+  end
+
+  // weight load: rows of the block's channels in order, two cycles each (low half written when
+  // the row arrives, high half the cycle after, when the next row's read goes out)
+  logic [AW-1:0] wp_q;       // the next weight row (runs through the whole layer)
+  logic [AW-1:0] wgrp_q;     // depthwise: the block's first tap row, wgt + c0
+  logic [1:0]    lg_q;       // the loading channel
+  logic [5:0]    lr_q;       // its row (depthwise: the tap)
+  logic          hi_pend_q;  // the high half of the row that arrived last cycle is due
+  logic [31:0]   hi_q;
+  logic          wdone_q;    // every row of the block asked for
+  logic [1:0]    hg_q;
+  logic [5:0]    hr_q;
+  logic [5:0]    ksq_m1;     // depthwise: k * k - 1
+  always_comb begin
+    unique case (k_i)
+      3'd3: ksq_m1 = 6'd8;
+      3'd5: ksq_m1 = 6'd24;
+      3'd7: ksq_m1 = 6'd48;
+      default: ksq_m1 = 6'd0;
+    endcase
+  end
+  logic [5:0]    wrows_m1;   // the rows a channel loads, less one
+  // the stem's loader: the row being written out a byte a cycle, its bytes left, the next byte's
+  // tap and channel, the bytes still to ask for
+  logic [63:0]   sr_q;
+  logic [3:0]    sb_q;
+  logic [5:0]    stt_q;
+  logic [2:0]    stc_q;
+  logic [8:0]    rql_q;
+  function automatic logic [8:0] times_ksq(logic [3:0] n, logic [5:0] ksq);  // n * k * k
+    times_ksq = '0;
+    for (int b = 0; b < 4; b++) if (n[b]) times_ksq = times_ksq + (9'(ksq) << b);
+  endfunction
+  assign wrows_m1 = dw_i ? ksq_m1 : 6'(cin_i[8:3] - 6'd1);
+
+  // ---- per-channel records of the block, in drain order
+  logic [31:0] bias_q [DwSums];
+  logic [15:0] m_q [DwSums];
+  logic [5:0]  sh_q [DwSums];
+  logic [AW-1:0] pp_q;       // the next record (runs through the layer)
+  logic [3:0]    pg_q;       // records asked for
+  logic [3:0]    pgot_q;     // records arrived
+
+  // ---- the stepper: S0 chooses the step (and asks for its activation row), S1 gives it to the
+  // lanes with the weights read in S0
+  logic [15:0]   p_q;        // pixel
+  logic [5:0]    s_q0;       // step
+  logic [AW-1:0] ap_q;       // the next activation row (the input is contiguous)
+  logic [AW-1:0] ob_q;       // out + co0 (the block's first pixel)
+  logic [2:0]    gap_q;      // cycles since the last last step, saturating at 7 (a last step
+                             // may leave S0 at 2: the lanes' drain takes 3 cycles; depthwise
+                             // at 7, 8 cycles)
+  logic          gap_ok;
+  assign gap_ok = gap_q >= (win ? 3'd7 : 3'd2);
+  logic          v1_q, f1_q, l1_q, odd1_q;
+  logic [31:0]   xhi_q;      // the upper half of the row of the last even step
+  logic          s0_go;      // a step leaves S0 this cycle
+  logic          s0_read;    // it needs its row
+  logic          run_done_q; // every step issued
+  logic          wr_now;     // the row buffer's write takes the port this cycle
+
+  // ---- the depthwise stepper's three stages: A the next output pixel, D its taps (found from A
+  // in one cycle), B the pixel stepping through its taps (row by row, each row's taps left to
+  // right); D takes A's pixel when it is empty or B takes D's, and B takes D's at its last step
+  logic [AW-1:0] igrp_q;     // in + c0: tap (0, 0) of output pixel (0, 0), the block's channels
+  logic [15:0]   an_q;       // A: pixels that left A
+  logic [7:0]    ax_q;       // A: its output column
+  logic signed [9:0] aiy_q, aix_q;  // A: its tap (0, 0)'s input row and column
+  logic [AW-1:0] aorg_q;     // A: the address of its tap (0, 0)
+  logic [AW-1:0] arow_q;     // A: that of its row's first pixel
+  logic          dv_q;       // D holds a pixel
+  logic [AW-1:0] daddr_q;    // D: its first tap's input row
+  logic [5:0]    dwa_q;      // D: that tap's weight word
+  logic [2:0]    dnx_q, dny_q;  // D: its taps across and down, less one
+  logic [2:0]    xsel_q;     // the stem: the step's byte in its row
+  logic          bv_q;       // B holds a pixel
+  logic          bf_q;       // B: its next step is its first
+  logic [AW-1:0] baddr_q, brow_q;  // B: the next tap's input row, its tap row's first one's
+  logic [5:0]    bwa_q, bwrow_q;   // B: their weight words
+  logic [2:0]    bnx_q;      // B: taps across, less one
+  logic [2:0]    bx_q, by_q; // B: taps left in the tap row after the next, tap rows left after it
+  logic          a_go;       // D takes A's pixel
+  logic          b_load;     // B takes D's pixel
+
+  // ---- the port: an output write first, then the loaders' and the stepper's reads
+  logic          rd_want;
+  logic [AW-1:0] rd_addr;
+  tag_e          rd_tag;
+  always_comb begin
+    rd_want = 1'b0;
+    rd_addr = '0;
+    rd_tag  = TNone;
+    unique case (st_q)
+      SWgt: begin
+        // a row every other cycle (depthwise: every cycle; the stem: as its bytes are written out)
+        if (st_i) rd_want = rql_q != '0 && sb_q <= 4'd2 && tag_q != TWgt;
+        else rd_want = !wdone_q && (dw_i || tag_q != TWgt);
+        rd_addr = wp_q;
+        rd_tag  = TWgt;
+      end
+      SPrm: begin
+        rd_want = pg_q != kb_q;
+        rd_addr = pp_q;
+        rd_tag  = TPrm;
+      end
+      SRun: begin
+        rd_want = s0_read;
+        rd_addr = win ? {baddr_q[AW-1:3], 3'b000} : ap_q;
+        rd_tag  = TAct;
+      end
+      default: ;
+    endcase
+  end
+
+  // ---- lanes and output
+  logic          ln_ready, dr_valid;
+  logic [23:0]   dr_sum;
+  nasa_dot_lanes #(
+    .Primitive(Primitive), .Dsps(6), .Group(2), .AccBits(24), .DwSums(DwSums)
+  ) u_lanes (
+    .clk_i,
+    .rst_ni,
+    .valid_i(v1_q),
+    .ready_o(ln_ready),
+    .first_i(f1_q),
+    .last_i(l1_q),
+    .w_i({wrd2, wrd1, wrd0}),
+    .x_i(odd1_q ? xhi_q : rsp_rdata_i[31:0]),
+    .dw_i(win),
+    .dwx_i(st_i ? {8{rsp_rdata_i[8*xsel_q+:8]}} : rsp_rdata_i),
+    .drain_valid_o(dr_valid),
+    .drain_sum_o(dr_sum)
+  );
+
+  // the drain's k-th sum of a pixel with its channel's bias, then requantized
+  logic [2:0]  dk_q;      // drain position
+  logic [2:0]  rq_k_q;
+  logic        rqv_q;
+  logic [31:0] rqval_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      dk_q <= '0;
+      rqv_q <= 1'b0;
+    end else begin
+      rqv_q <= dr_valid;
+      if (dr_valid) dk_q <= (dk_q == nsum_m1) ? 3'd0 : dk_q + 3'd1;
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (dr_valid) begin
+      rqval_q <= {{8{dr_sum[23]}}, dr_sum} + bias_q[dk_q];
+      rq_k_q <= dk_q;
+    end
+  end
+  logic       y_valid;
+  logic [7:0] y;
+  logic       unused_rq_ready;
+  nasa_requant_dsp #(.Primitive(Primitive), .Dual(1'b1)) u_rq (
+    .clk_i,
+    .rst_ni,
+    .valid_i(rqv_q),
+    .ready_o(unused_rq_ready),
+    .v_i(rqval_q),
+    .m_i(m_q[rq_k_q]),
+    .s_i(sh_q[rq_k_q]),
+    .lo_i,
+    .hi_i,
+    .valid_o(y_valid),
+    .y_o(y)
+  );
+
+  // output bytes: they come in pixel order, three a pixel (depthwise and the stem eight; channel
+  // co0 + yk); yo_q is the current pixel's first output byte, out + p * K + co0, and ya_q the next
+  // byte's address, yo_q + yk_q, kept in a register (an adder in front of the row compare and the
+  // port's request set the clock). They gather in a row buffer, written when a byte of another
+  // row comes and the cycle after a pixel's last byte: one write a pixel, two when its bytes
+  // straddle rows.
+  logic [2:0]      yk_q;
+  logic [AW-1:0]   yo_q;
+  logic [AW-1:0]   ya_q;
+  logic            y_in;       // a byte of the block's channels
+  logic            y_last;     // the pixel's last one
+  assign y_in   = y_valid && ({1'b0, yk_q} < kb_q);
+  assign y_last = y_valid && ({1'b0, yk_q} == kb_q - 4'd1);
+  logic [63:0]     wb_data_q;
+  logic [7:0]      wb_strb_q;  // none: empty
+  logic [AW-4:0]   wb_row_q;
+  logic            wb_done_q;  // the buffer holds a pixel's last byte
+  assign wr_now = (wb_strb_q != '0) && (wb_done_q || (y_in && ya_q[AW-1:3] != wb_row_q));
+
+  assign req_valid_o = wr_now || rd_want;
+  assign req_we_o    = wr_now;
+  assign req_addr_o  = wr_now ? {wb_row_q, 3'b000} : rd_addr;
+  assign req_wdata_o = wb_data_q;
+  assign req_wstrb_o = wr_now ? wb_strb_q : 8'h00;
+  logic rd_taken;
+  assign rd_taken = rd_want && !wr_now && req_ready_i;
+
+  // S0: a step leaves when its row (if any) is taken and the lanes can take a last step
+  // (depthwise: every step reads its row, and there is a step only while B holds a pixel)
+  logic last0, even0;
+  assign last0 = win ? (bx_q == '0 && by_q == '0) : (s_q0 == nsteps_m1);
+  assign even0 = win || !s_q0[0];
+  assign s0_read = (st_q == SRun) && !run_done_q && even0 && (!win || bv_q) &&
+                   (!last0 || gap_ok);
+  assign s0_go = (st_q == SRun) && !run_done_q && (!win || bv_q) && (!last0 || gap_ok) &&
+                 (even0 ? rd_taken : 1'b1);
+  assign wra = win ? bwa_q : s_q0;
+
+  logic block_end;  // the block's bytes are all out (SFlush)
+  logic [8:0] blk;  // channels a block
+  assign blk = win ? 9'(DwSums) : 9'(Sums);
+  logic [15:0] pout_q;  // pixels whose bytes are out
+  assign block_end = (st_q == SFlush) && (pout_q == pix_i);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      st_q <= SIdle;
+      tag_q <= TNone;
+      err_o <= 1'b0;
+      v1_q <= 1'b0;
+      yk_q <= '0;
+      gap_q <= 3'd7;
+      wb_strb_q <= '0;
+      wb_done_q <= 1'b0;
+    end else begin
+      tag_q <= TNone;
+      if (rd_taken) tag_q <= rd_tag;
+      if (wr_now && !req_ready_i) err_o <= 1'b1;
+      v1_q <= s0_go;
+      if (s0_go && last0) gap_q <= 3'd0;
+      else if (gap_q != 3'd7) gap_q <= gap_q + 3'd1;
+      if (y_valid) yk_q <= (yk_q == nsum_m1) ? 3'd0 : yk_q + 3'd1;
+      if (wr_now) wb_strb_q <= y_in ? (8'b1 << ya_q[2:0]) : 8'h00;
+      else if (y_in) wb_strb_q <= wb_strb_q | (8'b1 << ya_q[2:0]);
+      wb_done_q <= y_last;
+      unique case (st_q)
+        SIdle: if (start_i) begin
+          st_q <= SWgt;
+          err_o <= 1'b0;
+        end
+        SWgt: if (wdone_q && !hi_pend_q && tag_q != TWgt) st_q <= SPrm;
+        SPrm: if (pgot_q == kb_q && tag_q != TPrm) st_q <= SRun;
+        SRun: if (run_done_q) st_q <= SFlush;
+        SFlush: if (block_end) st_q <= (co0_q + blk >= cout_i) ? SIdle : SWgt;
+        default: st_q <= SIdle;
+      endcase
+    end
+  end
+  assign busy_o = (st_q != SIdle);
+
+  // ---- depthwise: the taps of A's pixel inside the input, its first tap's addresses
+  logic [AW-1:0] cb, wc;      // C and W * C bytes
+  assign cb = AW'(cin_i);
+  assign wc = AW'(rowb_i);
+  logic [2:0]  padl;          // (k - 1) / 2
+  assign padl = {1'b0, k_i[2:1]};
+  logic [2:0]  ky_lo, kx_lo, ky_hi, kx_hi;  // the taps [lo, hi) inside the input
+  logic signed [10:0] rows_in, cols_in;    // input rows (columns) from tap 0's on
+  always_comb begin
+    ky_lo = aiy_q < 0 ? 3'(-aiy_q) : 3'd0;
+    kx_lo = aix_q < 0 ? 3'(-aix_q) : 3'd0;
+    rows_in = $signed({3'b000, ih_i}) - $signed({aiy_q[9], aiy_q});
+    cols_in = $signed({3'b000, iw_i}) - $signed({aix_q[9], aix_q});
+    ky_hi = (rows_in < $signed({8'd0, k_i})) ? rows_in[2:0] : k_i;
+    kx_hi = (cols_in < $signed({8'd0, k_i})) ? cols_in[2:0] : k_i;
+  end
+  // multiples 0..3 of a step (the tap bounds below k are at most the padding, 3)
+  function automatic logic [AW-1:0] times3(logic [1:0] n, logic [AW-1:0] x);
+    times3 = (n[0] ? x : '0) + (n[1] ? {x[AW-2:0], 1'b0} : '0);
+  endfunction
+  logic [AW-1:0] d_addr;
+  logic [5:0]    d_wa;
+  assign d_addr = aorg_q + times3(ky_lo[1:0], wc) + times3(kx_lo[1:0], cb);
+  assign d_wa = 6'(times3(ky_lo[1:0], AW'(k_i))) + 6'(kx_lo);
+  logic [AW-1:0] sc, swc;     // the steps from one output pixel to the next, across and down
+  assign sc = s2_i ? {cb[AW-2:0], 1'b0} : cb;
+  assign swc = s2_i ? {wc[AW-2:0], 1'b0} : wc;
+  assign b_load = dv_q && (!bv_q || (s0_go && last0));
+  assign a_go = (an_q != pix_i) && (!dv_q || b_load);
+
+  always_ff @(posedge clk_i) begin
+    ptag_q <= pg_q[2:0];
+    wbe0 <= '0;
+    wbe1 <= '0;
+    wwe2 <= 1'b0;
+    // --- layer start
+    if (st_q == SIdle && start_i) begin
+      co0_q <= '0;
+      wp_q <= wgt_i;
+      wgrp_q <= wgt_i;
+      pp_q <= prm_i;
+      ob_q <= out_i;
+      igrp_q <= in_i;
+    end
+    // --- block start (and each later block)
+    if ((st_q == SIdle && start_i) || (st_q == SFlush && block_end)) begin
+      lg_q <= '0;
+      lr_q <= '0;
+      sb_q <= '0;
+      stt_q <= '0;
+      stc_q <= '0;
+      wdone_q <= 1'b0;
+      hi_pend_q <= 1'b0;
+      pg_q <= '0;
+      pgot_q <= '0;
+      p_q <= '0;
+      s_q0 <= '0;
+      ap_q <= in_i;
+      run_done_q <= 1'b0;
+      an_q <= '0;
+      dv_q <= 1'b0;
+      bv_q <= 1'b0;
+    end
+    if (st_q == SIdle && start_i) begin
+      ax_q <= '0;
+      aiy_q <= 10'd0 - 10'(padt_i);
+      aix_q <= 10'd0 - 10'(padl);
+      aorg_q <= in_i;
+      arow_q <= in_i;
+    end
+    if (st_q == SIdle && start_i) begin
+      yo_q <= out_i;
+      ya_q <= out_i;
+      kb_q <= block_k(dw_i, st_i, cout_i);
+      rql_q <= times_ksq(block_k(dw_i, st_i, cout_i), ksq_m1 + 6'd1);
+    end
+    if (st_q == SFlush && block_end) begin
+      kb_q <= block_k(dw_i, st_i, cout_i - co0_q - blk);
+      rql_q <= times_ksq(block_k(dw_i, st_i, cout_i - co0_q - blk), ksq_m1 + 6'd1);
+      co0_q <= co0_q + blk;
+      ob_q <= ob_q + AW'(blk);
+      yo_q <= ob_q + AW'(blk);
+      ya_q <= ob_q + AW'(blk);
+      // depthwise: the next eight channels; the stem: the same input again
+      if (dw_i) wp_q <= wgrp_q + AW'(8);
+      wgrp_q <= wgrp_q + AW'(8);
+      if (dw_i) igrp_q <= igrp_q + AW'(8);
+      ax_q <= '0;
+      aiy_q <= 10'd0 - 10'(padt_i);
+      aix_q <= 10'd0 - 10'(padl);
+      aorg_q <= dw_i ? igrp_q + AW'(8) : igrp_q;
+      arow_q <= dw_i ? igrp_q + AW'(8) : igrp_q;
+    end
+    if ((st_q == SIdle && start_i) || (st_q == SFlush && block_end)) pout_q <= '0;
+    // the row buffer: emptied by a write, a byte of its row added, a byte of another row starts it
+    // again
+    if (y_in) begin
+      for (int b = 0; b < 8; b++) begin
+        if (ya_q[2:0] == 3'(b)) wb_data_q[8*b+:8] <= y;
+      end
+      wb_row_q <= ya_q[AW-1:3];
+    end
+    if (y_valid && yk_q == nsum_m1) begin
+      yo_q <= yo_q + AW'(cout_i);
+      ya_q <= yo_q + AW'(cout_i);
+      pout_q <= pout_q + 16'd1;
+    end else if (y_valid) begin
+      ya_q <= ya_q + AW'(1);
+    end
+    // --- weight rows: asked in order; the low half written on arrival, the high half next
+    // (depthwise: a tap's row a cycle, into RAMs 0 and 1 at once)
+    if (st_q == SWgt && rd_taken && st_i) begin
+      wp_q <= wp_q + AW'(8);
+      rql_q <= (rql_q > 9'd8) ? rql_q - 9'd8 : 9'd0;
+    end
+    if (st_q == SWgt && rd_taken && !st_i) begin
+      wp_q <= wp_q + (dw_i ? cb : AW'(8));
+      hg_q <= lg_q;
+      hr_q <= lr_q;
+      if (lr_q == wrows_m1) begin
+        lr_q <= '0;
+        if (dw_i || {2'b00, lg_q} + 4'd1 == kb_q) wdone_q <= 1'b1;
+        lg_q <= lg_q + 2'd1;
+      end else begin
+        lr_q <= lr_q + 6'd1;
+      end
+    end
+    hi_pend_q <= 1'b0;
+    if (st_i) begin
+      // the stem: a byte a cycle from the row buffer, to tap stt_q's word, channel stc_q's byte
+      if (st_q == SWgt && sb_q != '0 && !wdone_q) begin
+        wwa <= stt_q;
+        wwd <= {4{sr_q[7:0]}};
+        wwd1 <= {4{sr_q[7:0]}};
+        wbe0 <= stc_q[2] ? 4'b0000 : 4'b0001 << stc_q[1:0];
+        wbe1 <= stc_q[2] ? 4'b0001 << stc_q[1:0] : 4'b0000;
+        sr_q <= {8'h00, sr_q[63:8]};
+        sb_q <= sb_q - 4'd1;
+        if (stt_q == ksq_m1) begin
+          stt_q <= '0;
+          stc_q <= stc_q + 3'd1;
+          if ({1'b0, stc_q} + 4'd1 == kb_q) begin
+            wdone_q <= 1'b1;
+            sb_q <= '0;
+          end
+        end else begin
+          stt_q <= stt_q + 6'd1;
+        end
+      end
+      if (tag_q == TWgt) begin
+        sr_q <= rsp_rdata_i;
+        sb_q <= 4'd8;
+      end
+    end else if (tag_q == TWgt && dw_i) begin
+      wwa <= hr_q;
+      wwd <= rsp_rdata_i[31:0];
+      wwd1 <= rsp_rdata_i[63:32];
+      wbe0 <= 4'b1111;
+      wbe1 <= 4'b1111;
+    end else if (tag_q == TWgt) begin
+      wwa <= {hr_q[4:0], 1'b0};
+      wwd <= rsp_rdata_i[31:0];
+      wwd1 <= rsp_rdata_i[31:0];
+      wbe0 <= {4{hg_q == 2'd0}};
+      wbe1 <= {4{hg_q == 2'd1}};
+      wwe2 <= hg_q == 2'd2;
+      hi_q <= rsp_rdata_i[63:32];
+      hi_pend_q <= 1'b1;
+    end else if (hi_pend_q) begin
+      wwa <= {hr_q[4:0], 1'b1};
+      wwd <= hi_q;
+      wwd1 <= hi_q;
+      wbe0 <= {4{hg_q == 2'd0}};
+      wbe1 <= {4{hg_q == 2'd1}};
+      wwe2 <= hg_q == 2'd2;
+    end
+    // --- records
+    if (st_q == SPrm && rd_taken) begin
+      pp_q <= pp_q + AW'(8);
+      pg_q <= pg_q + 4'd1;
+    end
+    if (tag_q == TPrm) begin
+      bias_q[ptag_q] <= rsp_rdata_i[31:0];
+      m_q[ptag_q] <= rsp_rdata_i[47:32];
+      sh_q[ptag_q] <= rsp_rdata_i[53:48];
+      pgot_q <= pgot_q + 4'd1;
+    end
+    // --- steps
+    if (s0_go) begin
+      f1_q <= win ? bf_q : (s_q0 == 6'd0);
+      l1_q <= last0;
+      odd1_q <= !win && s_q0[0];
+      xsel_q <= baddr_q[2:0];
+      if (even0) ap_q <= ap_q + AW'(8);
+      if (last0) begin
+        s_q0 <= '0;
+        if (p_q + 16'd1 == pix_i) run_done_q <= 1'b1;
+        p_q <= p_q + 16'd1;
+      end else begin
+        s_q0 <= s_q0 + 6'd1;
+      end
+    end
+    if (v1_q && !odd1_q) xhi_q <= rsp_rdata_i[63:32];
+    // --- depthwise: A, D and B
+    if (st_q == SRun && a_go) begin
+      an_q <= an_q + 16'd1;
+      if (ax_q == ow_i - 8'd1) begin
+        ax_q <= '0;
+        aiy_q <= aiy_q + (s2_i ? 10'sd2 : 10'sd1);
+        aix_q <= 10'd0 - 10'(padl);
+        arow_q <= arow_q + swc;
+        aorg_q <= arow_q + swc;
+      end else begin
+        ax_q <= ax_q + 8'd1;
+        aix_q <= aix_q + (s2_i ? 10'sd2 : 10'sd1);
+        aorg_q <= aorg_q + sc;
+      end
+      daddr_q <= d_addr;
+      dwa_q <= d_wa;
+      dnx_q <= kx_hi - kx_lo - 3'd1;
+      dny_q <= ky_hi - ky_lo - 3'd1;
+    end
+    if (st_q == SRun) begin
+      if (a_go) dv_q <= 1'b1;
+      else if (b_load) dv_q <= 1'b0;
+    end
+    if (st_q == SRun && b_load) begin
+      bv_q <= 1'b1;
+      bf_q <= 1'b1;
+      baddr_q <= daddr_q;
+      brow_q <= daddr_q;
+      bwa_q <= dwa_q;
+      bwrow_q <= dwa_q;
+      bnx_q <= dnx_q;
+      bx_q <= dnx_q;
+      by_q <= dny_q;
+    end else if (win && s0_go) begin
+      bf_q <= 1'b0;
+      if (last0) begin
+        bv_q <= 1'b0;
+      end else if (bx_q == '0) begin
+        bx_q <= bnx_q;
+        by_q <= by_q - 3'd1;
+        brow_q <= brow_q + wc;
+        baddr_q <= brow_q + wc;
+        bwrow_q <= bwrow_q + 6'(k_i);
+        bwa_q <= bwrow_q + 6'(k_i);
+      end else begin
+        bx_q <= bx_q - 3'd1;
+        baddr_q <= baddr_q + cb;
+        bwa_q <= bwa_q + 6'd1;
+      end
+    end
+  end
+
+  logic unused;
+  assign unused = ^{rsp_valid_i, unused_rq_ready, ln_ready, cin_i[1:0], ky_hi, kx_hi};
+endmodule

@@ -1,0 +1,436 @@
+// rtl/nasa_mac_array.sv, the pointwise and depthwise paths of the board's planned MAC array, as
+// the board would build it (six SB_MAC16 in 8x8 mode for the lanes, two in 16x16 mode for the
+// requantization, simulated by Yosys's own model of the primitive, cells_sim.v): whole 1x1
+// convolutions and whole depthwise convolutions (k 1..7, stride 1 and 2, whole layers and row
+// bands) from a memory image to a memory image, byte for byte equal to the reference model's Conv
+// and DwConv (nasa::ref::execute), with every activation, output channel counts that leave a
+// short last block, outputs at any byte offset, and a memory that makes reads wait; with a memory
+// that takes every request, in the cycles of its schedule's model (model_cycles, dw_cycles),
+// cycle for cycle.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <set>
+#include <vector>
+
+#include "Vnasa_mac_array.h"
+#include "nasa/desc.h"
+#include "nasa/hw_spec.h"
+#include "nasa/refmodel.h"
+#include "nasa/sim/vbench.h"
+
+namespace {
+
+using nasa::sim::Bench;
+constexpr uint32_t kMemBytes = 1u << 17;
+
+struct Layer {
+  uint32_t in = 0, wgt = 0, prm = 0, out = 0;
+  uint16_t pix = 0, cin = 0, cout = 0;
+  uint8_t act = 0, q6 = 0;
+  // depthwise (dw) and the stem (a Conv of one input channel): input h x w, output ho x wo
+  // (pix), k x k, stride, rows of zeros above
+  bool dw = false, stem = false;
+  uint16_t h = 0, w = 0, ho = 0, wo = 0;
+  uint8_t k = 1, stride = 1, pad_top = 0;
+  bool band = false;  // a row band: ho and pad_top its own
+};
+
+// Random records (bias of every magnitude, M, S) for `n` channels at `prm`.
+void random_records(nasa::sim::Random& r, std::vector<uint8_t>& mem, uint32_t prm, uint32_t n) {
+  for (uint32_t c = 0; c < n; ++c) {
+    uint8_t* rec = mem.data() + prm + 8 * c;
+    const int bits = static_cast<int>(r.uniform(0, 32));
+    const uint32_t bias = bits == 32 ? static_cast<uint32_t>(r())
+                                     : (static_cast<uint32_t>(r()) & ((1u << bits) - 1)) *
+                                           (r.uniform(0, 1) ? 1u : ~0u);
+    for (int i = 0; i < 4; ++i) rec[i] = static_cast<uint8_t>(bias >> (8 * i));
+    rec[6] = static_cast<uint8_t>(r.uniform(1, nasa::hw::kMaxShift));
+    rec[7] = 0;
+  }
+}
+
+// A random layer with its memory image: input, weights and records at 8-aligned addresses, the
+// output at any offset.
+Layer random_layer(nasa::sim::Random& r, std::vector<uint8_t>& mem, uint16_t pix, uint16_t cin,
+                   uint16_t cout) {
+  Layer l;
+  l.pix = pix;
+  l.cin = cin;
+  l.cout = cout;
+  l.act = static_cast<uint8_t>(r.uniform(0, 2));
+  l.q6 = static_cast<uint8_t>(r.uniform(0, 127));
+  l.in = 8 * static_cast<uint32_t>(r.uniform(1, 64));
+  l.wgt = (l.in + uint32_t{pix} * cin + 7) & ~7u;
+  l.prm = (l.wgt + uint32_t{cout} * cin + 7) & ~7u;
+  l.out = l.prm + 8u * cout + static_cast<uint32_t>(r.uniform(0, 15));
+  for (auto& b : mem) b = static_cast<uint8_t>(r());
+  random_records(r, mem, l.prm, cout);
+  return l;
+}
+
+uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+// A random depthwise layer (input h x w x c, k, stride; a row band when `band`) with its memory
+// image, laid out as random_layer's.
+// With `stem`, a Conv of one input channel and c output channels instead.
+Layer random_dw_layer(nasa::sim::Random& r, std::vector<uint8_t>& mem, uint16_t h, uint16_t w,
+                      uint16_t c, uint8_t k, uint8_t stride, bool band, bool stem = false) {
+  Layer l;
+  l.dw = !stem;
+  l.stem = stem;
+  l.h = h;
+  l.w = w;
+  l.k = k;
+  l.stride = stride;
+  l.cin = stem ? 1 : c;
+  l.cout = c;
+  l.band = band;
+  l.ho = static_cast<uint16_t>(ceil_div(h, stride));
+  l.wo = static_cast<uint16_t>(ceil_div(w, stride));
+  l.pad_top = static_cast<uint8_t>((k - 1) / 2);
+  if (band) {  // fewer output rows, its own top padding
+    l.ho = static_cast<uint16_t>(r.uniform(1, l.ho));
+    l.pad_top = static_cast<uint8_t>(r.uniform(0, (k - 1) / 2));
+  }
+  l.pix = static_cast<uint16_t>(l.ho * l.wo);
+  l.act = static_cast<uint8_t>(r.uniform(0, 2));
+  l.q6 = static_cast<uint8_t>(r.uniform(0, 127));
+  l.in = 8 * static_cast<uint32_t>(r.uniform(1, 64));
+  l.wgt = (l.in + uint32_t{h} * w * l.cin + 7) & ~7u;
+  l.prm = (l.wgt + uint32_t{k} * k * c + 7) & ~7u;
+  l.out = l.prm + 8u * c + static_cast<uint32_t>(r.uniform(0, 15));
+  if (stem) l.in += static_cast<uint32_t>(r.uniform(0, 7));  // one channel: any byte
+  for (auto& b : mem) b = static_cast<uint8_t>(r());
+  random_records(r, mem, l.prm, c);
+  return l;
+}
+
+std::vector<uint8_t> reference(const Layer& l, std::vector<uint8_t> mem) {
+  nasa::Desc d;
+  d.op = static_cast<uint8_t>(l.dw ? nasa::hw::Op::DwConv : nasa::hw::Op::Conv);
+  d.act = l.act;
+  d.q6 = l.q6;
+  d.k = l.k;
+  d.stride = l.stride;
+  const bool window = l.dw || l.stem;
+  d.h = window ? l.h : 1;
+  d.w = window ? l.w : l.pix;
+  if (l.band) {
+    d.out_rows = l.ho;
+    d.pad_top = l.pad_top;
+  }
+  d.cin = l.cin;
+  d.cout = l.cout;
+  d.in_addr = l.in;
+  d.wgt_addr = l.wgt;
+  d.prm_addr = l.prm;
+  d.out_addr = l.out;
+  nasa::ref::execute(d, mem);
+  return mem;
+}
+
+struct Run {
+  uint64_t cycles = 0;
+  bool err = false;
+};
+
+// Runs the layer on the block against `mem`; reads are taken with probability ready/8, writes
+// at once except the `refuse`-th (counted from 1; 0: none), refused for one cycle.
+Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random& r,
+        uint64_t refuse = 0) {
+  Bench<Vnasa_mac_array> b("nasa_mac_array", 1);
+  b->rst_ni = 0;
+  b->start_i = 0;
+  b->req_ready_i = 1;
+  b->rsp_valid_i = 0;
+  b.tick();
+  b->rst_ni = 1;
+  // depthwise: in_i is tap (0, 0) of output pixel (0, 0), above and left of the input
+  const uint32_t row = uint32_t{l.w} * l.cin;
+  const bool window = l.dw || l.stem;
+  b->in_i = window ? (l.in - l.pad_top * row - (l.k - 1u) / 2 * l.cin) % kMemBytes : l.in;
+  b->dw_i = l.dw;
+  b->st_i = l.stem;
+  b->ih_i = static_cast<uint8_t>(l.h);
+  b->iw_i = static_cast<uint8_t>(l.w);
+  b->ow_i = static_cast<uint8_t>(l.wo);
+  b->k_i = l.k;
+  b->s2_i = l.stride == 2;
+  b->padt_i = l.pad_top;
+  b->rowb_i = static_cast<uint16_t>(row);
+  b->wgt_i = l.wgt;
+  b->out_i = l.out;
+  b->prm_i = l.prm;
+  b->pix_i = l.pix;
+  b->cin_i = l.cin;
+  b->cout_i = l.cout;
+  b->lo_i = l.act == 0 ? 0x80 : 0;
+  b->hi_i = l.act == 2 ? l.q6 : 127;
+  b->start_i = 1;
+  b.tick();
+  b->start_i = 0;
+  Run out;
+  bool rsp_next = false;
+  uint64_t writes = 0;
+  uint64_t rsp_data = 0;
+  const uint64_t limit = 200 + 40ull * l.pix * l.cout * (window ? l.k * l.k : l.cin);
+  while (b->busy_o && out.cycles < limit) {
+    b->rsp_valid_i = rsp_next;
+    b->rsp_rdata_i = rsp_data;
+    rsp_next = false;
+    b->req_ready_i = 1;
+    b.settle();
+    if (b->req_valid_o && !b->req_we_o) b->req_ready_i = static_cast<int>(r.uniform(0, 7)) < ready;
+    if (b->req_valid_o && b->req_we_o && ++writes == refuse) b->req_ready_i = 0;
+    b.settle();
+    if (b->req_valid_o && b->req_ready_i) {
+      const uint32_t a = b->req_addr_o;
+      EXPECT_EQ(a % 8, 0u);
+      EXPECT_LT(a, kMemBytes);
+      if (b->req_we_o) {
+        for (int i = 0; i < 8; ++i) {
+          if ((b->req_wstrb_o >> i) & 1)
+            mem[a + i] = static_cast<uint8_t>(b->req_wdata_o >> (8 * i));
+        }
+      } else {
+        rsp_next = true;
+        rsp_data = 0;
+        for (int i = 0; i < 8; ++i) rsp_data |= uint64_t{mem[a + i]} << (8 * i);
+      }
+    }
+    b.tick();
+    ++out.cycles;
+  }
+  EXPECT_FALSE(b->busy_o) << "still busy after " << out.cycles << " cycles";
+  out.err = b->err_o;
+  return out;
+}
+
+// The stepper's cycles for one block of kb channels from cycle c (a memory that takes every
+// request; the RTL's header): pixel p takes steps(p) steps, a step a cycle, unless the step's row
+// read (pointwise: even steps only) meets an output write (the write goes first) or a pixel's
+// last step comes within `drain` cycles of the one before (the lanes' drain of `drain` sums). A
+// pixel whose last step leaves the stepper at t has its bytes k = 0..kb-1 (at y0(p) + k) out of
+// the requantization at t + 11 + k; a byte of another row than those before it writes the row
+// buffer, and the pixel's bytes go out at t + 11 + kb. Returns the cycle after the block's last,
+// t + 11 + drain of its last pixel.
+template <class Steps, class Y0>
+uint64_t block_cycles(uint64_t c, uint32_t pix, Steps steps, bool pointwise, uint32_t drain,
+                      uint32_t kb, Y0 y0) {
+  std::set<uint64_t> writes;
+  uint32_t gap = drain - 1;
+  uint64_t t_last = 0;
+  for (uint32_t p = 0; p < pix; ++p) {
+    const uint32_t n = steps(p);
+    for (uint32_t s = 0; s < n;) {
+      const bool last = s + 1 == n;
+      const bool reads = !pointwise || s % 2 == 0;
+      const bool go = (!last || gap >= drain - 1) && (!reads || !writes.count(c));
+      gap = std::min(gap + 1, drain - 1);
+      if (go) {
+        if (last) {
+          gap = 0;
+          t_last = c;
+          const uint64_t y = y0(p);
+          for (uint32_t k = 1; k < kb; ++k) {
+            if ((y + k) / 8 != (y + k - 1) / 8) writes.insert(c + 11 + k);
+          }
+          writes.insert(c + 11 + kb);
+        }
+        ++s;
+      }
+      ++c;
+    }
+  }
+  return t_last + 12 + drain;
+}
+
+// The pointwise schedule's cycles (counted from the cycle after start_i): per block of kb
+// channels, 2 x kb x C / 8 + 2 cycles of weight rows and kb + 2 of records, then its steps
+// (block_cycles), C / 4 a pixel.
+uint64_t model_cycles(const Layer& l) {
+  uint64_t c = 0;
+  for (uint32_t co0 = 0; co0 < l.cout; co0 += 3) {
+    const uint32_t kb = std::min(3u, l.cout - co0);
+    c += 2ull * kb * l.cin / 8 + 2 + kb + 2;  // weight rows, records
+    c = block_cycles(
+        c, l.pix, [&](uint32_t) { return l.cin / 4u; }, true, 3, kb,
+        [&](uint32_t p) { return uint64_t{l.out} + uint64_t{p} * l.cout + co0; });
+  }
+  return c;
+}
+
+// Output pixel p's taps inside the input (the reference's Axis::lo/hi).
+uint32_t dw_taps(const Layer& l, uint32_t p) {
+  const auto taps = [&](int32_t o0, uint32_t size) {  // of a window at o0, inside [0, size)
+    const int32_t lo = std::max(0, -o0);
+    const int32_t hi = std::min<int32_t>(l.k, static_cast<int32_t>(size) - o0);
+    return static_cast<uint32_t>(hi - lo);
+  };
+  const int32_t oy = static_cast<int32_t>(p / l.wo), ox = static_cast<int32_t>(p % l.wo);
+  return taps(oy * l.stride - l.pad_top, l.h) * taps(ox * l.stride - (l.k - 1) / 2, l.w);
+}
+
+// The depthwise and stem schedules' cycles: per block of kb channels (depthwise 8, the stem
+// min(8, K - co0)), k * k + 2 cycles of weight rows (a row a cycle; the stem's kb * k * k + 3, a
+// byte a cycle), kb + 2 of records, 2 more to the first step (its tap bounds found in between),
+// then its steps (block_cycles), one per tap inside the input, the drain 8 sums.
+uint64_t dw_cycles(const Layer& l) {
+  uint64_t c = 0;
+  for (uint32_t c0 = 0; c0 < l.cout; c0 += 8) {
+    const uint32_t kb = std::min(8u, l.cout - c0);
+    const uint64_t ksq = uint64_t{l.k} * l.k;
+    c += (l.stem ? kb * ksq + 3 : ksq + 2) + kb + 2 + 2;
+    c = block_cycles(
+        c, l.pix, [&](uint32_t p) { return dw_taps(l, p); }, false, 8, kb,
+        [&](uint32_t p) { return uint64_t{l.out} + uint64_t{p} * l.cout + c0; });
+  }
+  return c;
+}
+
+// Runs the layer and compares the whole memory with the reference's; returns the cycles.
+uint64_t check(const Layer& l, nasa::sim::Random& r, int ready, std::vector<uint8_t> mem) {
+  const auto want = reference(l, mem);
+  const Run got = run(l, mem, ready, r);
+  EXPECT_FALSE(got.err);
+  if (ready == 8) {
+    EXPECT_EQ(got.cycles, l.dw || l.stem ? dw_cycles(l) : model_cycles(l))
+        << "P=" << l.pix << " C=" << l.cin << " K=" << l.cout << " dw=" << l.dw
+        << " k=" << int{l.k};
+  }
+  size_t bad = 0;
+  for (size_t i = 0; i < mem.size(); ++i) {
+    if (mem[i] != want[i] && bad++ < 5) {
+      ADD_FAILURE() << "byte " << i << " (output byte " << static_cast<int64_t>(i) - l.out
+                    << "): " << int{mem[i]} << ", reference " << int{want[i]} << "; P=" << l.pix
+                    << " C=" << l.cin << " K=" << l.cout << " dw=" << l.dw << " " << l.h << "x"
+                    << l.w << " k=" << int{l.k} << " s=" << int{l.stride} << " band=" << l.band
+                    << " stem=" << l.stem;
+    }
+  }
+  return got.cycles;
+}
+
+// A write the memory does not take at once (the caller broke the port's priority) latches err_o;
+// the run still ends.
+TEST(MacArray, ARefusedWriteIsAnError) {
+  nasa::sim::Random r(nasa::sim::test_seed("MacArray.Refused", 8));
+  std::vector<uint8_t> mem(kMemBytes);
+  const Layer l = random_layer(r, mem, 10, 16, 6);
+  auto m = mem;
+  EXPECT_FALSE(run(l, m, 8, r).err);
+  m = mem;
+  EXPECT_TRUE(run(l, m, 8, r, 5).err);
+}
+
+TEST(MacArray, RandomLayersEqualTheReference) {
+  nasa::sim::Random r(nasa::sim::test_seed("MacArray.Random", 7));
+  std::vector<uint8_t> mem(kMemBytes);
+  for (uint64_t t = 0; t < nasa::sim::iterations(12); ++t) {
+    const auto pix = static_cast<uint16_t>(r.uniform(1, 40));
+    const auto cin = static_cast<uint16_t>(8 * r.uniform(1, 8));
+    const auto cout = static_cast<uint16_t>(r.uniform(1, 20));
+    const Layer l = random_layer(r, mem, pix, cin, cout);
+    check(l, r, t % 2 ? 8 : 5, mem);
+    if (HasFailure()) return;
+  }
+}
+
+// Layer shapes of fmnist-mb14's 1x1 Convs (expansions from 16 and 24 channels, projections to
+// 16, 24 and 40), a memory that takes every request: exact, in model_cycles() (check()), and at
+// least `floor` MACs a cycle
+// (the rates measured when the block was built, less about 0.25: the lanes' 12 a step, less the
+// weight loads, the short last block, and the steps the output bytes' writes take from the
+// activation reads; docs/fpga.md).
+TEST(MacArray, ModelShapesAreExactAndFast) {
+  nasa::sim::Random r(nasa::sim::test_seed("MacArray.Shapes", 9));
+  std::vector<uint8_t> mem(kMemBytes);
+  struct Shape {
+    uint16_t pix, cin, cout;
+    double floor;
+  };
+  const Shape shapes[] = {{196, 16, 48, 10.2},  {196, 48, 16, 9.6},  {49, 24, 144, 9.65},
+                          {49, 144, 24, 10.65}, {49, 240, 40, 10.3}, {49, 40, 120, 10.05}};
+  for (const auto& s : shapes) {
+    const Layer l = random_layer(r, mem, s.pix, s.cin, s.cout);
+    const uint64_t cycles = check(l, r, 8, mem);
+    if (HasFailure()) return;
+    const double rate = static_cast<double>(s.pix) * s.cin * s.cout / static_cast<double>(cycles);
+    RecordProperty(fmt::format("P{}_C{}_K{}", s.pix, s.cin, s.cout), fmt::format("{:.2f}", rate));
+    std::printf("P=%u C=%u K=%u: %llu cycles, %.2f MACs a cycle\n", s.pix, s.cin, s.cout,
+                static_cast<unsigned long long>(cycles), rate);
+    EXPECT_GE(rate, s.floor) << "P=" << s.pix << " C=" << s.cin << " K=" << s.cout;
+  }
+}
+
+// Random depthwise layers (`stem`: stem Convs, one input channel) on the block: every kernel size
+// (1..7), both strides, whole layers and a quarter of them row bands with their own top padding,
+// images from 1x1 up, 8 to 40 channels (the stem 1 to 20 output channels, a short last block,
+// its input at any byte), outputs at any byte offset, every other layer with reads that wait.
+void check_random_windows(nasa::sim::Random& r, bool stem) {
+  std::vector<uint8_t> mem(kMemBytes);
+  const uint8_t ks[] = {1, 3, 5, 7};
+  for (uint64_t t = 0; t < nasa::sim::iterations(24); ++t) {
+    const auto h = static_cast<uint16_t>(r.uniform(1, stem ? 16 : 12));
+    const auto w = static_cast<uint16_t>(r.uniform(1, stem ? 16 : 12));
+    const auto c = static_cast<uint16_t>(stem ? r.uniform(1, 20) : 8 * r.uniform(1, 5));
+    const uint8_t k = ks[r.uniform(0, 3)];
+    const auto stride = static_cast<uint8_t>(r.uniform(1, 2));
+    const Layer l = random_dw_layer(r, mem, h, w, c, k, stride, r.uniform(0, 3) == 0, stem);
+    check(l, r, t % 2 ? 8 : 5, mem);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(MacArray, RandomDepthwiseLayersEqualTheReference) {
+  nasa::sim::Random r(nasa::sim::test_seed("MacArray.RandomDw", 10));
+  check_random_windows(r, false);
+}
+
+TEST(MacArray, RandomStemLayersEqualTheReference) {
+  nasa::sim::Random r(nasa::sim::test_seed("MacArray.RandomStem", 12));
+  check_random_windows(r, true);
+}
+
+// Depthwise layer shapes of fmnist-mb14 (14x14 and 7x7 maps, expansions of 16, 24 and 40
+// channels, k 3/5/7, the stride-2 layer), a memory that takes every request: exact, in
+// dw_cycles() (check()), and at least `floor` MACs a cycle, MACs counted as the engine counts
+// them, k * k a channel of each output pixel, padding taps included, and `inside` counting only
+// the taps inside the input, those the block multiplies (the rates measured when the depthwise
+// path was built, less about 0.2: 8 a step, less the weight loads, the output writes' cycles and
+// the drain's 8 cycles a pixel; the first more than 8 where padding taps are skipped;
+// docs/fpga.md).
+TEST(MacArray, DepthwiseModelShapesAreExactAndFast) {
+  nasa::sim::Random r(nasa::sim::test_seed("MacArray.DwShapes", 11));
+  std::vector<uint8_t> mem(kMemBytes);
+  struct Shape {
+    uint16_t h, c;
+    uint8_t k, stride;
+    double floor, inside;
+  };
+  const Shape shapes[] = {{14, 48, 3, 1, 7.2, 6.5},   {14, 16, 5, 1, 8.8, 7.3},
+                          {14, 96, 5, 2, 8.45, 7.05}, {7, 72, 3, 1, 7.05, 5.75},
+                          {7, 144, 7, 1, 12.6, 7.1},  {7, 240, 5, 1, 10.15, 6.9}};
+  for (const auto& s : shapes) {
+    Layer l = random_dw_layer(r, mem, s.h, s.h, s.c, s.k, s.stride, false);
+    l.out &= ~7u;  // the compiler's tensors are 64-byte aligned: a pixel's 8 bytes, one write
+    const uint64_t cycles = check(l, r, 8, mem);
+    if (HasFailure()) return;
+    const double rate = static_cast<double>(l.pix) * s.c * s.k * s.k / static_cast<double>(cycles);
+    uint64_t taps = 0;  // output pixels' taps inside the input
+    for (uint32_t p = 0; p < l.pix; ++p) taps += dw_taps(l, p);
+    const double inside = static_cast<double>(taps) * s.c / static_cast<double>(cycles);
+    const auto name = fmt::format("H{}_C{}_k{}_s{}", s.h, s.c, s.k, s.stride);
+    RecordProperty(name, fmt::format("{:.2f} ({:.2f} inside)", rate, inside));
+    std::printf("%s: %llu cycles, %.2f MACs a cycle (%.2f of taps inside the input)\n",
+                name.c_str(), static_cast<unsigned long long>(cycles), rate, inside);
+    EXPECT_GE(rate, s.floor) << name;
+    EXPECT_GE(inside, s.inside) << name;
+  }
+}
+
+}  // namespace
