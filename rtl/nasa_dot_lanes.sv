@@ -13,10 +13,12 @@
 //   would find the drain still busy: two last steps at least Sums cycles apart (dot products of
 //   Sums steps or more run back to back).
 //   Sums are exact: AccBits must hold steps x 2 x Group x 2^14 (int24: up to 256 input channels).
-//   Depthwise mode (DwSums > 0, dw_i held for a whole dot product): the first DwSums / 2 DSPs
-//   take their own activations, dwx_i[16d+15:16d], and each of their two products goes into
-//   its own accumulator (product j = w_i[8j+7:8j] * dwx_i[8j+7:8j] into sum j): DwSums separate
-//   channels of one pixel, drained as DwSums sums; last steps then at least DwSums cycles apart.
+//   Depthwise mode (DwSums > 0, dw_i held for a whole dot product): each of the first DwSums / 2
+//   DSPs' two products goes into its own accumulator (product j = w_i[8j+7:8j] times its
+//   activation into sum j): DwSums separate sums, drained as DwSums; last steps then at least
+//   DwSums cycles apart. The activations are the DSPs' own, dwx_i[16d+15:16d] (dwx_on_i: eight
+//   channels of one pixel), or x_i as in the grouped mode (one byte broadcast: the stem). Sums
+//   past the Sums of the grouped mode are DwAccBits wide (k x k <= 49 taps).
 // Primitive = 1 instantiates SB_MAC16 (the board), 0 the same pipeline in fabric (nasa_mac8x2).
 // ctest DotLanes.* (Group = 1) and DotLanesGrouped.* (Group = 2) hold both, the DSP simulated by
 // Yosys's own model, to the exact sums; MacArray.* holds the depthwise mode (DwSums = 8).
@@ -25,7 +27,8 @@ module nasa_dot_lanes #(
   parameter int unsigned Dsps      = 6,
   parameter int unsigned Group     = 1,   // DSPs summed into one output channel's accumulator
   parameter int unsigned AccBits   = 24,
-  parameter int unsigned DwSums    = 0    // depthwise sums (0: no depthwise mode; even, <= 2 Dsps)
+  parameter int unsigned DwSums    = 0,   // depthwise sums (0: no depthwise mode; even, <= 2 Dsps)
+  parameter int unsigned DwAccBits = 21   // depthwise sums past Sums: 49 taps x 2^14 (k <= 7)
 ) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
@@ -36,6 +39,7 @@ module nasa_dot_lanes #(
   input  logic [16*Dsps-1:0]   w_i,       // DSP d: {w1, w0} in bits [16d+15:16d], int8 each
   input  logic [16*Group-1:0]  x_i,       // the j-th DSP of each group: {x1, x0} in [16j+15:16j]
   input  logic                 dw_i,      // depthwise mode (DwSums > 0)
+  input  logic                 dwx_on_i,  // its operands from dwx_i (else x_i: each product's x)
   // depthwise activations: product j's in [8j+7:8j]
   input  logic [8*(DwSums > 0 ? DwSums : 2)-1:0] dwx_i,
   output logic                 drain_valid_o,
@@ -44,7 +48,6 @@ module nasa_dot_lanes #(
   localparam int unsigned Sums = Dsps / Group;
   localparam int unsigned Chain = (DwSums > Sums) ? DwSums : Sums;  // the drain chain's sums
   localparam int unsigned DwDsps = DwSums / 2;
-  localparam int unsigned HiN = (DwDsps > 0) ? DwDsps : 1;
   localparam int unsigned CW = $clog2(Chain + 1);
 
   logic take;
@@ -60,24 +63,31 @@ module nasa_dot_lanes #(
   end
 
   // the DSPs run every cycle; a step's flags follow its operands down the pipeline. Each DSP's
-  // pair sum (int17), in depthwise mode its low product, with the high one beside it.
+  // pair sum (int17) goes into its own register; in depthwise mode product g goes into the first
+  // register of group g (its others 0) for g < Sums, so those sums add the same registers in both
+  // modes, and into a register of its own (e) for the others
   logic [32*Dsps-1:0] p;  // DSP d's products {w1*x1, w0*x0} in bits [32d+31:32d], int16 each
   logic [17*Dsps-1:0] pair_v;
-  logic [16*HiN-1:0]  hi_v;
   for (genvar d = 0; d < Dsps; d++) begin : g_mac
     logic [15:0] b;
     logic signed [16:0] pair_q;
-    if (d + 1 <= DwDsps) begin : g_dw
-      logic [15:0] hi_q;
-      assign b = dw_i ? dwx_i[16*d+:16] : x_i[16*(d%Group)+:16];
-      always_ff @(posedge clk_i) begin
-        if (dw_i) pair_q <= 17'($signed(p[32*d+:16]));
-        else pair_q <= 17'($signed(p[32*d+:16])) + 17'($signed(p[32*d+16+:16]));
-        hi_q <= p[32*d+16+:16];
-      end
-      assign hi_v[16*d+:16] = hi_q;
-    end else begin : g_pw
+    if (d + 1 <= DwDsps) begin : g_dwx
+      assign b = dwx_on_i ? dwx_i[16*d+:16] : x_i[16*(d%Group)+:16];
+    end else begin : g_x
       assign b = x_i[16*(d%Group)+:16];
+    end
+    if (d % Group == 0 && d / Group + 1 <= DwSums) begin : g_dw
+      // depthwise: product d / Group (DSP d / Group / 2, its half d / Group % 2)
+      always_ff @(posedge clk_i) begin
+        if (dw_i) pair_q <= 17'($signed(p[16*(d/Group)+:16]));
+        else pair_q <= 17'($signed(p[32*d+:16])) + 17'($signed(p[32*d+16+:16]));
+      end
+    end else if (DwSums > 0) begin : g_pw0
+      always_ff @(posedge clk_i) begin
+        if (dw_i) pair_q <= '0;
+        else pair_q <= 17'($signed(p[32*d+:16])) + 17'($signed(p[32*d+16+:16]));
+      end
+    end else begin : g_pw
       always_ff @(posedge clk_i) begin
         pair_q <= 17'($signed(p[32*d+:16])) + 17'($signed(p[32*d+16+:16]));
       end
@@ -92,10 +102,21 @@ module nasa_dot_lanes #(
       .p_o(p[32*d+:32])
     );
   end
+  // depthwise products Sums.. DwSums - 1, their own registers
+  localparam int unsigned EN = (DwSums > Sums) ? DwSums - Sums : 1;
+  logic [16*EN-1:0] e_v;
+  for (genvar g = 0; g < EN; g++) begin : g_e
+    if (Sums + g + 1 <= DwSums) begin : g_on
+      logic [15:0] e_q;
+      always_ff @(posedge clk_i) e_q <= p[16*(Sums+g)+:16];
+      assign e_v[16*g+:16] = e_q;
+    end else begin : g_off
+      assign e_v[16*g+:16] = '0;
+    end
+  end
   if (DwDsps == 0) begin : g_no_dw
-    assign hi_v = '0;
     logic unused;
-    assign unused = ^{dw_i, dwx_i};
+    assign unused = ^{dw_i, dwx_on_i, dwx_i};
   end
   logic [2:0] v_q, f_q, l_q;  // stages: operands, products, pair sums
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -110,30 +131,33 @@ module nasa_dot_lanes #(
     end
   end
 
-  // each group's accumulator (depthwise: each product's); a last step's sums go into the drain
-  // chain
-  logic signed [AccBits-1:0] acc_q[Chain], acc_d[Chain], chain_q[Chain];
-  logic [CW-1:0]             left_q;  // sums still in the chain
+  // each group's accumulator (depthwise: each product's, those past Sums DwAccBits wide); a last
+  // step's sums go into the drain chain
+  logic signed [AccBits-1:0]   acc_q[Sums], acc_d[Sums], chain_q[Sums];
+  logic signed [DwAccBits-1:0] eacc_q[EN], eacc_d[EN], echain_q[EN];
+  logic [CW-1:0]               left_q;  // sums still in the chain
   always_comb begin
-    for (int g = 0; g < Chain; g++) begin
+    for (int g = 0; g < Sums; g++) begin
       acc_d[g] = f_q[2] ? AccBits'(0) : acc_q[g];
-      if (DwSums > 0 && dw_i) begin
-        if (g + 1 <= DwSums) begin
-          acc_d[g] = acc_d[g] + ((g % 2 == 1) ? AccBits'($signed(hi_v[16*((g/2)%HiN)+:16]))
-                                              : AccBits'($signed(pair_v[17*(g/2)+:17])));
-        end
-      end else if (g < Sums) begin
-        for (int j = 0; j < Group; j++) begin
-          acc_d[g] = acc_d[g] + AccBits'($signed(pair_v[17*((g*Group+j)%Dsps)+:17]));
-        end
+      for (int j = 0; j < Group; j++) begin
+        acc_d[g] = acc_d[g] + AccBits'($signed(pair_v[17*((g*Group+j)%Dsps)+:17]));
       end
+    end
+    for (int g = 0; g < EN; g++) begin
+      eacc_d[g] = (f_q[2] ? DwAccBits'(0) : eacc_q[g]) + DwAccBits'($signed(e_v[16*g+:16]));
     end
   end
   always_ff @(posedge clk_i) begin
-    for (int g = 0; g < Chain; g++) begin
+    for (int g = 0; g < Sums; g++) begin
       if (v_q[2]) acc_q[g] <= acc_d[g];
       if (v_q[2] && l_q[2]) chain_q[g] <= acc_d[g];
-      else if (g + 1 < Chain) chain_q[g] <= chain_q[g+1];
+      else if (g + 1 < Sums) chain_q[g] <= chain_q[g+1];
+      else if (Chain > Sums) chain_q[g] <= AccBits'(echain_q[0]);
+    end
+    for (int g = 0; g < EN; g++) begin
+      if (v_q[2]) eacc_q[g] <= eacc_d[g];
+      if (v_q[2] && l_q[2]) echain_q[g] <= eacc_d[g];
+      else if (g + 1 < EN) echain_q[g] <= echain_q[g+1];
     end
   end
   always_ff @(posedge clk_i or negedge rst_ni) begin

@@ -26,8 +26,9 @@
 //      bounds and first addresses, the stepping), so pixels run back to back.
 //   The stem (st_i): a k x k convolution of one input channel (Conv, C = 1), stride 1 or 2, the
 //   depthwise stepper's datapath with eight output channels co0..co0+7 at a time:
-//   1. their weights (8 x k x k bytes, contiguous) go into RAMs 0 and 1 a byte a cycle,
-//      transposed: word t holds the eight channels' weights at tap t;
+//   1. their weights, a memory row a tap, into RAMs 0 and 1 as depthwise: the caller gives them
+//      tap-major (wgt_i: for each block of eight output channels, its k x k rows of the eight
+//      channels' weights at a tap, zeros past K), not the reference's OHWI;
 //   2. every output pixel: a step per tap inside the input, the tap's one input byte (from its
 //      memory row) against the eight channels' weights.
 //   Geometry (both): input H x W (ih_i, iw_i), output P = Ho x Wo pixels (pix_i, ow_i), k (k_i),
@@ -107,28 +108,28 @@ module nasa_mac_array #(
 
   // ---- weights: three RAMs (channel g of the block), word s = the channel's weights of input
   // channels 4s..4s+3; depthwise and stem, word t of RAMs 0 and 1 = tap t's weights of channels
-  // c0..c0+3 and c0+4..c0+7 (the stem's written a byte at a time: byte enables)
+  // c0..c0+3 and c0+4..c0+7
   // (no read ever meets a write to its word: the RAMs are written before a block runs)
   (* no_rw_check *) logic [31:0] wmem0_q [64];
   (* no_rw_check *) logic [31:0] wmem1_q [64];
   (* no_rw_check *) logic [31:0] wmem2_q [64];
   logic [5:0]  wwa;          // write address
   logic [31:0] wwd, wwd1;     // RAMs 0 and 2, RAM 1
-  logic [3:0]  wbe0, wbe1;   // RAMs 0 and 1: byte enables
-  logic        wwe2;         // RAM 2
+  logic [2:0]  wwe;          // per RAM
   logic [5:0]  wra;          // read address (the step's)
+  logic [5:0]  wra2;         // RAM 2's (depthwise and the stem: the next drained sum's bias)
   logic [31:0] wrd0, wrd1, wrd2;  // (the EBRs' read registers)
   always_ff @(posedge clk_i) begin
-    for (int b = 0; b < 4; b++) if (wbe0[b]) wmem0_q[wwa][8*b+:8] <= wwd[8*b+:8];
+    if (wwe[0]) wmem0_q[wwa] <= wwd;
     wrd0 <= wmem0_q[wra];
   end
   always_ff @(posedge clk_i) begin
-    for (int b = 0; b < 4; b++) if (wbe1[b]) wmem1_q[wwa][8*b+:8] <= wwd1[8*b+:8];
+    if (wwe[1]) wmem1_q[wwa] <= wwd1;
     wrd1 <= wmem1_q[wra];
   end
   always_ff @(posedge clk_i) begin
-    if (wwe2) wmem2_q[wwa] <= wwd;
-    wrd2 <= wmem2_q[wra];
+    if (wwe[2]) wmem2_q[wwa] <= wwd;
+    wrd2 <= wmem2_q[wra2];
   end
 
   // weight load: rows of the block's channels in order, two cycles each (low half written when
@@ -152,21 +153,11 @@ module nasa_mac_array #(
     endcase
   end
   logic [5:0]    wrows_m1;   // the rows a channel loads, less one
-  // the stem's loader: the row being written out a byte a cycle, its bytes left, the next byte's
-  // tap and channel, the bytes still to ask for
-  logic [63:0]   sr_q;
-  logic [3:0]    sb_q;
-  logic [5:0]    stt_q;
-  logic [2:0]    stc_q;
-  logic [8:0]    rql_q;
-  function automatic logic [8:0] times_ksq(logic [3:0] n, logic [5:0] ksq);  // n * k * k
-    times_ksq = '0;
-    for (int b = 0; b < 4; b++) if (n[b]) times_ksq = times_ksq + (9'(ksq) << b);
-  endfunction
-  assign wrows_m1 = dw_i ? ksq_m1 : 6'(cin_i[8:3] - 6'd1);
+  assign wrows_m1 = win ? ksq_m1 : 6'(cin_i[8:3] - 6'd1);
 
   // ---- per-channel records of the block, in drain order
-  logic [31:0] bias_q [DwSums];
+  // (depthwise and the stem: the biases in RAM 2's words 56..63, unused by their weights)
+  logic [31:0] bias_q [Sums];
   logic [15:0] m_q [DwSums];
   logic [5:0]  sh_q [DwSums];
   logic [AW-1:0] pp_q;       // the next record (runs through the layer)
@@ -224,9 +215,7 @@ module nasa_mac_array #(
     rd_tag  = TNone;
     unique case (st_q)
       SWgt: begin
-        // a row every other cycle (depthwise: every cycle; the stem: as its bytes are written out)
-        if (st_i) rd_want = rql_q != '0 && sb_q <= 4'd2 && tag_q != TWgt;
-        else rd_want = !wdone_q && (dw_i || tag_q != TWgt);
+        rd_want = !wdone_q && (win || tag_q != TWgt);  // a row every other cycle (win: every)
         rd_addr = wp_q;
         rd_tag  = TWgt;
       end
@@ -257,16 +246,20 @@ module nasa_mac_array #(
     .first_i(f1_q),
     .last_i(l1_q),
     .w_i({wrd2, wrd1, wrd0}),
-    .x_i(odd1_q ? xhi_q : rsp_rdata_i[31:0]),
+    // (the stem: the step's byte to every product, through x_i)
+    .x_i(odd1_q ? xhi_q : st_i ? {4{rsp_rdata_i[8*xsel_q+:8]}} : rsp_rdata_i[31:0]),
     .dw_i(win),
-    .dwx_i(st_i ? {8{rsp_rdata_i[8*xsel_q+:8]}} : rsp_rdata_i),
+    .dwx_on_i(dw_i),
+    .dwx_i(rsp_rdata_i),
     .drain_valid_o(dr_valid),
     .drain_sum_o(dr_sum)
   );
 
   // the drain's k-th sum of a pixel with its channel's bias, then requantized
   logic [2:0]  dk_q;      // drain position
+  logic [2:0]  dk_d;      // the next cycle's
   logic [2:0]  rq_k_q;
+  assign dk_d = !dr_valid ? dk_q : (dk_q == nsum_m1) ? 3'd0 : dk_q + 3'd1;
   logic        rqv_q;
   logic [31:0] rqval_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -275,12 +268,12 @@ module nasa_mac_array #(
       rqv_q <= 1'b0;
     end else begin
       rqv_q <= dr_valid;
-      if (dr_valid) dk_q <= (dk_q == nsum_m1) ? 3'd0 : dk_q + 3'd1;
+      dk_q <= dk_d;
     end
   end
   always_ff @(posedge clk_i) begin
     if (dr_valid) begin
-      rqval_q <= {{8{dr_sum[23]}}, dr_sum} + bias_q[dk_q];
+      rqval_q <= {{8{dr_sum[23]}}, dr_sum} + (win ? wrd2 : bias_q[dk_q[1:0]]);
       rq_k_q <= dk_q;
     end
   end
@@ -338,6 +331,7 @@ module nasa_mac_array #(
   assign s0_go = (st_q == SRun) && !run_done_q && (!win || bv_q) && (!last0 || gap_ok) &&
                  (even0 ? rd_taken : 1'b1);
   assign wra = win ? bwa_q : s_q0;
+  assign wra2 = win ? {3'b111, dk_d} : wra;
 
   logic block_end;  // the block's bytes are all out (SFlush)
   logic [8:0] blk;  // channels a block
@@ -413,9 +407,7 @@ module nasa_mac_array #(
 
   always_ff @(posedge clk_i) begin
     ptag_q <= pg_q[2:0];
-    wbe0 <= '0;
-    wbe1 <= '0;
-    wwe2 <= 1'b0;
+    wwe <= '0;
     // --- layer start
     if (st_q == SIdle && start_i) begin
       co0_q <= '0;
@@ -429,9 +421,6 @@ module nasa_mac_array #(
     if ((st_q == SIdle && start_i) || (st_q == SFlush && block_end)) begin
       lg_q <= '0;
       lr_q <= '0;
-      sb_q <= '0;
-      stt_q <= '0;
-      stc_q <= '0;
       wdone_q <= 1'b0;
       hi_pend_q <= 1'b0;
       pg_q <= '0;
@@ -455,11 +444,9 @@ module nasa_mac_array #(
       yo_q <= out_i;
       ya_q <= out_i;
       kb_q <= block_k(dw_i, st_i, cout_i);
-      rql_q <= times_ksq(block_k(dw_i, st_i, cout_i), ksq_m1 + 6'd1);
     end
     if (st_q == SFlush && block_end) begin
       kb_q <= block_k(dw_i, st_i, cout_i - co0_q - blk);
-      rql_q <= times_ksq(block_k(dw_i, st_i, cout_i - co0_q - blk), ksq_m1 + 6'd1);
       co0_q <= co0_q + blk;
       ob_q <= ob_q + AW'(blk);
       yo_q <= ob_q + AW'(blk);
@@ -492,70 +479,36 @@ module nasa_mac_array #(
     end
     // --- weight rows: asked in order; the low half written on arrival, the high half next
     // (depthwise: a tap's row a cycle, into RAMs 0 and 1 at once)
-    if (st_q == SWgt && rd_taken && st_i) begin
-      wp_q <= wp_q + AW'(8);
-      rql_q <= (rql_q > 9'd8) ? rql_q - 9'd8 : 9'd0;
-    end
-    if (st_q == SWgt && rd_taken && !st_i) begin
+    if (st_q == SWgt && rd_taken) begin
       wp_q <= wp_q + (dw_i ? cb : AW'(8));
       hg_q <= lg_q;
       hr_q <= lr_q;
       if (lr_q == wrows_m1) begin
         lr_q <= '0;
-        if (dw_i || {2'b00, lg_q} + 4'd1 == kb_q) wdone_q <= 1'b1;
+        if (win || {2'b00, lg_q} + 4'd1 == kb_q) wdone_q <= 1'b1;
         lg_q <= lg_q + 2'd1;
       end else begin
         lr_q <= lr_q + 6'd1;
       end
     end
     hi_pend_q <= 1'b0;
-    if (st_i) begin
-      // the stem: a byte a cycle from the row buffer, to tap stt_q's word, channel stc_q's byte
-      if (st_q == SWgt && sb_q != '0 && !wdone_q) begin
-        wwa <= stt_q;
-        wwd <= {4{sr_q[7:0]}};
-        wwd1 <= {4{sr_q[7:0]}};
-        wbe0 <= stc_q[2] ? 4'b0000 : 4'b0001 << stc_q[1:0];
-        wbe1 <= stc_q[2] ? 4'b0001 << stc_q[1:0] : 4'b0000;
-        sr_q <= {8'h00, sr_q[63:8]};
-        sb_q <= sb_q - 4'd1;
-        if (stt_q == ksq_m1) begin
-          stt_q <= '0;
-          stc_q <= stc_q + 3'd1;
-          if ({1'b0, stc_q} + 4'd1 == kb_q) begin
-            wdone_q <= 1'b1;
-            sb_q <= '0;
-          end
-        end else begin
-          stt_q <= stt_q + 6'd1;
-        end
-      end
-      if (tag_q == TWgt) begin
-        sr_q <= rsp_rdata_i;
-        sb_q <= 4'd8;
-      end
-    end else if (tag_q == TWgt && dw_i) begin
+    if (tag_q == TWgt && win) begin
       wwa <= hr_q;
       wwd <= rsp_rdata_i[31:0];
       wwd1 <= rsp_rdata_i[63:32];
-      wbe0 <= 4'b1111;
-      wbe1 <= 4'b1111;
+      wwe <= 3'b011;
     end else if (tag_q == TWgt) begin
       wwa <= {hr_q[4:0], 1'b0};
       wwd <= rsp_rdata_i[31:0];
       wwd1 <= rsp_rdata_i[31:0];
-      wbe0 <= {4{hg_q == 2'd0}};
-      wbe1 <= {4{hg_q == 2'd1}};
-      wwe2 <= hg_q == 2'd2;
+      wwe <= 3'b001 << hg_q;
       hi_q <= rsp_rdata_i[63:32];
       hi_pend_q <= 1'b1;
     end else if (hi_pend_q) begin
       wwa <= {hr_q[4:0], 1'b1};
       wwd <= hi_q;
       wwd1 <= hi_q;
-      wbe0 <= {4{hg_q == 2'd0}};
-      wbe1 <= {4{hg_q == 2'd1}};
-      wwe2 <= hg_q == 2'd2;
+      wwe <= 3'b001 << hg_q;
     end
     // --- records
     if (st_q == SPrm && rd_taken) begin
@@ -563,7 +516,13 @@ module nasa_mac_array #(
       pg_q <= pg_q + 4'd1;
     end
     if (tag_q == TPrm) begin
-      bias_q[ptag_q] <= rsp_rdata_i[31:0];
+      if (win) begin
+        wwa <= {3'b111, ptag_q};
+        wwd <= rsp_rdata_i[31:0];
+        wwe <= 3'b100;
+      end else begin
+        bias_q[ptag_q[1:0]] <= rsp_rdata_i[31:0];
+      end
       m_q[ptag_q] <= rsp_rdata_i[47:32];
       sh_q[ptag_q] <= rsp_rdata_i[53:48];
       pgot_q <= pgot_q + 4'd1;

@@ -29,6 +29,8 @@ constexpr uint32_t kMemBytes = 1u << 17;
 
 struct Layer {
   uint32_t in = 0, wgt = 0, prm = 0, out = 0;
+  uint32_t wgt_taps =
+      0;  // the stem: its weights tap-major, the block's copy (the reference's: wgt)
   uint16_t pix = 0, cin = 0, cout = 0;
   uint8_t act = 0, q6 = 0;
   // depthwise (dw) and the stem (a Conv of one input channel): input h x w, output ho x wo
@@ -101,11 +103,21 @@ Layer random_dw_layer(nasa::sim::Random& r, std::vector<uint8_t>& mem, uint16_t 
   l.q6 = static_cast<uint8_t>(r.uniform(0, 127));
   l.in = 8 * static_cast<uint32_t>(r.uniform(1, 64));
   l.wgt = (l.in + uint32_t{h} * w * l.cin + 7) & ~7u;
-  l.prm = (l.wgt + uint32_t{k} * k * c + 7) & ~7u;
+  const uint32_t ksq = uint32_t{k} * k;
+  l.wgt_taps = (l.wgt + ksq * c + 7) & ~7u;
+  l.prm = stem ? l.wgt_taps + (c + 7u) / 8 * ksq * 8 : (l.wgt + ksq * c + 7) & ~7u;
   l.out = l.prm + 8u * c + static_cast<uint32_t>(r.uniform(0, 15));
   if (stem) l.in += static_cast<uint32_t>(r.uniform(0, 7));  // one channel: any byte
   for (auto& b : mem) b = static_cast<uint8_t>(r());
   random_records(r, mem, l.prm, c);
+  if (stem) {  // the copy the stem's caller makes: blocks of 8 channels, a row of 8 a tap
+    for (uint32_t co = 0; co < (c + 7u) / 8 * 8; ++co) {
+      for (uint32_t t = 0; t < ksq; ++t) {
+        mem[l.wgt_taps + (co / 8 * ksq + t) * 8 + co % 8] =
+            co < c ? mem[l.wgt + co * ksq + t] : uint8_t{0};
+      }
+    }
+  }
   return l;
 }
 
@@ -162,7 +174,7 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
   b->s2_i = l.stride == 2;
   b->padt_i = l.pad_top;
   b->rowb_i = static_cast<uint16_t>(row);
-  b->wgt_i = l.wgt;
+  b->wgt_i = l.stem ? l.wgt_taps : l.wgt;
   b->out_i = l.out;
   b->prm_i = l.prm;
   b->pix_i = l.pix;
@@ -276,15 +288,15 @@ uint32_t dw_taps(const Layer& l, uint32_t p) {
 }
 
 // The depthwise and stem schedules' cycles: per block of kb channels (depthwise 8, the stem
-// min(8, K - co0)), k * k + 2 cycles of weight rows (a row a cycle; the stem's kb * k * k + 3, a
-// byte a cycle), kb + 2 of records, 2 more to the first step (its tap bounds found in between),
-// then its steps (block_cycles), one per tap inside the input, the drain 8 sums.
+// min(8, K - co0)), k * k + 2 cycles of weight rows (a row a cycle), kb + 2 of records, 2 more
+// to the first step (its tap bounds found in between), then its steps (block_cycles), one per tap
+// inside the input, the drain 8 sums.
 uint64_t dw_cycles(const Layer& l) {
   uint64_t c = 0;
   for (uint32_t c0 = 0; c0 < l.cout; c0 += 8) {
     const uint32_t kb = std::min(8u, l.cout - c0);
     const uint64_t ksq = uint64_t{l.k} * l.k;
-    c += (l.stem ? kb * ksq + 3 : ksq + 2) + kb + 2 + 2;
+    c += ksq + 2 + kb + 2 + 2;
     c = block_cycles(
         c, l.pix, [&](uint32_t p) { return dw_taps(l, p); }, false, 8, kb,
         [&](uint32_t p) { return uint64_t{l.out} + uint64_t{p} * l.cout + c0; });

@@ -21,12 +21,12 @@ module nasa_dot_lanes_pair #(
 );
   nasa_dot_lanes #(.Primitive(1'b1), .Group(Group)) u_dsp (
     .clk_i, .rst_ni, .valid_i, .ready_o(dsp_ready_o), .first_i, .last_i, .w_i, .x_i,
-    .dw_i(1'b0), .dwx_i('0),
+    .dw_i(1'b0), .dwx_on_i(1'b0), .dwx_i('0),
     .drain_valid_o(dsp_valid_o), .drain_sum_o(dsp_sum_o)
   );
   nasa_dot_lanes #(.Primitive(1'b0), .Group(Group)) u_fabric (
     .clk_i, .rst_ni, .valid_i, .ready_o(fabric_ready_o), .first_i, .last_i, .w_i, .x_i,
-    .dw_i(1'b0), .dwx_i('0),
+    .dw_i(1'b0), .dwx_on_i(1'b0), .dwx_i('0),
     .drain_valid_o(fabric_valid_o), .drain_sum_o(fabric_sum_o)
   );
 endmodule
