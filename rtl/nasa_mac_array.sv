@@ -33,8 +33,7 @@
 //      memory row) against the eight channels' weights.
 //   Geometry (both): input H x W (ih_i, iw_i), output P = Ho x Wo pixels (pix_i, ow_i), k (k_i),
 //   stride (s2_i), rows of zeros above the input (padt_i: (k - 1) / 2, or a row band's own),
-//   (k - 1) / 2 columns of zeros left of it; rowb_i = W * C; in_i the address of tap (0, 0) of
-//   output pixel (0, 0), in - padt * W * C - (k - 1) / 2 * C modulo 2^AddrBits.
+//   (k - 1) / 2 columns of zeros left of it; rowb_i = W * C; in_i the input's address.
 //   Constraints the caller checks: depthwise C a multiple of 8 (8..256), cout_i = C, in_i
 //   8-aligned; the stem C = 1, 1 <= K <= 256; wgt_i and prm_i 8-aligned, every output pixel with a
 //   tap inside the input (as the reference's validation), P >= 1.
@@ -185,12 +184,12 @@ module nasa_mac_array #(
   // ---- the depthwise stepper's three stages: A the next output pixel, D its taps (found from A
   // in one cycle), B the pixel stepping through its taps (row by row, each row's taps left to
   // right); D takes A's pixel when it is empty or B takes D's, and B takes D's at its last step
-  logic [AW-1:0] igrp_q;     // in + c0: tap (0, 0) of output pixel (0, 0), the block's channels
+  logic [AW-1:0] igrp_q;     // in + c0: the input's first pixel, the block's channels
   logic [15:0]   an_q;       // A: pixels that left A
   logic [7:0]    ax_q;       // A: its output column
   logic signed [9:0] aiy_q, aix_q;  // A: its tap (0, 0)'s input row and column
-  logic [AW-1:0] aorg_q;     // A: the address of its tap (0, 0)
-  logic [AW-1:0] arow_q;     // A: that of its row's first pixel
+  logic [AW-1:0] ay_q;       // A: the address of input row max(0, its tap (0, 0)'s row), column 0
+  logic [AW-1:0] axo_q;      // A: max(0, its tap (0, 0)'s column) x C
   logic          dv_q;       // D holds a pixel
   logic [AW-1:0] daddr_q;    // D: its first tap's input row
   logic [5:0]    dwa_q;      // D: that tap's weight word
@@ -391,17 +390,20 @@ module nasa_mac_array #(
     ky_hi = (rows_in < $signed({8'd0, k_i})) ? rows_in[2:0] : k_i;
     kx_hi = (cols_in < $signed({8'd0, k_i})) ? cols_in[2:0] : k_i;
   end
-  // multiples 0..3 of a step (the tap bounds below k are at most the padding, 3)
-  function automatic logic [AW-1:0] times3(logic [1:0] n, logic [AW-1:0] x);
-    times3 = (n[0] ? x : '0) + (n[1] ? {x[AW-2:0], 1'b0} : '0);
-  endfunction
+  // its first tap inside the input: input row max(0, iy0), column max(0, ix0); weight word
+  // ky_lo * k + kx_lo (ky_lo at most the padding, 3)
   logic [AW-1:0] d_addr;
-  logic [5:0]    d_wa;
-  assign d_addr = aorg_q + times3(ky_lo[1:0], wc) + times3(kx_lo[1:0], cb);
-  assign d_wa = 6'(times3(ky_lo[1:0], AW'(k_i))) + 6'(kx_lo);
+  logic [5:0]    d_wa, k6;
+  assign k6 = 6'(k_i);
+  assign d_addr = ay_q + axo_q;
+  assign d_wa = (ky_lo[0] ? k6 : 6'd0) + (ky_lo[1] ? {k6[4:0], 1'b0} : 6'd0) + 6'(kx_lo);
   logic [AW-1:0] sc, swc;     // the steps from one output pixel to the next, across and down
   assign sc = s2_i ? {cb[AW-2:0], 1'b0} : cb;
   assign swc = s2_i ? {wc[AW-2:0], 1'b0} : wc;
+  // the next pixel's tap (0, 0) row and column (A's, stepped by the stride)
+  logic signed [9:0] aiy_n, aix_n;
+  assign aiy_n = aiy_q + (s2_i ? 10'sd2 : 10'sd1);
+  assign aix_n = aix_q + (s2_i ? 10'sd2 : 10'sd1);
   assign b_load = dv_q && (!bv_q || (s0_go && last0));
   assign a_go = (an_q != pix_i) && (!dv_q || b_load);
 
@@ -437,8 +439,8 @@ module nasa_mac_array #(
       ax_q <= '0;
       aiy_q <= 10'd0 - 10'(padt_i);
       aix_q <= 10'd0 - 10'(padl);
-      aorg_q <= in_i;
-      arow_q <= in_i;
+      ay_q <= in_i;
+      axo_q <= '0;
     end
     if (st_q == SIdle && start_i) begin
       yo_q <= out_i;
@@ -458,8 +460,8 @@ module nasa_mac_array #(
       ax_q <= '0;
       aiy_q <= 10'd0 - 10'(padt_i);
       aix_q <= 10'd0 - 10'(padl);
-      aorg_q <= dw_i ? igrp_q + AW'(8) : igrp_q;
-      arow_q <= dw_i ? igrp_q + AW'(8) : igrp_q;
+      ay_q <= dw_i ? igrp_q + AW'(8) : igrp_q;
+      axo_q <= '0;
     end
     if ((st_q == SIdle && start_i) || (st_q == SFlush && block_end)) pout_q <= '0;
     // the row buffer: emptied by a write, a byte of its row added, a byte of another row starts it
@@ -546,16 +548,19 @@ module nasa_mac_array #(
     // --- depthwise: A, D and B
     if (st_q == SRun && a_go) begin
       an_q <= an_q + 16'd1;
+      // (the row or column crosses into the input at 1 when the stride is 2, else at 0)
       if (ax_q == ow_i - 8'd1) begin
         ax_q <= '0;
-        aiy_q <= aiy_q + (s2_i ? 10'sd2 : 10'sd1);
+        aiy_q <= aiy_n;
         aix_q <= 10'd0 - 10'(padl);
-        arow_q <= arow_q + swc;
-        aorg_q <= arow_q + swc;
+        axo_q <= '0;
+        if (aiy_q >= 0) ay_q <= ay_q + swc;
+        else if (aiy_n > 0) ay_q <= igrp_q + wc;
       end else begin
         ax_q <= ax_q + 8'd1;
-        aix_q <= aix_q + (s2_i ? 10'sd2 : 10'sd1);
-        aorg_q <= aorg_q + sc;
+        aix_q <= aix_n;
+        if (aix_q >= 0) axo_q <= axo_q + sc;
+        else if (aix_n > 0) axo_q <= cb;
       end
       daddr_q <= d_addr;
       dwa_q <= d_wa;

@@ -161,10 +161,9 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
   b->rsp_valid_i = 0;
   b.tick();
   b->rst_ni = 1;
-  // depthwise: in_i is tap (0, 0) of output pixel (0, 0), above and left of the input
   const uint32_t row = uint32_t{l.w} * l.cin;
   const bool window = l.dw || l.stem;
-  b->in_i = window ? (l.in - l.pad_top * row - (l.k - 1u) / 2 * l.cin) % kMemBytes : l.in;
+  b->in_i = l.in;
   b->dw_i = l.dw;
   b->st_i = l.stem;
   b->ih_i = static_cast<uint8_t>(l.h);
