@@ -85,7 +85,7 @@ module nasa_mac_array #(
   state_e st_q;
 
   // ---- the layer and the block
-  logic [8:0]  co0_q;       // the block's first output channel
+  logic [8:0]  left_q;      // K - co0: channels left from the block's first one
   logic        win;         // the window stepper's modes: depthwise, the stem
   assign win = dw_i || st_i;
   logic [3:0]  kb_q;        // its channels: min(3, K - co0) (stem min(8, ..), depthwise 8), set
@@ -112,6 +112,9 @@ module nasa_mac_array #(
   (* no_rw_check *) logic [31:0] wmem0_q [64];
   (* no_rw_check *) logic [31:0] wmem1_q [64];
   (* no_rw_check *) logic [31:0] wmem2_q [64];
+  // (written as the data arrive: a weight row's low half, or depthwise and stem the whole row,
+  // the cycle it arrives, a pointwise row's high half the next; depthwise and stem biases into
+  // RAM 2's words 56..63)
   logic [5:0]  wwa;          // write address
   logic [31:0] wwd, wwd1;     // RAMs 0 and 2, RAM 1
   logic [2:0]  wwe;          // per RAM
@@ -153,6 +156,30 @@ module nasa_mac_array #(
   end
   logic [5:0]    wrows_m1;   // the rows a channel loads, less one
   assign wrows_m1 = win ? ksq_m1 : 6'(cin_i[8:3] - 6'd1);
+  // the RAMs' write port
+  always_comb begin
+    wwe = '0;
+    wwa = {hr_q[4:0], 1'b0};
+    wwd = rsp_rdata_i[31:0];
+    wwd1 = rsp_rdata_i[31:0];
+    if (tag_q == TWgt && win) begin
+      wwa = hr_q;
+      wwd1 = rsp_rdata_i[63:32];
+      wwe = 3'b011;
+    end else if (tag_q == TWgt) begin
+      wwe = 3'b001 << hg_q;
+    end else if (hi_pend_q) begin
+      wwa = {hr_q[4:0], 1'b1};
+      wwd = hi_q;
+      wwd1 = hi_q;
+      wwe = 3'b001 << hg_q;
+    end
+    if (tag_q == TPrm && win) begin
+      wwa = {3'b111, ptag_q};
+      wwd = rsp_rdata_i[31:0];
+      wwe = 3'b100;
+    end
+  end
 
   // ---- per-channel records of the block, in drain order
   // (depthwise and the stem: the biases in RAM 2's words 56..63, unused by their weights)
@@ -294,13 +321,14 @@ module nasa_mac_array #(
   );
 
   // output bytes: they come in pixel order, three a pixel (depthwise and the stem eight; channel
-  // co0 + yk); yo_q is the current pixel's first output byte, out + p * K + co0, and ya_q the next
-  // byte's address, yo_q + yk_q, kept in a register (an adder in front of the row compare and the
-  // port's request set the clock). They gather in a row buffer, written when a byte of another
-  // row comes and the cycle after a pixel's last byte: one write a pixel, two when its bytes
-  // straddle rows.
+  // co0 + yk); ya_q is the next byte's address, out + p * K + co0 + yk, kept in a register (an
+  // adder in front of the row compare and the port's request set the clock): a byte steps it by
+  // one, a pixel's last drained sum by K - (sums - 1). They gather in a row buffer, written when a
+  // byte of another row comes and the cycle after a pixel's last byte: one write a pixel, two
+  // when its bytes straddle rows.
   logic [2:0]      yk_q;
-  logic [AW-1:0]   yo_q;
+  logic [9:0]      ystep;     // K - (sums - 1): ya_q's step at a pixel's last drained sum
+  assign ystep = {1'b0, cout_i} - {7'd0, nsum_m1};
   logic [AW-1:0]   ya_q;
   logic            y_in;       // a byte of the block's channels
   logic            y_last;     // the pixel's last one
@@ -367,7 +395,7 @@ module nasa_mac_array #(
         SWgt: if (wdone_q && !hi_pend_q && tag_q != TWgt) st_q <= SPrm;
         SPrm: if (pgot_q == kb_q && tag_q != TPrm) st_q <= SRun;
         SRun: if (run_done_q) st_q <= SFlush;
-        SFlush: if (block_end) st_q <= (co0_q + blk >= cout_i) ? SIdle : SWgt;
+        SFlush: if (block_end) st_q <= (left_q <= blk) ? SIdle : SWgt;
         default: st_q <= SIdle;
       endcase
     end
@@ -409,10 +437,9 @@ module nasa_mac_array #(
 
   always_ff @(posedge clk_i) begin
     ptag_q <= pg_q[2:0];
-    wwe <= '0;
     // --- layer start
     if (st_q == SIdle && start_i) begin
-      co0_q <= '0;
+      left_q <= cout_i;
       wp_q <= wgt_i;
       wgrp_q <= wgt_i;
       pp_q <= prm_i;
@@ -443,15 +470,13 @@ module nasa_mac_array #(
       axo_q <= '0;
     end
     if (st_q == SIdle && start_i) begin
-      yo_q <= out_i;
       ya_q <= out_i;
       kb_q <= block_k(dw_i, st_i, cout_i);
     end
     if (st_q == SFlush && block_end) begin
-      kb_q <= block_k(dw_i, st_i, cout_i - co0_q - blk);
-      co0_q <= co0_q + blk;
+      kb_q <= block_k(dw_i, st_i, left_q - blk);
+      left_q <= left_q - blk;
       ob_q <= ob_q + AW'(blk);
-      yo_q <= ob_q + AW'(blk);
       ya_q <= ob_q + AW'(blk);
       // depthwise: the next eight channels; the stem: the same input again
       if (dw_i) wp_q <= wgrp_q + AW'(8);
@@ -472,13 +497,8 @@ module nasa_mac_array #(
       end
       wb_row_q <= ya_q[AW-1:3];
     end
-    if (y_valid && yk_q == nsum_m1) begin
-      yo_q <= yo_q + AW'(cout_i);
-      ya_q <= yo_q + AW'(cout_i);
-      pout_q <= pout_q + 16'd1;
-    end else if (y_valid) begin
-      ya_q <= ya_q + AW'(1);
-    end
+    if (y_valid) ya_q <= ya_q + ((yk_q == nsum_m1) ? {{(AW-10){ystep[9]}}, ystep} : AW'(1));
+    if (y_valid && yk_q == nsum_m1) pout_q <= pout_q + 16'd1;
     // --- weight rows: asked in order; the low half written on arrival, the high half next
     // (depthwise: a tap's row a cycle, into RAMs 0 and 1 at once)
     if (st_q == SWgt && rd_taken) begin
@@ -494,23 +514,9 @@ module nasa_mac_array #(
       end
     end
     hi_pend_q <= 1'b0;
-    if (tag_q == TWgt && win) begin
-      wwa <= hr_q;
-      wwd <= rsp_rdata_i[31:0];
-      wwd1 <= rsp_rdata_i[63:32];
-      wwe <= 3'b011;
-    end else if (tag_q == TWgt) begin
-      wwa <= {hr_q[4:0], 1'b0};
-      wwd <= rsp_rdata_i[31:0];
-      wwd1 <= rsp_rdata_i[31:0];
-      wwe <= 3'b001 << hg_q;
+    if (tag_q == TWgt && !win) begin
       hi_q <= rsp_rdata_i[63:32];
       hi_pend_q <= 1'b1;
-    end else if (hi_pend_q) begin
-      wwa <= {hr_q[4:0], 1'b1};
-      wwd <= hi_q;
-      wwd1 <= hi_q;
-      wwe <= 3'b001 << hg_q;
     end
     // --- records
     if (st_q == SPrm && rd_taken) begin
@@ -518,13 +524,7 @@ module nasa_mac_array #(
       pg_q <= pg_q + 4'd1;
     end
     if (tag_q == TPrm) begin
-      if (win) begin
-        wwa <= {3'b111, ptag_q};
-        wwd <= rsp_rdata_i[31:0];
-        wwe <= 3'b100;
-      end else begin
-        bias_q[ptag_q[1:0]] <= rsp_rdata_i[31:0];
-      end
+      if (!win) bias_q[ptag_q[1:0]] <= rsp_rdata_i[31:0];
       m_q[ptag_q] <= rsp_rdata_i[47:32];
       sh_q[ptag_q] <= rsp_rdata_i[53:48];
       pgot_q <= pgot_q + 4'd1;
@@ -554,13 +554,11 @@ module nasa_mac_array #(
         aiy_q <= aiy_n;
         aix_q <= 10'd0 - 10'(padl);
         axo_q <= '0;
-        if (aiy_q >= 0) ay_q <= ay_q + swc;
-        else if (aiy_n > 0) ay_q <= igrp_q + wc;
+        if (aiy_q >= 0 || aiy_n > 0) ay_q <= ay_q + ((aiy_q >= 0) ? swc : wc);
       end else begin
         ax_q <= ax_q + 8'd1;
         aix_q <= aix_n;
-        if (aix_q >= 0) axo_q <= axo_q + sc;
-        else if (aix_n > 0) axo_q <= cb;
+        if (aix_q >= 0 || aix_n > 0) axo_q <= axo_q + ((aix_q >= 0) ? sc : cb);
       end
       daddr_q <= d_addr;
       dwa_q <= d_wa;
