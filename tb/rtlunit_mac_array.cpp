@@ -408,13 +408,13 @@ TEST(MacArray, RandomStemLayersEqualTheReference) {
 }
 
 // Depthwise layer shapes of fmnist-mb14 (14x14 and 7x7 maps, expansions of 16, 24 and 40
-// channels, k 3/5/7, the stride-2 layer), a memory that takes every request: exact, in
-// dw_cycles() (check()), and at least `floor` MACs a cycle, MACs counted as the engine counts
-// them, k * k a channel of each output pixel, padding taps included, and `inside` counting only
-// the taps inside the input, those the block multiplies (the rates measured when the depthwise
-// path was built, less about 0.2: 8 a step, less the weight loads, the output writes' cycles and
-// the drain's 8 cycles a pixel; the first more than 8 where padding taps are skipped;
-// docs/fpga.md).
+// channels, k 3/5/7, the stride-2 layer) and its stem (28x28, 16 channels, 3x3, stride 2), a memory
+// that takes every request: exact, in dw_cycles() (check()), and at least `floor` MACs a cycle,
+// MACs counted as the engine counts them, k * k a channel of each output pixel, padding taps
+// included, and `inside` counting only the taps inside the input, those the block multiplies (the
+// rates measured when the depthwise path was built, less about 0.2: 8 a step, less the weight
+// loads, the output writes' cycles and the drain's 8 cycles a pixel; the first more than 8 where
+// padding taps are skipped; docs/fpga.md).
 TEST(MacArray, DepthwiseModelShapesAreExactAndFast) {
   nasa::sim::Random r(nasa::sim::test_seed("MacArray.DwShapes", 11));
   std::vector<uint8_t> mem(kMemBytes);
@@ -422,12 +422,14 @@ TEST(MacArray, DepthwiseModelShapesAreExactAndFast) {
     uint16_t h, c;
     uint8_t k, stride;
     double floor, inside;
+    bool stem = false;  // the stem: 1 input channel, c output channels
   };
-  const Shape shapes[] = {{14, 48, 3, 1, 7.2, 6.5},   {14, 16, 5, 1, 8.8, 7.3},
-                          {14, 96, 5, 2, 8.45, 7.05}, {7, 72, 3, 1, 7.05, 5.75},
-                          {7, 144, 7, 1, 12.6, 7.1},  {7, 240, 5, 1, 10.15, 6.9}};
+  const Shape shapes[] = {{14, 48, 3, 1, 7.2, 6.5},       {14, 16, 5, 1, 8.8, 7.3},
+                          {14, 96, 5, 2, 8.45, 7.05},     {7, 72, 3, 1, 7.05, 5.75},
+                          {7, 144, 7, 1, 12.6, 7.1},      {7, 240, 5, 1, 10.15, 6.9},
+                          {28, 16, 3, 2, 7.0, 6.65, true}};
   for (const auto& s : shapes) {
-    Layer l = random_dw_layer(r, mem, s.h, s.h, s.c, s.k, s.stride, false);
+    Layer l = random_dw_layer(r, mem, s.h, s.h, s.c, s.k, s.stride, false, s.stem);
     l.out &= ~7u;  // the compiler's tensors are 64-byte aligned: a pixel's 8 bytes, one write
     const uint64_t cycles = check(l, r, 8, mem);
     if (HasFailure()) return;
@@ -435,7 +437,8 @@ TEST(MacArray, DepthwiseModelShapesAreExactAndFast) {
     uint64_t taps = 0;  // output pixels' taps inside the input
     for (uint32_t p = 0; p < l.pix; ++p) taps += dw_taps(l, p);
     const double inside = static_cast<double>(taps) * s.c / static_cast<double>(cycles);
-    const auto name = fmt::format("H{}_C{}_k{}_s{}", s.h, s.c, s.k, s.stride);
+    const auto name =
+        fmt::format("{}H{}_C{}_k{}_s{}", s.stem ? "stem_" : "", s.h, s.c, s.k, s.stride);
     RecordProperty(name, fmt::format("{:.2f} ({:.2f} inside)", rate, inside));
     std::printf("%s: %llu cycles, %.2f MACs a cycle (%.2f of taps inside the input)\n",
                 name.c_str(), static_cast<unsigned long long>(cycles), rate, inside);
