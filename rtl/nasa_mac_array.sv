@@ -1,9 +1,9 @@
-// The pointwise and depthwise paths of the board's planned MAC array (docs/fpga.md "An
-// output-stationary array"), built as a block, not instantiated yet: a whole 1x1 convolution
-// (Conv k = 1, stride 1) or a whole depthwise convolution (DwConv, dw_i), HWC int8 with the
-// reference model's numerics, from main memory to main memory, on nasa_dot_lanes (six DSPs in
-// pairs, 12 MACs a step; depthwise four of them, 8 MACs a step) and nasa_requant_dsp (two DSPs,
-// an output a cycle).
+// The board's planned MAC array (docs/fpga.md "An output-stationary array"), built as a block,
+// not instantiated yet: a whole 1x1 convolution (Conv k = 1, stride 1), a whole depthwise
+// convolution (DwConv, dw_i) or a whole stem (Conv of one input channel, st_i), HWC int8 with
+// the reference model's numerics, from main memory to main memory, on nasa_dot_lanes (six DSPs
+// in pairs, 12 MACs a step; depthwise and the stem four of them, 8 MACs a step) and
+// nasa_requant_dsp (two DSPs, an output a cycle).
 //   1x1 convolution:
 //   For each block of up to three output channels co0..co0+2:
 //   1. their weights (three rows of C bytes, contiguous in memory) go into three weight RAMs,
@@ -18,7 +18,8 @@
 //   Depthwise convolution (dw_i), k x k (k odd, 1..7), stride 1 or 2, C channels, taps outside
 //   the input skipped (they add zero), eight channels c0..c0+7 at a time:
 //   1. their weights, one memory row a tap (wgt + t * C + c0), into two of the weight RAMs, a row
-//      a cycle; their eight records as above;
+//      a cycle; their eight records, the biases into the third RAM's words 56..63 (read a cycle
+//      ahead of the drain), M and S into registers;
 //   2. every output pixel: a step per tap inside the input, each the tap's input row (the
 //      pixel's eight channels, a memory row a step) against the tap's eight weights, a product
 //      per channel into the channel's own sum; the eight sums requantized and written as above.
@@ -41,7 +42,7 @@
 // (req_ready_i); writes must be taken when presented (the array owns the port while it runs:
 // the caller gives it priority), else err_o latches.
 // Primitive as nasa_mac8x2 (the DSPs). ctest MacArray.* holds it to the reference model's Conv
-// and, with a memory that takes every request, to its schedule's cycles.
+// and DwConv and, with a memory that takes every request, to its schedule's cycles.
 module nasa_mac_array #(
   parameter bit          Primitive = 1'b0,
   parameter int unsigned AddrBits  = 17
