@@ -59,7 +59,7 @@ module nasa_mac_array #(
   input  logic [8:0]          cout_i,    // K
   input  logic                dw_i,      // depthwise (held while busy_o)
   input  logic                st_i,      // the stem (held while busy_o; not with dw_i)
-  input  logic [7:0]          ih_i,      // depthwise geometry (above)
+  input  logic [7:0]          ih_i,      // the window paths' geometry (above)
   input  logic [7:0]          iw_i,
   input  logic [7:0]          ow_i,
   input  logic [2:0]          k_i,
@@ -81,7 +81,7 @@ module nasa_mac_array #(
 );
   localparam int unsigned AW = AddrBits;
   localparam int unsigned Sums = 3;    // output channels a block
-  localparam int unsigned DwSums = 8;  // depthwise: channels a block
+  localparam int unsigned DwSums = 8;  // depthwise and the stem: channels a block
   typedef enum logic [2:0] {SIdle, SWgt, SPrm, SRun, SFlush} state_e;
   state_e st_q;
 
@@ -140,13 +140,13 @@ module nasa_mac_array #(
   logic [AW-1:0] wp_q;       // the next weight row (runs through the whole layer)
   logic [AW-1:0] wgrp_q;     // depthwise: the block's first tap row, wgt + c0
   logic [1:0]    lg_q;       // the loading channel
-  logic [5:0]    lr_q;       // its row (depthwise: the tap)
+  logic [5:0]    lr_q;       // its row (window paths: the tap)
   logic          hi_pend_q;  // the high half of the row that arrived last cycle is due
   logic [31:0]   hi_q;
   logic          wdone_q;    // every row of the block asked for
   logic [1:0]    hg_q;
   logic [5:0]    hr_q;
-  logic [5:0]    ksq_m1;     // depthwise: k * k - 1
+  logic [5:0]    ksq_m1;     // window paths: k * k - 1
   always_comb begin
     unique case (k_i)
       3'd3: ksq_m1 = 6'd8;
@@ -209,7 +209,7 @@ module nasa_mac_array #(
   logic          run_done_q; // every step issued
   logic          wr_now;     // the row buffer's write takes the port this cycle
 
-  // ---- the depthwise stepper's three stages: A the next output pixel, D its taps (found from A
+  // ---- the window stepper's three stages: A the next output pixel, D its taps (found from A
   // in one cycle), B the pixel stepping through its taps (row by row, each row's taps left to
   // right); D takes A's pixel when it is empty or B takes D's, and B takes D's at its last step
   logic [AW-1:0] igrp_q;     // in + c0: the input's first pixel, the block's channels
@@ -350,7 +350,7 @@ module nasa_mac_array #(
   assign rd_taken = rd_want && !wr_now && req_ready_i;
 
   // S0: a step leaves when its row (if any) is taken and the lanes can take a last step
-  // (depthwise: every step reads its row, and there is a step only while B holds a pixel)
+  // (window paths: every step reads its row, and there is a step only while B holds a pixel)
   logic last0, even0;
   assign last0 = win ? (bx_q == '0 && by_q == '0) : (s_q0 == nsteps_m1);
   assign even0 = win || !s_q0[0];
@@ -403,7 +403,8 @@ module nasa_mac_array #(
   end
   assign busy_o = (st_q != SIdle);
 
-  // ---- depthwise: the taps of A's pixel inside the input, its first tap's addresses
+  // ---- the window stepper (depthwise, the stem): the taps of A's pixel inside the input, its
+  // first tap's addresses
   logic [AW-1:0] cb, wc;      // C and W * C bytes
   assign cb = AW'(cin_i);
   assign wc = AW'(rowb_i);
@@ -546,7 +547,7 @@ module nasa_mac_array #(
       end
     end
     if (v1_q && !odd1_q) xhi_q <= rsp_rdata_i[63:32];
-    // --- depthwise: A, D and B
+    // --- the window stepper: A, D and B
     if (st_q == SRun && a_go) begin
       an_q <= an_q + 16'd1;
       // (the row or column crosses into the input at 1 when the stride is 2, else at 0)
