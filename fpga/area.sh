@@ -96,7 +96,7 @@ blocks=(
   "nasa_mcu_cpu_serial|RomWords 2048|the bit-serial RV32I controller, not multiplying (its register file in one EBR; the ROM's 11-bit word address)"
 )
 block_files=(rtl/nasa_pkg.sv rtl/nasa_rv_pkg.sv rtl/nasa_sb_mac16.sv rtl/nasa_mac8x2.sv rtl/nasa_mcu_rf.sv
-  rtl/nasa_dot_lanes.sv rtl/nasa_requant_dsp.sv)
+  rtl/nasa_dot_lanes.sv rtl/nasa_requant_dsp.sv rtl/nasa_mac_window.sv)
 for b in "${blocks[@]}"; do block_files+=("rtl/${b%%|*}.sv"); done
 block_files=($(printf '%s\n' "${block_files[@]}" | awk '!seen[$0]++'))  # (a module in two rows)
 for b in "${blocks[@]}"; do

@@ -209,28 +209,13 @@ module nasa_mac_array #(
   logic          run_done_q; // every step issued
   logic          wr_now;     // the row buffer's write takes the port this cycle
 
-  // ---- the window stepper's three stages: A the next output pixel, D its taps (found from A
-  // in one cycle), B the pixel stepping through its taps (row by row, each row's taps left to
-  // right); D takes A's pixel when it is empty or B takes D's, and B takes D's at its last step
-  logic [AW-1:0] igrp_q;     // in + c0: the input's first pixel, the block's channels
-  logic [15:0]   an_q;       // A: pixels that left A
-  logic [7:0]    ax_q;       // A: its output column
-  logic signed [9:0] aiy_q, aix_q;  // A: its tap (0, 0)'s input row and column
-  logic [AW-1:0] ay_q;       // A: the address of input row max(0, its tap (0, 0)'s row), column 0
-  logic [AW-1:0] axo_q;      // A: max(0, its tap (0, 0)'s column) x C
-  logic          dv_q;       // D holds a pixel
-  logic [AW-1:0] daddr_q;    // D: its first tap's input row
-  logic [5:0]    dwa_q;      // D: that tap's weight word
-  logic [2:0]    dnx_q, dny_q;  // D: its taps across and down, less one
+  // ---- the window stepper (nasa_mac_window): the depthwise and stem steps, each a tap inside
+  // the input of the output pixel it holds
+  logic          w_valid;    // it holds a pixel
+  logic          w_first, w_last;  // its next step is the pixel's first, last
+  logic [AW-1:0] w_addr;     // that step's input address
+  logic [5:0]    w_wa;       // its weight word
   logic [2:0]    xsel_q;     // the stem: the step's byte in its row
-  logic          bv_q;       // B holds a pixel
-  logic          bf_q;       // B: its next step is its first
-  logic [AW-1:0] baddr_q, brow_q;  // B: the next tap's input row, its tap row's first one's
-  logic [5:0]    bwa_q, bwrow_q;   // B: their weight words
-  logic [2:0]    bnx_q;      // B: taps across, less one
-  logic [2:0]    bx_q, by_q; // B: taps left in the tap row after the next, tap rows left after it
-  logic          a_go;       // D takes A's pixel
-  logic          b_load;     // B takes D's pixel
 
   // ---- the port: an output write first, then the loaders' and the stepper's reads
   logic          rd_want;
@@ -253,7 +238,7 @@ module nasa_mac_array #(
       end
       SRun: begin
         rd_want = s0_read;
-        rd_addr = win ? {baddr_q[AW-1:3], 3'b000} : ap_q;
+        rd_addr = win ? {w_addr[AW-1:3], 3'b000} : ap_q;
         rd_tag  = TAct;
       end
       default: ;
@@ -352,13 +337,13 @@ module nasa_mac_array #(
   // S0: a step leaves when its row (if any) is taken and the lanes can take a last step
   // (window paths: every step reads its row, and there is a step only while B holds a pixel)
   logic last0, even0;
-  assign last0 = win ? (bx_q == '0 && by_q == '0) : (s_q0 == nsteps_m1);
+  assign last0 = win ? w_last : (s_q0 == nsteps_m1);
   assign even0 = win || !s_q0[0];
-  assign s0_read = (st_q == SRun) && !run_done_q && even0 && (!win || bv_q) &&
+  assign s0_read = (st_q == SRun) && !run_done_q && even0 && (!win || w_valid) &&
                    (!last0 || gap_ok);
-  assign s0_go = (st_q == SRun) && !run_done_q && (!win || bv_q) && (!last0 || gap_ok) &&
+  assign s0_go = (st_q == SRun) && !run_done_q && (!win || w_valid) && (!last0 || gap_ok) &&
                  (even0 ? rd_taken : 1'b1);
-  assign wra = win ? bwa_q : s_q0;
+  assign wra = win ? w_wa : s_q0;
   assign wra2 = win ? {3'b111, dk_d} : wra;
 
   logic block_end;  // the block's bytes are all out (SFlush)
@@ -403,39 +388,31 @@ module nasa_mac_array #(
   end
   assign busy_o = (st_q != SIdle);
 
-  // ---- the window stepper (depthwise, the stem): the taps of A's pixel inside the input, its
-  // first tap's addresses
-  logic [AW-1:0] cb, wc;      // C and W * C bytes
+  logic [AW-1:0] cb;         // C bytes
   assign cb = AW'(cin_i);
-  assign wc = AW'(rowb_i);
-  logic [2:0]  padl;          // (k - 1) / 2
-  assign padl = {1'b0, k_i[2:1]};
-  logic [2:0]  ky_lo, kx_lo, ky_hi, kx_hi;  // the taps [lo, hi) inside the input
-  logic signed [10:0] rows_in, cols_in;    // input rows (columns) from tap 0's on
-  always_comb begin
-    ky_lo = aiy_q < 0 ? 3'(-aiy_q) : 3'd0;
-    kx_lo = aix_q < 0 ? 3'(-aix_q) : 3'd0;
-    rows_in = $signed({3'b000, ih_i}) - $signed({aiy_q[9], aiy_q});
-    cols_in = $signed({3'b000, iw_i}) - $signed({aix_q[9], aix_q});
-    ky_hi = (rows_in < $signed({8'd0, k_i})) ? rows_in[2:0] : k_i;
-    kx_hi = (cols_in < $signed({8'd0, k_i})) ? cols_in[2:0] : k_i;
-  end
-  // its first tap inside the input: input row max(0, iy0), column max(0, ix0); weight word
-  // ky_lo * k + kx_lo (ky_lo at most the padding, 3)
-  logic [AW-1:0] d_addr;
-  logic [5:0]    d_wa, k6;
-  assign k6 = 6'(k_i);
-  assign d_addr = ay_q + axo_q;
-  assign d_wa = (ky_lo[0] ? k6 : 6'd0) + (ky_lo[1] ? {k6[4:0], 1'b0} : 6'd0) + 6'(kx_lo);
-  logic [AW-1:0] sc, swc;     // the steps from one output pixel to the next, across and down
-  assign sc = s2_i ? {cb[AW-2:0], 1'b0} : cb;
-  assign swc = s2_i ? {wc[AW-2:0], 1'b0} : wc;
-  // the next pixel's tap (0, 0) row and column (A's, stepped by the stride)
-  logic signed [9:0] aiy_n, aix_n;
-  assign aiy_n = aiy_q + (s2_i ? 10'sd2 : 10'sd1);
-  assign aix_n = aix_q + (s2_i ? 10'sd2 : 10'sd1);
-  assign b_load = dv_q && (!bv_q || (s0_go && last0));
-  assign a_go = (an_q != pix_i) && (!dv_q || b_load);
+  nasa_mac_window #(.AddrBits(AW)) u_win (
+    .clk_i,
+    .layer_i(st_q == SIdle && start_i),
+    .block_i(st_q == SFlush && block_end),
+    .run_i(st_q == SRun && win),
+    .go_i(s0_go && win),
+    .dw_i,
+    .in_i,
+    .pix_i,
+    .cin_i,
+    .ih_i,
+    .iw_i,
+    .ow_i,
+    .k_i,
+    .s2_i,
+    .padt_i,
+    .rowb_i,
+    .valid_o(w_valid),
+    .first_o(w_first),
+    .last_o(w_last),
+    .addr_o(w_addr),
+    .wa_o(w_wa)
+  );
 
   always_ff @(posedge clk_i) begin
     ptag_q <= pg_q[2:0];
@@ -446,7 +423,6 @@ module nasa_mac_array #(
       wgrp_q <= wgt_i;
       pp_q <= prm_i;
       ob_q <= out_i;
-      igrp_q <= in_i;
     end
     // --- block start (and each later block)
     if ((st_q == SIdle && start_i) || (st_q == SFlush && block_end)) begin
@@ -460,16 +436,6 @@ module nasa_mac_array #(
       s_q0 <= '0;
       ap_q <= in_i;
       run_done_q <= 1'b0;
-      an_q <= '0;
-      dv_q <= 1'b0;
-      bv_q <= 1'b0;
-    end
-    if (st_q == SIdle && start_i) begin
-      ax_q <= '0;
-      aiy_q <= 10'd0 - 10'(padt_i);
-      aix_q <= 10'd0 - 10'(padl);
-      ay_q <= in_i;
-      axo_q <= '0;
     end
     if (st_q == SIdle && start_i) begin
       ya_q <= out_i;
@@ -480,15 +446,8 @@ module nasa_mac_array #(
       left_q <= left_q - blk;
       ob_q <= ob_q + AW'(blk);
       ya_q <= ob_q + AW'(blk);
-      // depthwise: the next eight channels; the stem: the same input again
-      if (dw_i) wp_q <= wgrp_q + AW'(8);
+      if (dw_i) wp_q <= wgrp_q + AW'(8);  // depthwise: the next eight channels' tap rows
       wgrp_q <= wgrp_q + AW'(8);
-      if (dw_i) igrp_q <= igrp_q + AW'(8);
-      ax_q <= '0;
-      aiy_q <= 10'd0 - 10'(padt_i);
-      aix_q <= 10'd0 - 10'(padl);
-      ay_q <= dw_i ? igrp_q + AW'(8) : igrp_q;
-      axo_q <= '0;
     end
     if ((st_q == SIdle && start_i) || (st_q == SFlush && block_end)) pout_q <= '0;
     // the row buffer: emptied by a write, a byte of its row added, a byte of another row starts it
@@ -533,10 +492,10 @@ module nasa_mac_array #(
     end
     // --- steps
     if (s0_go) begin
-      f1_q <= win ? bf_q : (s_q0 == 6'd0);
+      f1_q <= win ? w_first : (s_q0 == 6'd0);
       l1_q <= last0;
       odd1_q <= !win && s_q0[0];
-      xsel_q <= baddr_q[2:0];
+      xsel_q <= w_addr[2:0];
       if (even0) ap_q <= ap_q + AW'(8);
       if (last0) begin
         s_q0 <= '0;
@@ -547,59 +506,8 @@ module nasa_mac_array #(
       end
     end
     if (v1_q && !odd1_q) xhi_q <= rsp_rdata_i[63:32];
-    // --- the window stepper: A, D and B
-    if (st_q == SRun && a_go) begin
-      an_q <= an_q + 16'd1;
-      // (the row or column crosses into the input at 1 when the stride is 2, else at 0)
-      if (ax_q == ow_i - 8'd1) begin
-        ax_q <= '0;
-        aiy_q <= aiy_n;
-        aix_q <= 10'd0 - 10'(padl);
-        axo_q <= '0;
-        if (aiy_q >= 0 || aiy_n > 0) ay_q <= ay_q + ((aiy_q >= 0) ? swc : wc);
-      end else begin
-        ax_q <= ax_q + 8'd1;
-        aix_q <= aix_n;
-        if (aix_q >= 0 || aix_n > 0) axo_q <= axo_q + ((aix_q >= 0) ? sc : cb);
-      end
-      daddr_q <= d_addr;
-      dwa_q <= d_wa;
-      dnx_q <= kx_hi - kx_lo - 3'd1;
-      dny_q <= ky_hi - ky_lo - 3'd1;
-    end
-    if (st_q == SRun) begin
-      if (a_go) dv_q <= 1'b1;
-      else if (b_load) dv_q <= 1'b0;
-    end
-    if (st_q == SRun && b_load) begin
-      bv_q <= 1'b1;
-      bf_q <= 1'b1;
-      baddr_q <= daddr_q;
-      brow_q <= daddr_q;
-      bwa_q <= dwa_q;
-      bwrow_q <= dwa_q;
-      bnx_q <= dnx_q;
-      bx_q <= dnx_q;
-      by_q <= dny_q;
-    end else if (win && s0_go) begin
-      bf_q <= 1'b0;
-      if (last0) begin
-        bv_q <= 1'b0;
-      end else if (bx_q == '0) begin
-        bx_q <= bnx_q;
-        by_q <= by_q - 3'd1;
-        brow_q <= brow_q + wc;
-        baddr_q <= brow_q + wc;
-        bwrow_q <= bwrow_q + 6'(k_i);
-        bwa_q <= bwrow_q + 6'(k_i);
-      end else begin
-        bx_q <= bx_q - 3'd1;
-        baddr_q <= baddr_q + cb;
-        bwa_q <= bwa_q + 6'd1;
-      end
-    end
   end
 
   logic unused;
-  assign unused = ^{rsp_valid_i, unused_rq_ready, ln_ready, cin_i[1:0], ky_hi, kx_hi};
+  assign unused = ^{rsp_valid_i, unused_rq_ready, ln_ready, cin_i[1:0]};
 endmodule
