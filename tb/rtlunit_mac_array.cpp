@@ -1,12 +1,12 @@
-// rtl/nasa_mac_array.sv, the pointwise and depthwise paths of the board's planned MAC array, as
-// the board would build it (six SB_MAC16 in 8x8 mode for the lanes, two in 16x16 mode for the
-// requantization, simulated by Yosys's own model of the primitive, cells_sim.v): whole 1x1
-// convolutions and whole depthwise convolutions (k 1..7, stride 1 and 2, whole layers and row
-// bands) from a memory image to a memory image, byte for byte equal to the reference model's Conv
-// and DwConv (nasa::ref::execute), with every activation, output channel counts that leave a
-// short last block, outputs at any byte offset, and a memory that makes reads wait; with a memory
-// that takes every request, in the cycles of its schedule's model (model_cycles, dw_cycles),
-// cycle for cycle.
+// rtl/nasa_mac_array.sv, the board's planned MAC array, as the board would build it (six SB_MAC16
+// in 8x8 mode for the lanes, two in 16x16 mode for the requantization, simulated by Yosys's own
+// model of the primitive, cells_sim.v): whole 1x1 convolutions, depthwise convolutions and stems
+// (one input channel; k 1..7, stride 1 and 2, whole layers and row bands) from a memory image to
+// a memory image, byte for byte equal to the reference model's Conv and DwConv
+// (nasa::ref::execute), with every activation, output channel counts that leave a short last
+// block, outputs at any byte offset, and a memory that makes reads wait; reading only rows of the
+// layer's own tensors; with a memory that takes every request, in the cycles of its schedule's
+// model (model_cycles, dw_cycles), cycle for cycle.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -29,8 +29,8 @@ constexpr uint32_t kMemBytes = 1u << 17;
 
 struct Layer {
   uint32_t in = 0, wgt = 0, prm = 0, out = 0;
-  uint32_t wgt_taps =
-      0;  // the stem: its weights tap-major, the block's copy (the reference's: wgt)
+  // the stem: its weights tap-major, the block's copy (the reference's are at wgt)
+  uint32_t wgt_taps = 0;
   uint16_t pix = 0, cin = 0, cout = 0;
   uint8_t act = 0, q6 = 0;
   // depthwise (dw) and the stem (a Conv of one input channel): input h x w, output ho x wo
@@ -102,12 +102,12 @@ Layer random_dw_layer(nasa::sim::Random& r, std::vector<uint8_t>& mem, uint16_t 
   l.act = static_cast<uint8_t>(r.uniform(0, 2));
   l.q6 = static_cast<uint8_t>(r.uniform(0, 127));
   l.in = 8 * static_cast<uint32_t>(r.uniform(1, 64));
+  if (stem) l.in += static_cast<uint32_t>(r.uniform(0, 7));  // one channel: any byte
   l.wgt = (l.in + uint32_t{h} * w * l.cin + 7) & ~7u;
   const uint32_t ksq = uint32_t{k} * k;
   l.wgt_taps = (l.wgt + ksq * c + 7) & ~7u;
   l.prm = stem ? l.wgt_taps + (c + 7u) / 8 * ksq * 8 : (l.wgt + ksq * c + 7) & ~7u;
   l.out = l.prm + 8u * c + static_cast<uint32_t>(r.uniform(0, 15));
-  if (stem) l.in += static_cast<uint32_t>(r.uniform(0, 7));  // one channel: any byte
   for (auto& b : mem) b = static_cast<uint8_t>(r());
   random_records(r, mem, l.prm, c);
   if (stem) {  // the copy the stem's caller makes: blocks of 8 channels, a row of 8 a tap
@@ -149,6 +149,22 @@ struct Run {
   uint64_t cycles = 0;
   bool err = false;
 };
+
+// Whether the memory row at `a` holds a byte of the layer's input, weights (the block's: the
+// stem's tap-major copy) or records: the only rows the block may read.
+bool read_inside(const Layer& l, uint32_t a) {
+  const bool window = l.dw || l.stem;
+  const uint64_t in_bytes = (window ? uint64_t{l.h} * l.w : uint64_t{l.pix}) * l.cin;
+  const uint64_t ksq = uint64_t{l.k} * l.k;
+  const uint64_t wgt_bytes = l.stem ? (l.cout + 7u) / 8 * ksq * 8
+                             : l.dw ? ksq * l.cin
+                                    : uint64_t{l.cin} * l.cout;
+  const auto in_rows = [a](uint64_t from, uint64_t bytes) {
+    return a + 8 > from && a < from + bytes;
+  };
+  return in_rows(l.in, in_bytes) || in_rows(l.stem ? l.wgt_taps : l.wgt, wgt_bytes) ||
+         in_rows(l.prm, 8ull * l.cout);
+}
 
 // Runs the layer on the block against `mem`; reads are taken with probability ready/8, writes
 // at once except the `refuse`-th (counted from 1; 0: none), refused for one cycle.
@@ -208,6 +224,7 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
             mem[a + i] = static_cast<uint8_t>(b->req_wdata_o >> (8 * i));
         }
       } else {
+        EXPECT_TRUE(read_inside(l, a)) << "read of row " << a << " outside the layer's tensors";
         rsp_next = true;
         rsp_data = 0;
         for (int i = 0; i < 8; ++i) rsp_data |= uint64_t{mem[a + i]} << (8 * i);
