@@ -29,7 +29,7 @@ NEED_FILES := /usr/include/gtest/gtest.h /usr/include/gmock/gmock.h /usr/include
 
 COSIM := $(BUILD)/bin/nasa-cosim
 
-.PHONY: help deps need-deps configure build firmware test sim run bench docs-figures lint synth fpga prog fpga-area gen clean \
+.PHONY: help deps need-deps configure build firmware test sim run bench docs-figures lint synth fpga prog fpga-area fpga-probe gen clean \
   fuzz fuzz-smoke sanitize
 
 help:
@@ -45,6 +45,7 @@ help:
 	@echo "make fpga    iCEBreaker bitstream: yosys + nextpnr-ice40 + icepack, build/fpga/report.json"
 	@echo "make prog    flash the iCEBreaker (iceprog)"
 	@echo "make fpga-area  LUT/FF/carry/EBR/DSP per module of the FPGA design: build/fpga/area.md"
+	@echo "make fpga-probe  the MAC array on the board, with less and less host side: logic cells, Fmax"
 	@echo "make gen     regenerate rtl/nasa_pkg.sv and the configuration views from hw_spec.h"
 	@echo "make clean   remove $(BUILD)/"
 	@echo "make sanitize  ASan+UBSan: unit/CLI tests + short cosim; TSan: parallel paths (build-asan/, build-tsan/)"
@@ -117,6 +118,12 @@ prog: fpga
 # build/fpga/area.md, area.json; the MAC array's blocks alone -> blocks.json; about 4 min).
 fpga-area: firmware
 	bash fpga/area.sh
+
+# The MAC array in the board's dot-unit place, with the host side as built and taken away in
+# steps (fpga/probe_array.py; docs/fpga.md "The floor"): logic cells and Fmax of each variant,
+# build/fpga/probe/probe.json; about 3 min a variant. PROBE_ARGS: e.g. --seeds 1,2 --paths pw.
+fpga-probe: firmware
+	python3 fpga/probe_array.py $(PROBE_ARGS)
 
 # NASA_MAKE_TEST=1: a test that finds a tool missing fails instead of skipping. Then the
 # sanitizer runs and the fuzzing smoke (docs/reliability.md): CI runs all three.

@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""`make fpga-probe`: the MAC array on the board, as a probe (docs/fpga.md "The floor: the whole
+array leaves no room for a controller").
+
+The board does not carry rtl/nasa_mac_array.sv yet. This script measures what it would take: it
+copies the RTL, the board files and the synthesis scripts into a scratch directory, puts the array
+in the dot unit's place inside nasa_mcu (configured through the dot unit's page, its writes on the
+memory port), swaps in the bit-serial core and drops the RAM's EBRs (as if moved to the SPRAM).
+Each variant then takes more of the host side away:
+
+  full      the controller's host side and the UART bridge as built
+  ctrl      the bridge as built; the controller sees only CTRL writes (its CSRs and tables as if
+            served from the SPRAM)
+  nobridge  the bridge replaced by a stub that keeps the controller's host side alive
+  floor     neither: the UART's receiver and transmitter only
+
+For each variant and seed: Yosys 0.23 synth_ice40 and nextpnr --up5k placement and routing; the
+logic cells used and the Fmax (0 when the design does not place). The netlist is not a working
+board (the firmware does not drive the array), but its area and timing do not depend on that.
+Prints a table and writes <out>/probe.json. Takes about 3 minutes a variant and seed.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def patch(text, old, new, what):
+    if text.count(old) != 1:
+        sys.exit(f"error: probe_array: {what}: anchor not found once in the source "
+                 f"(the file changed: update fpga/probe_array.py)")
+    return text.replace(old, new)
+
+
+# the array in the dot unit's place: page words 0-3 addresses, 4 pixels, 5 window geometry,
+# 6 W * C, 7 channels and clamp (and start)
+ARRAY = """  logic [AddrBits-1:0] pa_in, pa_wgt, pa_out, pa_prm;
+  logic [15:0] pa_pix, pa_rowb;
+  logic [8:0] pa_cin, pa_cout;
+  logic [7:0] pa_lo, pa_hi, pa_ih, pa_iw, pa_ow;
+  logic pa_start, pa_err, pa_we, pa_dw, pa_st, pa_s2;
+  logic [63:0] pa_wdata;
+  logic [7:0] pa_wstrb;
+  logic [2:0] pa_k;
+  logic [1:0] pa_padt;
+  always_ff @(posedge clk_i) begin
+    pa_start <= 1'b0;
+    if (dot_we) begin
+      case (widx[2:0])
+        3'd0: pa_in <= bus_wdata[AddrBits-1:0];
+        3'd1: pa_wgt <= bus_wdata[AddrBits-1:0];
+        3'd2: pa_out <= bus_wdata[AddrBits-1:0];
+        3'd3: pa_prm <= bus_wdata[AddrBits-1:0];
+        3'd4: pa_pix <= bus_wdata[15:0];
+        3'd5: {pa_dw, pa_st, pa_k, pa_s2, pa_padt, pa_ih, pa_iw, pa_ow} <= bus_wdata;
+        3'd6: pa_rowb <= bus_wdata[15:0];
+        default: begin
+          pa_cin <= bus_wdata[8:0];
+          pa_cout <= bus_wdata[17:9];
+          pa_lo <= {bus_wdata[18], 7'd0};
+          pa_hi <= bus_wdata[26:19];
+          pa_start <= 1'b1;
+        end
+      endcase
+    end
+  end
+  assign dot_acc = {31'd0, pa_err};
+  nasa_mac_array #(.Primitive(1'b1), .AddrBits(AddrBits)) u_pw (
+    .clk_i, .rst_ni, .start_i(pa_start), .in_i(pa_in), .wgt_i(pa_wgt), .out_i(pa_out),
+    .prm_i(pa_prm), .pix_i(pa_pix), .cin_i(pa_cin), .cout_i(pa_cout), .lo_i(pa_lo), .hi_i(pa_hi),
+    .dw_i(pa_dw), .st_i(pa_st), .ih_i(pa_ih), .iw_i(pa_iw), .ow_i(pa_ow), .k_i(pa_k),
+    .s2_i(pa_s2), .padt_i(pa_padt), .rowb_i(pa_rowb),
+    .busy_o(dot_busy), .err_o(pa_err), .req_valid_o(dot_req_valid), .req_ready_i(mem_rsp_i.ready),
+    .req_we_o(pa_we), .req_addr_o(dot_req_addr), .req_wdata_o(pa_wdata), .req_wstrb_o(pa_wstrb),
+    .rsp_valid_i(mem_rsp_i.valid), .rsp_rdata_i(mem_rsp_i.rdata[63:0])
+  );
+"""
+
+BRIDGE_STUB = """  // (probe: the bridge replaced by a stub that keeps its ports alive)
+  logic [79:0] sr_q;
+  always_ff @(posedge clk) if (rx_valid) sr_q <= {sr_q[71:0], rx_data};
+  always_comb begin
+    b_csr_req = '0;
+    b_csr_req.valid = rx_valid && sr_q[79];
+    b_csr_req.we = sr_q[78];
+    b_csr_req.addr = sr_q[11:0];
+    b_csr_req.wdata = sr_q[43:12];
+    b_mreq = '0;
+    b_mreq.valid = rx_valid && sr_q[77];
+    b_mreq.we = sr_q[76];
+    b_mreq.addr = 32'(sr_q[60:44]);
+    b_mreq.wdata = sr_q[70:63];
+  end
+  assign tx_valid = c_csr_rsp.valid || b_mrsp.valid;
+  assign tx_data = c_csr_rsp.rdata[7:0] ^ c_csr_rsp.rdata[15:8] ^ c_csr_rsp.rdata[23:16] ^
+                   c_csr_rsp.rdata[31:24] ^ b_mrsp.rdata;
+  assign link_error = 1'b0;
+  assign bridge_busy = 1'b0;
+"""
+
+CTRL_ONLY = """  // (probe: the core sees only CTRL writes)
+  nasa_pkg::csr_req_t b_csr_ctrl;
+  always_comb begin
+    b_csr_ctrl       = b_csr_req;
+    b_csr_ctrl.we    = 1'b1;
+    b_csr_ctrl.addr  = 12'(nasa_pkg::CsrCtrl);
+    b_csr_ctrl.wdata = 32'(b_csr_req.wdata[7:0]);
+    b_csr_ctrl.valid = b_csr_req.valid && b_csr_req.we &&
+                       b_csr_req.addr == 12'(nasa_pkg::CsrCtrl);
+  end
+"""
+
+
+def make_tree(out, variant, paths):
+    if os.path.exists(out):
+        shutil.rmtree(out)
+    for d in ("rtl", "fpga", "synth"):
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(out, d),
+                        ignore=shutil.ignore_patterns("model", "fw", "*.py"))
+    mcu_p = os.path.join(out, "rtl/nasa_mcu.sv")
+    mcu = open(mcu_p).read()
+    mcu = patch(mcu, "  nasa_mcu_cpu #(", "  nasa_mcu_cpu_serial #(", "the bit-serial core")
+    dot = re.search(r"  nasa_mcu_dot #\(.*?\n  \);\n", mcu, re.S)
+    if not dot:
+        sys.exit("error: probe_array: the dot unit's instance not found in rtl/nasa_mcu.sv")
+    mcu = mcu[:dot.start()] + ARRAY + mcu[dot.end():]
+    mcu = patch(mcu, "    mem_req_o.we        = !dot_busy && bus_we;",
+                "    mem_req_o.we        = dot_busy ? pa_we : bus_we;", "the array's writes")
+    mcu = patch(mcu, "    mem_req_o.wdata     = PortDW'({2{bus_wdata}});\n"
+                     "    mem_req_o.wstrb     = PortSW'(cpu_strb);",
+                "    mem_req_o.wdata     = dot_busy ? PortDW'(pa_wdata) : PortDW'({2{bus_wdata}});\n"
+                "    mem_req_o.wstrb     = dot_busy ? PortSW'(pa_wstrb) : PortSW'(cpu_strb);",
+                "the array's write data")
+    mcu = patch(mcu, "    ram_rd_q <= ram_q[widx[8:0]];",
+                "    ram_rd_q <= 32'(widx) ^ bus_wdata;  // (probe: the RAM in the SPRAM)",
+                "the RAM dropped")
+    if paths == "pw":
+        mcu = patch(mcu, ".dw_i(pa_dw), .st_i(pa_st),", ".dw_i(1'b0), .st_i(1'b0),", "pointwise only")
+    open(mcu_p, "w").write(mcu)
+
+    top_p = os.path.join(out, "fpga/nasa_icebreaker.sv")
+    top = open(top_p).read()
+    if variant in ("nobridge", "floor"):
+        br = re.search(r"  nasa_uart_bridge #\(.*?\n  \);\n", top, re.S)
+        if not br:
+            sys.exit("error: probe_array: the bridge's instance not found in the board top")
+        top = top[:br.start()] + BRIDGE_STUB + top[br.end():]
+    if variant in ("ctrl", "floor"):
+        top = patch(top, "  // ---- the core\n", "  // ---- the core\n" + CTRL_ONLY, "CTRL only")
+        top = patch(top, "    .csr_req_i      (b_csr_req),", "    .csr_req_i      (b_csr_ctrl),",
+                    "the core's CSR port")
+    open(top_p, "w").write(top)
+
+
+def run(out, seeds, hexfile):
+    env = dict(os.environ, NASA_ROOT=out, NASA_FW_HEX=hexfile)
+    script = (f"source '{out}/synth/common.sh' && NASA_ROOT='{out}' && cd '{out}' && "
+              f"nasa_board_synth '{out}/yosys.log' '-json {out}/board.json' ''")
+    if subprocess.run(["bash", "-c", script], env=env).returncode != 0:
+        sys.exit(f"error: probe_array: synthesis failed (log {out}/yosys.log)")
+    res = []
+    for s in seeds:
+        log = f"{out}/pnr{s}.log"
+        with open(log, "w") as f:
+            subprocess.run(["nextpnr-ice40", "--up5k", "--package", "sg48", "--pcf",
+                            f"{out}/fpga/icebreaker.pcf", "--freq", "24", "--timing-allow-fail",
+                            "--seed", str(s), "--json", f"{out}/board.json",
+                            "--asc", f"{out}/board{s}.asc"], stdout=f, stderr=subprocess.STDOUT)
+        text = open(log).read()
+        lc = re.findall(r"ICESTORM_LC:\s+(\d+)/\s*(\d+)", text)
+        fmax = re.findall(r"Max frequency for clock 'clk': ([\d.]+) MHz", text)
+        placed = "Program finished normally" in text
+        res.append({"seed": s, "lc_used": int(lc[0][0]) if lc else None,
+                    "lc_total": int(lc[0][1]) if lc else None,
+                    "fmax_mhz": float(fmax[-1]) if (fmax and placed) else 0.0, "placed": placed})
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--variants", default="full,ctrl,nobridge,floor",
+                    help="comma-separated: full, ctrl, nobridge, floor (default: all)")
+    ap.add_argument("--paths", choices=("all", "pw"), default="all",
+                    help="the array's paths: all three, or the pointwise one only")
+    ap.add_argument("--seeds", default="1", help="nextpnr seeds, comma-separated")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build/fpga/probe"))
+    ap.add_argument("--hex", default=os.path.join(ROOT, "build/fpga/fw/nasa_fw.hex"),
+                    help="the firmware image (any: the area does not depend on it)")
+    a = ap.parse_args()
+    variants = [v for v in a.variants.split(",") if v]
+    for v in variants:
+        if v not in ("full", "ctrl", "nobridge", "floor"):
+            sys.exit(f"error: probe_array: unknown variant '{v}' (full, ctrl, nobridge, floor)")
+    try:
+        seeds = [int(s) for s in a.seeds.split(",") if s]
+    except ValueError:
+        sys.exit(f"error: probe_array: --seeds '{a.seeds}' is not a list of integers")
+    if not os.path.isfile(a.hex):
+        sys.exit(f"error: probe_array: firmware image {a.hex} missing (make firmware)")
+    for tool in ("yosys", "nextpnr-ice40"):
+        if shutil.which(tool) is None:
+            sys.exit(f"error: probe_array: '{tool}' not found (make deps)")
+    results = {}
+    for v in variants:
+        out = os.path.join(os.path.abspath(a.out), f"{v}-{a.paths}")
+        print(f"probe {v} ({a.paths} paths): {out}", flush=True)
+        make_tree(out, v, a.paths)
+        results[v] = run(out, seeds, os.path.abspath(a.hex))
+        for r in results[v]:
+            print(f"  seed {r['seed']}: {r['lc_used']} of {r['lc_total']} logic cells, "
+                  f"Fmax {r['fmax_mhz']:.2f} MHz" + ("" if r["placed"] else " (does not place)"),
+                  flush=True)
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "probe.json"), "w") as f:
+        json.dump({"paths": a.paths, "variants": results}, f, indent=1)
+    print("| variant | seed | logic cells | Fmax MHz |\n|---|---:|---:|---:|")
+    for v, rs in results.items():
+        for r in rs:
+            print(f"| {v} | {r['seed']} | {r['lc_used']} / {r['lc_total']} | "
+                  f"{r['fmax_mhz']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
