@@ -9,7 +9,8 @@
 // accumulates.
 //   Timing: a step's products reach the accumulators 4 cycles after the step (the DSP's operand
 //   and product registers, then each DSP's pair sum); the sums of a last step are on drain_sum_o
-//   from 4 to 4 + Sums - 1 cycles after it (drain_valid_o). ready_o is clear while a last step
+//   from 5 to 5 + Sums - 1 cycles after it (drain_valid_o): the drain takes them from the
+//   accumulators' registers, a cycle after the last step's products went in. ready_o is clear while a last step
 //   would find the drain still busy: two last steps at least Sums cycles apart (dot products of
 //   Sums steps or more run back to back).
 //   Sums are exact: AccBits must hold steps x 2 x Group x 2^14 (int24: up to 256 input channels).
@@ -102,14 +103,13 @@ module nasa_dot_lanes #(
       .p_o(p[32*d+:32])
     );
   end
-  // depthwise products Sums.. DwSums - 1, their own registers
+  // depthwise products Sums.. DwSums - 1 go into their accumulators straight from the DSPs'
+  // product registers, a cycle before the pair sums go into theirs
   localparam int unsigned EN = (DwSums > Sums) ? DwSums - Sums : 1;
   logic [16*EN-1:0] e_v;
   for (genvar g = 0; g < EN; g++) begin : g_e
     if (Sums + g + 1 <= DwSums) begin : g_on
-      logic [15:0] e_q;
-      always_ff @(posedge clk_i) e_q <= p[16*(Sums+g)+:16];
-      assign e_v[16*g+:16] = e_q;
+      assign e_v[16*g+:16] = p[16*(Sums+g)+:16];
     end else begin : g_off
       assign e_v[16*g+:16] = '0;
     end
@@ -132,10 +132,16 @@ module nasa_dot_lanes #(
   end
 
   // each group's accumulator (depthwise: each product's, those past Sums DwAccBits wide); a last
-  // step's sums go into the drain chain
+  // step's sums go into the drain chain from the accumulators' registers, the cycle after they
+  // went in (cap_q), while the next dot product's first sums may go in: so each accumulator's
+  // adder drives only its register, and the two pack into the same logic cells (on the iCE40 a
+  // LUT that also fed the chain would need a cell of its own for the register). The depthwise
+  // sums past Sums are a cycle ahead: the chain's part of them (echain) takes them at the last
+  // step's pair-sum cycle and holds them through the chain's cap_q.
   logic signed [AccBits-1:0]   acc_q[Sums], acc_d[Sums], chain_q[Sums];
   logic signed [DwAccBits-1:0] eacc_q[EN], eacc_d[EN], echain_q[EN];
   logic [CW-1:0]               left_q;  // sums still in the chain
+  logic                        cap_q;   // the chain takes the accumulators
   always_comb begin
     for (int g = 0; g < Sums; g++) begin
       acc_d[g] = f_q[2] ? AccBits'(0) : acc_q[g];
@@ -144,26 +150,31 @@ module nasa_dot_lanes #(
       end
     end
     for (int g = 0; g < EN; g++) begin
-      eacc_d[g] = (f_q[2] ? DwAccBits'(0) : eacc_q[g]) + DwAccBits'($signed(e_v[16*g+:16]));
+      eacc_d[g] = (f_q[1] ? DwAccBits'(0) : eacc_q[g]) + DwAccBits'($signed(e_v[16*g+:16]));
     end
   end
   always_ff @(posedge clk_i) begin
     for (int g = 0; g < Sums; g++) begin
       if (v_q[2]) acc_q[g] <= acc_d[g];
-      if (v_q[2] && l_q[2]) chain_q[g] <= acc_d[g];
+      if (cap_q) chain_q[g] <= acc_q[g];
       else if (g + 1 < Sums) chain_q[g] <= chain_q[g+1];
       else if (Chain > Sums) chain_q[g] <= AccBits'(echain_q[0]);
     end
     for (int g = 0; g < EN; g++) begin
-      if (v_q[2]) eacc_q[g] <= eacc_d[g];
-      if (v_q[2] && l_q[2]) echain_q[g] <= eacc_d[g];
-      else if (g + 1 < EN) echain_q[g] <= echain_q[g+1];
+      if (v_q[1]) eacc_q[g] <= eacc_d[g];
+      if (v_q[2] && l_q[2]) echain_q[g] <= eacc_q[g];
+      else if (g + 1 < EN && !cap_q) echain_q[g] <= echain_q[g+1];
     end
   end
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) left_q <= '0;
-    else if (v_q[2] && l_q[2]) left_q <= nsums;
-    else if (left_q != '0) left_q <= left_q - 1'b1;
+    if (!rst_ni) begin
+      cap_q  <= 1'b0;
+      left_q <= '0;
+    end else begin
+      cap_q <= v_q[2] && l_q[2];
+      if (cap_q) left_q <= nsums;
+      else if (left_q != '0) left_q <= left_q - 1'b1;
+    end
   end
   assign drain_valid_o = left_q != '0;
   assign drain_sum_o   = chain_q[0];

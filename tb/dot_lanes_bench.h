@@ -2,7 +2,7 @@
 // SB_MAC16 in their 8x8 mode, each with its own weights against activations shared by the groups,
 // each group accumulating one output channel), as the board builds it (the DSPs simulated by
 // Yosys's own model of the primitive, cells_sim.v) and in fabric, side by side (a tb/rtl/ wrapper
-// with both): every dot product's sums are exact and leave the drain one a cycle from 4 cycles
+// with both): every dot product's sums are exact and leave the drain one a cycle from 5 cycles
 // after its last step, whatever the lengths, idle cycles and back-to-back dot products; a last
 // step the drain cannot take yet waits (ready_o). Used by tb/rtlunit_dot_lanes_pair.cpp (six
 // groups of one DSP) and tb/rtlunit_dot_lanes_grouped_pair.cpp (three of two); include after the
@@ -23,7 +23,7 @@ namespace dot_lanes_bench {
 
 using nasa::sim::Bench;
 constexpr int kDsps = 6;
-constexpr uint64_t kLatency = 4;  // cycles from a last step to its first sum on the drain
+constexpr uint64_t kLatency = 5;  // cycles from a last step to its first sum on the drain
 
 template <int G>
 struct Step {

@@ -243,9 +243,10 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
 // read (pointwise: even steps only) meets an output write (the write goes first) or a pixel's
 // last step comes within `drain` cycles of the one before (the lanes' drain of `drain` sums). A
 // pixel whose last step leaves the stepper at t has its bytes k = 0..kb-1 (at y0(p) + k) out of
-// the requantization at t + 11 + k; a byte of another row than those before it writes the row
-// buffer, and the pixel's bytes go out at t + 11 + kb. Returns the cycle after the block's last,
-// t + 11 + drain of its last pixel.
+// the requantization at t + kOut + k; a byte of another row than those before it writes the row
+// buffer, and the pixel's bytes go out at t + kOut + kb. Returns the cycle after the block's last,
+// t + kOut + 1 + drain of its last pixel.
+constexpr uint64_t kOut = 12;  // the lanes' drain 5 cycles after the last step, requantization 7
 template <class Steps, class Y0>
 uint64_t block_cycles(uint64_t c, uint32_t pix, Steps steps, bool pointwise, uint32_t drain,
                       uint32_t kb, Y0 y0) {
@@ -265,16 +266,16 @@ uint64_t block_cycles(uint64_t c, uint32_t pix, Steps steps, bool pointwise, uin
           t_last = c;
           const uint64_t y = y0(p);
           for (uint32_t k = 1; k < kb; ++k) {
-            if ((y + k) / 8 != (y + k - 1) / 8) writes.insert(c + 11 + k);
+            if ((y + k) / 8 != (y + k - 1) / 8) writes.insert(c + kOut + k);
           }
-          writes.insert(c + 11 + kb);
+          writes.insert(c + kOut + kb);
         }
         ++s;
       }
       ++c;
     }
   }
-  return t_last + 12 + drain;
+  return t_last + kOut + 1 + drain;
 }
 
 // The pointwise schedule's cycles (counted from the cycle after start_i): per block of kb
