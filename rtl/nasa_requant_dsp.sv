@@ -13,10 +13,13 @@
 // Primitive = 1 instantiates SB_MAC16 (the board); Primitive = 0 is the same pipeline with the
 // products in plain SystemVerilog (simulation, other targets). ctest RequantDsp.* (Dual = 0) and
 // RequantDspDual.* hold both, the DSP simulated by Yosys's own model (cells_sim.v), to the
-// reference model's requantization.
+// reference model's requantization. HeldBounds = 1: lo_i and hi_i are held from an input until
+// its result (a layer's constants, as in nasa_mac_array), so the last stage takes them from the
+// ports instead of a copy carried down the pipeline (32 flip-flops fewer, each a logic cell).
 module nasa_requant_dsp #(
-  parameter bit Primitive = 1'b0,
-  parameter bit Dual      = 1'b0
+  parameter bit Primitive  = 1'b0,
+  parameter bit Dual       = 1'b0,
+  parameter bit HeldBounds = 1'b0
 ) (
   input  logic        clk_i,
   input  logic        rst_ni,
@@ -140,13 +143,16 @@ module nasa_requant_dsp #(
       hi3 <= hi2;
     end
   end
+  logic [7:0] lo_l, hi_l;  // the bounds of the result being made
+  assign lo_l = HeldBounds ? lo_i : lo3;
+  assign hi_l = HeldBounds ? hi_i : hi3;
   assign fits = (sh[48:9] == {40{sh[48]}});
   assign r    = 11'(($signed({sh[9], sh[9:0]}) + 11'sd1) >>> 1);
   always_ff @(posedge clk_i) begin
     if (v4) begin
-      if (!fits) y_o <= sh[48] ? lo3 : hi3;
-      else if ($signed(r) < 11'($signed(lo3))) y_o <= lo3;
-      else if ($signed(r) > 11'($signed(hi3))) y_o <= hi3;
+      if (!fits) y_o <= sh[48] ? lo_l : hi_l;
+      else if ($signed(r) < 11'($signed(lo_l))) y_o <= lo_l;
+      else if ($signed(r) > 11'($signed(hi_l))) y_o <= hi_l;
       else y_o <= r[7:0];
     end
   end

@@ -246,7 +246,7 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
 // the requantization at t + kOut + k; a byte of another row than those before it writes the row
 // buffer, and the pixel's bytes go out at t + kOut + kb. Returns the cycle after the block's last,
 // t + kOut + 1 + drain of its last pixel.
-constexpr uint64_t kOut = 12;  // the lanes' drain 5 cycles after the last step, requantization 7
+constexpr uint64_t kOut = 13;  // the lanes' drain 5 cycles after the last step, requantization 8
 template <class Steps, class Y0>
 uint64_t block_cycles(uint64_t c, uint32_t pix, Steps steps, bool pointwise, uint32_t drain,
                       uint32_t kb, Y0 y0) {
@@ -382,8 +382,9 @@ TEST(MacArray, ModelShapesAreExactAndFast) {
     uint16_t pix, cin, cout;
     double floor;
   };
-  const Shape shapes[] = {{196, 16, 48, 10.2},  {196, 48, 16, 9.6},  {49, 24, 144, 9.65},
-                          {49, 144, 24, 10.65}, {49, 240, 40, 10.3}, {49, 40, 120, 10.05}};
+  // (floors 0.2 below the rates: the writes a cycle off the odd steps cost 0.2-0.4 on most)
+  const Shape shapes[] = {{196, 16, 48, 10.65}, {196, 48, 16, 9.95}, {49, 24, 144, 9.95},
+                          {49, 144, 24, 10.9},  {49, 240, 40, 10.45}, {49, 40, 120, 10.4}};
   for (const auto& s : shapes) {
     const Layer l = random_layer(r, mem, s.pix, s.cin, s.cout);
     const uint64_t cycles = check(l, r, 8, mem);
