@@ -383,7 +383,7 @@ TEST(MacArray, ModelShapesAreExactAndFast) {
     double floor;
   };
   // (floors 0.2 below the rates: the writes a cycle off the odd steps cost 0.2-0.4 on most)
-  const Shape shapes[] = {{196, 16, 48, 10.65}, {196, 48, 16, 9.95}, {49, 24, 144, 9.95},
+  const Shape shapes[] = {{196, 16, 48, 10.65}, {196, 48, 16, 9.95},  {49, 24, 144, 9.95},
                           {49, 144, 24, 10.9},  {49, 240, 40, 10.45}, {49, 40, 120, 10.4}};
   for (const auto& s : shapes) {
     const Layer l = random_layer(r, mem, s.pix, s.cin, s.cout);
