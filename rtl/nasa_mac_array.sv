@@ -113,9 +113,9 @@ module nasa_mac_array #(
   (* no_rw_check *) logic [31:0] wmem0_q [64];
   (* no_rw_check *) logic [31:0] wmem1_q [64];
   (* no_rw_check *) logic [31:0] wmem2_q [64];
-  // (written as the data arrive: a weight row's low half, or depthwise and stem the whole row,
-  // the cycle it arrives, a pointwise row's high half the next; depthwise and stem biases into
-  // RAM 2's words 56..63)
+  // (written as the data arrive: a pointwise weight row is read twice, its low half written as
+  // the first read's data arrive and its high half as the second's; depthwise and stem the whole
+  // row at once; depthwise and stem biases into RAM 2's words 56..63)
   logic [5:0]  wwa;          // write address
   logic [31:0] wwd, wwd1;     // RAMs 0 and 2, RAM 1
   logic [2:0]  wwe;          // per RAM
@@ -135,17 +135,18 @@ module nasa_mac_array #(
     wrd2 <= wmem2_q[wra2];
   end
 
-  // weight load: rows of the block's channels in order, two cycles each (low half written when
-  // the row arrives, high half the cycle after, when the next row's read goes out)
+  // weight load: rows of the block's channels in order, a read a cycle; a pointwise row is read
+  // twice, for its low half and its high half (the port is free, and a register holding the
+  // high half for a second write cycle would be 32 logic cells of their own)
   logic [AW-1:0] wp_q;       // the next weight row (runs through the whole layer)
   logic [AW-1:0] wgrp_q;     // depthwise: the block's first tap row, wgt + c0
   logic [1:0]    lg_q;       // the loading channel
   logic [5:0]    lr_q;       // its row (window paths: the tap)
-  logic          hi_pend_q;  // the high half of the row that arrived last cycle is due
-  logic [31:0]   hi_q;
+  logic          half_q;     // pointwise: the next read is the row's second, for its high half
   logic          wdone_q;    // every row of the block asked for
-  logic [1:0]    hg_q;
+  logic [1:0]    hg_q;       // the arriving row's channel, row and half
   logic [5:0]    hr_q;
+  logic          hh_q;
   logic [5:0]    ksq_m1;     // window paths: k * k - 1
   always_comb begin
     unique case (k_i)
@@ -160,19 +161,15 @@ module nasa_mac_array #(
   // the RAMs' write port
   always_comb begin
     wwe = '0;
-    wwa = {hr_q[4:0], 1'b0};
-    wwd = rsp_rdata_i[31:0];
-    wwd1 = rsp_rdata_i[31:0];
+    wwa = {hr_q[4:0], hh_q};
+    wwd = hh_q ? rsp_rdata_i[63:32] : rsp_rdata_i[31:0];
+    wwd1 = wwd;
     if (tag_q == TWgt && win) begin
       wwa = hr_q;
+      wwd = rsp_rdata_i[31:0];
       wwd1 = rsp_rdata_i[63:32];
       wwe = 3'b011;
     end else if (tag_q == TWgt) begin
-      wwe = 3'b001 << hg_q;
-    end else if (hi_pend_q) begin
-      wwa = {hr_q[4:0], 1'b1};
-      wwd = hi_q;
-      wwd1 = hi_q;
       wwe = 3'b001 << hg_q;
     end
     if (tag_q == TPrm && win) begin
@@ -227,7 +224,7 @@ module nasa_mac_array #(
     rd_tag  = TNone;
     unique case (st_q)
       SWgt: begin
-        rd_want = !wdone_q && (win || tag_q != TWgt);  // a row every other cycle (win: every)
+        rd_want = !wdone_q;
         rd_addr = wp_q;
         rd_tag  = TWgt;
       end
@@ -386,7 +383,7 @@ module nasa_mac_array #(
           st_q <= SWgt;
           err_o <= 1'b0;
         end
-        SWgt: if (wdone_q && !hi_pend_q && tag_q != TWgt) st_q <= SPrm;
+        SWgt: if (wdone_q && tag_q != TWgt) st_q <= SPrm;
         SPrm: if (pgot_q == kb_q && tag_q != TPrm) st_q <= SRun;
         SRun: if (run_done_q) st_q <= SFlush;
         SFlush: if (block_end) st_q <= (left_q <= blk) ? SIdle : SWgt;
@@ -437,7 +434,7 @@ module nasa_mac_array #(
       lg_q <= '0;
       lr_q <= '0;
       wdone_q <= 1'b0;
-      hi_pend_q <= 1'b0;
+      half_q <= 1'b0;
       pg_q <= '0;
       pgot_q <= '0;
       p_q <= '0;
@@ -468,12 +465,16 @@ module nasa_mac_array #(
     end
     if (y_valid) ya_q <= ya_q + ((yk_q == nsum_m1) ? {{(AW-10){ystep[9]}}, ystep} : AW'(1));
     if (y_valid && yk_q == nsum_m1) pout_q <= pout_q + 16'd1;
-    // --- weight rows: asked in order; the low half written on arrival, the high half next
+    // --- weight rows: asked in order, a pointwise row twice (its low half, then its high half)
     // (depthwise: a tap's row a cycle, into RAMs 0 and 1 at once)
     if (st_q == SWgt && rd_taken) begin
-      wp_q <= wp_q + (dw_i ? cb : AW'(8));
       hg_q <= lg_q;
       hr_q <= lr_q;
+      hh_q <= half_q;
+      half_q <= !win && !half_q;
+    end
+    if (st_q == SWgt && rd_taken && (win || half_q)) begin
+      wp_q <= wp_q + (dw_i ? cb : AW'(8));
       if (lr_q == wrows_m1) begin
         lr_q <= '0;
         if (win || {2'b00, lg_q} + 4'd1 == kb_q) wdone_q <= 1'b1;
@@ -481,11 +482,6 @@ module nasa_mac_array #(
       end else begin
         lr_q <= lr_q + 6'd1;
       end
-    end
-    hi_pend_q <= 1'b0;
-    if (tag_q == TWgt && !win) begin
-      hi_q <= rsp_rdata_i[63:32];
-      hi_pend_q <= 1'b1;
     end
     // --- records
     if (st_q == SPrm && rd_taken) begin
