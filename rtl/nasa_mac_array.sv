@@ -182,7 +182,9 @@ module nasa_mac_array #(
   // ---- per-channel records of the block, in drain order
   // (depthwise and the stem: the biases in RAM 2's words 56..63, unused by their weights)
   logic [31:0] bias_q [Sums];
-  logic [15:0] m_q [DwSums];
+  // (M in an EBR: no_rw_check, as a record is written only before a block's sums are drained: an
+  // assertion below holds it)
+  (* no_rw_check *) logic [15:0] m_q [DwSums];
   logic [5:0]  sh_q [DwSums];
   logic [AW-1:0] pp_q;       // the next record (runs through the layer)
   logic [3:0]    pg_q;       // records asked for
@@ -514,4 +516,10 @@ module nasa_mac_array #(
 
   logic unused;
   assign unused = ^{rsp_valid_i, unused_rq_ready, ln_ready, cin_i[1:0]};
+`ifndef SYNTHESIS
+  // Simulation only (Verilator --assert): no M is written while a drained sum reads one, so the
+  // EBR need not give a read that meets a write the old word (no_rw_check above)
+  assert property (@(posedge clk_i) disable iff (!rst_ni) (tag_q == TPrm) |-> !rqv_q)
+    else $error("nasa_mac_array: a record is written while a drained sum reads its M");
+`endif
 endmodule
