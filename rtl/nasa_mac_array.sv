@@ -182,10 +182,10 @@ module nasa_mac_array #(
   // ---- per-channel records of the block, in drain order
   // (depthwise and the stem: the biases in RAM 2's words 56..63, unused by their weights)
   logic [31:0] bias_q [Sums];
-  // (M in an EBR: no_rw_check, as a record is written only before a block's sums are drained: an
-  // assertion below holds it)
-  (* no_rw_check *) logic [15:0] m_q [DwSums];
-  logic [5:0]  sh_q [DwSums];
+  // (M and S in EBRs, read straight into the requantization's input register: no_rw_check, as a
+  // record is written only before a block's sums are drained: an assertion below holds it)
+  (* no_rw_check *) logic [21:0] ms_q [DwSums];  // {S, M}
+  logic [21:0] ms_rd;
   logic [AW-1:0] pp_q;       // the next record (runs through the layer)
   logic [3:0]    pg_q;       // records asked for
   logic [3:0]    pgot_q;     // records arrived
@@ -291,14 +291,15 @@ module nasa_mac_array #(
   logic       rq_valid, y_valid;
   logic [7:0] rq_y, y;
   logic       unused_rq_ready;
+  assign ms_rd = ms_q[rq_k_q];
   nasa_requant_dsp #(.Primitive(Primitive), .Dual(1'b1), .HeldBounds(1'b1)) u_rq (
     .clk_i,
     .rst_ni,
     .valid_i(rqv_q),
     .ready_o(unused_rq_ready),
     .v_i(rqval_q),
-    .m_i(m_q[rq_k_q]),
-    .s_i(sh_q[rq_k_q]),
+    .m_i(ms_rd[15:0]),
+    .s_i(ms_rd[21:16]),
     .lo_i,
     .hi_i,
     .valid_o(rq_valid),
@@ -492,8 +493,7 @@ module nasa_mac_array #(
     end
     if (tag_q == TPrm) begin
       if (!win) bias_q[ptag_q[1:0]] <= rsp_rdata_i[31:0];
-      m_q[ptag_q] <= rsp_rdata_i[47:32];
-      sh_q[ptag_q] <= rsp_rdata_i[53:48];
+      ms_q[ptag_q] <= rsp_rdata_i[53:32];
       pgot_q <= pgot_q + 4'd1;
     end
     // --- steps
@@ -517,9 +517,9 @@ module nasa_mac_array #(
   logic unused;
   assign unused = ^{rsp_valid_i, unused_rq_ready, ln_ready, cin_i[1:0]};
 `ifndef SYNTHESIS
-  // Simulation only (Verilator --assert): no M is written while a drained sum reads one, so the
-  // EBR need not give a read that meets a write the old word (no_rw_check above)
+  // Simulation only (Verilator --assert): no record is written while a drained sum reads one, so
+  // the EBRs need not give a read that meets a write the old word (no_rw_check above)
   assert property (@(posedge clk_i) disable iff (!rst_ni) (tag_q == TPrm) |-> !rqv_q)
-    else $error("nasa_mac_array: a record is written while a drained sum reads its M");
+    else $error("nasa_mac_array: a record is written while a drained sum reads its M and S");
 `endif
 endmodule
