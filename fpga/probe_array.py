@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`make fpga-probe`: the MAC array on the board, as a probe (docs/fpga.md "The floor: the whole
-array leaves no room for a controller").
+array next to a controller").
 
 The board does not carry rtl/nasa_mac_array.sv yet. This script measures what it would take: it
 copies the RTL, the board files and the synthesis scripts into a scratch directory, puts the array

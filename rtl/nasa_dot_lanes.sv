@@ -10,9 +10,9 @@
 //   Timing: a step's products reach the accumulators 4 cycles after the step (the DSP's operand
 //   and product registers, then each DSP's pair sum); the sums of a last step are on drain_sum_o
 //   from 5 to 5 + Sums - 1 cycles after it (drain_valid_o): the drain takes them from the
-//   accumulators' registers, a cycle after the last step's products went in. ready_o is clear while a last step
-//   would find the drain still busy: two last steps at least Sums cycles apart (dot products of
-//   Sums steps or more run back to back).
+//   accumulators' registers, a cycle after the last step's products went in. ready_o is clear
+//   while a last step would find the drain still busy: two last steps at least Sums cycles apart
+//   (dot products of Sums steps or more run back to back).
 //   Sums are exact: AccBits must hold steps x 2 x Group x 2^14 (int24: up to 256 input channels).
 //   Depthwise mode (DwSums > 0, dw_i held for a whole dot product): each of the first DwSums / 2
 //   DSPs' two products goes into its own accumulator (product j = w_i[8j+7:8j] times its

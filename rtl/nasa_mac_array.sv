@@ -8,7 +8,8 @@
 //   For each block of up to three output channels co0..co0+2:
 //   1. their weights (three rows of C bytes, contiguous in memory) go into three weight RAMs,
 //      one per channel, 4 bytes a step (two EBRs each on the iCE40): two cycles a memory row;
-//   2. their per-channel records (bias, M, S: one 8-byte row each) into registers;
+//   2. their per-channel records (bias, M, S: one 8-byte row each): biases into registers, M
+//      and S into EBRs;
 //   3. every pixel: C / 4 steps, each the pixel's next four activations (half a memory row: a
 //      row read every other step) against the three channels' four weights; the three sums,
 //      with their biases, requantized and clamped; the pixel's output bytes written together
@@ -19,7 +20,7 @@
 //   the input skipped (they add zero), eight channels c0..c0+7 at a time:
 //   1. their weights, one memory row a tap (wgt + t * C + c0), into two of the weight RAMs, a row
 //      a cycle; their eight records, the biases into the third RAM's words 56..63 (read a cycle
-//      ahead of the drain), M and S into registers;
+//      ahead of the drain), M and S into the records' EBRs;
 //   2. every output pixel: a step per tap inside the input, each the tap's input row (the
 //      pixel's eight channels, a memory row a step) against the tap's eight weights, a product
 //      per channel into the channel's own sum; the eight sums requantized and written as above.
