@@ -447,14 +447,12 @@ module nasa_mac_array #(
       run_done_q <= 1'b0;
     end
     if (st_q == SIdle && start_i) begin
-      ya_q <= out_i;
       kb_q <= block_k(dw_i, st_i, cout_i);
     end
     if (st_q == SFlush && block_end) begin
       kb_q <= block_k(dw_i, st_i, left_q - blk);
       left_q <= left_q - blk;
       ob_q <= ob_q + AW'(blk);
-      ya_q <= ob_q + AW'(blk);
       if (dw_i) wp_q <= wgrp_q + AW'(8);  // depthwise: the next eight channels' tap rows
       wgrp_q <= wgrp_q + AW'(8);
     end
@@ -467,7 +465,10 @@ module nasa_mac_array #(
       end
       wb_row_q <= ya_q[AW-1:3];
     end
-    if (y_valid) ya_q <= ya_q + ((yk_q == nsum_m1) ? {{(AW-10){ystep[9]}}, ystep} : AW'(1));
+    // (ya_q from ob_q while the block's weights load, long before its first byte: ob_q's adder
+    // then drives only ob_q, and the two pack with their LUTs)
+    if (st_q == SWgt) ya_q <= ob_q;
+    else if (y_valid) ya_q <= ya_q + ((yk_q == nsum_m1) ? {{(AW-10){ystep[9]}}, ystep} : AW'(1));
     if (y_valid && yk_q == nsum_m1) pout_q <= pout_q + 16'd1;
     // --- weight rows: asked in order, a pointwise row twice (its low half, then its high half)
     // (depthwise: a tap's row a cycle, into RAMs 0 and 1 at once)
