@@ -308,7 +308,7 @@ module nasa_mac_array #(
   );
   // a register stage after it: a pixel's writes then come on the pointwise path's odd steps,
   // which read no row (with the lanes' drain at 5 cycles, without it they met the even steps'
-  // reads: 0.2-0.3 MACs a cycle less)
+  // reads: 0.1-0.4 MACs a cycle less)
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) y_valid <= 1'b0;
     else y_valid <= rq_valid;

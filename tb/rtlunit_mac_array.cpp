@@ -382,7 +382,7 @@ TEST(MacArray, ModelShapesAreExactAndFast) {
     uint16_t pix, cin, cout;
     double floor;
   };
-  // (floors 0.2 below the rates: the writes a cycle off the odd steps cost 0.2-0.4 on most)
+  // (floors 0.2 below the rates: the writes a cycle off the odd steps cost 0.1-0.4, most 0.26-0.42)
   const Shape shapes[] = {{196, 16, 48, 10.65}, {196, 48, 16, 9.95},  {49, 24, 144, 9.95},
                           {49, 144, 24, 10.9},  {49, 240, 40, 10.45}, {49, 40, 120, 10.4}};
   for (const auto& s : shapes) {
