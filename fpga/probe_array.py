@@ -18,6 +18,8 @@ For each variant and seed: Yosys 0.23 synth_ice40 and nextpnr --up5k placement a
 logic cells used and the Fmax (0 when the design does not place). The netlist is not a working
 board (the firmware does not drive the array), but its area and timing do not depend on that.
 Prints a table and writes <out>/probe.json. Takes about 3 minutes a variant and seed.
+--lone-ffs N also counts the flip-flops that take a logic cell of their own (docs/fpga.md "A
+flip-flop alone is a logic cell") and lists the N registers with most of them.
 """
 import argparse
 import json
@@ -181,6 +183,41 @@ def run(out, seeds, hexfile):
     return res
 
 
+def lone_flip_flops(out, top_n):
+    """The flip-flops that take a logic cell of their own: nextpnr's packed netlist, cells whose
+    flip-flop is fed through a one-input pass-through LUT (nothing computes its input, or the LUT
+    in front of it also feeds other logic). Returns (lone, cells, [(register, count)])."""
+    packed = f"{out}/packed.json"
+    with open(f"{out}/pack.log", "w") as f:
+        subprocess.run(["nextpnr-ice40", "--up5k", "--package", "sg48", "--pcf",
+                        f"{out}/fpga/icebreaker.pcf", "--pack-only", "--json",
+                        f"{out}/board.json", "--write", packed], stdout=f,
+                       stderr=subprocess.STDOUT)
+    if not os.path.isfile(packed):
+        sys.exit(f"error: probe_array: nextpnr wrote no packed netlist (log {out}/pack.log)")
+    mod = next(iter(json.load(open(packed))["modules"].values()))
+    names = {}
+    for name, net in mod["netnames"].items():
+        for b in net["bits"]:
+            if isinstance(b, int) and (b not in names or len(name) < len(names[b])):
+                names[b] = name
+    lone, cells, regs = 0, 0, {}
+    for cell in mod["cells"].values():
+        if cell["type"] != "ICESTORM_LC":
+            continue
+        cells += 1
+        par, con = cell["parameters"], cell["connections"]
+        inputs = sum(1 for i in ("I0", "I1", "I2", "I3")
+                     if con.get(i) and isinstance(con[i][0], int))
+        if par.get("DFF_ENABLE") == "1" and inputs <= 1 and \
+                par.get("LUT_INIT") in ("0000000000000010", "0000000000000001"):
+            lone += 1
+            q = con["O"][0]
+            reg = re.sub(r"\[\d+\]$", "", names.get(q, "?"))
+            regs[reg] = regs.get(reg, 0) + 1
+    return lone, cells, sorted(regs.items(), key=lambda kv: -kv[1])[:top_n]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--variants", default="full,ctrl,nobridge,floor",
@@ -191,6 +228,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "build/fpga/probe"))
     ap.add_argument("--hex", default=os.path.join(ROOT, "build/fpga/fw/nasa_fw.hex"),
                     help="the firmware image (any: the area does not depend on it)")
+    ap.add_argument("--lone-ffs", type=int, default=0, metavar="N",
+                    help="also count the flip-flops with a logic cell of their own, and list the "
+                         "N registers with most of them")
     a = ap.parse_args()
     variants = [v for v in a.variants.split(",") if v]
     for v in variants:
@@ -205,7 +245,7 @@ def main():
     for tool in ("yosys", "nextpnr-ice40"):
         if shutil.which(tool) is None:
             sys.exit(f"error: probe_array: '{tool}' not found (make deps)")
-    results = {}
+    results, lone_ffs = {}, {}
     for v in variants:
         out = os.path.join(os.path.abspath(a.out), f"{v}-{a.paths}")
         print(f"probe {v} ({a.paths} paths): {out}", flush=True)
@@ -215,9 +255,15 @@ def main():
             print(f"  seed {r['seed']}: {r['lc_used']} of {r['lc_total']} logic cells, "
                   f"Fmax {r['fmax_mhz']:.2f} MHz" + ("" if r["placed"] else " (does not place)"),
                   flush=True)
+        if a.lone_ffs > 0:
+            lone, cells, regs = lone_flip_flops(out, a.lone_ffs)
+            print(f"  lone flip-flops: {lone} of {cells} logic cells", flush=True)
+            for reg, n in regs:
+                print(f"    {n:4d} {reg}")
+            lone_ffs[v] = {"lone": lone, "cells": cells, "registers": regs}
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "probe.json"), "w") as f:
-        json.dump({"paths": a.paths, "variants": results}, f, indent=1)
+        json.dump({"paths": a.paths, "variants": results, "lone_ffs": lone_ffs}, f, indent=1)
     print("| variant | seed | logic cells | Fmax MHz |\n|---|---:|---:|---:|")
     for v, rs in results.items():
         for r in rs:
