@@ -159,21 +159,26 @@ def make_tree(out, variant, paths):
     open(top_p, "w").write(top)
 
 
+def nextpnr(out, log, *args):
+    """nextpnr-ice40 on the probe's netlist for the board's part and pins, its output in log."""
+    with open(log, "w") as f:
+        subprocess.run(["nextpnr-ice40", "--up5k", "--package", "sg48", "--pcf",
+                        f"{out}/fpga/icebreaker.pcf", "--json", f"{out}/board.json", *args],
+                       stdout=f, stderr=subprocess.STDOUT)
+    return open(log).read()
+
+
 def run(out, seeds, hexfile):
-    env = dict(os.environ, NASA_ROOT=out, NASA_FW_HEX=hexfile)
-    script = (f"source '{out}/synth/common.sh' && NASA_ROOT='{out}' && cd '{out}' && "
+    # (synth/common.sh takes the copy's root from its own place)
+    env = dict(os.environ, NASA_FW_HEX=hexfile)
+    script = (f"source '{out}/synth/common.sh' && cd '{out}' && "
               f"nasa_board_synth '{out}/yosys.log' '-json {out}/board.json' ''")
     if subprocess.run(["bash", "-c", script], env=env).returncode != 0:
         sys.exit(f"error: probe_array: synthesis failed (log {out}/yosys.log)")
     res = []
     for s in seeds:
-        log = f"{out}/pnr{s}.log"
-        with open(log, "w") as f:
-            subprocess.run(["nextpnr-ice40", "--up5k", "--package", "sg48", "--pcf",
-                            f"{out}/fpga/icebreaker.pcf", "--freq", "24", "--timing-allow-fail",
-                            "--seed", str(s), "--json", f"{out}/board.json",
-                            "--asc", f"{out}/board{s}.asc"], stdout=f, stderr=subprocess.STDOUT)
-        text = open(log).read()
+        text = nextpnr(out, f"{out}/pnr{s}.log", "--freq", "24", "--timing-allow-fail",
+                       "--seed", str(s), "--asc", f"{out}/board{s}.asc")
         lc = re.findall(r"ICESTORM_LC:\s+(\d+)/\s*(\d+)", text)
         fmax = re.findall(r"Max frequency for clock 'clk': ([\d.]+) MHz", text)
         placed = "Program finished normally" in text
@@ -188,11 +193,7 @@ def lone_flip_flops(out, top_n):
     flip-flop is fed through a one-input pass-through LUT (nothing computes its input, or the LUT
     in front of it also feeds other logic). Returns (lone, cells, [(register, count)])."""
     packed = f"{out}/packed.json"
-    with open(f"{out}/pack.log", "w") as f:
-        subprocess.run(["nextpnr-ice40", "--up5k", "--package", "sg48", "--pcf",
-                        f"{out}/fpga/icebreaker.pcf", "--pack-only", "--json",
-                        f"{out}/board.json", "--write", packed], stdout=f,
-                       stderr=subprocess.STDOUT)
+    nextpnr(out, f"{out}/pack.log", "--pack-only", "--write", packed)
     if not os.path.isfile(packed):
         sys.exit(f"error: probe_array: nextpnr wrote no packed netlist (log {out}/pack.log)")
     mod = next(iter(json.load(open(packed))["modules"].values()))
