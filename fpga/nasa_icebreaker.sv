@@ -3,10 +3,11 @@
 // UART link of docs/uart.md (8N1, ClksPerBit core clocks a bit: 24 MHz / 1 Mbaud = 24) bridged to
 // memory and CSRs. The core clock is the PLL's (fpga/nasa_pll.sv: 24 MHz from the 12 MHz
 // oscillator); reset is held until the PLL locks. The memory (16K rows of 8 bytes) serves the
-// core's port (single-beat row reads, byte-masked writes) and the bridge's byte port, one request at a time: a request is
-// taken in the cycle it is presented when the memory is free (the core first; the bridge's
-// requests wait in a register first), a read's data come the cycle after. LEDs: green = idle, red = an error (a rejected frame, or a run that ended
-// with an error code) until the next run starts.
+// core's port (single-beat row reads, byte-masked writes) and the bridge's byte port, a request a
+// cycle: the core's are taken in the cycle they are presented, the bridge's (which wait in a
+// register first) in a cycle the core does not use; a read's data come the cycle after.
+// LEDs: green = idle, red = an error (a rejected frame, or a run that ended with an error code)
+// until the next run starts.
 module nasa_icebreaker #(
   parameter int unsigned ClksPerBit = 24,
   parameter              RomFile    = "nasa_fw.hex"
@@ -129,10 +130,10 @@ module nasa_icebreaker #(
     .layer_end_o    ()
   );
 
-  // ---- memory controller: one request at a time, the core first
-  typedef enum logic [1:0] {MIdle, MRow, MByte} mstate_e;
-  mstate_e ms_q;
-  logic [2:0] lane_q;    // byte lane of a bridge read
+  // ---- memory controller: a request a cycle, the core first; a read's data come the cycle
+  // after it was taken, tagged with whose read it was (the core's row or the bridge's byte)
+  logic rd_core_q, rd_byte_q;  // the RAM output holds the data of a read taken last cycle
+  logic [2:0] lane_q;          // byte lane of a bridge read
   logic ram_en, ram_we;
   logic [13:0] ram_addr;
   logic [63:0] ram_wdata, ram_rdata;
@@ -144,8 +145,8 @@ module nasa_icebreaker #(
   logic [16:0] bq_addr_q;
   logic [7:0] bq_wdata_q;
   logic take_core, take_bridge;
-  assign take_core    = (ms_q == MIdle) && c_req.valid;
-  assign take_bridge  = (ms_q == MIdle) && !c_req.valid && bq_valid_q;
+  assign take_core   = c_req.valid;
+  assign take_bridge = !c_req.valid && bq_valid_q;
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
       bq_valid_q <= 1'b0;
@@ -179,34 +180,27 @@ module nasa_icebreaker #(
     .rdata_o(ram_rdata)
   );
 
-  // a read's row is on the RAM output the cycle after it was taken (the core takes it then:
-  // its response is always ready)
+  // the core's requests are always taken (its response is always ready too); the bridge's wait
+  // for a cycle the core does not use
   always_comb begin
     c_rsp        = '0;
-    c_rsp.ready  = take_core;
-    c_rsp.valid  = (ms_q == MRow);
+    c_rsp.ready  = 1'b1;
+    c_rsp.valid  = rd_core_q;
     c_rsp.rdata  = PortDW'(ram_rdata);
     b_mrsp.ready = !bq_valid_q;
-    b_mrsp.valid = (ms_q == MByte);
+    b_mrsp.valid = rd_byte_q;
     b_mrsp.rdata = ram_rdata[8*lane_q +: 8];
   end
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
-      ms_q   <= MIdle;
-      lane_q <= '0;
+      rd_core_q <= 1'b0;
+      rd_byte_q <= 1'b0;
+      lane_q    <= '0;
     end else begin
-      unique case (ms_q)
-        MIdle: begin
-          if (take_core && !c_req.we) begin
-            ms_q <= MRow;
-          end else if (take_bridge && !bq_we_q) begin
-            lane_q <= bq_addr_q[2:0];
-            ms_q   <= MByte;
-          end
-        end
-        default: ms_q <= MIdle;
-      endcase
+      rd_core_q <= take_core && !c_req.we;
+      rd_byte_q <= take_bridge && !bq_we_q;
+      if (take_bridge) lane_q <= bq_addr_q[2:0];
     end
   end
 
