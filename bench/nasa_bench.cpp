@@ -757,6 +757,7 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
                        nasa::spec::format_candidate(cand)));
     const auto p = nasa::compile::compile(set.q, cand, std::span(set.imgs).first(1), cfg);
     std::vector<uint8_t> mem = p.image;
+    mem.resize(nasa::mcu::memory_bytes(cfg, mem.size()), 0);  // (the host page on top)
     nasa::mcu::System sys(cfg, mem, dram);
     auto csr = [&](nasa::hw::Csr k, uint32_t v) { sys.write_csr(static_cast<uint32_t>(k), v); };
     csr(nasa::hw::Csr::WinBase, p.win_base);
@@ -1906,10 +1907,11 @@ std::string markdown(const json& r) {
                         o["macs_per_cycle"].get<double>());
     }
     md += fmt::format(
-        "\nFused: {} candidates x {} images in {} batch runs (the board's 128 KB hold a "
-        "candidate's weights and an image's activations, not the supernet's: docs/fusion.md "
-        "\"Batch runs of a target\"): {} cycles, {:.0f} per candidate-image; at {:.0f} MHz "
-        "**{:.3f} candidate-images per second**, {:.4f} candidates (of {} images) per second.\n",
+        "\nFused: {} candidates x {} images in {} batch runs (the board's 124 KB of data below its "
+        "host page hold a candidate's weights and an image's activations, not the supernet's: "
+        "docs/fusion.md \"Batch runs of a target\"): {} cycles, {:.0f} per candidate-image; at "
+        "{:.0f} MHz **{:.3f} candidate-images per second**, {:.4f} candidates (of {} images) per "
+        "second.\n",
         f["candidates"].get<size_t>(), f["images"].get<size_t>(), f["batch_runs"].get<size_t>(),
         f["cycles"].get<uint64_t>(), f["cycles_per_candidate_image"].get<double>(),
         b["clock_hz"].get<double>() / 1e6, f["candidate_images_per_second"].get<double>(),

@@ -4,7 +4,7 @@
 
 set(NASA_CONFIG_NAMES fpga sim large up5k)
 # the board controller's firmware ROM (bytes)
-set(NASA_MCU_ROM_BYTES 7168)
+set(NASA_MCU_ROM_BYTES 8192)
 
 # fpga
 set(NASA_CFG_fpga_ROWS 4)

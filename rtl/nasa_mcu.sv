@@ -1,14 +1,12 @@
 // The board's core, configuration up5k (docs/fpga.md "The board's core"): the RV32IM controller
 // (nasa_mcu_cpu) runs the firmware (fpga/fw/) that executes programs and batch runs, with the
 // dot-product unit (nasa_mcu_dot) for the multiply-accumulates, behind the same ports as
-// nasa_top: the CSR bus with the same map and semantics (identification CSRs,
-// STATUS/ERR_CODE/ERR_INDEX/LAYERS_DONE, the counters, the batch CSRs and tables), and the memory
-// port (single-beat reads of one 8-byte row, strobed writes). Memory map of the controller: fpga/fw/mmio.h.
-// Host CSR writes other than CTRL are ignored while a run is busy, as on the engine.
-// The parameter page (one EBR) holds what the host reads and writes slowly: the RW CSRs and
-// batch tables the host writes, and the values the firmware writes for the host to read
-// (identification CSRs, ERR_INDEX, LAYERS_DONE, NODE_COUNT, the Macs counter). Live state
-// (STATUS, ERR_CODE, TBL_ADDR, the Cycles and memory byte counters) is in registers.
+// nasa_top: the CSR bus and the memory port (single-beat reads of one 8-byte row, strobed
+// writes). Memory map of the controller: fpga/fw/mmio.h. The CSR port serves the live CSRs
+// (CTRL, STATUS, ERR_CODE, the Cycles and memory byte counters); the others, with the batch
+// tables, are words of the host page at the top of main memory, which the host reaches over its
+// memory port (nasa/mcu_page.h gives the host the engine's CSR semantics over it) and the
+// firmware as memory. A host CTRL write other than CLEAR does nothing while a run is busy.
 module nasa_mcu #(
   parameter int unsigned Rows       = 4,
   parameter int unsigned Cols       = 4,
@@ -37,21 +35,13 @@ module nasa_mcu #(
     $error("nasa_mcu: MemBytes must be 8 (one 64-bit row a beat), not %0d", MemBytes);
   end
   localparam int unsigned RamWords = nasa_pkg::McuRamBytes / 4;
-  localparam int unsigned OpTabN = MaxLayers * MaxChoices;
-  // the memory map (hw_spec.h NASA_MCU_MAP): parameter page words, regions (address bits 31:28),
-  // MMIO pages (address bits 15:12), control registers
-  localparam int unsigned POpTab = nasa_pkg::McuPOpTab, PLayerK = nasa_pkg::McuPLayerK,
-                          PArenaAddr = nasa_pkg::McuPArenaAddr,
-                          PArenaStride = nasa_pkg::McuPArenaStride, PMacs = nasa_pkg::McuPMacs;
+  // the memory map (hw_spec.h NASA_MCU_MAP): regions (address bits 31:28), MMIO pages (address
+  // bits 15:12), control registers
   localparam logic [3:0] RgGo = 4'(nasa_pkg::McuRegionGo), RgMain = 4'(nasa_pkg::McuRegionMain),
                          RgRam = 4'(nasa_pkg::McuRegionRam), RgMmio = 4'(nasa_pkg::McuRegionMmio);
-  localparam logic [3:0] PgParam = 4'(nasa_pkg::McuPageParam), PgCtrl = 4'(nasa_pkg::McuPageCtrl),
-                         PgNode = 4'(nasa_pkg::McuPageNode), PgLeaf = 4'(nasa_pkg::McuPageLeaf),
-                         PgCorrect = 4'(nasa_pkg::McuPageCorrect), PgDot = 4'(nasa_pkg::McuPageDot);
+  localparam logic [3:0] PgCtrl = 4'(nasa_pkg::McuPageCtrl), PgDot = 4'(nasa_pkg::McuPageDot);
   localparam logic [3:0] CFinish = 4'(nasa_pkg::McuCFinish),
-                         CLayerEnd = 4'(nasa_pkg::McuCLayerEnd),
-                         CNodeCount = 4'(nasa_pkg::McuCNodeCount),
-                         CLeafCount = 4'(nasa_pkg::McuCLeafCount);
+                         CLayerEnd = 4'(nasa_pkg::McuCLayerEnd);
 
   // ======================= the core and its ROM =======================
   logic [RomAW-1:0] rom_addr;
@@ -99,7 +89,7 @@ module nasa_mcu #(
   logic unused_cpu;
   assign unused_cpu = ^{bus_rom, trap_pc, bus_addr[1:0], widx[9], 32'(RqLanes), 32'(DmaInflight),
                         32'(WTiles), 32'(Rows), 32'(Cols), 32'(BurstMax), 32'(InBufBytes),
-                        32'(KredMax), 32'(MaxLayers * MaxChoices)};
+                        32'(KredMax), 32'(MaxLayers * MaxChoices), 32'(NodeCap), 32'(MaxCands)};
   logic main_acc, int_acc, go_acc, mmio;
   logic [1:0] go_q;  // GO: the run the host started (bit 0 program, bit 1 batch)
   assign main_acc = bus_req && (region == RgMain);
@@ -145,9 +135,8 @@ module nasa_mcu #(
     mem_req_o.rsp_ready = 1'b1;
   end
 
-  // internal RAM, registers and tables: a write completes in its first cycle, a read in its
-  // second; a core access of the parameter page or a table the host uses this cycle, and of the
-  // dot unit while it runs, waits
+  // internal RAM and registers: a write completes in its first cycle, a read in its second; a
+  // core access of the dot unit while it runs waits
   logic int_rd_q, blocked;
   logic [31:0] int_rdata;
   logic go_done;
@@ -189,13 +178,13 @@ module nasa_mcu #(
     ram_rd_q <= ram_q[widx[8:0]];
   end
 
-  // ======================= host CSRs, control registers, tables =======================
-  localparam int unsigned NCW = $clog2(NodeCap + 1), LCW = $clog2(MaxCands + 1);
+  // ======================= host CSRs, control registers =======================
+  // The CSR port serves the live CSRs only: CTRL, STATUS, ERR_CODE and the Cycles and memory
+  // byte counters. Every other CSR is a word of the host page in main memory (hw_spec.h
+  // NASA_MCU_MAP PageBytes, docs/fpga.md "The host page"), which the host reads and writes
+  // over its memory port and the firmware as memory; other addresses read 0, writes do nothing.
   logic busy_q, done_q, error_q, run_q;
   logic [7:0] err_code_q;
-  logic [NCW-1:0] node_count_q;
-  logic [LCW-1:0] leaf_count_q;
-  logic [31:0] tbl_addr_q;
   logic [63:0] cycles_q, wr_bytes_q;
   logic [60:0] rd_rows_q;  // rows read (8 bytes each)
 
@@ -203,186 +192,16 @@ module nasa_mcu #(
   assign hwr = csr_req_i.valid && csr_req_i.we;
   assign hrd = csr_req_i.valid && !csr_req_i.we;
 
-  logic is_start, is_ctrl, is_tbl_data;
-  logic [7:0] tbl_sel;
-  logic [23:0] tbl_idx;
-  assign is_ctrl     = (csr_req_i.addr == 12'(nasa_pkg::CsrCtrl));
-  assign is_start    = hwr && is_ctrl && !busy_q &&
-                       (csr_req_i.wdata[nasa_pkg::CtrlStartBit] || csr_req_i.wdata[nasa_pkg::CtrlBatchBit]);
-  assign is_tbl_data = csr_req_i.valid && (csr_req_i.addr == 12'(nasa_pkg::CsrTblData));
-  assign tbl_sel     = tbl_addr_q[31:24];
-  assign tbl_idx     = tbl_addr_q[23:0];
-
-  // RW CSRs: the host writes them into the parameter page. Decoded from a constant mask of
-  // the 64 words below the counters (a table lookup, no compare chain on the host's address)
-  localparam logic [63:0] RwMask =
-      ((64'd1 << (nasa_pkg::CsrParentCount / 4 + 1)) - (64'd1 << (nasa_pkg::CsrNumLayers / 4))) |
-      (64'd1 << (nasa_pkg::CsrDescAddr / 4)) | (64'd1 << (nasa_pkg::CsrDescCount / 4)) |
-      (64'd1 << (nasa_pkg::CsrWinBase / 4)) | (64'd1 << (nasa_pkg::CsrWinLimit / 4)) |
-      (64'd1 << (nasa_pkg::CsrScratchStride / 4));
-  logic low_csr;  // a word address below the counters
-  assign low_csr = (csr_req_i.addr[11:8] == 4'd0) && (csr_req_i.addr[1:0] == 2'd0);
-  logic rw_csr;
-  assign rw_csr = low_csr && RwMask[csr_req_i.addr[7:2]];
-  // CSRs the host reads from the page: every address below the counters but the live ones
-  // (their words are the RW CSRs' and what the firmware writes; the others stay 0), and Macs
-  logic page_csr;
-  logic [7:0] page_csr_word;
-  always_comb begin
-    page_csr      = 1'b0;
-    page_csr_word = 8'(csr_req_i.addr[7:2]);
-    unique case (csr_req_i.addr)
-      12'(nasa_pkg::CsrStatus), 12'(nasa_pkg::CsrErrCode), 12'(nasa_pkg::CsrTblAddr),
-      12'(nasa_pkg::CsrTblData): page_csr = 1'b0;
-      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntMacs): begin
-        page_csr      = 1'b1;
-        page_csr_word = 8'(PMacs);
-      end
-      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntMacs + 4): begin
-        page_csr      = 1'b1;
-        page_csr_word = 8'(PMacs + 1);
-      end
-      default: page_csr = (csr_req_i.addr[11:8] == 4'd0);  // (below CsrCounterBase, 0x100)
-    endcase
-  end
-  logic [31:0] win_wdata;
-  if (AddrBits < 32) begin : g_clamp
-    assign win_wdata = (csr_req_i.wdata > 32'(1 << AddrBits)) ? 32'(1 << AddrBits) : csr_req_i.wdata;
-  end else begin : g_noclamp
-    assign win_wdata = csr_req_i.wdata;
-  end
-  // TBL_ADDR: the host writes it when idle; a TBL_DATA access advances its index
-  logic tbl_wr, tbl_inc;
-  assign tbl_wr  = hwr && !busy_q && csr_req_i.addr == 12'(nasa_pkg::CsrTblAddr);
-  assign tbl_inc = is_tbl_data && (hwr ? !busy_q : 1'b1);
-  logic [31:0] tbl_addr_d;
-  always_comb begin
-    tbl_addr_d = tbl_addr_q;
-    if (tbl_wr) tbl_addr_d = csr_req_i.wdata;
-    else if (tbl_inc) tbl_addr_d = {tbl_sel, tbl_idx + 24'd1};
-  end
-  // the entry at TBL_ADDR, if a writable table's, and its page word: registered from the next
-  // TBL_ADDR (no index compare in front of the page's ports and the core's bus), each case
-  // without a long chain: a written index against the table's size, an advanced one as
-  // idx < size - 1 (or the wrap to 0)
-  function automatic logic [8:0] tbl_size(logic [7:0] sel);
-    unique case (sel)
-      8'(nasa_pkg::TblOpTab):       tbl_size = 9'(OpTabN);
-      8'(nasa_pkg::TblLayerK):      tbl_size = 9'(MaxLayers);
-      8'(nasa_pkg::TblArenaAddr):   tbl_size = 9'(MaxLayers + 1);
-      8'(nasa_pkg::TblArenaStride): tbl_size = 9'(MaxLayers + 1);
-      default:                      tbl_size = 9'd0;
-    endcase
-  endfunction
-  function automatic logic [7:0] tbl_base(logic [7:0] sel);
-    unique case (sel)
-      8'(nasa_pkg::TblOpTab):       tbl_base = 8'(POpTab);
-      8'(nasa_pkg::TblLayerK):      tbl_base = 8'(PLayerK);
-      8'(nasa_pkg::TblArenaAddr):   tbl_base = 8'(PArenaAddr);
-      8'(nasa_pkg::TblArenaStride): tbl_base = 8'(PArenaStride);
-      default:                      tbl_base = 8'd0;
-    endcase
-  endfunction
-  logic tbl_wr_ok, tbl_ok_d;
-  logic [7:0] tbl_word, tbl_word_d;
-  logic [8:0] size_w, size_q;
-  assign size_w = tbl_size(csr_req_i.wdata[31:24]);
-  assign size_q = tbl_size(tbl_sel);
-  always_comb begin
-    if (tbl_wr) begin
-      tbl_ok_d = (size_w != '0) && (csr_req_i.wdata[23:9] == '0) && (csr_req_i.wdata[8:0] < size_w);
-    end else if (tbl_inc) begin
-      tbl_ok_d = (size_q != '0) &&
-                 (((tbl_idx[23:9] == '0) && (tbl_idx[8:0] < size_q - 9'd1)) || (&tbl_idx));
-    end else begin
-      tbl_ok_d = tbl_wr_ok;
-    end
-    tbl_word_d = tbl_base(tbl_addr_d[31:24]) + tbl_addr_d[7:0];
-  end
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      tbl_wr_ok <= 1'b0;
-      tbl_word  <= '0;
-    end else begin
-      tbl_wr_ok <= tbl_ok_d;
-      tbl_word  <= tbl_word_d;
-    end
-  end
-
-  // the parameter page: host writes when idle, core writes; host reads. A core access in a cycle
-  // the host reads or writes the page waits, so a read never meets a write (no_rw_check: Yosys
-  // need not make that case give the old word)
-  (* no_rw_check *) logic [31:0] pp_q [256];
-  logic [31:0] pp_rd_q;
-  logic pp_we_h, pp_we_c, host_pp_rd;
-  logic [7:0] pp_waddr, pp_raddr;
-  logic [31:0] pp_wdata;
-  always_comb begin
-    pp_we_h  = 1'b0;
-    pp_waddr = csr_req_i.addr[9:2];
-    pp_wdata = csr_req_i.wdata;
-    if (hwr && !busy_q && rw_csr) begin
-      pp_we_h = 1'b1;
-      if (csr_req_i.addr == 12'(nasa_pkg::CsrWinBase) || csr_req_i.addr == 12'(nasa_pkg::CsrWinLimit)) begin
-        pp_wdata = win_wdata;
-      end
-    end else if (hwr && !busy_q && is_tbl_data && tbl_wr_ok) begin
-      pp_we_h  = 1'b1;
-      pp_waddr = tbl_word;
-      pp_wdata = (tbl_sel == 8'(nasa_pkg::TblLayerK)) ? {24'd0, csr_req_i.wdata[7:0]} : csr_req_i.wdata;
-    end
-    pp_we_c = mmio && bus_we && (page == PgParam) && !pp_we_h && !host_pp_rd;
-    if (pp_we_c) begin
-      pp_waddr = widx[7:0];
-      pp_wdata = bus_wdata;
-    end
-  end
-  assign host_pp_rd = hrd && (page_csr || (is_tbl_data && tbl_wr_ok));
-  assign pp_raddr   = !host_pp_rd ? widx[7:0] : (is_tbl_data ? tbl_word : page_csr_word);
-  always_ff @(posedge clk_i) begin
-    if (pp_we_h || pp_we_c) pp_q[pp_waddr] <= pp_wdata;
-    pp_rd_q <= pp_q[pp_raddr];
-  end
-
-  // result tables: written by the core, read by the core (Node, Correct) and the host. Node and
-  // Correct are one RAM, Correct in its upper half: one read port, one read register and one
-  // input of each read multiplexer (the host's TBL_DATA read and the core's never share a cycle).
-  // A core access of a table in the cycle of a host TBL_DATA read waits, so no read meets a
-  // write (no_rw_check)
-  localparam int unsigned NW = $clog2(NodeCap), LW = $clog2(MaxCands);
-  (* no_rw_check *) logic [31:0] nc_q [1 << (NW + 1)];
-  (* no_rw_check *) logic [15:0] leaf_q [MaxCands];
-  logic [31:0] nc_rd_q;
-  logic [15:0] leaf_rd_q;
-  logic core_wr, nc_we, leaf_we;
-  assign core_wr = mmio && bus_we;
-  logic host_tbl_rd, nc_hi_r;
-  assign host_tbl_rd = hrd && is_tbl_data;
-  assign nc_hi_r     = host_tbl_rd ? (tbl_sel == 8'(nasa_pkg::TblCorrect)) : (page == PgCorrect);
-  assign nc_we       = core_wr && !host_tbl_rd && (page == PgNode || page == PgCorrect);
-  assign leaf_we     = core_wr && !host_tbl_rd && (page == PgLeaf);
-  always_ff @(posedge clk_i) begin
-    if (nc_we) nc_q[{page == PgCorrect, NW'(widx)}] <= bus_wdata;
-    if (leaf_we) leaf_q[LW'(widx)] <= bus_wdata[15:0];
-    nc_rd_q <= nc_q[{nc_hi_r, host_tbl_rd ? NW'(tbl_idx) : NW'(widx)}];
-    if (host_tbl_rd) leaf_rd_q <= leaf_q[LW'(tbl_idx)];
-  end
-  always_comb begin
-    blocked = 1'b0;
-    if (mmio) begin
-      unique case (page)
-        PgParam: blocked = pp_we_h || host_pp_rd;
-        PgNode, PgCorrect, PgLeaf: blocked = host_tbl_rd;
-        PgDot: blocked = dot_busy;
-        default: ;
-      endcase
-    end
-  end
+  logic is_start, is_ctrl;
+  assign is_ctrl  = (csr_req_i.addr == 12'(nasa_pkg::CsrCtrl));
+  assign is_start = hwr && is_ctrl && !busy_q &&
+                    (csr_req_i.wdata[nasa_pkg::CtrlStartBit] || csr_req_i.wdata[nasa_pkg::CtrlBatchBit]);
+  assign blocked = mmio && (page == PgDot) && dot_busy;
 
   // control registers, GO
   logic ctrl_wr;
   logic [3:0] ctrl_k;
-  assign ctrl_wr = core_wr && page == PgCtrl;
+  assign ctrl_wr = mmio && bus_we && page == PgCtrl;
   assign ctrl_k  = widx[3:0];
   assign go_done = (go_q != '0);
   assign restart = trap;  // a firmware fault: the run ends with Fault, the core starts again
@@ -398,9 +217,6 @@ module nasa_mcu #(
       run_q        <= 1'b0;
       go_q         <= '0;
       err_code_q   <= '0;
-      node_count_q <= '0;
-      leaf_count_q <= '0;
-      tbl_addr_q   <= '0;
     end else begin
       // host
       if (hwr && is_ctrl && csr_req_i.wdata[nasa_pkg::CtrlClearBit]) begin
@@ -415,7 +231,6 @@ module nasa_mcu #(
         err_code_q <= '0;
         go_q       <= csr_req_i.wdata[nasa_pkg::CtrlBatchBit] ? 2'd2 : 2'd1;
       end
-      tbl_addr_q <= tbl_addr_d;
       if (go_acc && go_done) begin
         go_q  <= '0;
         run_q <= 1'b1;
@@ -430,8 +245,6 @@ module nasa_mcu #(
             err_code_q <= bus_wdata[7:0];
             run_q      <= 1'b0;
           end
-          CNodeCount: node_count_q <= NCW'(bus_wdata);
-          CLeafCount: leaf_count_q <= LCW'(bus_wdata);
           default: ;
         endcase
       end
@@ -475,8 +288,6 @@ module nasa_mcu #(
       int_rdata = ram_rd_q;
     end else if (rd_region_q == RgMmio) begin
       unique case (rd_page_q)
-        PgParam: int_rdata = pp_rd_q;
-        PgNode, PgCorrect: int_rdata = nc_rd_q;
         PgDot: int_rdata = dot_acc;
         default: ;
       endcase
@@ -484,76 +295,33 @@ module nasa_mcu #(
   end
 
   // ======================= host reads (data the cycle after the request) =======================
-  typedef enum logic [1:0] {HrReg, HrPage, HrNc, HrLeaf} hr_e;  // (HrNc: Node or Correct)
-  hr_e hr_q, hr_d;
   logic [31:0] hr_val_q, hr_val;
   logic hr_rvalid_q;
-  logic idx_in_nodes, idx_in_leaves;
-  assign idx_in_nodes  = (tbl_idx[23:NCW] == '0) && (tbl_idx[NCW-1:0] < node_count_q);
-  assign idx_in_leaves = (tbl_idx[23:LCW] == '0) && (tbl_idx[LCW-1:0] < leaf_count_q);
   always_comb begin
-    hr_d   = HrReg;
-    hr_val = '0;
-    if (is_tbl_data) begin
-      unique case (tbl_sel)
-        8'(nasa_pkg::TblNode), 8'(nasa_pkg::TblCorrect): hr_d = idx_in_nodes ? HrNc : HrReg;
-        8'(nasa_pkg::TblLeaf):    hr_d = idx_in_leaves ? HrLeaf : HrReg;
-        default:                  hr_d = tbl_wr_ok ? HrPage : HrReg;
-      endcase
-    end else if (page_csr) begin
-      hr_d = HrPage;
-    end else begin
-      unique case (csr_req_i.addr)
-        12'(nasa_pkg::CsrStatus):  hr_val = {29'd0, error_q, done_q, busy_q};
-        12'(nasa_pkg::CsrErrCode): hr_val = {24'd0, err_code_q};
-        12'(nasa_pkg::CsrTblAddr): hr_val = tbl_addr_q;
-        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntCycles):          hr_val = cycles_q[31:0];
-        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntCycles + 4):      hr_val = cycles_q[63:32];
-        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramRdBytes):     hr_val = {rd_rows_q[28:0], 3'b000};
-        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramRdBytes + 4): hr_val = rd_rows_q[60:29];
-        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramWrBytes):     hr_val = wr_bytes_q[31:0];
-        12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramWrBytes + 4): hr_val = wr_bytes_q[63:32];
-        default: hr_val = '0;
-      endcase
-    end
+    unique case (csr_req_i.addr)
+      12'(nasa_pkg::CsrStatus):  hr_val = {29'd0, error_q, done_q, busy_q};
+      12'(nasa_pkg::CsrErrCode): hr_val = {24'd0, err_code_q};
+      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntCycles):          hr_val = cycles_q[31:0];
+      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntCycles + 4):      hr_val = cycles_q[63:32];
+      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramRdBytes):     hr_val = {rd_rows_q[28:0], 3'b000};
+      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramRdBytes + 4): hr_val = rd_rows_q[60:29];
+      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramWrBytes):     hr_val = wr_bytes_q[31:0];
+      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramWrBytes + 4): hr_val = wr_bytes_q[63:32];
+      default: hr_val = '0;
+    endcase
   end
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       hr_rvalid_q <= 1'b0;
-      hr_q        <= HrReg;
       hr_val_q    <= '0;
     end else begin
       hr_rvalid_q <= hrd;
-      hr_q        <= hr_d;
       hr_val_q    <= hr_val;
     end
   end
   always_comb begin
     csr_rsp_o.ready = 1'b1;
     csr_rsp_o.valid = hr_rvalid_q;
-    unique case (hr_q)
-      HrPage: csr_rsp_o.rdata = pp_rd_q;
-      HrNc:   csr_rsp_o.rdata = nc_rd_q;
-      HrLeaf: csr_rsp_o.rdata = {16'd0, leaf_rd_q};
-      default: csr_rsp_o.rdata = hr_val_q;
-    endcase
+    csr_rsp_o.rdata = hr_val_q;
   end
-
-`ifndef SYNTHESIS
-  // Simulation-only checks (Verilator --assert; Yosys defines SYNTHESIS and skips them): the
-  // guards that make no_rw_check safe. No RAM marked so is written in a cycle whose read (the
-  // host's, or a core load that does not wait) is used: on the chip that read's word would be
-  // undefined.
-  logic core_rd_ok;
-  assign core_rd_ok = mmio && !bus_we && !blocked;
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   (pp_we_h || pp_we_c) |-> !(host_pp_rd || (core_rd_ok && page == PgParam)))
-    else $error("nasa_mcu: the parameter page is written in the cycle a read of it is used");
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   nc_we |->
-                   !(host_tbl_rd || (core_rd_ok && (page == PgNode || page == PgCorrect))))
-    else $error("nasa_mcu: the Node/Correct table is written in the cycle a read of it is used");
-  assert property (@(posedge clk_i) disable iff (!rst_ni) leaf_we |-> !host_tbl_rd)
-    else $error("nasa_mcu: the Leaf table is written in the cycle the host reads it");
-`endif
 endmodule

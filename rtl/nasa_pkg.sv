@@ -317,28 +317,31 @@ package nasa_pkg;
   localparam int unsigned McuRegionRom    = 4;      // the firmware (instructions, read-only data)
   localparam int unsigned McuRamBytes     = 2048;   // RAM size
   // ROM size (fpga/fw/link.ld and the RTL's RomWords follow it)
-  localparam int unsigned McuRomBytes     = 7168;
-  // MMIO page: the parameter page (CSRs, tables, counters)
-  localparam int unsigned McuPageParam    = 0;
+  localparam int unsigned McuRomBytes     = 8192;
   localparam int unsigned McuPageCtrl     = 1;      // MMIO page: control registers (write only)
-  localparam int unsigned McuPageNode     = 2;      // MMIO page: table Node (written by the core)
-  localparam int unsigned McuPageLeaf     = 3;      // MMIO page: table Leaf
-  localparam int unsigned McuPageCorrect  = 4;      // MMIO page: table Correct
   localparam int unsigned McuPageDot      = 5;      // MMIO page: the dot-product unit's registers
-  localparam int unsigned McuParamWords   = 256;    // parameter page words; [0, 64) CSR address 4k
+  // the host page: the last bytes of main memory (CSRs, tables)
+  localparam int unsigned McuPageBytes    = 4096;
+  // host page words of the parameter part; [0, 64) CSR 4k
+  localparam int unsigned McuParamWords   = 256;
+  // host page word: table Node (written by the core)
+  localparam int unsigned McuPNode        = 256;
+  // host page word: table Leaf (written by the core)
+  localparam int unsigned McuPLeaf        = 512;
+  // host page word: table Correct (written by the core)
+  localparam int unsigned McuPCorrect     = 768;
   localparam int unsigned McuPOpTab       = 64;     // parameter page: table OpTab
   localparam int unsigned McuPLayerK      = 128;    // parameter page: table LayerK
   localparam int unsigned McuPArenaAddr   = 136;    // parameter page: table ArenaAddr
   localparam int unsigned McuPArenaStride = 145;    // parameter page: table ArenaStride
   // parameter page: the Macs counter, low then high word
   localparam int unsigned McuPMacs        = 160;
+  // parameter page: entries of Leaf the host may read
+  localparam int unsigned McuPLeafCount   = 162;
   // control: ends the run with error code bits 7:0 (0: none)
   localparam int unsigned McuCFinish      = 1;
   // control: a layer completed (pulses layer_end_o)
   localparam int unsigned McuCLayerEnd    = 4;
-  // control: entries of Node and Correct the host may read
-  localparam int unsigned McuCNodeCount   = 7;
-  localparam int unsigned McuCLeafCount   = 8;      // control: entries of Leaf the host may read
   // dot unit: x address (advanced by XO after each run)
   localparam int unsigned McuDX           = 0;
   localparam int unsigned McuDW           = 1;      // dot unit: w address (advanced by WO)

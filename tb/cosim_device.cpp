@@ -62,12 +62,13 @@ TEST_P(DeviceParity, IdentificationCsrsAreTheConfigsRow) {
     EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::HwBatch)), cfg.hw_batch());
     EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::HwMem)),
               cfg.mem_bytes | cfg.burst_max << 16 | cfg.addr_bits << 24);
-    // window bounds read back clamped to the address space [0, 2^AddrBits)
+    // window bounds read back clamped to the address space [0, 2^AddrBits) (on the board's
+    // controller: less its host page)
     for (const uint32_t v : {0u, 0x1234u, 0x1FFFFu, 0x20000u, 0x20001u, 0x30000u, 0x3FFFFu,
                              0x40000u, 0x80000000u, 0xFFFFFFFFu}) {
       d->write_csr(csr(nasa::hw::Csr::WinBase), v);
       d->write_csr(csr(nasa::hw::Csr::WinLimit), v ^ 1);
-      const uint64_t top = uint64_t{1} << cfg.addr_bits;
+      const uint64_t top = cfg.addr_space();
       EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::WinBase)), std::min<uint64_t>(v, top)) << v;
       EXPECT_EQ(d->read_csr(csr(nasa::hw::Csr::WinLimit)), std::min<uint64_t>(v ^ 1, top)) << v;
     }

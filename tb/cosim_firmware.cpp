@@ -54,7 +54,8 @@ struct Tally {
 
 Outcome run_firmware(const sim::Program& p, const hw::Config& cfg) {
   Outcome o;
-  o.mem = p.image;
+  o.mem = p.image;  // (and the host page at the top of the address space, not compared)
+  o.mem.resize(mcu::memory_bytes(cfg, o.mem.size()), 0);
   mcu::System sys(cfg, o.mem, cycles::default_dram(cfg));
   auto csr = [&](hw::Csr c, uint32_t v) { sys.write_csr(static_cast<uint32_t>(c), v); };
   csr(hw::Csr::DescAddr, p.desc_addr);
@@ -74,6 +75,7 @@ Outcome run_firmware(const sim::Program& p, const hw::Config& cfg) {
   o.layer_ends = r.layer_ends;
   EXPECT_EQ(r.layer_ends.size(), o.layers_done) << p.name;
   EXPECT_EQ(sys.counter(hw::Counter::Cycles), r.cycles) << p.name;
+  o.mem.resize(p.image.size());
   return o;
 }
 
@@ -256,6 +258,80 @@ TEST(Firmware, RtlRunsCycleForCycleAsTheModel) {
     if (HasFailure()) return;
   }
   t.print("RTL runs");
+}
+
+// The host page (docs/fpga.md "The host page"): the CSRs the core's port does not serve live in
+// the last 4 KB of main memory, which the host can write over its memory port. Whatever it
+// writes there, a run's window stops below the page: a WIN_LIMIT written past it (not through
+// the CSR semantics, which clamp it) lets no layer write the page; the layer that would stops
+// the run with Window, as the reference stops it at the window's real end.
+TEST(HostPage, AWindowPastThePageStopsBelowIt) {
+  const auto& cfg = mcu_config();
+  for (uint64_t i = 0; i < 8; ++i) {
+    sim::Program p = sim::random_layer(sim::derive_seed(6, i), cfg, small());
+    Desc d = p.descs[0];
+    // into the page (its Leaf table, which a program run does not write)
+    d.out_addr = cfg.mcu_page() + 4 * hw::mcu::kPLeaf + 8 * static_cast<uint32_t>(i);
+    sim::rewrite_desc(p, 0, d);
+    std::vector<uint8_t> mem = p.image;
+    mem.resize(mcu::memory_bytes(cfg, mem.size()), 0);
+    mcu::System sys(cfg, mem, cycles::default_dram(cfg));
+    sys.write_csr(static_cast<uint32_t>(hw::Csr::DescAddr), p.desc_addr);
+    sys.write_csr(static_cast<uint32_t>(hw::Csr::DescCount), p.desc_count);
+    sys.write_csr(static_cast<uint32_t>(hw::Csr::WinBase), 0);
+    // WIN_LIMIT = 2^AddrBits, as a raw memory write of its page word
+    const uint32_t limit = uint32_t{1} << cfg.addr_bits, at = cfg.mcu_page() + 4 * (0x01C / 4);
+    for (int b = 0; b < 4; ++b) mem[at + b] = static_cast<uint8_t>(limit >> (8 * b));
+    ASSERT_EQ(static_cast<uint32_t>(hw::Csr::WinLimit), 0x01Cu);
+    EXPECT_EQ(sys.read_csr(static_cast<uint32_t>(hw::Csr::WinLimit)), limit);
+    const std::vector<uint8_t> page(mem.begin() + cfg.mcu_page(), mem.end());
+    sys.write_csr(static_cast<uint32_t>(hw::Csr::Ctrl), hw::kCtrlStart);
+    ASSERT_TRUE(sys.run(uint64_t{1} << 32).done) << p.name;
+    EXPECT_EQ(sys.read_csr(static_cast<uint32_t>(hw::Csr::ErrCode)),
+              static_cast<uint32_t>(hw::Err::Window))
+        << p.name;
+    // (the reference with the window ending at the page)
+    std::vector<uint8_t> ref_mem = p.image;
+    ref_mem.resize(cfg.mcu_page(), 0);
+    const ref::RunResult ref = ref::run(ref_mem, cfg, p.desc_addr, p.desc_count, 0, cfg.mcu_page());
+    EXPECT_EQ(ref.err, hw::Err::Window) << p.name;
+    // nothing written in the descriptor's output range
+    for (uint32_t a = d.out_addr; a < d.out_addr + 8; ++a) {
+      EXPECT_EQ(mem[a], page[a - cfg.mcu_page()]) << p.name << ": page byte " << a;
+    }
+  }
+}
+
+// At power-up the SPRAM holds anything: the firmware clears the page before it writes the
+// identification CSRs, so the RW CSRs read 0 as after the engine's reset.
+TEST(HostPage, PowerUpContentIsCleared) {
+  const auto& cfg = mcu_config();
+  std::vector<uint8_t> mem(mcu::memory_bytes(cfg, 0), 0xA5);
+  mcu::System sys(cfg, mem, cycles::default_dram(cfg));
+  EXPECT_EQ(sys.read_csr(static_cast<uint32_t>(hw::Csr::Magic)), hw::kMagic);
+  EXPECT_EQ(sys.read_csr(static_cast<uint32_t>(hw::Csr::HwBatch)), cfg.hw_batch());
+  for (const hw::Csr c : {hw::Csr::WinBase, hw::Csr::WinLimit, hw::Csr::DescAddr,
+                          hw::Csr::NumLayers, hw::Csr::GenMode, hw::Csr::LayersDone}) {
+    EXPECT_EQ(sys.read_csr(static_cast<uint32_t>(c)), 0u) << static_cast<uint32_t>(c);
+  }
+  // the data below the page is the host's: untouched
+  EXPECT_TRUE(
+      std::all_of(mem.begin(), mem.begin() + cfg.mcu_page(), [](uint8_t b) { return b == 0xA5; }));
+}
+
+// The core's CSR port serves the live CSRs only; the host page's go through memory.
+TEST(HostPage, ThePortServesOnlyTheLiveCsrs) {
+  const auto& cfg = mcu_config();
+  std::vector<uint8_t> mem(mcu::memory_bytes(cfg, 0), 0);
+  mcu::System sys(cfg, mem, cycles::default_dram(cfg));
+  const auto win = static_cast<uint32_t>(hw::Csr::WinBase);
+  sys.write_csr(win, 0x40);
+  sys.port_write(win, 0x80);  // (not the port's: nothing)
+  EXPECT_EQ(sys.port_read(win), 0u);
+  EXPECT_EQ(sys.port_read(static_cast<uint32_t>(hw::Csr::Magic)), 0u);
+  EXPECT_EQ(sys.read_csr(win), 0x40u);
+  EXPECT_EQ(mem[cfg.mcu_page() + win], 0x40);
+  EXPECT_EQ(sys.port_read(static_cast<uint32_t>(hw::Csr::Status)), 0u);  // idle, not done
 }
 
 }  // namespace

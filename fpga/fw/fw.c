@@ -429,11 +429,10 @@ static u32 node_count;
 
 static u32 node_word(u32 n) { return REG(MCU_NODE(n)); }
 
-/* NODE_COUNT, and how much of Node and Correct the host may read */
-static void set_node_count(u32 n) {
-  ctrl(MCU_C_NODE_COUNT, n);
-  set_csr(NASA_CSR_NODE_COUNT, n);
-}
+/* NODE_COUNT: also how much of Node and Correct the host may read */
+static void set_node_count(u32 n) { set_csr(NASA_CSR_NODE_COUNT, n); }
+/* how much of Leaf the host may read */
+static void set_leaf_count(u32 n) { REG(MCU_PARAM(MCU_P_LEAF_COUNT)) = n; }
 
 /* A control access outside the window ends the run with Window (ERR_INDEX 0). */
 static int ctrl_ok(u32 addr) {
@@ -639,7 +638,7 @@ static u32 visit(u32 n, u32 depth, u32 g0, u32 nb, u32 img_ptr) {
 
 static u32 run_batch(void) {
   u32 e;
-  ctrl(MCU_C_LEAF_COUNT, 0);
+  set_leaf_count(0);
   set_node_count(0);
   node_count = 0;
   if ((e = batch_config()) != NASA_ERR_NONE) return e;
@@ -647,7 +646,7 @@ static u32 run_batch(void) {
   e = fuse();
   set_node_count(node_count);
   if (e != NASA_ERR_NONE) return e;
-  ctrl(MCU_C_LEAF_COUNT, B(CAND_COUNT));
+  set_leaf_count(B(CAND_COUNT));
   u32 img_ptr = B(IMG_ADDR);
   for (u32 g0 = 0; g0 < B(IMG_COUNT); g0 += B(MINI_BATCH)) {
     const u32 left = B(IMG_COUNT) - g0, nb = left < B(MINI_BATCH) ? left : B(MINI_BATCH);
@@ -655,7 +654,7 @@ static u32 run_batch(void) {
     u32 n = 0, depth = 0;
     for (;;) {
       if ((e = visit(n, depth, g0, nb, img_ptr)) != NASA_ERR_NONE) {
-        ctrl(MCU_C_LEAF_COUNT, 0);
+        set_leaf_count(0);
         return e;
       }
       if (depth == 0) img_ptr += nb * B(IMG_STRIDE);
@@ -677,9 +676,13 @@ static u32 run_batch(void) {
 
 /* ---------------- boot, a run ---------------- */
 /* Called by the reset entry (crt0.S) before it waits for a run: the identification CSRs, and the
- * run's CSRs as after a reset. Magic goes last: a host that sees it reads the others written (a
- * store waits while the host reads the page, so they can lag the host's polling). */
+ * run's CSRs as after a reset. Magic goes last: a host that sees it reads the others written. */
 void boot(void) {
+  /* at power-up the memory holds anything: the page's CSRs start at 0, as after a reset (after
+   * a fault's restart the host's CSRs stay) */
+  if (csr(NASA_CSR_MAGIC) != NASA_MAGIC) {
+    for (u32 k = 0; k < MCU_PARAM_WORDS; ++k) REG(MCU_PARAM(k)) = 0;
+  }
   set_csr(NASA_CSR_HW_SHAPE, NASA_CFG_HW_SHAPE);
   set_csr(NASA_CSR_HW_MEM, NASA_CFG_HW_MEM);
   set_csr(NASA_CSR_HW_IN_BUF, NASA_CFG_IN_BUF_BYTES);
@@ -692,6 +695,7 @@ void boot(void) {
 void run(u32 go) {
   win_base = csr(NASA_CSR_WIN_BASE);
   win_limit = csr(NASA_CSR_WIN_LIMIT);
+  if (win_limit > MCU_PAGE_ADDR) win_limit = MCU_PAGE_ADDR; /* (the host page is not data) */
   layers_done = 0;
   macs = 0;
   err_index = 0;

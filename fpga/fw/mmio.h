@@ -13,19 +13,22 @@
 #define MCU_MMIO_BASE MCU_REGION(MCU_REGION_MMIO)
 #define MCU_ROM_BASE MCU_REGION(MCU_REGION_ROM)
 
-/* Word k of MMIO page p. The parameter page: [0, 64) CSR address 4k (the RW CSRs as the host
- * wrote them, WIN_* as clamped, the batch registers, and the read-only CSRs the firmware writes
- * for the host: identification at boot, ERR_INDEX, LAYERS_DONE, NODE_COUNT during a run), then
- * the tables and the Macs counter at MCU_P_*. The core writes it with plain stores (a store the
- * cycle the host writes the page waits). Control registers are write only. The dot unit's
- * registers: a write or read waits while it runs, and so does the core's next main-memory
- * access. Node, Leaf and Correct: written by the core, read by the host through TBL_DATA. */
+/* Word k of MMIO page p: control registers (write only) and the dot unit's registers (a write
+ * or read waits while it runs, and so does the core's next main-memory access). */
 #define MCU_PAGE_WORD(p, k) (MCU_MMIO_BASE + ((p) << 12) + 4u * (k))
-#define MCU_PARAM(k) MCU_PAGE_WORD(MCU_PAGE_PARAM, k)
 #define MCU_CTRL(k) MCU_PAGE_WORD(MCU_PAGE_CTRL, k)
-#define MCU_NODE(i) MCU_PAGE_WORD(MCU_PAGE_NODE, i)
-#define MCU_LEAF(i) MCU_PAGE_WORD(MCU_PAGE_LEAF, i)
-#define MCU_CORRECT(i) MCU_PAGE_WORD(MCU_PAGE_CORRECT, i)
 #define MCU_DOT(k) MCU_PAGE_WORD(MCU_PAGE_DOT, k)
+
+/* The host page: the last MCU_PAGE_BYTES of main memory (docs/fpga.md "The host page"). Word k
+ * < 64 is CSR address 4k: the RW CSRs as the host wrote them, and the read-only CSRs the
+ * firmware writes for the host (identification at boot, ERR_INDEX, LAYERS_DONE, NODE_COUNT
+ * during a run); then the tables and the Macs counter at MCU_P_*. Plain memory: the host writes
+ * it over its memory port too, so a run reads what it needs of it once (the window) or checks
+ * it where it uses it. */
+#define MCU_PAGE_ADDR ((1u << NASA_CFG_ADDR_BITS) - MCU_PAGE_BYTES)
+#define MCU_PARAM(k) (MCU_MAIN_BASE + MCU_PAGE_ADDR + 4u * (k))
+#define MCU_NODE(i) MCU_PARAM(MCU_P_NODE + (i))
+#define MCU_LEAF(i) MCU_PARAM(MCU_P_LEAF + (i))
+#define MCU_CORRECT(i) MCU_PARAM(MCU_P_CORRECT + (i))
 
 #endif

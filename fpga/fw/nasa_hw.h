@@ -219,23 +219,22 @@
 #define MCU_REGION_MMIO 3u /* registers and tables (page: address bits 15:12) */
 #define MCU_REGION_ROM 4u /* the firmware (instructions, read-only data) */
 #define MCU_RAM_BYTES 2048u /* RAM size */
-#define MCU_ROM_BYTES 7168u /* ROM size (fpga/fw/link.ld and the RTL's RomWords follow it) */
-#define MCU_PAGE_PARAM 0u /* MMIO page: the parameter page (CSRs, tables, counters) */
+#define MCU_ROM_BYTES 8192u /* ROM size (fpga/fw/link.ld and the RTL's RomWords follow it) */
 #define MCU_PAGE_CTRL 1u /* MMIO page: control registers (write only) */
-#define MCU_PAGE_NODE 2u /* MMIO page: table Node (written by the core) */
-#define MCU_PAGE_LEAF 3u /* MMIO page: table Leaf */
-#define MCU_PAGE_CORRECT 4u /* MMIO page: table Correct */
 #define MCU_PAGE_DOT 5u /* MMIO page: the dot-product unit's registers */
-#define MCU_PARAM_WORDS 256u /* parameter page words; [0, 64) CSR address 4k */
+#define MCU_PAGE_BYTES 4096u /* the host page: the last bytes of main memory (CSRs, tables) */
+#define MCU_PARAM_WORDS 256u /* host page words of the parameter part; [0, 64) CSR 4k */
+#define MCU_P_NODE 256u /* host page word: table Node (written by the core) */
+#define MCU_P_LEAF 512u /* host page word: table Leaf (written by the core) */
+#define MCU_P_CORRECT 768u /* host page word: table Correct (written by the core) */
 #define MCU_P_OPTAB 64u /* parameter page: table OpTab */
 #define MCU_P_LAYERK 128u /* parameter page: table LayerK */
 #define MCU_P_ARENA_ADDR 136u /* parameter page: table ArenaAddr */
 #define MCU_P_ARENA_STRIDE 145u /* parameter page: table ArenaStride */
 #define MCU_P_MACS 160u /* parameter page: the Macs counter, low then high word */
+#define MCU_P_LEAF_COUNT 162u /* parameter page: entries of Leaf the host may read */
 #define MCU_C_FINISH 1u /* control: ends the run with error code bits 7:0 (0: none) */
 #define MCU_C_LAYER_END 4u /* control: a layer completed (pulses layer_end_o) */
-#define MCU_C_NODE_COUNT 7u /* control: entries of Node and Correct the host may read */
-#define MCU_C_LEAF_COUNT 8u /* control: entries of Leaf the host may read */
 #define MCU_D_X 0u /* dot unit: x address (advanced by XO after each run) */
 #define MCU_D_W 1u /* dot unit: w address (advanced by WO) */
 #define MCU_D_SHAPE 2u /* dot unit: n (15:0) | runs << 16 | mode << 24 */

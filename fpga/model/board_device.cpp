@@ -17,7 +17,10 @@ namespace {
 class BoardModelDevice final : public device::HostMemoryDevice {
  public:
   BoardModelDevice(const hw::Config& cfg, uint64_t memory_bytes)
-      : HostMemoryDevice(memory_bytes), cfg_(cfg), sys_(cfg, mem_, cycles::default_dram(cfg)) {}
+      // (the memory holds the host page at the top of the address space)
+      : HostMemoryDevice(mcu::memory_bytes(cfg, memory_bytes)),
+        cfg_(cfg),
+        sys_(cfg, mem_, cycles::default_dram(cfg)) {}
 
   std::string name() const override { return "ref"; }
   const hw::Config& config() const override { return cfg_; }

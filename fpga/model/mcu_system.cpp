@@ -14,16 +14,6 @@ namespace {
 using namespace hw::mcu;  // the memory map (hw_spec.h NASA_MCU_MAP)
 constexpr uint32_t kGoLoad = 0x00002503;  // lw a0, 0(zero): crt0.S's wait for a run
 
-bool rw_csr(uint32_t a) {
-  using hw::Csr;
-  if (a % 4 != 0) return false;  // (RTL RwMask: word addresses)
-  return a == static_cast<uint32_t>(Csr::DescAddr) || a == static_cast<uint32_t>(Csr::DescCount) ||
-         a == static_cast<uint32_t>(Csr::WinBase) || a == static_cast<uint32_t>(Csr::WinLimit) ||
-         a == static_cast<uint32_t>(Csr::ScratchStride) ||
-         (a >= static_cast<uint32_t>(Csr::NumLayers) &&
-          a <= static_cast<uint32_t>(Csr::ParentCount));
-}
-
 }  // namespace
 
 System::System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::DramTiming& dram,
@@ -33,14 +23,24 @@ System::System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::Dram
       dram_(dram, cfg.mem_bytes),
       iss_(rom, *this),
       ram_(kRamBytes, 0),
-      page_(kParamWords, 0),
-      node_(cfg.node_cap, 0),
-      corr_(cfg.node_cap, 0),
-      leaf_(cfg.max_cands, 0),
+      page_(cfg_),
       rom_(rom) {
   if (cfg.mem_bytes != 8) {
     throw std::invalid_argument("the controller's memory port is one 8-byte row wide");
   }
+  if (mem.size() < uint64_t{cfg.mcu_page()} + kPageBytes) {
+    throw std::invalid_argument(
+        "controller model: main memory must hold the host page at the top of the address space");
+  }
+  page_port_ = {
+      .read_word =
+          [this](uint32_t a) {
+            return static_cast<uint32_t>(main_row(a & ~7u) >> (a & 4 ? 32 : 0));
+          },
+      .write_word = [this](uint32_t a, uint32_t v) { main_write(a, v, 0xF); },
+      .read_csr = [this](uint32_t a) { return port_read(a); },
+      .write_csr = [this](uint32_t a, uint32_t v) { port_write(a, v); },
+  };
   boot();
 }
 
@@ -55,81 +55,34 @@ void System::boot() {
   throw std::runtime_error("controller model: the firmware did not reach its wait for a run");
 }
 
-// RTL tbl_wr_ok / tbl_word: the parameter-page word of a writable table entry, or -1
-static int64_t table_word(const hw::Config& cfg, uint32_t tbl_addr) {
-  const uint32_t sel = hw::tbl_table(tbl_addr), idx = hw::tbl_index(tbl_addr);
-  // (int64_t arithmetic: an out-of-range entry is -1, not 2^32 - 1)
-  const auto at = [idx](uint32_t base, bool ok) { return ok ? int64_t{base} + idx : int64_t{-1}; };
-  switch (static_cast<hw::Table>(sel)) {
-    case hw::Table::OpTab:
-      return at(kPOpTab, idx < cfg.max_layers * cfg.max_choices);
-    case hw::Table::LayerK:
-      return at(kPLayerK, idx < cfg.max_layers);
-    case hw::Table::ArenaAddr:
-      return at(kPArenaAddr, idx <= cfg.max_layers);
-    case hw::Table::ArenaStride:
-      return at(kPArenaStride, idx <= cfg.max_layers);
-    default:
-      return -1;
-  }
-}
-
 void System::write_csr(uint32_t addr, uint32_t value) {
-  if (addr == static_cast<uint32_t>(hw::Csr::Ctrl)) {
-    if (value & hw::kCtrlClear) {
-      done_ = error_ = false;
-      err_code_ = 0;
-    }
-    if (!busy_ && (value & (hw::kCtrlStart | hw::kCtrlBatch))) {
-      busy_ = true;
-      done_ = error_ = false;
-      err_code_ = 0;
-      go_ = (value & hw::kCtrlBatch) ? 2 : 1;
-      cycles_ = rd_bytes_ = wr_bytes_ = 0;
-    }
-    return;
+  page_.write(page_port_, addr, value, &busy_);
+}
+
+uint32_t System::read_csr(uint32_t addr) { return page_.read(page_port_, addr); }
+
+// rtl/nasa_mcu.sv's CSR port: CTRL (CLEAR; START and BATCH when idle), STATUS, ERR_CODE and the
+// live counters
+void System::port_write(uint32_t addr, uint32_t value) {
+  if (addr != static_cast<uint32_t>(hw::Csr::Ctrl)) return;
+  if (value & hw::kCtrlClear) {
+    done_ = error_ = false;
+    err_code_ = 0;
   }
-  if (busy_) return;
-  if (rw_csr(addr)) {
-    const bool win = addr == static_cast<uint32_t>(hw::Csr::WinBase) ||
-                     addr == static_cast<uint32_t>(hw::Csr::WinLimit);
-    page_[addr / 4] = win ? cfg_.clamp_window(value) : value;
-  } else if (addr == static_cast<uint32_t>(hw::Csr::TblAddr)) {
-    tbl_addr_ = value;
-  } else if (addr == static_cast<uint32_t>(hw::Csr::TblData)) {
-    if (const int64_t w = table_word(cfg_, tbl_addr_); w >= 0) {
-      page_[w] = hw::tbl_table(tbl_addr_) == static_cast<uint32_t>(hw::Table::LayerK) ? value & 0xFF
-                                                                                : value;
-    }
-    tbl_addr_ = hw::tbl_next(tbl_addr_);
+  if (!busy_ && (value & (hw::kCtrlStart | hw::kCtrlBatch))) {
+    busy_ = true;
+    done_ = error_ = false;
+    err_code_ = 0;
+    go_ = (value & hw::kCtrlBatch) ? 2 : 1;
+    cycles_ = rd_bytes_ = wr_bytes_ = 0;
   }
 }
 
-uint32_t System::read_csr(uint32_t addr) {
+uint32_t System::port_read(uint32_t addr) const {
   using hw::Csr;
-  if (rw_csr(addr)) return page_[addr / 4];
-  if (addr == static_cast<uint32_t>(Csr::TblData)) {
-    const uint32_t sel = hw::tbl_table(tbl_addr_), idx = hw::tbl_index(tbl_addr_);
-    uint32_t v = 0;
-    switch (static_cast<hw::Table>(sel)) {
-      case hw::Table::Node:
-        v = idx < node_count_ ? node_[idx % node_.size()] : 0;
-        break;
-      case hw::Table::Correct:
-        v = idx < node_count_ ? corr_[idx % corr_.size()] : 0;
-        break;
-      case hw::Table::Leaf:
-        v = idx < leaf_count_ ? leaf_[idx % leaf_.size()] : 0;
-        break;
-      default:
-        if (const int64_t w = table_word(cfg_, tbl_addr_); w >= 0) v = page_[w];
-        break;
-    }
-    tbl_addr_ = hw::tbl_next(tbl_addr_);
-    return v;
-  }
+  if (!device::McuPage::live(addr)) return 0;
   const uint32_t base = static_cast<uint32_t>(Csr::CounterBase);
-  if (addr >= base && addr < base + 8 * hw::kNumCounters) {
+  if (addr >= base) {
     const uint64_t c = counter(static_cast<hw::Counter>((addr - base) / 8));
     return static_cast<uint32_t>((addr - base) % 8 == 0 ? c : c >> 32);
   }
@@ -139,11 +92,8 @@ uint32_t System::read_csr(uint32_t addr) {
              (error_ ? hw::kStatusError : 0);
     case Csr::ErrCode:
       return err_code_;
-    case Csr::TblAddr:
-      return tbl_addr_;
     default:
-      // the parameter page: what the host and the firmware wrote (RTL page_csr)
-      return addr < base ? page_[(addr / 4) % page_.size()] : 0;
+      return 0;
   }
 }
 
@@ -151,12 +101,12 @@ uint64_t System::counter(hw::Counter c) const {
   switch (c) {
     case hw::Counter::Cycles:
       return cycles_;
-    case hw::Counter::Macs:
-      return page_[kPMacs] | uint64_t{page_[kPMacs + 1]} << 32;
     case hw::Counter::DramRdBytes:
       return rd_bytes_;
     case hw::Counter::DramWrBytes:
       return wr_bytes_;
+    case hw::Counter::Macs:  // (the firmware's, in the host page)
+      return main_row(cfg_.mcu_page() + 4 * kPMacs);
     default:
       return 0;
   }
@@ -266,35 +216,19 @@ uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata,
   if (region == kRegionMmio) {  // registers and tables
     const uint32_t page = (addr >> 12) & 0xF;
     if (page == kPageDot) return dot_access(cyc, write, widx & 7, wdata, rdata);
-    if (write) {
-      switch (page) {
-        case kPageParam: page_[widx & 0xFF] = wdata; break;
-        case kPageCtrl:
-          switch (widx & 0xF) {
-            case kCFinish:
-              cycles_ = cyc - run_origin_;
-              finish(wdata & 0xFF);
-              break;
-            case kCLayerEnd: layer_ends_.push_back(cyc - run_origin_); break;
-            case kCNodeCount: node_count_ = wdata; break;
-            case kCLeafCount: leaf_count_ = wdata; break;
-            default: break;
-          }
+    if (write && page == kPageCtrl) {
+      switch (widx & 0xF) {
+        case kCFinish:
+          cycles_ = cyc - run_origin_;
+          finish(wdata & 0xFF);
           break;
-        case kPageNode: node_[widx % node_.size()] = wdata; break;
-        case kPageLeaf: leaf_[widx % leaf_.size()] = wdata & 0xFFFF; break;
-        case kPageCorrect: corr_[widx % corr_.size()] = wdata; break;
+        case kCLayerEnd:
+          layer_ends_.push_back(cyc - run_origin_);
+          break;
         default: break;
       }
-      return cyc;
     }
-    switch (page) {
-      case kPageParam: rdata = page_[widx & 0xFF]; break;
-      case kPageNode: rdata = node_[widx % node_.size()]; break;
-      case kPageCorrect: rdata = corr_[widx % corr_.size()]; break;
-      default: break;
-    }
-    return cyc + 1;
+    return write ? cyc : cyc + 1;  // (the control registers are write only)
   }
   return write ? cyc : cyc + 1;  // nothing there: reads give 0
 }

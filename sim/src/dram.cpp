@@ -83,7 +83,7 @@ void Dram::accept(const MemRequest& req) {
         dst[i] = req.wdata[i];
         ++bytes_written_;
         const uint64_t a = uint64_t{req.addr} + i;
-        if (a < win_base_ || a >= win_limit_) {
+        if (stray(a, a + 1)) {
           if (stray_read_beats_ + stray_write_bytes_ == 0) first_stray_addr_ = a;
           ++stray_write_bytes_;
         }
@@ -103,10 +103,9 @@ void Dram::accept(const MemRequest& req) {
   check_range(req, uint64_t{req.beats} * port_bytes_);
   const size_t cap = beat_avail_.size();
   uint64_t slot = std::max((cycle_ + timing_.latency) * bpc, bus_free_);
-  const uint64_t lo = win_base_ / port_bytes_ * port_bytes_;
   for (uint32_t j = 0; j < req.beats; ++j) {
     const uint64_t a = uint64_t{req.addr} + uint64_t{j} * port_bytes_;
-    if (a + port_bytes_ <= lo || a >= win_limit_) {
+    if (stray(a, a + port_bytes_)) {
       if (stray_read_beats_ + stray_write_bytes_ == 0) first_stray_addr_ = a;
       ++stray_read_beats_;
     }

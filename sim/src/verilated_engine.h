@@ -17,12 +17,13 @@
 #include <vector>
 
 #include "nasa/device.h"
+#include "nasa/mcu_page.h"
 #include "nasa/sim/bus.h"
+#include "nasa/sim/context.h"
 #include "nasa/sim/dram.h"
 #include "nasa/sim/engine_sim.h"
 #include "nasa/sim/fst.h"
 #include "nasa/sim/port_bytes.h"
-#include "nasa/sim/context.h"
 #include "nasa/sim/x_seed.h"
 
 namespace nasa::sim::detail {
@@ -44,7 +45,11 @@ class VerilatedEngine final : public EngineSim {
     ctx_->fatalOnError(false);
     apply_x_seed(*ctx_);
     top_ = std::make_unique<Model>(ctx_.get(), "nasa_top");
-    dram_.memory().assign(memory_bytes, 0);
+    dram_.memory().assign(std::max<size_t>(memory_bytes, min_memory()), 0);
+    data_bytes_ = memory_bytes;
+    if (cfg_.mcu) {  // (its own accesses of the host page are not stray)
+      dram_.set_private(cfg_.mcu_page(), uint64_t{cfg_.mcu_page()} + hw::mcu::kPageBytes);
+    }
     if (const char* path = std::getenv("NASA_FST"); path != nullptr && *path != '\0') {
       trace(path);
     }
@@ -65,9 +70,22 @@ class VerilatedEngine final : public EngineSim {
   }
 
   const hw::Config& config() const override { return cfg_; }
-  std::span<uint8_t> memory() override { return dram_.memory(); }
+  // (the board's controller: without its host page when that is past what the caller asked for)
+  std::span<uint8_t> memory() override { return std::span(dram_.memory()).first(data_bytes_); }
   void load_memory(std::span<const uint8_t> image) override {
-    dram_.memory().assign(image.begin(), image.end());
+    auto& mem = dram_.memory();
+    data_bytes_ = image.size();
+    if (!cfg_.mcu) {
+      mem.assign(image.begin(), image.end());
+      return;
+    }
+    // the board's controller: the host page is its own, not the image's
+    const size_t pg = cfg_.mcu_page(), n = hw::mcu::kPageBytes;
+    std::vector<uint8_t> page(mem.begin() + static_cast<std::ptrdiff_t>(pg),
+                              mem.begin() + static_cast<std::ptrdiff_t>(pg + n));
+    mem.assign(image.begin(), image.end());
+    if (mem.size() < min_memory()) mem.resize(min_memory(), 0);
+    std::copy(page.begin(), page.end(), mem.begin() + static_cast<std::ptrdiff_t>(pg));
   }
   const Dram& dram() const override { return dram_; }
   uint64_t cycle() const override { return cycle_; }
@@ -139,14 +157,29 @@ class VerilatedEngine final : public EngineSim {
     }
   }
 
+  // The board's controller (Mcu): the host page's CSRs in its memory (nasa/mcu_page.h), the
+  // others through the port.
   void csr_write(uint32_t addr, uint32_t value) override {
+    if (cfg_.mcu && !device::McuPage::live(addr)) {
+      const bool busy = top_->busy_o;
+      page_.write(page_port_, addr, value, &busy);
+      return;
+    }
+    port_write(addr, value);
+  }
+  uint32_t csr_read(uint32_t addr) override {
+    if (cfg_.mcu && !device::McuPage::live(addr)) return page_.read(page_port_, addr);
+    return port_read(addr);
+  }
+
+  void port_write(uint32_t addr, uint32_t value) {
     bus::CsrReq{.valid = true, .we = true, .addr = addr & 0xFFFu, .wdata = value}.put(
         top_->csr_req_i);
     tick();
     bus::CsrReq{}.put(top_->csr_req_i);
   }
 
-  uint32_t csr_read(uint32_t addr) override {
+  uint32_t port_read(uint32_t addr) {
     bus::CsrReq{.valid = true, .addr = addr & 0xFFFu}.put(top_->csr_req_i);
     tick();
     bus::CsrReq{}.put(top_->csr_req_i);
@@ -326,7 +359,27 @@ class VerilatedEngine final : public EngineSim {
                            "EngineSim (the Verilated model)");
   }
 
+  // the board controller's memory holds its host page at the top of the address space
+  size_t min_memory() const { return cfg_.mcu ? size_t{1} << cfg_.addr_bits : 0; }
+
   hw::Config cfg_;
+  size_t data_bytes_ = 0;  // memory() (the caller's size)
+  device::McuPage page_{cfg_};
+  device::McuPage::Port page_port_{
+      .read_word =
+          [this](uint32_t a) {
+            const uint8_t* b = dram_.memory().data() + a;
+            return uint32_t{b[0]} | uint32_t{b[1]} << 8 | uint32_t{b[2]} << 16 |
+                   uint32_t{b[3]} << 24;
+          },
+      .write_word =
+          [this](uint32_t a, uint32_t v) {
+            uint8_t* b = dram_.memory().data() + a;
+            for (int i = 0; i < 4; ++i) b[i] = static_cast<uint8_t>(v >> (8 * i));
+          },
+      .read_csr = [this](uint32_t a) { return port_read(a); },
+      .write_csr = [this](uint32_t a, uint32_t v) { port_write(a, v); },
+  };
   static constexpr uint64_t kProgressCycles = uint64_t{1} << 22;
   ProgressFn progress_;
   std::vector<uint32_t> poll_;  // set_host_poll

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "nasa/mcu_page.h"
 #include "nasa/uart_protocol.h"
 
 namespace nasa::uart {
@@ -101,17 +102,33 @@ class UartDevice final : public device::Device {
       std::copy(r.payload.begin(), r.payload.end(), out.begin() + static_cast<std::ptrdiff_t>(off));
     }
   }
+  // The board's controller (Mcu) serves its live CSRs itself; the others are words of its host
+  // page, reached with memory frames (nasa/mcu_page.h).
   void write_csr(uint32_t addr, uint32_t value) override {
-    transact(uart::write_csr(next_seq(Cmd::WriteCsr), addr, value));
+    if (!cfg_.mcu || device::McuPage::live(addr)) {
+      port_write(addr, value);
+      if (addr == static_cast<uint32_t>(hw::Csr::Ctrl) &&
+          (value & (hw::kCtrlStart | hw::kCtrlBatch))) {
+        running_ = true;
+      }
+      return;
+    }
+    // (a run starts only from the host's CTRL write: none since the last STATUS without busy,
+    // none running)
+    if (running_) {
+      running_ = (port_read(static_cast<uint32_t>(hw::Csr::Status)) & hw::kStatusBusy) != 0;
+    }
+    page_.write(page_port_, addr, value, &running_);
   }
   uint32_t read_csr(uint32_t addr) override {
-    const Response r = transact(uart::read_csr(next_seq(Cmd::ReadCsr), addr));
-    if (r.payload.size() != 4) {
-      throw std::runtime_error(fmt::format("uart '{}': READ_CSR returned {} bytes", port_,
-                                           r.payload.size()));
-    }
-    return uint32_t{r.payload[0]} | (uint32_t{r.payload[1]} << 8) |
-           (uint32_t{r.payload[2]} << 16) | (uint32_t{r.payload[3]} << 24);
+    if (!cfg_.mcu || device::McuPage::live(addr)) return port_read(addr);
+    return page_.read(page_port_, addr);
+  }
+  void port_write(uint32_t addr, uint32_t value) {
+    transact(uart::write_csr(next_seq(Cmd::WriteCsr), addr, value));
+  }
+  uint32_t port_read(uint32_t addr) {
+    return word(transact(uart::read_csr(next_seq(Cmd::ReadCsr), addr)), "READ_CSR");
   }
   void start() override {
     write_csr(static_cast<uint32_t>(hw::Csr::Ctrl), hw::kCtrlStart);
@@ -168,6 +185,16 @@ class UartDevice final : public device::Device {
   void executed(uint8_t seq, bool ok) {
     if (ok) maybe_last_.reset();
     maybe_last_[seq] = true;
+  }
+
+  // A response's 4-byte payload as a little-endian word.
+  uint32_t word(const Response& r, const char* what) const {
+    if (r.payload.size() != 4) {
+      throw std::runtime_error(
+          fmt::format("uart '{}': {} returned {} bytes, not 4", port_, what, r.payload.size()));
+    }
+    return uint32_t{r.payload[0]} | (uint32_t{r.payload[1]} << 8) | (uint32_t{r.payload[2]} << 16) |
+           (uint32_t{r.payload[3]} << 24);
   }
 
   void check_range(uint64_t addr, size_t n, const char* what) const {
@@ -300,6 +327,24 @@ class UartDevice final : public device::Device {
   uint8_t seq_ = 0;
   std::bitset<256> maybe_last_;
   LinkStats stats_;
+  // the host page (Mcu): its words through memory frames (inside the board's memory, past the
+  // data the host asked for), whether a run may be busy
+  device::McuPage page_{cfg_};
+  device::McuPage::Port page_port_{
+      .read_word =
+          [this](uint32_t a) {
+            return word(transact(uart::read_mem(next_seq(Cmd::ReadMem), a, 4)), "READ_MEM");
+          },
+      .write_word =
+          [this](uint32_t a, uint32_t v) {
+            const uint8_t b[4] = {static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 8),
+                                  static_cast<uint8_t>(v >> 16), static_cast<uint8_t>(v >> 24)};
+            transact(uart::write_mem(next_seq(Cmd::WriteMem), a, b));
+          },
+      .read_csr = [this](uint32_t a) { return port_read(a); },
+      .write_csr = [this](uint32_t a, uint32_t v) { port_write(a, v); },
+  };
+  bool running_ = true;  // (unknown at first: STATUS tells)
 };
 
 }  // namespace

@@ -1,10 +1,11 @@
-// The board's core (up5k) on the host: rtl/nasa_mcu.sv's memory map, host CSRs and
-// tables around the ISS (nasa/mcu_iss.h) running the firmware (fpga/fw/), with main memory
-// behind the sim/ DRAM model's timing. Runs are cycle-exact to the RTL, so this is the
-// configuration's cycle model; its results are the firmware's (tests compare them with the
-// reference model).
+// The board's core (up5k) on the host: rtl/nasa_mcu.sv's memory map and live CSRs, the host
+// page's CSRs and tables in main memory (nasa/mcu_page.h), around the ISS (nasa/mcu_iss.h) running
+// the firmware (fpga/fw/), with main memory behind the sim/ DRAM model's timing. Runs are
+// cycle-exact to the RTL, so this is the configuration's cycle model; its results are the
+// firmware's (tests compare them with the reference model).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -13,11 +14,18 @@
 #include "nasa/dram_bus.h"
 #include "nasa/hw_spec.h"
 #include "nasa/mcu_iss.h"
+#include "nasa/mcu_page.h"
 
 namespace nasa::mcu {
 
 // The firmware image (words at kRomBase), built from fpga/fw/ with the project.
 std::span<const uint32_t> firmware();
+
+// The main memory a System needs to hold `data_bytes` of the host's: at least the address space
+// with the host page at its top.
+inline uint64_t memory_bytes(const hw::Config& cfg, uint64_t data_bytes) {
+  return std::max(data_bytes, uint64_t{1} << cfg.addr_bits);
+}
 
 struct RunInfo {
   bool done = false;  // the firmware wrote FINISH (false: max_cycles passed first)
@@ -27,14 +35,18 @@ struct RunInfo {
 
 class System final : Bus {
  public:
-  // `mem`: main memory (the device's; the firmware reads and writes it in place).
+  // `mem`: main memory (the device's; the firmware reads and writes it in place), at least the
+  // address space and the host page at its top (2^AddrBits bytes).
   System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::DramTiming& dram,
          std::span<const uint32_t> rom = firmware());
 
-  // Host CSR accesses, as rtl/nasa_mcu.sv answers them (writes other than CTRL ignored while
-  // busy; TBL_DATA advances TBL_ADDR; WIN_* clamped to the address space).
+  // Host CSR accesses as the host makes them (device::McuPage: the live CSRs as rtl/nasa_mcu.sv
+  // answers them on its port, the others in the host page).
   void write_csr(uint32_t addr, uint32_t value);
   uint32_t read_csr(uint32_t addr);
+  // The CSR port alone (rtl/nasa_mcu.sv: the live CSRs; others read 0, writes ignored).
+  void port_write(uint32_t addr, uint32_t value);
+  uint32_t port_read(uint32_t addr) const;
 
   // After a CTRL write that started a run: the firmware runs it to FINISH (or a trap: Fault).
   RunInfo run(uint64_t max_cycles);
@@ -60,10 +72,11 @@ class System final : Bus {
   uint64_t dram_cyc_ = 0;
   Iss iss_;
   std::vector<uint8_t> ram_;
-  std::vector<uint32_t> page_, node_, corr_, leaf_;
+  device::McuPage page_;
+  device::McuPage::Port page_port_;
   // control registers and counters
   bool busy_ = false, done_ = false, error_ = false;
-  uint32_t go_ = 0, err_code_ = 0, node_count_ = 0, leaf_count_ = 0, tbl_addr_ = 0;
+  uint32_t go_ = 0, err_code_ = 0;
   uint64_t cycles_ = 0, rd_bytes_ = 0, wr_bytes_ = 0;
   std::span<const uint32_t> rom_;
   // the dot-product unit: its registers, and the first cycle it is idle again

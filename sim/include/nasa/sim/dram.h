@@ -50,6 +50,12 @@ class Dram {
   // The window the engine was given: reads of beats wholly outside the port-aligned window and
   // written bytes outside [base, limit) are counted as stray (they change nothing else).
   void set_window(uint32_t base, uint32_t limit);
+  // Memory the core owns besides the window (the board controller's host page, hw_spec.h
+  // NASA_MCU_MAP PageBytes): its accesses there are not stray. Empty (the default): none.
+  void set_private(uint64_t base, uint64_t limit) {
+    priv_base_ = base;
+    priv_limit_ = limit;
+  }
 
   // Outputs in the current cycle; functions of the state only.
   bool req_ready() const { return outstanding() < max_outstanding_; }
@@ -92,6 +98,10 @@ class Dram {
   std::deque<uint64_t> writes_;  // completion cycles of writes in flight, ascending
 
   uint64_t win_base_ = 0, win_limit_ = UINT64_MAX;
+  uint64_t priv_base_ = 0, priv_limit_ = 0;
+  bool stray(uint64_t lo, uint64_t hi) const {  // bytes [lo, hi) touch nothing of the window
+    return (hi <= win_base_ || lo >= win_limit_) && !(lo >= priv_base_ && hi <= priv_limit_);
+  }
   uint64_t bytes_read_ = 0, bytes_written_ = 0, read_requests_ = 0, write_requests_ = 0;
   uint64_t stray_read_beats_ = 0, stray_write_bytes_ = 0, first_stray_addr_ = 0;
 };

@@ -246,42 +246,42 @@ namespace nasa::hw {
 // The board controller's memory map (configurations with Mcu = 1: rtl/nasa_mcu.sv, the firmware
 // of fpga/fw/ and the board's host model, docs/fpga.md). Row: name, C name (MCU_<name> in the
 // firmware's nasa_hw.h; McuName in nasa_pkg, hw::mcu::kName in C++), value, meaning.
-#define NASA_MCU_MAP(X)                                                                          \
-  X(RegionGo, REGION_GO, 0x0, "address bits 31:28: GO (read: waits for a run; bit 0 program, "   \
-                               "bit 1 batch; the run's Cycles count from here)")                 \
-  X(RegionMain, REGION_MAIN, 0x1, "main memory: byte a at address (REGION_MAIN << 28) + a")      \
-  X(RegionRam, REGION_RAM, 0x2, "the controller's RAM: stack, data")                             \
-  X(RegionMmio, REGION_MMIO, 0x3, "registers and tables (page: address bits 15:12)")             \
-  X(RegionRom, REGION_ROM, 0x4, "the firmware (instructions, read-only data)")                   \
-  X(RamBytes, RAM_BYTES, 2048, "RAM size")                                                        \
-  X(RomBytes, ROM_BYTES, 7168, "ROM size (fpga/fw/link.ld and the RTL's RomWords follow it)")    \
-  X(PageParam, PAGE_PARAM, 0x0, "MMIO page: the parameter page (CSRs, tables, counters)")        \
-  X(PageCtrl, PAGE_CTRL, 0x1, "MMIO page: control registers (write only)")                       \
-  X(PageNode, PAGE_NODE, 0x2, "MMIO page: table Node (written by the core)")                     \
-  X(PageLeaf, PAGE_LEAF, 0x3, "MMIO page: table Leaf")                                           \
-  X(PageCorrect, PAGE_CORRECT, 0x4, "MMIO page: table Correct")                                  \
-  X(PageDot, PAGE_DOT, 0x5, "MMIO page: the dot-product unit's registers")                       \
-  X(ParamWords, PARAM_WORDS, 256, "parameter page words; [0, 64) CSR address 4k")                \
-  X(POpTab, P_OPTAB, 64, "parameter page: table OpTab")                                          \
-  X(PLayerK, P_LAYERK, 128, "parameter page: table LayerK")                                      \
-  X(PArenaAddr, P_ARENA_ADDR, 136, "parameter page: table ArenaAddr")                            \
-  X(PArenaStride, P_ARENA_STRIDE, 145, "parameter page: table ArenaStride")                      \
-  X(PMacs, P_MACS, 160, "parameter page: the Macs counter, low then high word")                  \
-  X(CFinish, C_FINISH, 1, "control: ends the run with error code bits 7:0 (0: none)")            \
-  X(CLayerEnd, C_LAYER_END, 4, "control: a layer completed (pulses layer_end_o)")                \
-  X(CNodeCount, C_NODE_COUNT, 7, "control: entries of Node and Correct the host may read")       \
-  X(CLeafCount, C_LEAF_COUNT, 8, "control: entries of Leaf the host may read")                   \
-  X(DX, D_X, 0, "dot unit: x address (advanced by XO after each run)")                           \
-  X(DW, D_W, 1, "dot unit: w address (advanced by WO)")                                          \
-  X(DShape, D_SHAPE, 2, "dot unit: n (15:0) | runs << 16 | mode << 24")                          \
-  X(DXstr, D_XSTR, 3, "dot unit: XI (15:0) | XO << 16 (16 bits each)")                           \
-  X(DWstr, D_WSTR, 4, "dot unit: WI | WO << 16")                                                 \
+#define NASA_MCU_MAP(X)                                                                         \
+  X(RegionGo, REGION_GO, 0x0,                                                                   \
+    "address bits 31:28: GO (read: waits for a run; bit 0 program, "                            \
+    "bit 1 batch; the run's Cycles count from here)")                                           \
+  X(RegionMain, REGION_MAIN, 0x1, "main memory: byte a at address (REGION_MAIN << 28) + a")     \
+  X(RegionRam, REGION_RAM, 0x2, "the controller's RAM: stack, data")                            \
+  X(RegionMmio, REGION_MMIO, 0x3, "registers and tables (page: address bits 15:12)")            \
+  X(RegionRom, REGION_ROM, 0x4, "the firmware (instructions, read-only data)")                  \
+  X(RamBytes, RAM_BYTES, 2048, "RAM size")                                                      \
+  X(RomBytes, ROM_BYTES, 8192, "ROM size (fpga/fw/link.ld and the RTL's RomWords follow it)")   \
+  X(PageCtrl, PAGE_CTRL, 0x1, "MMIO page: control registers (write only)")                      \
+  X(PageDot, PAGE_DOT, 0x5, "MMIO page: the dot-product unit's registers")                      \
+  X(PageBytes, PAGE_BYTES, 4096, "the host page: the last bytes of main memory (CSRs, tables)") \
+  X(ParamWords, PARAM_WORDS, 256, "host page words of the parameter part; [0, 64) CSR 4k")      \
+  X(PNode, P_NODE, 256, "host page word: table Node (written by the core)")                     \
+  X(PLeaf, P_LEAF, 512, "host page word: table Leaf (written by the core)")                     \
+  X(PCorrect, P_CORRECT, 768, "host page word: table Correct (written by the core)")            \
+  X(POpTab, P_OPTAB, 64, "parameter page: table OpTab")                                         \
+  X(PLayerK, P_LAYERK, 128, "parameter page: table LayerK")                                     \
+  X(PArenaAddr, P_ARENA_ADDR, 136, "parameter page: table ArenaAddr")                           \
+  X(PArenaStride, P_ARENA_STRIDE, 145, "parameter page: table ArenaStride")                     \
+  X(PMacs, P_MACS, 160, "parameter page: the Macs counter, low then high word")                 \
+  X(PLeafCount, P_LEAF_COUNT, 162, "parameter page: entries of Leaf the host may read")         \
+  X(CFinish, C_FINISH, 1, "control: ends the run with error code bits 7:0 (0: none)")           \
+  X(CLayerEnd, C_LAYER_END, 4, "control: a layer completed (pulses layer_end_o)")               \
+  X(DX, D_X, 0, "dot unit: x address (advanced by XO after each run)")                          \
+  X(DW, D_W, 1, "dot unit: w address (advanced by WO)")                                         \
+  X(DShape, D_SHAPE, 2, "dot unit: n (15:0) | runs << 16 | mode << 24")                         \
+  X(DXstr, D_XSTR, 3, "dot unit: XI (15:0) | XO << 16 (16 bits each)")                          \
+  X(DWstr, D_WSTR, 4, "dot unit: WI | WO << 16")                                                \
   X(DAcc, D_ACC, 5, "dot unit: write the initial accumulator to start; read the result")        \
-  X(DotMac, DOT_MAC, 0, "dot mode: acc += x * w")                                                \
-  X(DotSum, DOT_SUM, 1, "dot mode: acc += x")                                                    \
-  X(DotMax, DOT_MAX, 2, "dot mode: acc = max(acc, x)")                                           \
-  X(DotMaxN, DOT_MAX_N, 65535, "dot unit: longest run")                                          \
-  X(DotMaxRuns, DOT_MAX_RUNS, 255, "dot unit: most runs per start")                              \
+  X(DotMac, DOT_MAC, 0, "dot mode: acc += x * w")                                               \
+  X(DotSum, DOT_SUM, 1, "dot mode: acc += x")                                                   \
+  X(DotMax, DOT_MAX, 2, "dot mode: acc = max(acc, x)")                                          \
+  X(DotMaxN, DOT_MAX_N, 65535, "dot unit: longest run")                                         \
+  X(DotMaxRuns, DOT_MAX_RUNS, 255, "dot unit: most runs per start")                             \
   X(DotMaxStride, DOT_MAX_STRIDE, 65535, "dot unit: largest stride")
 
 // ---- C++ views of the tables. ----
@@ -389,8 +389,13 @@ struct Config {
   // The identification CSRs HwShape, HwMem and HwBatch (HwInBuf, HwKredMax: the fields).
   constexpr uint32_t hw_shape() const { return rows | cols << 16; }
   constexpr uint32_t hw_mem() const { return mem_bytes | burst_max << 16 | addr_bits << 24; }
-  // The highest window limit the engine accepts: the size of its address space.
-  constexpr uint64_t addr_space() const { return uint64_t{1} << addr_bits; }
+  // The highest window limit the core accepts: the size of its address space, less the host page
+  // at its top on the board's controller (Mcu: its CSRs and tables in main memory, mcu::kPage*).
+  constexpr uint64_t addr_space() const {
+    return (uint64_t{1} << addr_bits) - (mcu == 1 ? mcu::kPageBytes : 0);
+  }
+  // Main memory's byte address of the board controller's host page (Mcu = 1).
+  constexpr uint32_t mcu_page() const { return static_cast<uint32_t>(addr_space()); }
   // A window bound as CSR WinBase/WinLimit hold it (clamped to the address space).
   constexpr uint32_t clamp_window(uint32_t v) const {
     return static_cast<uint32_t>(std::min<uint64_t>(v, addr_space()));
@@ -436,19 +441,21 @@ constexpr bool configs_within_maxima() {
         c.dma_inflight < 2 || (c.dma_inflight & (c.dma_inflight - 1)) != 0 || c.wtiles < 2 ||
         (c.wtiles & (c.wtiles - 1)) != 0 || (c.scratch_bytes & (c.scratch_bytes - 1)) != 0 ||
         (c.scratch_bytes != 0 && c.scratch_bytes < 2 * c.mem_bytes) || c.mcu > 1 ||
-        (c.mcu == 1 && c.mem_bytes != 8)) {
+        (c.mcu == 1 && (c.mem_bytes != 8 || c.node_cap > 256 || c.max_cands > 256 ||
+                        c.max_layers * c.max_choices > 64 || c.max_layers > 8))) {
       return false;
     }
   }
   return true;
 }
 }  // namespace detail
-static_assert(detail::configs_within_maxima(),
-              "a configuration's batch capacities exceed kNodeCap/kMaxLayers/kMaxChoices/kMaxCands, "
-              "or RqLanes is not a power of two dividing Cols, or AddrBits is not in [16, 32], or "
-              "DmaInflight or WTiles is not a power of two >= 2, or ScratchBytes is not 0 or a "
-              "power of two of at least two port words, or Mcu is not 0/1 (1 needs a "
-              "4-byte memory port)");
+static_assert(
+    detail::configs_within_maxima(),
+    "a configuration's batch capacities exceed kNodeCap/kMaxLayers/kMaxChoices/kMaxCands, "
+    "or RqLanes is not a power of two dividing Cols, or AddrBits is not in [16, 32], or "
+    "DmaInflight or WTiles is not a power of two >= 2, or ScratchBytes is not 0 or a "
+    "power of two of at least two port words, or Mcu is not 0/1 (1 needs an "
+    "8-byte memory port and tables that fit its host page)");
 
 // PE utilization: the MACs a run executed over what Rows x Cols PEs could in its cycles (the
 // metric of docs/engine.md "Utilization"; 0 for a run of no cycles).
