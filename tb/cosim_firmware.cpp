@@ -319,6 +319,25 @@ TEST(HostPage, PowerUpContentIsCleared) {
       std::all_of(mem.begin(), mem.begin() + cfg.mcu_page(), [](uint8_t b) { return b == 0xA5; }));
 }
 
+// The tables' entry counts are page words the host can overwrite: a TBL_DATA read stays within
+// its table whatever they hold (0 past the table, as past the count).
+TEST(HostPage, TableReadsStayInTheirTables) {
+  const auto& cfg = mcu_config();
+  std::vector<uint8_t> mem(mcu::memory_bytes(cfg, 0), 0);
+  mcu::System sys(cfg, mem, cycles::default_dram(cfg));
+  for (const uint32_t w : {static_cast<uint32_t>(hw::Csr::NodeCount) / 4, hw::mcu::kPLeafCount}) {
+    for (int b = 0; b < 4; ++b) mem[cfg.mcu_page() + 4 * w + b] = 0xFF;  // count 2^32 - 1
+  }
+  for (const hw::Table t : {hw::Table::Node, hw::Table::Correct, hw::Table::Leaf}) {
+    for (const uint32_t idx : {cfg.node_cap, 5000u, 0xFFFFFFu}) {
+      sys.write_csr(static_cast<uint32_t>(hw::Csr::TblAddr),
+                    hw::tbl_addr(static_cast<uint32_t>(t), idx));
+      EXPECT_EQ(sys.read_csr(static_cast<uint32_t>(hw::Csr::TblData)), 0u)
+          << "table " << static_cast<int>(t) << " index " << idx;
+    }
+  }
+}
+
 // The core's CSR port serves the live CSRs only; the host page's go through memory.
 TEST(HostPage, ThePortServesOnlyTheLiveCsrs) {
   const auto& cfg = mcu_config();

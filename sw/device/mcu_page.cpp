@@ -1,5 +1,7 @@
 #include "nasa/mcu_page.h"
 
+#include <algorithm>
+
 namespace nasa::device {
 namespace {
 
@@ -76,19 +78,21 @@ uint32_t McuPage::read(const Port& p, uint32_t addr) {
   if (addr == a(Csr::TblAddr)) return tbl_addr_;
   if (addr == a(Csr::TblData)) {
     const uint32_t idx = hw::tbl_index(tbl_addr_);
-    const auto bounded = [&](uint32_t count_word, uint32_t base) {
-      return idx < p.read_word(word_addr(count_word)) ? p.read_word(word_addr(base + idx)) : 0u;
+    // (the entries the firmware wrote, by its count, within the table: the page is memory)
+    const auto bounded = [&](uint32_t count_word, uint32_t cap, uint32_t base) {
+      const uint32_t n = std::min(p.read_word(word_addr(count_word)), cap);
+      return idx < n ? p.read_word(word_addr(base + idx)) : 0u;
     };
     uint32_t v = 0;
     switch (static_cast<hw::Table>(hw::tbl_table(tbl_addr_))) {
       case hw::Table::Node:
-        v = bounded(a(Csr::NodeCount) / 4, kPNode);
+        v = bounded(a(Csr::NodeCount) / 4, cfg_.node_cap, kPNode);
         break;
       case hw::Table::Correct:
-        v = bounded(a(Csr::NodeCount) / 4, kPCorrect);
+        v = bounded(a(Csr::NodeCount) / 4, cfg_.node_cap, kPCorrect);
         break;
       case hw::Table::Leaf:
-        v = bounded(kPLeafCount, kPLeaf) & 0xFFFF;
+        v = bounded(kPLeafCount, cfg_.max_cands, kPLeaf) & 0xFFFF;
         break;
       default:
         if (const int64_t w = table_word(cfg_, tbl_addr_); w >= 0) {
