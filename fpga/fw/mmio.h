@@ -22,9 +22,10 @@
 /* The host page: the last MCU_PAGE_BYTES of main memory (docs/fpga.md "The host page"). Word k
  * < 64 is CSR address 4k: the RW CSRs as the host wrote them, and the read-only CSRs the
  * firmware writes for the host (identification at boot, ERR_INDEX, LAYERS_DONE, NODE_COUNT
- * during a run); then the tables and the Macs counter at MCU_P_*. Plain memory: the host writes
- * it over its memory port too, so a run reads what it needs of it once (the window) or checks
- * it where it uses it. */
+ * during a run); then the tables and the Macs counter at MCU_P_*. Plain memory, which the host
+ * writes over its memory port (its CSR layer, device::McuPage, not while a run is busy): a run
+ * takes the window and the batch CSRs into the RAM when it starts, and reads the tables as it
+ * goes, as it reads descriptors. */
 #define MCU_PAGE_ADDR ((1u << NASA_CFG_ADDR_BITS) - MCU_PAGE_BYTES)
 #define MCU_PARAM(k) (MCU_MAIN_BASE + MCU_PAGE_ADDR + 4u * (k))
 #define MCU_NODE(i) MCU_PARAM(MCU_P_NODE + (i))
