@@ -56,7 +56,7 @@ void System::boot() {
 }
 
 void System::write_csr(uint32_t addr, uint32_t value) {
-  page_.write(page_port_, addr, value, &busy_);
+  page_.write(page_port_, addr, value, busy_);
 }
 
 uint32_t System::read_csr(uint32_t addr) { return page_.read(page_port_, addr); }

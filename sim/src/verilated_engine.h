@@ -161,8 +161,7 @@ class VerilatedEngine final : public EngineSim {
   // others through the port.
   void csr_write(uint32_t addr, uint32_t value) override {
     if (cfg_.mcu && !device::McuPage::live(addr)) {
-      const bool busy = top_->busy_o;
-      page_.write(page_port_, addr, value, &busy);
+      page_.write(page_port_, addr, value, top_->busy_o != 0);
       return;
     }
     port_write(addr, value);

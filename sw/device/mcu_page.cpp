@@ -52,13 +52,12 @@ bool McuPage::live(uint32_t addr) {
          addr == counter_addr(hw::Counter::DramWrBytes) + 4;
 }
 
-void McuPage::write(const Port& p, uint32_t addr, uint32_t value, const bool* busy) {
+void McuPage::write(const Port& p, uint32_t addr, uint32_t value, bool busy) {
   if (live(addr)) {
     p.write_csr(addr, value);
     return;
   }
-  const bool running = busy ? *busy : (p.read_csr(a(Csr::Status)) & hw::kStatusBusy) != 0;
-  if (running) return;
+  if (busy) return;
   if (rw_csr(addr)) {
     const bool win = addr == a(Csr::WinBase) || addr == a(Csr::WinLimit);
     p.write_word(word_addr(addr / 4), win ? cfg_.clamp_window(value) : value);

@@ -118,7 +118,7 @@ class UartDevice final : public device::Device {
     if (running_) {
       running_ = (port_read(static_cast<uint32_t>(hw::Csr::Status)) & hw::kStatusBusy) != 0;
     }
-    page_.write(page_port_, addr, value, &running_);
+    page_.write(page_port_, addr, value, running_);
   }
   uint32_t read_csr(uint32_t addr) override {
     if (!cfg_.mcu || device::McuPage::live(addr)) return port_read(addr);

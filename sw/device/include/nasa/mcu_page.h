@@ -33,8 +33,8 @@ class McuPage {
   // Whether the board's CSR port serves `addr` itself.
   static bool live(uint32_t addr);
   // The CSR access as on the engine (through `p`). `busy`: whether a run is busy (writes other
-  // than CTRL are ignored then); null: read STATUS for it.
-  void write(const Port& p, uint32_t addr, uint32_t value, const bool* busy = nullptr);
+  // than CTRL are ignored then).
+  void write(const Port& p, uint32_t addr, uint32_t value, bool busy);
   uint32_t read(const Port& p, uint32_t addr);
 
   // Main memory's byte address of word `k` of the host page.
