@@ -5,8 +5,11 @@
 // the line until it has been quiet for GapCycles (the frame's tail is never taken for a new
 // frame); a frame that stops arriving for GapCycles is answered TIMEOUT. A write whose sequence
 // number, command and address equal the last successful write's is answered OK without being
-// executed again, and a repeated READ_CSR gets the value it returned (safe host retries).
-// Byte-exact with nasa::uart::BridgeModel.
+// executed again, and a repeated READ_CSR gets the value it returned (safe host retries): what
+// that takes (the last executed frame's command, sequence number and address, the last read's
+// value) is kept in the WRITE_MEM buffer's EBR, and each header byte is compared with the last
+// frame's as it arrives. Received bytes come at least two cycles apart (a UART's are ten bit
+// times). Byte-exact with nasa::uart::BridgeModel.
 module nasa_uart_bridge #(
   parameter int unsigned MemBytes  = 1 << 20,
   parameter int unsigned GapCycles = 400  // quiet clock cycles: gap byte times of the UART
@@ -37,9 +40,15 @@ module nasa_uart_bridge #(
   // are computed in AW bits; its end (address + length) is checked in SW bits
   localparam int unsigned AW = (MemBytes > 1) ? $clog2(MemBytes) : 1;
   localparam int unsigned SW = ((AW > 16) ? AW : 16) + 1;
+  // the address bits at or above AW (a frame with one set is outside the memory)
+  localparam logic [32:0] LowMask = (33'd1 << AW) - 33'd1;
+  localparam logic [31:0] HiMask = ~LowMask[31:0];
+  if (MemBytes < 4096) begin : g_bad_mem
+    $error("nasa_uart_bridge: MemBytes must be at least 4096 (the CSR map's 12 address bits)");
+  end
 
   typedef enum logic [3:0] {
-    BHunt, BHeader, BBody, BCheck, BLoad, BWrite, BCsr, BCsrRd, BResp, BDrain
+    BHunt, BHeader, BBody, BCheck, BLoad, BWrite, BCsr, BCsrRd, BRestore, BResp, BDrain
   } bstate_e;
 
   // CRC-16/CCITT-FALSE, one byte
@@ -57,21 +66,25 @@ module nasa_uart_bridge #(
   logic [8:0] cnt_q;               // bytes received after the sync in this frame
   logic [7:0] cmd_q, seq_q;
   logic [15:0] len_q;
-  logic [31:0] addr_q;
+  logic [AW-1:0] addr_q;           // the frame's address below AW bits
+  logic addr_hi_q;                 // and whether a bit at or above AW is set
   logic [31:0] csr_val_q;          // WRITE_CSR value / READ_CSR result
   logic [15:0] crc_q;              // CRC of the request's bytes so far, then of the response's
   logic [7:0] rx_crc_q;            // the low byte of the frame's CRC field
   logic [2:0] status_q;
-  // WRITE_MEM buffer (no_rw_check: its read word is used only in BLoad and BWrite, when nothing
-  // writes it)
-  (* no_rw_check *) logic [7:0] buf_mem [256];
+  // one EBR (no_rw_check: no read ever meets a write to its word): bytes 0-255 the WRITE_MEM
+  // buffer; 256 + 8 s + i (slot s = 0, 1) byte i of a frame's header after the sync (0 cmd, 1
+  // seq, 2-3 len, 4-7 addr): slot last_slot_q is the last executed write's or CSR read's, the
+  // other takes the arriving frame's; 272-275 the value the last READ_CSR returned
+  (* no_rw_check *) logic [7:0] buf_mem [512];
   logic [7:0] buf_rd_q;
+  logic [8:0] buf_ra, buf_wa;
+  logic [7:0] buf_wd;
+  logic buf_we;
   logic [7:0] ptr_q;               // WRITE_MEM: next buffer byte; response: payload index
-  // the last executed write or CSR read
-  logic last_valid_q;
-  logic [7:0] last_seq_q, last_cmd_q;
-  logic [31:0] last_addr_q;
-  logic [31:0] last_rdata_q;       // the value the last READ_CSR returned
+  logic last_valid_q;              // a write or CSR read has been executed
+  logic last_slot_q;               // its header's slot
+  logic same_q;                    // the arriving frame's cmd, seq and addr are the last's so far
   // response transmitter
   // the response goes out as header (5 bytes), payload (rsp_len_q bytes), CRC low, CRC high
   typedef enum logic [1:0] {TxHead, TxPay, TxCrcLo, TxCrcHi} tph_e;
@@ -99,18 +112,24 @@ module nasa_uart_bridge #(
   logic crc_ok_q;  // the frame's CRC matched (BCheck decides on it the next cycle)
 
   logic repeat_write;
-  assign repeat_write = last_valid_q && (last_seq_q == seq_q) && (last_cmd_q == cmd_q) &&
-                        (last_addr_q == addr_q);
+  assign repeat_write = last_valid_q && same_q;
   // addr + len <= MemBytes, registered (the header is complete at least two bytes before the
   // CRC that checks it; no compare chain in front of the response logic)
   logic addr_ok, addr_ok_q;
-  if (AW < 32) begin : g_addr_hi
-    assign addr_ok = (addr_q[31:AW] == '0) &&
-                     ((SW'(addr_q[AW-1:0]) + SW'(len_q)) <= SW'(MemBytes));
-  end else begin : g_addr_all
-    assign addr_ok = ({1'b0, addr_q} + 33'(len_q)) <= 33'(MemBytes);
-  end
+  assign addr_ok = !addr_hi_q && ((SW'(addr_q) + SW'(len_q)) <= SW'(MemBytes));
   always_ff @(posedge clk_i) addr_ok_q <= addr_ok;
+  // an address byte arriving (header byte 4 + b): addr_q with it in place, its bits above AW
+  logic [31:0] addr_w;
+  logic addr_hi_b;
+  always_comb begin
+    addr_w = 32'(addr_q);
+    addr_w[8*cnt_q[1:0] +: 8] = rx_data_i;
+    addr_hi_b = (rx_data_i & HiMask[8*cnt_q[1:0] +: 8]) != '0;
+  end
+  logic unused_addr_w;  // (its bits at or above AW: addr_hi_b)
+  assign unused_addr_w = ^addr_w;
+  logic [1:0] restore_byte;  // BRestore: the byte of the read's value that has come
+  assign restore_byte = ptr_q[1:0] - 2'd1;
 
   // response bytes: sync, status, seq, len (2), payload, crc (2)
   logic [7:0] tx_byte;
@@ -151,17 +170,41 @@ module nasa_uart_bridge #(
 
   assign csr_req_o.valid = (st_q == BCsr);
   assign csr_req_o.we    = (cmd_q == 8'd3);
-  assign csr_req_o.addr  = addr_q[11:0];
+  assign csr_req_o.addr  = addr_q[11:0];  // (MemBytes >= 4096)
   assign csr_req_o.wdata = csr_val_q;
 
   assign busy_o = (st_q != BHunt);
 
-  // the WRITE_MEM buffer: written as payload bytes arrive, read one byte ahead in BLoad
-  logic buf_we;
-  assign buf_we = (st_q == BBody) && rx_valid_i && (cmd_q == 8'd1) && (rem_q != '0);
+  // the EBR. Written: a header's bytes into the free slot as they arrive, WRITE_MEM payload
+  // bytes into the buffer, a READ_CSR's value as its response sends it. Read: the last slot's
+  // header byte the next arriving byte is compared with (the read a cycle ahead), the buffer one
+  // byte ahead in BLoad, the last READ_CSR's value in BRestore (a repeated READ_CSR)
+  localparam logic [8:0] RdVal = 9'd272;
+  always_comb begin
+    buf_we = 1'b0;
+    buf_wa = {1'b0, 8'(cnt_q - 9'd8)};
+    buf_wd = rx_data_i;
+    buf_ra = {1'b0, ptr_q};
+    unique case (st_q)
+      BHunt: buf_ra = {1'b1, 4'd0, last_slot_q, 3'd0};
+      BHeader: begin
+        buf_we = rx_valid_i;
+        buf_wa = {1'b1, 4'd0, !last_slot_q, cnt_q[2:0]};
+        buf_ra = {1'b1, 4'd0, last_slot_q, cnt_q[2:0]};
+      end
+      BBody: buf_we = rx_valid_i && (cmd_q == 8'd1) && (rem_q != '0);
+      BRestore: buf_ra = RdVal | 9'(ptr_q[1:0]);
+      BResp: begin
+        buf_we = tx_fire && in_payload && (cmd_q == 8'd4);
+        buf_wa = RdVal | 9'(pay_q[1:0]);
+        buf_wd = tx_byte;
+      end
+      default: ;
+    endcase
+  end
   always_ff @(posedge clk_i) begin
-    if (buf_we) buf_mem[8'(cnt_q - 9'd8)] <= rx_data_i;
-    buf_rd_q <= buf_mem[ptr_q];
+    if (buf_we) buf_mem[buf_wa] <= buf_wd;
+    buf_rd_q <= buf_mem[buf_ra];
   end
 
   // one CRC step serves both directions: the request's bytes as they arrive (BHeader, BBody),
@@ -203,7 +246,7 @@ module nasa_uart_bridge #(
         end else if ((cmd_q == 8'd3) && repeat_write) begin
           st_d = BResp;
         end else if ((cmd_q == 8'd4) && repeat_write) begin
-          st_d = BResp;
+          st_d = BRestore;
         end else begin
           st_d = BCsr;
         end
@@ -214,6 +257,7 @@ module nasa_uart_bridge #(
       end
       BCsr: if (csr_rsp_i.ready) st_d = (cmd_q == 8'd4) ? BCsrRd : BResp;
       BCsrRd: if (csr_rsp_i.valid) st_d = BResp;  // the read's data, the cycle after
+      BRestore: if (ptr_q == 8'd4) st_d = BResp;
       BResp: begin
         if (tx_fire && (tph_q == TxCrcHi)) begin
           // done: after an error wait for a quiet line (a timeout has just seen one)
@@ -255,11 +299,10 @@ module nasa_uart_bridge #(
       crc_ok_q     <= 1'b0;
       status_q     <= '0;
       ptr_q        <= '0;
+      addr_hi_q    <= 1'b0;
       last_valid_q <= 1'b0;
-      last_seq_q   <= '0;
-      last_cmd_q   <= '0;
-      last_addr_q  <= '0;
-      last_rdata_q <= '0;
+      last_slot_q  <= 1'b0;
+      same_q       <= 1'b0;
       tph_q        <= TxHead;
       hd_q         <= '0;
       pay_q        <= '0;
@@ -283,25 +326,30 @@ module nasa_uart_bridge #(
             crc_q  <= 16'hFFFF;
             seq_q  <= '0;
             cmd_q  <= '0;
+            same_q <= 1'b1;
+            addr_hi_q <= 1'b0;
           end
         end
         BHeader: begin
           if (rx_valid_i) begin
             cnt_q <= cnt_q + 9'd1;
             crc_q <= crc_next;
+            // (the last frame's header byte: buf_rd_q; the length is not compared)
+            if (cnt_q[2:1] != 2'd1 && rx_data_i != buf_rd_q) same_q <= 1'b0;
+            if (cnt_q[2]) begin
+              addr_q <= addr_w[AW-1:0];
+              if (addr_hi_b) addr_hi_q <= 1'b1;
+            end
             unique case (cnt_q[2:0])
               3'd0: cmd_q <= rx_data_i;
               3'd1: seq_q <= rx_data_i;
               3'd2: len_q[7:0] <= rx_data_i;
               3'd3: len_q[15:8] <= rx_data_i;
-              3'd4: addr_q[7:0] <= rx_data_i;
-              3'd5: addr_q[15:8] <= rx_data_i;
-              3'd6: addr_q[23:16] <= rx_data_i;
-              default: begin  // header complete
-                addr_q[31:24] <= rx_data_i;
-                rem_q         <= payload_len;
-                crc_lo_q      <= 1'b0;
+              3'd7: begin  // header complete
+                rem_q    <= payload_len;
+                crc_lo_q <= 1'b0;
               end
+              default: ;
             endcase
           end else if (quiet) begin
             error_o <= 1'b1;
@@ -351,17 +399,14 @@ module nasa_uart_bridge #(
           end else if ((cmd_q == 8'd3) && repeat_write) begin
             `NASA_RESPOND(3'd0, 16'd0)
           end else if ((cmd_q == 8'd4) && repeat_write) begin
-            csr_val_q <= last_rdata_q;
-            `NASA_RESPOND(3'd0, 16'd4)
+            ptr_q <= '0;  // BRestore: the value it returned into csr_val_q
           end
         end
         BWrite: begin
           if (mrsp_i.ready) begin
             if (16'(ptr_q) + 16'd1 == len_q) begin
               last_valid_q <= 1'b1;
-              last_seq_q   <= seq_q;
-              last_cmd_q   <= cmd_q;
-              last_addr_q  <= addr_q;
+              last_slot_q  <= !last_slot_q;
               `NASA_RESPOND(3'd0, 16'd0)
             end else begin
               ptr_q <= ptr_q + 8'd1;
@@ -371,18 +416,20 @@ module nasa_uart_bridge #(
         BCsr: begin
           if (csr_rsp_i.ready) begin
             last_valid_q <= 1'b1;
-            last_seq_q   <= seq_q;
-            last_cmd_q   <= cmd_q;
-            last_addr_q  <= addr_q;
+            last_slot_q  <= !last_slot_q;
             if (cmd_q != 8'd4) `NASA_RESPOND(3'd0, 16'd0)
           end
         end
         BCsrRd: begin
           if (csr_rsp_i.valid) begin
-            csr_val_q    <= csr_rsp_i.rdata;
-            last_rdata_q <= csr_rsp_i.rdata;
+            csr_val_q <= csr_rsp_i.rdata;  // (into the EBR as the response sends it)
             `NASA_RESPOND(3'd0, 16'd4)
           end
+        end
+        BRestore: begin  // the EBR's byte ptr_q - 1 has come
+          ptr_q <= ptr_q + 8'd1;
+          if (ptr_q != '0) csr_val_q[8*restore_byte +: 8] <= buf_rd_q;
+          if (ptr_q == 8'd4) `NASA_RESPOND(3'd0, 16'd4)
         end
         BResp: begin
           if (mreq_o.valid && mrsp_i.ready) rd_pend_q <= 1'b1;
@@ -434,11 +481,14 @@ module nasa_uart_bridge #(
                    (mreq_o.valid && !mreq_o.we) |-> !rd_pend_q)
     else $error("nasa_uart_bridge: read request while a read is outstanding");
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   st_q inside {BHunt, BHeader, BBody, BCheck, BLoad, BWrite, BCsr, BCsrRd, BResp,
-                                BDrain})
+                   st_q inside {BHunt, BHeader, BBody, BCheck, BLoad, BWrite, BCsr, BCsrRd,
+                                BRestore, BResp, BDrain})
     else $error("nasa_uart_bridge: illegal state %0d", st_q);
   assert property (@(posedge clk_i) disable iff (!rst_ni)
                    !$isunknown({rx_valid_i, tx_ready_i, mrsp_i.ready, mrsp_i.valid, csr_rsp_i.ready}))
     else $error("nasa_uart_bridge: X on a control input");
+  // (the header's comparison reads the last frame's byte a cycle ahead)
+  assert property (@(posedge clk_i) disable iff (!rst_ni) rx_valid_i |=> !rx_valid_i)
+    else $error("nasa_uart_bridge: received bytes in consecutive cycles");
 `endif
 endmodule
