@@ -78,8 +78,9 @@ module nasa_icebreaker #(
   nasa_pkg::csr_req_t b_csr_req;
   nasa_pkg::csr_rsp_t c_csr_rsp;
   logic bridge_busy;
+  // (the host reaches main memory below the firmware's RAM, its last McuRamBytes)
   nasa_uart_bridge #(
-    .MemBytes (MemBytesTotal),
+    .MemBytes (MemBytesTotal - nasa_pkg::McuRamBytes),
     .GapCycles(4 * 10 * ClksPerBit)
   ) u_bridge (
     .clk_i       (clk),

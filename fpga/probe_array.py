@@ -5,8 +5,7 @@ array next to a controller").
 The board does not carry rtl/nasa_mac_array.sv yet. This script measures what it would take: it
 copies the RTL, the board files and the synthesis scripts into a scratch directory, puts the array
 in the dot unit's place inside nasa_mcu (configured through the dot unit's page, its writes on the
-memory port), swaps in the bit-serial core and drops the RAM's EBRs (as if moved to the SPRAM).
-Each variant then takes more of the host side away:
+memory port) and swaps in the bit-serial core. Each variant then takes more of the host side away:
 
   full      the controller's host side and the UART bridge as built
   ctrl      the bridge as built; the controller sees only CTRL writes (its CSRs and tables as if
@@ -138,9 +137,6 @@ def make_tree(out, variant, paths):
                 "    mem_req_o.wdata     = dot_busy ? PortDW'(pa_wdata) : PortDW'({2{bus_wdata}});\n"
                 "    mem_req_o.wstrb     = dot_busy ? PortSW'(pa_wstrb) : PortSW'(cpu_strb);",
                 "the array's write data")
-    mcu = patch(mcu, "    ram_rd_q <= ram_q[widx[8:0]];",
-                "    ram_rd_q <= 32'(widx) ^ bus_wdata;  // (probe: the RAM in the SPRAM)",
-                "the RAM dropped")
     if paths == "pw":
         mcu = patch(mcu, ".dw_i(pa_dw), .st_i(pa_st),", ".dw_i(1'b0), .st_i(1'b0),", "pointwise only")
     open(mcu_p, "w").write(mcu)

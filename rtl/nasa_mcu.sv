@@ -6,7 +6,9 @@
 // (CTRL, STATUS, ERR_CODE, the Cycles and memory byte counters); the others, with the batch
 // tables, are words of the host page at the top of main memory, which the host reaches over its
 // memory port (nasa/mcu_page.h gives the host the engine's CSR semantics over it) and the
-// firmware as memory. A host CTRL write other than CLEAR does nothing while a run is busy.
+// firmware as memory. The firmware's variables and stack are main memory's last bytes, above the
+// host page (the board's bridge keeps the host out of them). A host CTRL write other than CLEAR
+// does nothing while a run is busy.
 module nasa_mcu #(
   parameter int unsigned Rows       = 4,
   parameter int unsigned Cols       = 4,
@@ -34,11 +36,10 @@ module nasa_mcu #(
   if (MemBytes != 8) begin : g_bad_port
     $error("nasa_mcu: MemBytes must be 8 (one 64-bit row a beat), not %0d", MemBytes);
   end
-  localparam int unsigned RamWords = nasa_pkg::McuRamBytes / 4;
   // the memory map (hw_spec.h NASA_MCU_MAP): regions (address bits 31:28), MMIO pages (address
   // bits 15:12), control registers
   localparam logic [3:0] RgGo = 4'(nasa_pkg::McuRegionGo), RgMain = 4'(nasa_pkg::McuRegionMain),
-                         RgRam = 4'(nasa_pkg::McuRegionRam), RgMmio = 4'(nasa_pkg::McuRegionMmio);
+                         RgMmio = 4'(nasa_pkg::McuRegionMmio);
   localparam logic [3:0] PgCtrl = 4'(nasa_pkg::McuPageCtrl), PgDot = 4'(nasa_pkg::McuPageDot);
   localparam logic [3:0] CFinish = 4'(nasa_pkg::McuCFinish),
                          CLayerEnd = 4'(nasa_pkg::McuCLayerEnd);
@@ -75,19 +76,19 @@ module nasa_mcu #(
     .trap_pc_o  (trap_pc),
     .retire_o   ()
   );
-  // (word accesses; RAM: 512 words; the engine's parameters: the firmware has its own copy of
-  // the configuration, nasa_hw.h)
+  // (word accesses; the engine's parameters: the firmware has its own copy of the configuration,
+  // nasa_hw.h)
 
   // ======================= the core's data bus =======================
-  // regions (bits 31:28): GO, main memory, RAM, registers and tables (page: bits 15:12)
+  // regions (bits 31:28): GO, main memory, registers (page: bits 15:12); elsewhere reads 0
   logic [3:0] region;
   logic [3:0] page;
-  logic [9:0] widx;   // MMIO/RAM: word index
+  logic [3:0] widx;   // MMIO: word index (registers 0-15 of a page)
   assign region = bus_addr[31:28];
   assign page   = bus_addr[15:12];
-  assign widx   = bus_addr[11:2];
+  assign widx   = bus_addr[5:2];
   logic unused_cpu;
-  assign unused_cpu = ^{bus_rom, trap_pc, bus_addr[1:0], widx[9], 32'(RqLanes), 32'(DmaInflight),
+  assign unused_cpu = ^{bus_rom, trap_pc, bus_addr[1:0], bus_addr[11:6], 32'(RqLanes), 32'(DmaInflight),
                         32'(WTiles), 32'(Rows), 32'(Cols), 32'(BurstMax), 32'(InBufBytes),
                         32'(KredMax), 32'(MaxLayers * MaxChoices), 32'(NodeCap), 32'(MaxCands)};
   logic main_acc, int_acc, go_acc, mmio;
@@ -135,8 +136,8 @@ module nasa_mcu #(
     mem_req_o.rsp_ready = 1'b1;
   end
 
-  // internal RAM and registers: a write completes in its first cycle, a read in its second; a
-  // core access of the dot unit while it runs waits
+  // registers: a write completes in its first cycle, a read in its second; a core access of the
+  // dot unit while it runs waits
   logic int_rd_q, blocked;
   logic [31:0] int_rdata;
   logic go_done;
@@ -162,20 +163,6 @@ module nasa_mcu #(
     end else if (int_acc) begin
       bus_done  = bus_we ? !blocked : int_rd_q;
     end
-  end
-
-  // ======================= RAM =======================
-  // (no_rw_check: the word read in a store's cycle is never used, so Yosys need not make a read
-  // that meets a write give the old word: 59 LUTs fewer on the board)
-  (* no_rw_check *) logic [31:0] ram_q [RamWords];
-  logic [31:0] ram_rd_q;
-  always_ff @(posedge clk_i) begin
-    for (int b = 0; b < 4; b++) begin
-      if (int_acc && bus_we && region == RgRam && bus_wstrb[b]) begin
-        ram_q[widx[8:0]][b*8 +: 8] <= bus_wdata[b*8 +: 8];
-      end
-    end
-    ram_rd_q <= ram_q[widx[8:0]];
   end
 
   // ======================= host CSRs, control registers =======================
@@ -276,23 +263,10 @@ module nasa_mcu #(
   assign error_o     = error_q;
   assign layer_end_o = ctrl_wr && (ctrl_k == CLayerEnd);  // the LAYER_END write (see the harness)
 
-  // the core's reads of internal memory (valid in their second cycle)
-  logic [3:0] rd_region_q, rd_page_q;
-  always_ff @(posedge clk_i) begin
-    rd_region_q <= region;
-    rd_page_q   <= page;
-  end
-  always_comb begin
-    int_rdata = '0;
-    if (rd_region_q == RgRam) begin
-      int_rdata = ram_rd_q;
-    end else if (rd_region_q == RgMmio) begin
-      unique case (rd_page_q)
-        PgDot: int_rdata = dot_acc;
-        default: ;
-      endcase
-    end
-  end
+  // the core's register reads (valid in their second cycle): the dot unit's accumulator
+  logic rd_dot_q;
+  always_ff @(posedge clk_i) rd_dot_q <= (region == RgMmio) && (page == PgDot);
+  assign int_rdata = rd_dot_q ? dot_acc : '0;
 
   // ======================= host reads (data the cycle after the request) =======================
   logic [31:0] hr_val_q, hr_val;

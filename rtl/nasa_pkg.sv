@@ -311,16 +311,16 @@ package nasa_pkg;
   localparam int unsigned McuRegionGo     = 0;
   // main memory: byte a at address (REGION_MAIN << 28) + a
   localparam int unsigned McuRegionMain   = 1;
-  localparam int unsigned McuRegionRam    = 2;      // the controller's RAM: stack, data
   // registers and tables (page: address bits 15:12)
   localparam int unsigned McuRegionMmio   = 3;
   localparam int unsigned McuRegionRom    = 4;      // the firmware (instructions, read-only data)
-  localparam int unsigned McuRamBytes     = 2048;   // RAM size
+  // the firmware's RAM (data, stack): the last bytes of main memory, which the host cannot reach
+  localparam int unsigned McuRamBytes     = 2048;
   // ROM size (fpga/fw/link.ld and the RTL's RomWords follow it)
   localparam int unsigned McuRomBytes     = 8192;
   localparam int unsigned McuPageCtrl     = 1;      // MMIO page: control registers (write only)
   localparam int unsigned McuPageDot      = 5;      // MMIO page: the dot-product unit's registers
-  // the host page: the last bytes of main memory (CSRs, tables)
+  // the host page (CSRs, tables): the last bytes of main memory below the RAM
   localparam int unsigned McuPageBytes    = 4096;
   // host page words of the parameter part; [0, 64) CSR 4k
   localparam int unsigned McuParamWords   = 256;

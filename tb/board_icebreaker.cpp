@@ -146,6 +146,34 @@ class BoardDevice final : public nasa::testing::OwningDevice<BoardSim> {
   }
 };
 
+// The firmware's variables and stack, the last kRamBytes of main memory, are out of the host's
+// reach: a memory frame that reaches into them is refused (BAD_ADDR) before it writes anything,
+// and the firmware runs on. The host page below them is the host's.
+TEST(BoardIcebreaker, TheFirmwaresRamIsOutOfTheHostsReach) {
+  const auto& cfg = config_by_name("up5k");
+  ASSERT_EQ(cfg.host_space() + hw::mcu::kRamBytes, uint64_t{1} << cfg.addr_bits);
+  BoardDevice dev(cfg, uint64_t{1} << cfg.addr_bits);
+  const std::vector<uint8_t> junk(hw::mcu::kRamBytes, 0xFF);
+  for (const uint64_t at : {cfg.host_space(), cfg.host_space() - 4}) {
+    try {
+      dev.write_memory(at, std::span(junk).first(64));
+      ADD_FAILURE() << "a write at " << at << " into the firmware's RAM was taken";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("BAD_ADDR"), std::string::npos) << e.what();
+    }
+  }
+  std::vector<uint8_t> back(4, 0);
+  dev.write_memory(cfg.host_space() - 4, std::span(junk).first(4));  // the page's last word
+  dev.read_memory(cfg.host_space() - 4, back);
+  EXPECT_EQ(back, std::vector<uint8_t>(4, 0xFF));
+  // the firmware answers a run: an empty program ends with EmptyProgram
+  dev.write_csr(static_cast<uint32_t>(hw::Csr::DescCount), 0);
+  dev.start();
+  const auto w = dev.wait(1'000'000);
+  EXPECT_TRUE(w.done);
+  EXPECT_EQ(w.err, hw::Err::EmptyProgram);
+}
+
 TEST(BoardIcebreaker, FusedBatchOverTheUartEqualsTheReference) {
   const std::vector<spec::OpSpec> ops = {spec::parse_op("mb_k3_e3"), spec::parse_op("conv_k3"),
                                          spec::parse_op("skip")};

@@ -6,7 +6,8 @@
   .section .text.start
   .globl _start
 _start:
-  li sp, 0x20000000 + 2048
+  lui sp, %hi(__ram_top)  /* the RAM's end (link.ld) */
+  addi sp, sp, %lo(__ram_top)
   call boot
   lw a0, 0(zero)
   call run

@@ -9,7 +9,6 @@
 #define MCU_REGION(r) ((r) << 28)
 #define MCU_GO_ADDR MCU_REGION(MCU_REGION_GO)
 #define MCU_MAIN_BASE MCU_REGION(MCU_REGION_MAIN)
-#define MCU_RAM_BASE MCU_REGION(MCU_REGION_RAM)
 #define MCU_MMIO_BASE MCU_REGION(MCU_REGION_MMIO)
 #define MCU_ROM_BASE MCU_REGION(MCU_REGION_ROM)
 
@@ -19,14 +18,16 @@
 #define MCU_CTRL(k) MCU_PAGE_WORD(MCU_PAGE_CTRL, k)
 #define MCU_DOT(k) MCU_PAGE_WORD(MCU_PAGE_DOT, k)
 
-/* The host page: the last MCU_PAGE_BYTES of main memory (docs/fpga.md "The host page"). Word k
- * < 64 is CSR address 4k: the RW CSRs as the host wrote them, and the read-only CSRs the
- * firmware writes for the host (identification at boot, ERR_INDEX, LAYERS_DONE, NODE_COUNT
- * during a run); then the tables and the Macs counter at MCU_P_*. Plain memory, which the host
- * writes over its memory port (its CSR layer, device::McuPage, not while a run is busy): a run
- * takes the window and the batch CSRs into the RAM when it starts, and reads the tables as it
- * goes, as it reads descriptors. */
-#define MCU_PAGE_ADDR ((1u << NASA_CFG_ADDR_BITS) - MCU_PAGE_BYTES)
+/* Main memory's last MCU_RAM_BYTES are the firmware's RAM (its variables and stack: link.ld),
+ * which the host cannot reach (the bridge answers BAD_ADDR). Below them, the host page: the
+ * MCU_PAGE_BYTES at MCU_PAGE_ADDR (docs/fpga.md "The host page"). Word k < 64 is CSR address
+ * 4k: the RW CSRs as the host wrote them, and the read-only CSRs the firmware writes for the
+ * host (identification at boot, ERR_INDEX, LAYERS_DONE, NODE_COUNT during a run); then the
+ * tables and the Macs counter at MCU_P_*. Plain memory, which the host writes over its memory
+ * port (its CSR layer, device::McuPage, not while a run is busy): a run takes the window and the
+ * batch CSRs into its variables when it starts, and reads the tables as it goes, as it reads
+ * descriptors. */
+#define MCU_PAGE_ADDR ((1u << NASA_CFG_ADDR_BITS) - MCU_RAM_BYTES - MCU_PAGE_BYTES)
 #define MCU_PARAM(k) (MCU_MAIN_BASE + MCU_PAGE_ADDR + 4u * (k))
 #define MCU_NODE(i) MCU_PARAM(MCU_P_NODE + (i))
 #define MCU_LEAF(i) MCU_PARAM(MCU_P_LEAF + (i))

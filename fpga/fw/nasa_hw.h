@@ -215,14 +215,13 @@
 /* The controller's memory map. */
 #define MCU_REGION_GO 0u /* address bits 31:28: GO (read: waits for a run; bit 0 program, bit 1 batch; the run's Cycles count from here) */
 #define MCU_REGION_MAIN 1u /* main memory: byte a at address (REGION_MAIN << 28) + a */
-#define MCU_REGION_RAM 2u /* the controller's RAM: stack, data */
 #define MCU_REGION_MMIO 3u /* registers and tables (page: address bits 15:12) */
 #define MCU_REGION_ROM 4u /* the firmware (instructions, read-only data) */
-#define MCU_RAM_BYTES 2048u /* RAM size */
+#define MCU_RAM_BYTES 2048u /* the firmware's RAM (data, stack): the last bytes of main memory, which the host cannot reach */
 #define MCU_ROM_BYTES 8192u /* ROM size (fpga/fw/link.ld and the RTL's RomWords follow it) */
 #define MCU_PAGE_CTRL 1u /* MMIO page: control registers (write only) */
 #define MCU_PAGE_DOT 5u /* MMIO page: the dot-product unit's registers */
-#define MCU_PAGE_BYTES 4096u /* the host page: the last bytes of main memory (CSRs, tables) */
+#define MCU_PAGE_BYTES 4096u /* the host page (CSRs, tables): the last bytes of main memory below the RAM */
 #define MCU_PARAM_WORDS 256u /* host page words of the parameter part; [0, 64) CSR 4k */
 #define MCU_P_NODE 256u /* host page word: table Node (written by the core) */
 #define MCU_P_LEAF 512u /* host page word: table Leaf (written by the core) */

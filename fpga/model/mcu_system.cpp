@@ -18,19 +18,14 @@ constexpr uint32_t kGoLoad = 0x00002503;  // lw a0, 0(zero): crt0.S's wait for a
 
 System::System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::DramTiming& dram,
                std::span<const uint32_t> rom)
-    : cfg_(cfg),
-      mem_(mem),
-      dram_(dram, cfg.mem_bytes),
-      iss_(rom, *this),
-      ram_(kRamBytes, 0),
-      page_(cfg_),
-      rom_(rom) {
+    : cfg_(cfg), mem_(mem), dram_(dram, cfg.mem_bytes), iss_(rom, *this), page_(cfg_), rom_(rom) {
   if (cfg.mem_bytes != 8) {
     throw std::invalid_argument("the controller's memory port is one 8-byte row wide");
   }
-  if (mem.size() < uint64_t{cfg.mcu_page()} + kPageBytes) {
+  if (mem.size() < uint64_t{1} << cfg.addr_bits) {
     throw std::invalid_argument(
-        "controller model: main memory must hold the host page at the top of the address space");
+        "controller model: main memory must hold the address space, with the host page and the "
+        "firmware's RAM at its top");
   }
   page_port_ = {
       .read_word =
@@ -202,17 +197,6 @@ uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata,
     return c;
   }
   const uint32_t widx = (addr >> 2) & 0x3FF;
-  if (region == kRegionRam) {  // RAM
-    uint8_t* w = ram_.data() + 4 * (widx & 0x1FF);
-    if (write) {
-      for (int i = 0; i < 4; ++i) {
-        if ((strb >> i) & 1) w[i] = static_cast<uint8_t>(wdata >> (8 * i));
-      }
-      return cyc;
-    }
-    rdata = uint32_t{w[0]} | uint32_t{w[1]} << 8 | uint32_t{w[2]} << 16 | uint32_t{w[3]} << 24;
-    return cyc + 1;
-  }
   if (region == kRegionMmio) {  // registers and tables
     const uint32_t page = (addr >> 12) & 0xF;
     if (page == kPageDot) return dot_access(cyc, write, widx & 7, wdata, rdata);

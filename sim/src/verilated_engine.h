@@ -47,8 +47,8 @@ class VerilatedEngine final : public EngineSim {
     top_ = std::make_unique<Model>(ctx_.get(), "nasa_top");
     dram_.memory().assign(std::max<size_t>(memory_bytes, min_memory()), 0);
     data_bytes_ = memory_bytes;
-    if (cfg_.mcu) {  // (its own accesses of the host page are not stray)
-      dram_.set_private(cfg_.mcu_page(), uint64_t{cfg_.mcu_page()} + hw::mcu::kPageBytes);
+    if (cfg_.mcu) {  // (its own accesses of the host page and its RAM are not stray)
+      dram_.set_private(cfg_.mcu_page(), min_memory());
     }
     if (const char* path = std::getenv("NASA_FST"); path != nullptr && *path != '\0') {
       trace(path);
@@ -79,8 +79,8 @@ class VerilatedEngine final : public EngineSim {
       mem.assign(image.begin(), image.end());
       return;
     }
-    // the board's controller: the host page is its own, not the image's
-    const size_t pg = cfg_.mcu_page(), n = hw::mcu::kPageBytes;
+    // the board's controller: the host page and the firmware's RAM are its own, not the image's
+    const size_t pg = cfg_.mcu_page(), n = min_memory() - pg;
     std::vector<uint8_t> page(mem.begin() + static_cast<std::ptrdiff_t>(pg),
                               mem.begin() + static_cast<std::ptrdiff_t>(pg + n));
     mem.assign(image.begin(), image.end());
@@ -248,6 +248,9 @@ class VerilatedEngine final : public EngineSim {
     st.cycles = cycle_ - start;
     st.done = !st.timeout;
     recording_ = false;
+    // (the board's controller: what its firmware moves after FINISH, on its way back to wait for
+    // the next run, is its own, not the run's: its counters stop at FINISH too)
+    const uint64_t rd_end = dram_.bytes_read(), wr_end = dram_.bytes_written();
     st.layer_ends = layer_ends_;
     // Let in-flight traffic finish so nothing leaks into the next run; writes issued here are
     // still applied to memory, so the caller's comparison sees them.
@@ -263,8 +266,8 @@ class VerilatedEngine final : public EngineSim {
     st.err_code = csr_read(static_cast<uint32_t>(hw::Csr::ErrCode));
     st.err_index = csr_read(static_cast<uint32_t>(hw::Csr::ErrIndex));
     st.layers_done = csr_read(static_cast<uint32_t>(hw::Csr::LayersDone));
-    st.dram_bytes_read = dram_.bytes_read() - rd0;
-    st.dram_bytes_written = dram_.bytes_written() - wr0;
+    st.dram_bytes_read = (cfg_.mcu ? rd_end : dram_.bytes_read()) - rd0;
+    st.dram_bytes_written = (cfg_.mcu ? wr_end : dram_.bytes_written()) - wr0;
     st.stray_read_beats = dram_.stray_read_beats() - srd0;
     st.stray_write_bytes = dram_.stray_write_bytes() - swr0;
     st.first_stray_addr = dram_.first_stray_addr();

@@ -414,6 +414,8 @@ std::string comment_lines(std::string_view text, std::string_view mark) {
 
 // The configuration table for CMake: NASA_CONFIG_NAMES, NASA_CFG_<name>_<FIELD> for every column,
 // and NASA_CFG_<name>_GPARAMS, the -G options of the core's top module.
+const nasa::hw::Config& mcu_config();
+
 std::string generate_cmake() {
   namespace hw = nasa::hw;
   std::string out = comment_lines(kGeneratedBy, "#") + "\n";
@@ -422,6 +424,15 @@ std::string generate_cmake() {
   out += fmt::format("set(NASA_CONFIG_NAMES {})\n", fmt::join(names, " "));
   out += fmt::format("# the board controller's firmware ROM (bytes)\nset(NASA_MCU_ROM_BYTES {})\n",
                      hw::mcu::kRomBytes);
+  {
+    // the firmware's RAM as the core addresses it: the last RamBytes of main memory
+    const nasa::hw::Config& m = mcu_config();
+    const uint64_t top = hw::mcu::region_base(hw::mcu::kRegionMain) + (uint64_t{1} << m.addr_bits);
+    out += fmt::format(
+        "# its RAM (the last bytes of main memory, as the core addresses them)\n"
+        "set(NASA_MCU_RAM_BASE 0x{:X})\nset(NASA_MCU_RAM_TOP 0x{:X})\n",
+        top - hw::mcu::kRamBytes, top);
+  }
   for (const hw::Config& c : hw::kConfigs) {
     out += fmt::format("\n# {}\n", c.name);
     std::vector<std::string> gparams;

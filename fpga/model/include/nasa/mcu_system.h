@@ -21,8 +21,8 @@ namespace nasa::mcu {
 // The firmware image (words at kRomBase), built from fpga/fw/ with the project.
 std::span<const uint32_t> firmware();
 
-// The main memory a System needs to hold `data_bytes` of the host's: at least the address space
-// with the host page at its top.
+// The main memory a System needs to hold `data_bytes` of the host's: at least the address space,
+// with the host page and the firmware's RAM at its top.
 inline uint64_t memory_bytes(const hw::Config& cfg, uint64_t data_bytes) {
   return std::max(data_bytes, uint64_t{1} << cfg.addr_bits);
 }
@@ -36,7 +36,7 @@ struct RunInfo {
 class System final : Bus {
  public:
   // `mem`: main memory (the device's; the firmware reads and writes it in place), at least the
-  // address space and the host page at its top (2^AddrBits bytes).
+  // address space with the host page and the firmware's RAM at its top (2^AddrBits bytes).
   System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::DramTiming& dram,
          std::span<const uint32_t> rom = firmware());
 
@@ -71,7 +71,6 @@ class System final : Bus {
   cycles::DramBus dram_;
   uint64_t dram_cyc_ = 0;
   Iss iss_;
-  std::vector<uint8_t> ram_;
   device::McuPage page_;
   device::McuPage::Port page_port_;
   // control registers and counters

@@ -246,42 +246,44 @@ namespace nasa::hw {
 // The board controller's memory map (configurations with Mcu = 1: rtl/nasa_mcu.sv, the firmware
 // of fpga/fw/ and the board's host model, docs/fpga.md). Row: name, C name (MCU_<name> in the
 // firmware's nasa_hw.h; McuName in nasa_pkg, hw::mcu::kName in C++), value, meaning.
-#define NASA_MCU_MAP(X)                                                                         \
-  X(RegionGo, REGION_GO, 0x0,                                                                   \
-    "address bits 31:28: GO (read: waits for a run; bit 0 program, "                            \
-    "bit 1 batch; the run's Cycles count from here)")                                           \
-  X(RegionMain, REGION_MAIN, 0x1, "main memory: byte a at address (REGION_MAIN << 28) + a")     \
-  X(RegionRam, REGION_RAM, 0x2, "the controller's RAM: stack, data")                            \
-  X(RegionMmio, REGION_MMIO, 0x3, "registers and tables (page: address bits 15:12)")            \
-  X(RegionRom, REGION_ROM, 0x4, "the firmware (instructions, read-only data)")                  \
-  X(RamBytes, RAM_BYTES, 2048, "RAM size")                                                      \
-  X(RomBytes, ROM_BYTES, 8192, "ROM size (fpga/fw/link.ld and the RTL's RomWords follow it)")   \
-  X(PageCtrl, PAGE_CTRL, 0x1, "MMIO page: control registers (write only)")                      \
-  X(PageDot, PAGE_DOT, 0x5, "MMIO page: the dot-product unit's registers")                      \
-  X(PageBytes, PAGE_BYTES, 4096, "the host page: the last bytes of main memory (CSRs, tables)") \
-  X(ParamWords, PARAM_WORDS, 256, "host page words of the parameter part; [0, 64) CSR 4k")      \
-  X(PNode, P_NODE, 256, "host page word: table Node (written by the core)")                     \
-  X(PLeaf, P_LEAF, 512, "host page word: table Leaf (written by the core)")                     \
-  X(PCorrect, P_CORRECT, 768, "host page word: table Correct (written by the core)")            \
-  X(POpTab, P_OPTAB, 64, "parameter page: table OpTab")                                         \
-  X(PLayerK, P_LAYERK, 128, "parameter page: table LayerK")                                     \
-  X(PArenaAddr, P_ARENA_ADDR, 136, "parameter page: table ArenaAddr")                           \
-  X(PArenaStride, P_ARENA_STRIDE, 145, "parameter page: table ArenaStride")                     \
-  X(PMacs, P_MACS, 160, "parameter page: the Macs counter, low then high word")                 \
-  X(PLeafCount, P_LEAF_COUNT, 162, "parameter page: entries of Leaf the host may read")         \
-  X(CFinish, C_FINISH, 1, "control: ends the run with error code bits 7:0 (0: none)")           \
-  X(CLayerEnd, C_LAYER_END, 4, "control: a layer completed (pulses layer_end_o)")               \
-  X(DX, D_X, 0, "dot unit: x address (advanced by XO after each run)")                          \
-  X(DW, D_W, 1, "dot unit: w address (advanced by WO)")                                         \
-  X(DShape, D_SHAPE, 2, "dot unit: n (15:0) | runs << 16 | mode << 24")                         \
-  X(DXstr, D_XSTR, 3, "dot unit: XI (15:0) | XO << 16 (16 bits each)")                          \
-  X(DWstr, D_WSTR, 4, "dot unit: WI | WO << 16")                                                \
-  X(DAcc, D_ACC, 5, "dot unit: write the initial accumulator to start; read the result")        \
-  X(DotMac, DOT_MAC, 0, "dot mode: acc += x * w")                                               \
-  X(DotSum, DOT_SUM, 1, "dot mode: acc += x")                                                   \
-  X(DotMax, DOT_MAX, 2, "dot mode: acc = max(acc, x)")                                          \
-  X(DotMaxN, DOT_MAX_N, 65535, "dot unit: longest run")                                         \
-  X(DotMaxRuns, DOT_MAX_RUNS, 255, "dot unit: most runs per start")                             \
+#define NASA_MCU_MAP(X)                                                                       \
+  X(RegionGo, REGION_GO, 0x0,                                                                 \
+    "address bits 31:28: GO (read: waits for a run; bit 0 program, "                          \
+    "bit 1 batch; the run's Cycles count from here)")                                         \
+  X(RegionMain, REGION_MAIN, 0x1, "main memory: byte a at address (REGION_MAIN << 28) + a")   \
+  X(RegionMmio, REGION_MMIO, 0x3, "registers and tables (page: address bits 15:12)")          \
+  X(RegionRom, REGION_ROM, 0x4, "the firmware (instructions, read-only data)")                \
+  X(RamBytes, RAM_BYTES, 2048,                                                                \
+    "the firmware's RAM (data, stack): the last bytes of main memory, which the host cannot " \
+    "reach")                                                                                  \
+  X(RomBytes, ROM_BYTES, 8192, "ROM size (fpga/fw/link.ld and the RTL's RomWords follow it)") \
+  X(PageCtrl, PAGE_CTRL, 0x1, "MMIO page: control registers (write only)")                    \
+  X(PageDot, PAGE_DOT, 0x5, "MMIO page: the dot-product unit's registers")                    \
+  X(PageBytes, PAGE_BYTES, 4096,                                                              \
+    "the host page (CSRs, tables): the last bytes of main memory below the RAM")              \
+  X(ParamWords, PARAM_WORDS, 256, "host page words of the parameter part; [0, 64) CSR 4k")    \
+  X(PNode, P_NODE, 256, "host page word: table Node (written by the core)")                   \
+  X(PLeaf, P_LEAF, 512, "host page word: table Leaf (written by the core)")                   \
+  X(PCorrect, P_CORRECT, 768, "host page word: table Correct (written by the core)")          \
+  X(POpTab, P_OPTAB, 64, "parameter page: table OpTab")                                       \
+  X(PLayerK, P_LAYERK, 128, "parameter page: table LayerK")                                   \
+  X(PArenaAddr, P_ARENA_ADDR, 136, "parameter page: table ArenaAddr")                         \
+  X(PArenaStride, P_ARENA_STRIDE, 145, "parameter page: table ArenaStride")                   \
+  X(PMacs, P_MACS, 160, "parameter page: the Macs counter, low then high word")               \
+  X(PLeafCount, P_LEAF_COUNT, 162, "parameter page: entries of Leaf the host may read")       \
+  X(CFinish, C_FINISH, 1, "control: ends the run with error code bits 7:0 (0: none)")         \
+  X(CLayerEnd, C_LAYER_END, 4, "control: a layer completed (pulses layer_end_o)")             \
+  X(DX, D_X, 0, "dot unit: x address (advanced by XO after each run)")                        \
+  X(DW, D_W, 1, "dot unit: w address (advanced by WO)")                                       \
+  X(DShape, D_SHAPE, 2, "dot unit: n (15:0) | runs << 16 | mode << 24")                       \
+  X(DXstr, D_XSTR, 3, "dot unit: XI (15:0) | XO << 16 (16 bits each)")                        \
+  X(DWstr, D_WSTR, 4, "dot unit: WI | WO << 16")                                              \
+  X(DAcc, D_ACC, 5, "dot unit: write the initial accumulator to start; read the result")      \
+  X(DotMac, DOT_MAC, 0, "dot mode: acc += x * w")                                             \
+  X(DotSum, DOT_SUM, 1, "dot mode: acc += x")                                                 \
+  X(DotMax, DOT_MAX, 2, "dot mode: acc = max(acc, x)")                                        \
+  X(DotMaxN, DOT_MAX_N, 65535, "dot unit: longest run")                                       \
+  X(DotMaxRuns, DOT_MAX_RUNS, 255, "dot unit: most runs per start")                           \
   X(DotMaxStride, DOT_MAX_STRIDE, 65535, "dot unit: largest stride")
 
 // ---- C++ views of the tables. ----
@@ -389,10 +391,16 @@ struct Config {
   // The identification CSRs HwShape, HwMem and HwBatch (HwInBuf, HwKredMax: the fields).
   constexpr uint32_t hw_shape() const { return rows | cols << 16; }
   constexpr uint32_t hw_mem() const { return mem_bytes | burst_max << 16 | addr_bits << 24; }
-  // The highest window limit the core accepts: the size of its address space, less the host page
-  // at its top on the board's controller (Mcu: its CSRs and tables in main memory, mcu::kPage*).
+  // The highest window limit the core accepts: the size of its address space, less, on the
+  // board's controller (Mcu), the host page (its CSRs and tables, mcu::kPage*) and the firmware's
+  // RAM (mcu::kRamBytes) at its top.
   constexpr uint64_t addr_space() const {
-    return (uint64_t{1} << addr_bits) - (mcu == 1 ? mcu::kPageBytes : 0);
+    return (uint64_t{1} << addr_bits) - (mcu == 1 ? mcu::kPageBytes + mcu::kRamBytes : 0);
+  }
+  // The main memory the host reaches: all of it, less the board controller's RAM (its bridge
+  // answers a frame past this BAD_ADDR).
+  constexpr uint64_t host_space() const {
+    return (uint64_t{1} << addr_bits) - (mcu == 1 ? mcu::kRamBytes : 0);
   }
   // Main memory's byte address of the board controller's host page (Mcu = 1).
   constexpr uint32_t mcu_page() const { return static_cast<uint32_t>(addr_space()); }
