@@ -2252,11 +2252,20 @@ int main(int argc, char** argv) {
     if (want("mpi")) r["mpi"] = mpi_study(o.quick, o.repeats, ok);
     if (want("search")) r["search_quality"] = search_quality_study(o.quick, o.threads, ok);
     if (update) {
-      r["updates"].push_back({{"studies", o.only},
-                              {"mode", o.quick ? "quick" : "full"},
-                              {"machine", machine()},
-                              {"date", today},
-                              {"seconds", since(t_all)}});
+      const json u = {{"studies", o.only},
+                      {"mode", o.quick ? "quick" : "full"},
+                      {"machine", machine()},
+                      {"date", today},
+                      {"seconds", since(t_all)}};
+      // (the same sections re-run on the same day and machine: one entry, the last run's)
+      json kept = json::array();
+      for (const auto& e : r.value("updates", json::array())) {
+        const bool same = e["studies"] == u["studies"] && e["mode"] == u["mode"] &&
+                          e["machine"] == u["machine"] && e["date"] == u["date"];
+        if (!same) kept.push_back(e);
+      }
+      kept.push_back(u);
+      r["updates"] = kept;
     } else {
       r["seconds"] = since(t_all);
     }
