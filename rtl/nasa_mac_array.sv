@@ -8,8 +8,7 @@
 //   For each block of up to three output channels co0..co0+2:
 //   1. their weights (three rows of C bytes, contiguous in memory) go into three weight RAMs,
 //      one per channel, 4 bytes a step (two EBRs each on the iCE40): two cycles a memory row;
-//   2. their per-channel records (bias, M, S: one 8-byte row each): biases into registers, M
-//      and S into EBRs;
+//   2. their per-channel records (bias, M, S: one 8-byte row each) into EBRs;
 //   3. every pixel: C / 4 steps, each the pixel's next four activations (half a memory row: a
 //      row read every other step) against the three channels' four weights; the three sums,
 //      with their biases, requantized and clamped; the pixel's output bytes written together
@@ -19,8 +18,7 @@
 //   Depthwise convolution (dw_i), k x k (k odd, 1..7), stride 1 or 2, C channels, taps outside
 //   the input skipped (they add zero), eight channels c0..c0+7 at a time:
 //   1. their weights, one memory row a tap (wgt + t * C + c0), into two of the weight RAMs, a row
-//      a cycle; their eight records, the biases into the third RAM's words 56..63 (read a cycle
-//      ahead of the drain), M and S into the records' EBRs;
+//      a cycle; their eight records into the records' EBRs;
 //   2. every output pixel: a step per tap inside the input, each the tap's input row (the
 //      pixel's eight channels, a memory row a step) against the tap's eight weights, a product
 //      per channel into the channel's own sum; the eight sums requantized and written as above.
@@ -116,12 +114,11 @@ module nasa_mac_array #(
   (* no_rw_check *) logic [31:0] wmem2_q [64];
   // (written as the data arrive: a pointwise weight row is read twice, its low half written as
   // the first read's data arrive and its high half as the second's; depthwise and stem the whole
-  // row at once; depthwise and stem biases into RAM 2's words 56..63)
+  // row at once)
   logic [5:0]  wwa;          // write address
   logic [31:0] wwd, wwd1;     // RAMs 0 and 2, RAM 1
   logic [2:0]  wwe;          // per RAM
   logic [5:0]  wra;          // read address (the step's)
-  logic [5:0]  wra2;         // RAM 2's (depthwise and the stem: the next drained sum's bias)
   logic [31:0] wrd0, wrd1, wrd2;  // (the EBRs' read registers)
   always_ff @(posedge clk_i) begin
     if (wwe[0]) wmem0_q[wwa] <= wwd;
@@ -133,7 +130,7 @@ module nasa_mac_array #(
   end
   always_ff @(posedge clk_i) begin
     if (wwe[2]) wmem2_q[wwa] <= wwd;
-    wrd2 <= wmem2_q[wra2];
+    wrd2 <= wmem2_q[wra];
   end
 
   // weight load: rows of the block's channels in order, a read a cycle; a pointwise row is read
@@ -173,18 +170,14 @@ module nasa_mac_array #(
     end else if (tag_q == TWgt) begin
       wwe = 3'b001 << hg_q;
     end
-    if (tag_q == TPrm && win) begin
-      wwa = {3'b111, ptag_q};
-      wwd = rsp_rdata_i[31:0];
-      wwe = 3'b100;
-    end
   end
 
-  // ---- per-channel records of the block, in drain order
-  // (depthwise and the stem: the biases in RAM 2's words 56..63, unused by their weights)
-  logic [31:0] bias_q [Sums];
-  // (M and S in EBRs, read straight into the requantization's input register: no_rw_check, as a
-  // record is written only before a block's sums are drained: an assertion below holds it)
+  // ---- per-channel records of the block, in drain order, in EBRs: the biases (read a cycle
+  // ahead of the drain, for the sum it drains next), M and S (read straight into the
+  // requantization's input register). no_rw_check: a record is written only before a block's
+  // sums are drained (assertions below hold it)
+  (* no_rw_check *) logic [31:0] bias_q [DwSums];
+  logic [31:0] bias_rd;
   (* no_rw_check *) logic [21:0] ms_q [DwSums];  // {S, M}
   logic [21:0] ms_rd;
   logic [AW-1:0] pp_q;       // the next record (runs through the layer)
@@ -285,7 +278,7 @@ module nasa_mac_array #(
   end
   always_ff @(posedge clk_i) begin
     if (dr_valid) begin
-      rqval_q <= {{8{dr_sum[23]}}, dr_sum} + (win ? wrd2 : bias_q[dk_q[1:0]]);
+      rqval_q <= {{8{dr_sum[23]}}, dr_sum} + bias_rd;
       rq_k_q <= dk_q;
     end
   end
@@ -293,6 +286,10 @@ module nasa_mac_array #(
   logic [7:0] rq_y, y;
   logic       unused_rq_ready;
   assign ms_rd = ms_q[rq_k_q];
+  always_ff @(posedge clk_i) begin
+    if (tag_q == TPrm) bias_q[ptag_q] <= rsp_rdata_i[31:0];
+    bias_rd <= bias_q[dk_d];
+  end
   nasa_requant_dsp #(.Primitive(Primitive), .Dual(1'b1), .HeldBounds(1'b1)) u_rq (
     .clk_i,
     .rst_ni,
@@ -353,7 +350,6 @@ module nasa_mac_array #(
   assign s0_go = (st_q == SRun) && !run_done_q && (!win || w_valid) && (!last0 || gap_ok) &&
                  (even0 ? rd_taken : 1'b1);
   assign wra = win ? w_wa : s_q0;
-  assign wra2 = win ? {3'b111, dk_d} : wra;
 
   logic block_end;  // the block's bytes are all out (SFlush)
   logic [8:0] blk;  // channels a block
@@ -494,7 +490,6 @@ module nasa_mac_array #(
       pg_q <= pg_q + 4'd1;
     end
     if (tag_q == TPrm) begin
-      if (!win) bias_q[ptag_q[1:0]] <= rsp_rdata_i[31:0];
       ms_q[ptag_q] <= rsp_rdata_i[53:32];
       pgot_q <= pgot_q + 4'd1;
     end
@@ -523,5 +518,9 @@ module nasa_mac_array #(
   // the EBRs need not give a read that meets a write the old word (no_rw_check above)
   assert property (@(posedge clk_i) disable iff (!rst_ni) (tag_q == TPrm) |-> !rqv_q)
     else $error("nasa_mac_array: a record is written while a drained sum reads its M and S");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) (tag_q == TPrm) |-> !dr_valid)
+    else $error("nasa_mac_array: a record is written while a drained sum reads its bias");
+  assert property (@(posedge clk_i) disable iff (!rst_ni) (tag_q == TPrm) |=> !dr_valid)
+    else $error("nasa_mac_array: a record is written as the next drained sum's bias is read");
 `endif
 endmodule
