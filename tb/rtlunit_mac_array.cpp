@@ -6,19 +6,20 @@
 // (nasa::ref::execute), with every activation, output channel counts that leave a short last
 // block, outputs at any byte offset, and a memory that makes reads wait; reading only rows of the
 // layer's own tensors; with a memory that takes every request, in the cycles of its schedule's
-// model (model_cycles, dw_cycles), cycle for cycle.
+// model (nasa::mcu::array_cycles, fpga/model: the board's model will time the array with it),
+// cycle for cycle.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <set>
 #include <vector>
 
 #include "Vnasa_mac_array.h"
 #include "nasa/desc.h"
 #include "nasa/hw_spec.h"
+#include "nasa/mac_array_model.h"
 #include "nasa/refmodel.h"
 #include "nasa/sim/vbench.h"
 
@@ -238,87 +239,20 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
   return out;
 }
 
-// The stepper's cycles for one block of kb channels from cycle c (a memory that takes every
-// request; the RTL's header): pixel p takes steps(p) steps, a step a cycle, unless the step's row
-// read (pointwise: even steps only) meets an output write (the write goes first) or a pixel's
-// last step comes within `drain` cycles of the one before (the lanes' drain of `drain` sums). A
-// pixel whose last step leaves the stepper at t has its bytes k = 0..kb-1 (at y0(p) + k) out of
-// the requantization at t + kOut + k; a byte of another row than those before it writes the row
-// buffer, and the pixel's bytes go out at t + kOut + kb. Returns the cycle after the block's last,
-// t + kOut + 1 + drain of its last pixel.
-constexpr uint64_t kOut = 13;  // the lanes' drain 5 cycles after the last step, requantization 8
-template <class Steps, class Y0>
-uint64_t block_cycles(uint64_t c, uint32_t pix, Steps steps, bool pointwise, uint32_t drain,
-                      uint32_t kb, Y0 y0) {
-  std::set<uint64_t> writes;
-  uint32_t gap = drain - 1;
-  uint64_t t_last = 0;
-  for (uint32_t p = 0; p < pix; ++p) {
-    const uint32_t n = steps(p);
-    for (uint32_t s = 0; s < n;) {
-      const bool last = s + 1 == n;
-      const bool reads = !pointwise || s % 2 == 0;
-      const bool go = (!last || gap >= drain - 1) && (!reads || !writes.count(c));
-      gap = std::min(gap + 1, drain - 1);
-      if (go) {
-        if (last) {
-          gap = 0;
-          t_last = c;
-          const uint64_t y = y0(p);
-          for (uint32_t k = 1; k < kb; ++k) {
-            if ((y + k) / 8 != (y + k - 1) / 8) writes.insert(c + kOut + k);
-          }
-          writes.insert(c + kOut + kb);
-        }
-        ++s;
-      }
-      ++c;
-    }
-  }
-  return t_last + kOut + 1 + drain;
-}
-
-// The pointwise schedule's cycles (counted from the cycle after start_i): per block of kb
-// channels, 2 x kb x C / 8 + 2 cycles of weight rows and kb + 2 of records, then its steps
-// (block_cycles), C / 4 a pixel.
-uint64_t model_cycles(const Layer& l) {
-  uint64_t c = 0;
-  for (uint32_t co0 = 0; co0 < l.cout; co0 += 3) {
-    const uint32_t kb = std::min(3u, l.cout - co0);
-    c += 2ull * kb * l.cin / 8 + 2 + kb + 2;  // weight rows, records
-    c = block_cycles(
-        c, l.pix, [&](uint32_t) { return l.cin / 4u; }, true, 3, kb,
-        [&](uint32_t p) { return uint64_t{l.out} + uint64_t{p} * l.cout + co0; });
-  }
-  return c;
-}
-
-// Output pixel p's taps inside the input (the reference's Axis::lo/hi).
-uint32_t dw_taps(const Layer& l, uint32_t p) {
-  const auto taps = [&](int32_t o0, uint32_t size) {  // of a window at o0, inside [0, size)
-    const int32_t lo = std::max(0, -o0);
-    const int32_t hi = std::min<int32_t>(l.k, static_cast<int32_t>(size) - o0);
-    return static_cast<uint32_t>(hi - lo);
-  };
-  const int32_t oy = static_cast<int32_t>(p / l.wo), ox = static_cast<int32_t>(p % l.wo);
-  return taps(oy * l.stride - l.pad_top, l.h) * taps(ox * l.stride - (l.k - 1) / 2, l.w);
-}
-
-// The depthwise and stem schedules' cycles: per block of kb channels (depthwise 8, the stem
-// min(8, K - co0)), k * k + 2 cycles of weight rows (a row a cycle), kb + 2 of records, 2 more
-// to the first step (its tap bounds found in between), then its steps (block_cycles), one per tap
-// inside the input, the drain 8 sums.
-uint64_t dw_cycles(const Layer& l) {
-  uint64_t c = 0;
-  for (uint32_t c0 = 0; c0 < l.cout; c0 += 8) {
-    const uint32_t kb = std::min(8u, l.cout - c0);
-    const uint64_t ksq = uint64_t{l.k} * l.k;
-    c += ksq + 2 + kb + 2 + 2;
-    c = block_cycles(
-        c, l.pix, [&](uint32_t p) { return dw_taps(l, p); }, false, 8, kb,
-        [&](uint32_t p) { return uint64_t{l.out} + uint64_t{p} * l.cout + c0; });
-  }
-  return c;
+// The layer as the board's model times it (nasa/mac_array_model.h).
+nasa::mcu::ArrayLayer array_layer(const Layer& l) {
+  return {.out = l.out,
+          .pix = l.pix,
+          .cin = l.cin,
+          .cout = l.cout,
+          .dw = l.dw,
+          .stem = l.stem,
+          .h = l.h,
+          .w = l.w,
+          .wo = l.wo,
+          .k = l.k,
+          .stride = l.stride,
+          .pad_top = l.pad_top};
 }
 
 // Runs the layer and compares the whole memory with the reference's; returns the cycles.
@@ -327,7 +261,7 @@ uint64_t check(const Layer& l, nasa::sim::Random& r, int ready, std::vector<uint
   const Run got = run(l, mem, ready, r);
   EXPECT_FALSE(got.err);
   if (ready == 8) {
-    EXPECT_EQ(got.cycles, l.dw || l.stem ? dw_cycles(l) : model_cycles(l))
+    EXPECT_EQ(got.cycles, nasa::mcu::array_cycles(array_layer(l)))
         << "P=" << l.pix << " C=" << l.cin << " K=" << l.cout << " dw=" << l.dw
         << " k=" << int{l.k};
   }
@@ -370,8 +304,8 @@ TEST(MacArray, RandomLayersEqualTheReference) {
 }
 
 // Layer shapes of fmnist-mb14's 1x1 Convs (expansions from 16 and 24 channels, projections to
-// 16, 24 and 40), a memory that takes every request: exact, in model_cycles() (check()), and at
-// least `floor` MACs a cycle
+// 16, 24 and 40), a memory that takes every request: exact, in nasa::mcu::array_cycles()
+// (check()), and at least `floor` MACs a cycle
 // (the rates measured when the block was built, less about 0.25: the lanes' 12 a step, less the
 // weight loads, the short last block, and the steps the output bytes' writes take from the
 // activation reads; docs/fpga.md).
@@ -428,12 +362,12 @@ TEST(MacArray, RandomStemLayersEqualTheReference) {
 
 // Depthwise layer shapes of fmnist-mb14 (14x14 and 7x7 maps, expansions of 16, 24 and 40
 // channels, k 3/5/7, the stride-2 layer) and its stem (28x28, 16 channels, 3x3, stride 2), a memory
-// that takes every request: exact, in dw_cycles() (check()), and at least `floor` MACs a cycle,
-// MACs counted as the engine counts them, k * k a channel of each output pixel, padding taps
-// included, and `inside` counting only the taps inside the input, those the block multiplies (the
-// rates measured when the depthwise path was built, less about 0.2: 8 a step, less the weight
-// loads, the output writes' cycles and the drain's 8 cycles a pixel; the first more than 8 where
-// padding taps are skipped; docs/fpga.md).
+// that takes every request: exact, in nasa::mcu::array_cycles() (check()), and at least `floor`
+// MACs a cycle, MACs counted as the engine counts them, k * k a channel of each output pixel,
+// padding taps included, and `inside` counting only the taps inside the input, those the block
+// multiplies (the rates measured when the depthwise path was built, less about 0.2: 8 a step, less
+// the weight loads, the output writes' cycles and the drain's 8 cycles a pixel; the first more than
+// 8 where padding taps are skipped; docs/fpga.md).
 TEST(MacArray, DepthwiseModelShapesAreExactAndFast) {
   nasa::sim::Random r(nasa::sim::test_seed("MacArray.DwShapes", 11));
   std::vector<uint8_t> mem(kMemBytes);
@@ -454,7 +388,7 @@ TEST(MacArray, DepthwiseModelShapesAreExactAndFast) {
     if (HasFailure()) return;
     const double rate = static_cast<double>(l.pix) * s.c * s.k * s.k / static_cast<double>(cycles);
     uint64_t taps = 0;  // output pixels' taps inside the input
-    for (uint32_t p = 0; p < l.pix; ++p) taps += dw_taps(l, p);
+    for (uint32_t p = 0; p < l.pix; ++p) taps += nasa::mcu::array_taps(array_layer(l), p);
     const double inside = static_cast<double>(taps) * s.c / static_cast<double>(cycles);
     const auto name =
         fmt::format("{}H{}_C{}_k{}_s{}", s.stem ? "stem_" : "", s.h, s.c, s.k, s.stride);

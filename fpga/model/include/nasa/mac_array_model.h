@@ -1,0 +1,32 @@
+// The cycles of rtl/nasa_mac_array.sv (the board's MAC array, docs/fpga.md "An output-stationary
+// array") for one layer, with a memory that takes every request and answers a read the next
+// cycle (the board's SPRAM behind its memory controller, the array's requests first): its
+// schedule, step by step. ctest MacArray.* holds the block to it cycle for cycle; the board's
+// model (nasa::mcu::System) will time the array's layers with it.
+#pragma once
+
+#include <cstdint>
+
+namespace nasa::mcu {
+
+// A layer as the array's ports take it (the rest of them, addresses of the input, weights and
+// records, and the clamp, do not change its cycles).
+struct ArrayLayer {
+  uint32_t out = 0;  // the output's byte address (its rows decide the row buffer's writes)
+  uint32_t pix = 0;  // P: output pixels (Ho x Wo)
+  uint32_t cin = 0, cout = 0;
+  bool dw = false;    // depthwise
+  bool stem = false;  // a Conv of one input channel
+  // the window paths (dw, stem): input h x w, output width wo, k x k, stride, rows of zeros above
+  uint32_t h = 0, w = 0, wo = 0;
+  uint32_t k = 1, stride = 1, pad_top = 0;
+};
+
+// Output pixel p's taps inside the input (the window paths; the reference's Axis::lo/hi).
+uint32_t array_taps(const ArrayLayer& l, uint32_t p);
+
+// The layer's cycles, counted from the cycle after the array's start_i pulse to the last cycle
+// it is busy.
+uint64_t array_cycles(const ArrayLayer& l);
+
+}  // namespace nasa::mcu

@@ -1,0 +1,101 @@
+// The schedule of rtl/nasa_mac_array.sv (its header), cycle by cycle: nasa/mac_array_model.h.
+#include "nasa/mac_array_model.h"
+
+#include <algorithm>
+#include <set>
+
+namespace nasa::mcu {
+namespace {
+
+// The stepper's cycles for one block of kb channels from cycle c (a memory that takes every
+// request; the RTL's header): pixel p takes steps(p) steps, a step a cycle, unless the step's row
+// read (pointwise: even steps only) meets an output write (the write goes first) or a pixel's
+// last step comes within `drain` cycles of the one before (the lanes' drain of `drain` sums). A
+// pixel whose last step leaves the stepper at t has its bytes k = 0..kb-1 (at y0(p) + k) out of
+// the requantization at t + kOut + k; a byte of another row than those before it writes the row
+// buffer, and the pixel's bytes go out at t + kOut + kb. Returns the cycle after the block's last,
+// t + kOut + 1 + drain of its last pixel.
+constexpr uint64_t kOut = 13;  // the lanes' drain 5 cycles after the last step, requantization 8
+template <class Steps, class Y0>
+uint64_t block_cycles(uint64_t c, uint32_t pix, Steps steps, bool pointwise, uint32_t drain,
+                      uint32_t kb, Y0 y0) {
+  std::set<uint64_t> writes;
+  uint32_t gap = drain - 1;
+  uint64_t t_last = 0;
+  for (uint32_t p = 0; p < pix; ++p) {
+    const uint32_t n = steps(p);
+    for (uint32_t s = 0; s < n;) {
+      const bool last = s + 1 == n;
+      const bool reads = !pointwise || s % 2 == 0;
+      const bool go = (!last || gap >= drain - 1) && (!reads || !writes.count(c));
+      gap = std::min(gap + 1, drain - 1);
+      if (go) {
+        if (last) {
+          gap = 0;
+          t_last = c;
+          const uint64_t y = y0(p);
+          for (uint32_t k = 1; k < kb; ++k) {
+            if ((y + k) / 8 != (y + k - 1) / 8) writes.insert(c + kOut + k);
+          }
+          writes.insert(c + kOut + kb);
+        }
+        ++s;
+      }
+      ++c;
+    }
+    // (writes before the next pixel's first step can no longer meet a read)
+    writes.erase(writes.begin(), writes.lower_bound(c));
+  }
+  return t_last + kOut + 1 + drain;
+}
+
+// The pointwise schedule: per block of kb channels, 2 x kb x C / 8 + 2 cycles of weight rows and
+// kb + 2 of records, then its steps (block_cycles), C / 4 a pixel.
+uint64_t pointwise_cycles(const ArrayLayer& l) {
+  uint64_t c = 0;
+  for (uint32_t co0 = 0; co0 < l.cout; co0 += 3) {
+    const uint32_t kb = std::min(3u, l.cout - co0);
+    c += 2ull * kb * l.cin / 8 + 2 + kb + 2;  // weight rows, records
+    c = block_cycles(
+        c, l.pix, [&](uint32_t) { return l.cin / 4u; }, true, 3, kb,
+        [&](uint32_t p) { return uint64_t{l.out} + uint64_t{p} * l.cout + co0; });
+  }
+  return c;
+}
+
+// The depthwise and stem schedules: per block of kb channels (depthwise 8, the stem
+// min(8, K - co0)), k * k + 2 cycles of weight rows (a row a cycle), kb + 2 of records, 2 more
+// to the first step (its tap bounds found in between), then its steps (block_cycles), one per tap
+// inside the input, the drain 8 sums.
+uint64_t window_cycles(const ArrayLayer& l) {
+  uint64_t c = 0;
+  for (uint32_t c0 = 0; c0 < l.cout; c0 += 8) {
+    const uint32_t kb = std::min(8u, l.cout - c0);
+    const uint64_t ksq = uint64_t{l.k} * l.k;
+    c += ksq + 2 + kb + 2 + 2;
+    c = block_cycles(
+        c, l.pix, [&](uint32_t p) { return array_taps(l, p); }, false, 8, kb,
+        [&](uint32_t p) { return uint64_t{l.out} + uint64_t{p} * l.cout + c0; });
+  }
+  return c;
+}
+
+}  // namespace
+
+uint32_t array_taps(const ArrayLayer& l, uint32_t p) {
+  const auto taps = [&](int32_t o0, uint32_t size) {  // of a window at o0, inside [0, size)
+    const int32_t lo = std::max(0, -o0);
+    const int32_t hi =
+        std::min<int32_t>(static_cast<int32_t>(l.k), static_cast<int32_t>(size) - o0);
+    return static_cast<uint32_t>(std::max(0, hi - lo));
+  };
+  const auto k = static_cast<int32_t>(l.k), st = static_cast<int32_t>(l.stride);
+  const int32_t oy = static_cast<int32_t>(p / l.wo), ox = static_cast<int32_t>(p % l.wo);
+  return taps(oy * st - static_cast<int32_t>(l.pad_top), l.h) * taps(ox * st - (k - 1) / 2, l.w);
+}
+
+uint64_t array_cycles(const ArrayLayer& l) {
+  return l.dw || l.stem ? window_cycles(l) : pointwise_cycles(l);
+}
+
+}  // namespace nasa::mcu
