@@ -88,8 +88,8 @@ module nasa_mcu #(
   assign page   = bus_addr[15:12];
   assign widx   = bus_addr[5:2];
   logic unused_cpu;
-  assign unused_cpu = ^{bus_rom, trap_pc, bus_addr[1:0], bus_addr[11:6], 32'(RqLanes), 32'(DmaInflight),
-                        32'(WTiles), 32'(Rows), 32'(Cols), 32'(BurstMax), 32'(InBufBytes),
+  assign unused_cpu = ^{bus_rom, trap_pc, bus_addr[1:0], bus_addr[11:6], 32'(RqLanes),
+                        32'(DmaInflight), 32'(WTiles), 32'(Rows), 32'(Cols), 32'(BurstMax), 32'(InBufBytes),
                         32'(KredMax), 32'(MaxLayers * MaxChoices), 32'(NodeCap), 32'(MaxCands)};
   logic main_acc, int_acc, go_acc, mmio;
   logic [1:0] go_q;  // GO: the run the host started (bit 0 program, bit 1 batch)

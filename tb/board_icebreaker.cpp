@@ -1,9 +1,10 @@
 // The iCEBreaker board top (fpga/nasa_icebreaker.sv: UART, bridge, SPRAM memory, the core in its
-// `up5k` configuration: the controller running the firmware) simulated by Verilator behind a pseudo-terminal: the host side is the
-// real UartDevice (termios, frames, retries), the board side turns the bytes into the 8N1
-// waveform on uart_rx_i and decodes uart_tx_o at 24 core clocks per bit (1 Mbaud at the 24 MHz
-// core clock; the PLL is a pass-through in simulation), as the FTDI chip would. A
-// fused batch evaluated over the link gives exactly the reference model's logits and counts.
+// `up5k` configuration: the controller running the firmware) simulated by Verilator behind a
+// pseudo-terminal: the host side is the real UartDevice (termios, frames, retries), the board
+// side turns the bytes into the 8N1 waveform on uart_rx_i and decodes uart_tx_o at 24 core clocks
+// per bit (1 Mbaud at the 24 MHz core clock; the PLL is a pass-through in simulation), as the
+// FTDI chip would. A fused batch evaluated over the link gives exactly the reference model's
+// logits and counts; the firmware's own memory is out of the host's reach.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
