@@ -757,7 +757,8 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
                        nasa::spec::format_candidate(cand)));
     const auto p = nasa::compile::compile(set.q, cand, std::span(set.imgs).first(1), cfg);
     std::vector<uint8_t> mem = p.image;
-    mem.resize(nasa::mcu::memory_bytes(cfg, mem.size()), 0);  // (the host page on top)
+    // (the host page and the firmware's RAM on top)
+    mem.resize(nasa::mcu::memory_bytes(cfg, mem.size()), 0);
     nasa::mcu::System sys(cfg, mem, dram);
     auto csr = [&](nasa::hw::Csr k, uint32_t v) { sys.write_csr(static_cast<uint32_t>(k), v); };
     csr(nasa::hw::Csr::WinBase, p.win_base);
@@ -819,6 +820,7 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
   const double seconds = static_cast<double>(f.cycles) / kBoardHz;
   return {{"config", "up5k"},
           {"clock_hz", kBoardHz},
+          {"data_bytes", cfg.addr_space()},
           {"candidates_alone", n_cands},
           {"cycles", cycles},
           {"macs", macs},
@@ -1907,15 +1909,16 @@ std::string markdown(const json& r) {
                         o["macs_per_cycle"].get<double>());
     }
     md += fmt::format(
-        "\nFused: {} candidates x {} images in {} batch runs (the board's 124 KB of data below its "
-        "host page hold a candidate's weights and an image's activations, not the supernet's: "
-        "docs/fusion.md \"Batch runs of a target\"): {} cycles, {:.0f} per candidate-image; at "
-        "{:.0f} MHz **{:.3f} candidate-images per second**, {:.4f} candidates (of {} images) per "
-        "second.\n",
+        "\nFused: {} candidates x {} images in {} batch runs (the board's {} bytes of data, below "
+        "its host page and the firmware's RAM, hold a candidate's weights and an image's "
+        "activations, not the supernet's: docs/fusion.md \"Batch runs of a target\"): {} cycles, "
+        "{:.0f} per candidate-image; at {:.0f} MHz **{:.3f} candidate-images per second**, {:.4f} "
+        "candidates (of {} images) per second.\n",
         f["candidates"].get<size_t>(), f["images"].get<size_t>(), f["batch_runs"].get<size_t>(),
-        f["cycles"].get<uint64_t>(), f["cycles_per_candidate_image"].get<double>(),
-        b["clock_hz"].get<double>() / 1e6, f["candidate_images_per_second"].get<double>(),
-        f["candidates_per_second"].get<double>(), f["images"].get<size_t>());
+        b.value("data_bytes", uint64_t{0}), f["cycles"].get<uint64_t>(),
+        f["cycles_per_candidate_image"].get<double>(), b["clock_hz"].get<double>() / 1e6,
+        f["candidate_images_per_second"].get<double>(), f["candidates_per_second"].get<double>(),
+        f["images"].get<size_t>());
   }
   if (r.contains("mpi") && r["mpi"].contains("speedup_2_ranks")) {
     const json& m = r["mpi"];
