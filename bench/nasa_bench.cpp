@@ -742,24 +742,32 @@ json imagenet_study(const std::string& space, size_t n_cands, size_t images, boo
 // The board's core clock (fpga/nasa_pll.sv: 12 MHz x 64 / 32), which make fpga meets.
 constexpr double kBoardHz = 24e6;
 
-// Per op (Conv/DwConv by kernel): each of `n_cands` candidates of the set compiled as a program
-// for one image on up5k and run on the board's model, a layer's cycles from the completion of the
-// layer before it to its own (the firmware runs one layer at a time); then a fused batch of
-// `batch` candidates x `images` images in as many batch runs as the board's memory needs.
-json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t images, bool& ok) {
+// Each of `n_cands` candidates of the set compiled as a program for one image on up5k and run on
+// the board's model with `rom` on `core`; per op (Conv/DwConv by kernel) a layer's cycles from the
+// completion of the layer before it to its own (the firmware runs one layer at a time), and of
+// them the set-up's: up to the layer's first dot-unit start. `mems` holds each run's data memory
+// afterwards (compared across cores by the caller).
+json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32_t> rom,
+                 nasa::mcu::Core core, std::vector<std::vector<uint8_t>>& mems, bool& ok) {
   const auto& cfg = nasa::config_by_name("up5k");
   const auto dram = nasa::cycles::default_dram(cfg);
-  std::map<std::string, std::pair<uint64_t, uint64_t>> by_op;  // cycles, MACs
-  uint64_t cycles = 0, macs = 0, win_cycles = 0, win_macs = 0;
+  const char* core_name = core == nasa::mcu::Core::Serial ? "bit-serial RV32I" : "RV32IM";
+  struct Sum {
+    uint64_t cycles = 0, macs = 0, setup = 0, layers = 0;
+  };
+  std::map<std::string, Sum> by_op;
+  Sum all, win;
+  std::vector<uint64_t> win_setups;
+  mems.clear();
   for (size_t c = 0; c < n_cands; ++c) {
     const auto& cand = set.cands[c];
-    status(fmt::format("8/10 the board: candidate {} alone on its model",
-                       nasa::spec::format_candidate(cand)));
+    status(fmt::format("8/10 the board: candidate {} alone on its model ({} core)",
+                       nasa::spec::format_candidate(cand), core_name));
     const auto p = nasa::compile::compile(set.q, cand, std::span(set.imgs).first(1), cfg);
-    std::vector<uint8_t> mem = p.image;
+    std::vector<uint8_t>& mem = mems.emplace_back(p.image);
     // (the host page and the firmware's RAM on top)
     mem.resize(nasa::mcu::memory_bytes(cfg, mem.size()), 0);
-    nasa::mcu::System sys(cfg, mem, dram);
+    nasa::mcu::System sys(cfg, mem, dram, rom, core);
     auto csr = [&](nasa::hw::Csr k, uint32_t v) { sys.write_csr(static_cast<uint32_t>(k), v); };
     csr(nasa::hw::Csr::WinBase, p.win_base);
     csr(nasa::hw::Csr::WinLimit, p.win_limit);
@@ -771,39 +779,79 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
     const uint64_t m = sys.counter(nasa::hw::Counter::Macs);
     uint64_t expect = 0;
     for (const auto& d : p.descs) expect += nasa::shape_of(d).macs;
-    if (!run.done || run.layer_ends.size() != p.descs.size() || m != expect) {
+    if (!run.done || run.layer_ends.size() != p.descs.size() ||
+        run.compute_starts.size() != p.descs.size() || m != expect) {
       status(fmt::format(
-          "CHECK FAILED: board candidate {}: {} of {} layers, {} MACs counted, {} "
+          "CHECK FAILED: board candidate {} ({} core): {} of {} layers, {} MACs counted, {} "
           "in its layers",
-          nasa::spec::format_candidate(cand), run.layer_ends.size(), p.descs.size(), m, expect));
+          nasa::spec::format_candidate(cand), core_name, run.layer_ends.size(), p.descs.size(), m,
+          expect));
       ok = false;
       continue;
     }
-    cycles += sys.counter(nasa::hw::Counter::Cycles);
-    macs += m;
+    mem.resize(p.image.size());  // (the firmware's RAM differs between images)
+    all.cycles += sys.counter(nasa::hw::Counter::Cycles);
+    all.macs += m;
     for (size_t i = 0; i < p.descs.size(); ++i) {
       const auto& d = p.descs[i];
       const bool window = d.op == static_cast<uint8_t>(nasa::hw::Op::Conv) ||
                           d.op == static_cast<uint8_t>(nasa::hw::Op::DwConv);
-      const uint64_t cyc = run.layer_ends[i] - (i ? run.layer_ends[i - 1] : 0);
-      const uint64_t dm = nasa::shape_of(d).macs;
-      auto& e = by_op[nasa::op_name(d.op) + (window ? fmt::format(" {}x{}", d.k, d.k) : "")];
-      e.first += cyc;
-      e.second += dm;
-      if (window) {
-        win_cycles += cyc;
-        win_macs += dm;
+      const uint64_t from = i ? run.layer_ends[i - 1] : 0;
+      const Sum l{run.layer_ends[i] - from, nasa::shape_of(d).macs, run.compute_starts[i] - from,
+                  1};
+      for (Sum* e : {&by_op[nasa::op_name(d.op) + (window ? fmt::format(" {}x{}", d.k, d.k) : "")],
+                     window ? &win : nullptr}) {
+        if (e == nullptr) continue;
+        e->cycles += l.cycles;
+        e->macs += l.macs;
+        e->setup += l.setup;
+        e->layers += 1;
       }
+      if (window) win_setups.push_back(l.setup);
     }
   }
   json ops = json::array();
   for (const auto& [op, e] : by_op) {
     ops.push_back(
         {{"op", op},
-         {"cycles", e.first},
-         {"macs", e.second},
-         {"share_of_cycles", static_cast<double>(e.first) / static_cast<double>(cycles)},
-         {"macs_per_cycle", static_cast<double>(e.second) / static_cast<double>(e.first)}});
+         {"layers", e.layers},
+         {"cycles", e.cycles},
+         {"setup_cycles", e.setup},
+         {"macs", e.macs},
+         {"share_of_cycles", static_cast<double>(e.cycles) / static_cast<double>(all.cycles)},
+         {"macs_per_cycle", static_cast<double>(e.macs) / static_cast<double>(e.cycles)}});
+  }
+  std::sort(win_setups.begin(), win_setups.end());
+  const auto at = [&](double q) {
+    return win_setups.empty() ? 0 : win_setups[static_cast<size_t>(q * (win_setups.size() - 1))];
+  };
+  return {{"core", core_name},
+          {"candidates_alone", n_cands},
+          {"cycles", all.cycles},
+          {"macs", all.macs},
+          {"macs_per_cycle", static_cast<double>(all.macs) / static_cast<double>(all.cycles)},
+          {"conv_dwconv_macs_per_cycle",
+           static_cast<double>(win.macs) / static_cast<double>(win.cycles)},
+          {"conv_dwconv_layers", win.layers},
+          {"conv_dwconv_setup_cycles", win.setup},
+          {"conv_dwconv_setup_per_layer", {{"median", at(0.5)}, {"max", at(1.0)}}},
+          {"by_op", ops}};
+}
+
+// Section 8: the candidates alone on the board's core, the same with the firmware built for the
+// bit-serial core (the core the board needs next to the MAC array, docs/fpga.md; its memory must
+// equal the board's), then a fused batch of `batch` candidates x `images` images in as many
+// batch runs as the board's memory needs.
+json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t images, bool& ok) {
+  const auto& cfg = nasa::config_by_name("up5k");
+  std::vector<std::vector<uint8_t>> mems, serial_mems;
+  json out =
+      board_alone(set, n_cands, nasa::mcu::firmware(), nasa::mcu::Core::Multicycle, mems, ok);
+  json serial = board_alone(set, n_cands, nasa::mcu::firmware_rv32i(), nasa::mcu::Core::Serial,
+                            serial_mems, ok);
+  if (serial_mems != mems) {
+    status("CHECK FAILED: the board's firmware on the bit-serial core left other memory");
+    ok = false;
   }
   // a fused batch
   status(
@@ -818,25 +866,19 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
                         std::span(set.labels).first(images), bo);
   const double evals = static_cast<double>(batch * images);
   const double seconds = static_cast<double>(f.cycles) / kBoardHz;
-  return {{"config", "up5k"},
-          {"clock_hz", kBoardHz},
-          {"data_bytes", cfg.addr_space()},
-          {"candidates_alone", n_cands},
-          {"cycles", cycles},
-          {"macs", macs},
-          {"macs_per_cycle", static_cast<double>(macs) / static_cast<double>(cycles)},
-          {"conv_dwconv_macs_per_cycle",
-           static_cast<double>(win_macs) / static_cast<double>(win_cycles)},
-          {"by_op", ops},
-          {"fused",
-           {{"candidates", batch},
-            {"images", images},
-            {"batch_runs", f.runs},
-            {"cycles", f.cycles},
-            {"macs", f.macs},
-            {"cycles_per_candidate_image", static_cast<double>(f.cycles) / evals},
-            {"candidate_images_per_second", evals / seconds},
-            {"candidates_per_second", static_cast<double>(batch) / seconds}}}};
+  out["config"] = "up5k";
+  out["clock_hz"] = kBoardHz;
+  out["data_bytes"] = cfg.addr_space();
+  out["serial"] = serial;
+  out["fused"] = {{"candidates", batch},
+                  {"images", images},
+                  {"batch_runs", f.runs},
+                  {"cycles", f.cycles},
+                  {"macs", f.macs},
+                  {"cycles_per_candidate_image", static_cast<double>(f.cycles) / evals},
+                  {"candidate_images_per_second", evals / seconds},
+                  {"candidates_per_second", static_cast<double>(batch) / seconds}};
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1907,6 +1949,26 @@ std::string markdown(const json& r) {
                         o["cycles"].get<uint64_t>(), o["macs"].get<uint64_t>(),
                         100.0 * o["share_of_cycles"].get<double>(),
                         o["macs_per_cycle"].get<double>());
+    }
+    if (b.contains("serial")) {
+      const json& sc = b["serial"];
+      const json& per = sc["conv_dwconv_setup_per_layer"];
+      md += fmt::format(
+          "\nThe same firmware built for the bit-serial RV32I core (`rtl/nasa_mcu_cpu_serial.sv`, "
+          "no multiplier: libgcc's; the core the board needs next to the MAC array, docs/fpga.md), "
+          "on its model, leaves the same memory: {:.5f} MACs a cycle on Conv/DwConv. Its set-up of "
+          "a Conv/DwConv layer (from the end of the layer before to the layer's first dot-unit "
+          "run: reading, checking, addressing; the array would not remove it) is **{} cycles "
+          "median, {} at most** over {} layers, {} in all. By op:\n\n"
+          "| op | layers | cycles | of them set-up | MACs / cycle |\n|---|---:|---:|---:|---:|\n",
+          sc["conv_dwconv_macs_per_cycle"].get<double>(), per["median"].get<uint64_t>(),
+          per["max"].get<uint64_t>(), sc["conv_dwconv_layers"].get<uint64_t>(),
+          sc["conv_dwconv_setup_cycles"].get<uint64_t>());
+      for (const auto& o : sc["by_op"]) {
+        md += fmt::format("| {} | {} | {} | {} | {:.5f} |\n", o["op"].get<std::string>(),
+                          o["layers"].get<uint64_t>(), o["cycles"].get<uint64_t>(),
+                          o["setup_cycles"].get<uint64_t>(), o["macs_per_cycle"].get<double>());
+      }
     }
     md += fmt::format(
         "\nFused: {} candidates x {} images in {} batch runs (the board's {} bytes of data, below "

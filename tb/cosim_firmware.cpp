@@ -52,11 +52,15 @@ struct Tally {
   }
 };
 
-Outcome run_firmware(const sim::Program& p, const hw::Config& cfg) {
+// `core`: the board's (the RV32IM image), or the bit-serial one with the RV32I image.
+Outcome run_firmware(const sim::Program& p, const hw::Config& cfg,
+                     mcu::Core core = mcu::Core::Multicycle) {
   Outcome o;
   o.mem = p.image;  // (and the host page at the top of the address space, not compared)
   o.mem.resize(mcu::memory_bytes(cfg, o.mem.size()), 0);
-  mcu::System sys(cfg, o.mem, cycles::default_dram(cfg));
+  const bool serial = core == mcu::Core::Serial;
+  mcu::System sys(cfg, o.mem, cycles::default_dram(cfg),
+                  serial ? mcu::firmware_rv32i() : mcu::firmware(), core);
   auto csr = [&](hw::Csr c, uint32_t v) { sys.write_csr(static_cast<uint32_t>(c), v); };
   csr(hw::Csr::DescAddr, p.desc_addr);
   csr(hw::Csr::DescCount, p.desc_count);
@@ -74,6 +78,14 @@ Outcome run_firmware(const sim::Program& p, const hw::Config& cfg) {
   o.wr_bytes = sys.counter(hw::Counter::DramWrBytes);
   o.layer_ends = r.layer_ends;
   EXPECT_EQ(r.layer_ends.size(), o.layers_done) << p.name;
+  // each completed layer's compute start lies between the layer before's end and its own
+  EXPECT_GE(r.compute_starts.size(), r.layer_ends.size()) << p.name;
+  for (size_t i = 0; i < r.layer_ends.size() && i < r.compute_starts.size(); ++i) {
+    EXPECT_LE(r.compute_starts[i], r.layer_ends[i]) << p.name << ": layer " << i;
+    if (i) {
+      EXPECT_GE(r.compute_starts[i], r.layer_ends[i - 1]) << p.name << ": layer " << i;
+    }
+  }
   EXPECT_EQ(sys.counter(hw::Counter::Cycles), r.cycles) << p.name;
   o.mem.resize(p.image.size());
   return o;
@@ -101,11 +113,12 @@ bool self_overlapping(const sim::Program& p, uint32_t layers) {
   return false;
 }
 
-void compare(const sim::Program& p, const hw::Config& cfg, const std::string& what, Tally& t) {
+void compare(const sim::Program& p, const hw::Config& cfg, const std::string& what, Tally& t,
+             mcu::Core core = mcu::Core::Multicycle) {
   std::vector<uint8_t> ref_mem = p.image;
   const ref::RunResult ref =
       ref::run(ref_mem, cfg, p.desc_addr, p.desc_count, p.win_base, p.win_limit);
-  const Outcome fw = run_firmware(p, cfg);
+  const Outcome fw = run_firmware(p, cfg, core);
   t.runs++;
   t.errors += ref.err != hw::Err::None;
   t.macs += fw.macs;
@@ -193,6 +206,22 @@ TEST(Firmware, CorruptedDescriptorsStopAsTheReferenceDoes) {
   }
   t.print("corrupted programs");
   EXPECT_GT(t.errors, t.runs / 4) << "most corruptions must be caught";
+}
+
+// The same firmware built for the bit-serial core (RV32I: libgcc's multiplies; the build fails on
+// a mul* in the image, fpga/fw/nodiv.cmake) on that core's timing: the reference's results.
+TEST(FirmwareRv32i, RandomLayersAndCorruptedProgramsMatchTheReference) {
+  const auto& cfg = mcu_config();
+  Tally t;
+  for (uint64_t i = 0, n = count(300); i < n; ++i) {
+    const sim::Program p =
+        i % 3 == 2 ? corrupted(sim::derive_seed(6, i), cfg)
+                   : sim::random_stream(sim::derive_seed(7, i), cfg, 1 + i % 2, small());
+    compare(p, cfg, fmt::format("rv32i: {} ({})", i, p.name), t, mcu::Core::Serial);
+    if (HasFailure()) return;
+  }
+  t.print("rv32i image on the bit-serial core");
+  EXPECT_GT(t.errors, 0u) << "some corrupted programs stop with an error";
 }
 
 // Packed images (docs/engine.md "Packed images") are the engine's: the controller stops at a

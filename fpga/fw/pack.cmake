@@ -1,11 +1,11 @@
 # Turns the firmware binary into the ROM image: one 32-bit little-endian word per line for
 # $readmemh (padded with zeros, an illegal instruction, to WORDS lines) and a C++ array.
-# cmake -DBIN=... -DHEX=... -DCPP=... -DWORDS=n -P pack.cmake
+# cmake -DBIN=... -DHEX=... -DCPP=... -DFUNC=<function> -DWORDS=n -P pack.cmake
 file(READ ${BIN} _bytes HEX)
 string(LENGTH "${_bytes}" _nhex)
 math(EXPR _n "(${_nhex} + 7) / 8")
 if(_n GREATER WORDS)
-  message(FATAL_ERROR "firmware is ${_n} words, the ROM holds ${WORDS} (MCU_ROM_BYTES, mmio.h)")
+  message(FATAL_ERROR "firmware ${BIN} is ${_n} words, the ROM holds ${WORDS} (MCU_ROM_BYTES, mmio.h)")
 endif()
 set(_hex "")
 set(_cpp "")
@@ -43,6 +43,6 @@ constexpr uint32_t kImage[] = {
 ${_cpp}
 };
 }  // namespace
-std::span<const uint32_t> firmware() { return kImage; }
+std::span<const uint32_t> ${FUNC}() { return kImage; }
 }  // namespace nasa::mcu
 ")

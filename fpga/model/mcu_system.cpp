@@ -17,8 +17,13 @@ constexpr uint32_t kGoLoad = 0x00002503;  // lw a0, 0(zero): crt0.S's wait for a
 }  // namespace
 
 System::System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::DramTiming& dram,
-               std::span<const uint32_t> rom)
-    : cfg_(cfg), mem_(mem), dram_(dram, cfg.mem_bytes), iss_(rom, *this), page_(cfg_), rom_(rom) {
+               std::span<const uint32_t> rom, Core core)
+    : cfg_(cfg),
+      mem_(mem),
+      dram_(dram, cfg.mem_bytes),
+      iss_(rom, *this, core),
+      page_(cfg_),
+      rom_(rom) {
   if (cfg.mem_bytes != 8) {
     throw std::invalid_argument("the controller's memory port is one 8-byte row wide");
   }
@@ -122,6 +127,7 @@ RunInfo System::run(uint64_t max_cycles) {
   finished_ = false;
   run_origin_ = ~uint64_t{0};
   layer_ends_.clear();
+  compute_starts_.clear();
   // (the core waits at its GO read; the read completes at once and the run's cycles count from
   // there)
   while (!finished_ && !iss_.trapped()) {
@@ -138,6 +144,7 @@ RunInfo System::run(uint64_t max_cycles) {
   info.done = finished_;
   info.cycles = cycles_;
   info.layer_ends = layer_ends_;
+  info.compute_starts = compute_starts_;
   return info;
 }
 
@@ -208,6 +215,8 @@ uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata,
           break;
         case kCLayerEnd:
           layer_ends_.push_back(cyc - run_origin_);
+          if (compute_starts_.size() < layer_ends_.size())
+            compute_starts_.push_back(cyc - run_origin_);
           break;
         default: break;
       }
@@ -246,7 +255,10 @@ uint64_t System::dot_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wda
     case kDShape: dot_shape_ = wdata; break;
     case kDXstr: dot_xstr_ = wdata; break;
     case kDWstr: dot_wstr_ = wdata; break;
-    case kDAcc: dot_run(c, wdata); break;
+    case kDAcc:
+      if (compute_starts_.size() == layer_ends_.size()) compute_starts_.push_back(c - run_origin_);
+      dot_run(c, wdata);
+      break;
     default: break;
   }
   return c;

@@ -18,8 +18,11 @@
 
 namespace nasa::mcu {
 
-// The firmware image (words at kRomBase), built from fpga/fw/ with the project.
+// The firmware images (words at kRomBase), built from fpga/fw/ with the project: for the board's
+// RV32IM core (Core::Multicycle), and the same source for RV32I (the bit-serial core,
+// Core::Serial: software multiplies).
 std::span<const uint32_t> firmware();
+std::span<const uint32_t> firmware_rv32i();
 
 // The main memory a System needs to hold `data_bytes` of the host's: at least the address space,
 // with the host page and the firmware's RAM at its top.
@@ -31,14 +34,19 @@ struct RunInfo {
   bool done = false;  // the firmware wrote FINISH (false: max_cycles passed first)
   uint64_t cycles = 0;
   std::vector<uint64_t> layer_ends;  // the run's cycle of each LAYER_END write (from 0)
+  // for each layer, the cycle of its first dot-unit start (its LAYER_END's when it has none):
+  // what comes before is the firmware's set-up of the layer (reading, checking, addressing)
+  std::vector<uint64_t> compute_starts;
 };
 
 class System final : Bus {
  public:
   // `mem`: main memory (the device's; the firmware reads and writes it in place), at least the
   // address space with the host page and the firmware's RAM at its top (2^AddrBits bytes).
+  // `rom` and `core`: the firmware image and the core that runs it (firmware_rv32i() for
+  // Core::Serial).
   System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::DramTiming& dram,
-         std::span<const uint32_t> rom = firmware());
+         std::span<const uint32_t> rom = firmware(), Core core = Core::Multicycle);
 
   // Host CSR accesses as the host makes them (device::McuPage: the live CSRs as rtl/nasa_mcu.sv
   // answers them on its port, the others in the host page).
@@ -83,7 +91,7 @@ class System final : Bus {
   uint64_t dot_idle_ = 0;
   uint64_t run_origin_ = 0;  // ISS cycle of the run's cycle 0
   bool finished_ = false;
-  std::vector<uint64_t> layer_ends_;
+  std::vector<uint64_t> layer_ends_, compute_starts_;
 };
 
 }  // namespace nasa::mcu
