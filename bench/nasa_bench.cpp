@@ -1958,8 +1958,9 @@ std::string markdown(const json& r) {
           "no multiplier: libgcc's; the core the board needs next to the MAC array, docs/fpga.md), "
           "on its model, leaves the same memory: {:.5f} MACs a cycle on Conv/DwConv. Its set-up of "
           "a Conv/DwConv layer (from the end of the layer before to the layer's first dot-unit "
-          "run: reading, checking, addressing; the array would not remove it) is **{} cycles "
-          "median, {} at most** over {} layers, {} in all. By op:\n\n"
+          "run: the descriptor read and checked, the records' shifts checked, the first output "
+          "channel's requantization set up) is **{} cycles median, {} at most** over {} layers, "
+          "{} in all. By op:\n\n"
           "| op | layers | cycles | of them set-up | MACs / cycle |\n|---|---:|---:|---:|---:|\n",
           sc["conv_dwconv_macs_per_cycle"].get<double>(), per["median"].get<uint64_t>(),
           per["max"].get<uint64_t>(), sc["conv_dwconv_layers"].get<uint64_t>(),

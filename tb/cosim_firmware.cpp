@@ -208,6 +208,61 @@ TEST(Firmware, CorruptedDescriptorsStopAsTheReferenceDoes) {
   EXPECT_GT(t.errors, t.runs / 4) << "most corruptions must be caught";
 }
 
+// Shapes at the edges of the firmware's 32-bit size arithmetic (fpga/fw/fw.c shape_of: H x W
+// or Cin past InBuf is Oversize before any product can wrap; the products after it are bounded;
+// inside(): no addr + size): a program's layer with H, W, Cin, Cout and OutRows drawn from the
+// fields' extremes and the bounds around InBuf and KredMax, some with an address near 2^32, on
+// both images; the error and everything else as the reference.
+TEST(Firmware, EdgeShapesStopAsTheReferenceDoes) {
+  const auto& cfg = mcu_config();
+  const uint32_t in_buf = cfg.in_buf_bytes, kred = cfg.kred_max;
+  const std::vector<uint32_t> sizes = {1,
+                                       2,
+                                       3,
+                                       7,
+                                       8,
+                                       16,
+                                       255,
+                                       256,
+                                       257,
+                                       kred / 9,
+                                       kred / 9 + 1,
+                                       in_buf / 2,
+                                       in_buf - 1,
+                                       in_buf,
+                                       in_buf + 1,
+                                       32767,
+                                       32768,
+                                       65535};
+  Tally t;
+  sim::Rng rng(0xED6E);
+  const auto pick = [&] {
+    return static_cast<uint16_t>(
+        std::min<uint32_t>(sizes[rng.uniform(0, sizes.size() - 1)], 0xFFFF));
+  };
+  for (uint64_t i = 0; i < 600; ++i) {
+    sim::Program p = sim::random_program(sim::derive_seed(8, i), cfg, small());
+    const auto at = static_cast<uint32_t>(rng.uniform(0, p.desc_count - 1));
+    Desc d = p.descs[at];
+    d.h = pick();
+    d.w = pick();
+    d.cin = pick();
+    d.cout = rng.chance(0.5) ? d.cin : pick();
+    if (rng.chance(0.2)) d.out_rows = pick();
+    if (rng.chance(0.3)) {  // an address near the top of the 32-bit space: addr + size wraps
+      uint32_t* addrs[] = {&d.in_addr, &d.in2_addr, &d.out_addr, &d.wgt_addr, &d.prm_addr};
+      *addrs[rng.uniform(0, 4)] = 0xFFFFFFFFu - static_cast<uint32_t>(rng.uniform(0, 300));
+    }
+    sim::rewrite_desc(p, at, d);
+    const auto core = i % 2 ? mcu::Core::Serial : mcu::Core::Multicycle;
+    compare(p, cfg, fmt::format("program {} ({}), layer {} {}", i, p.name, at, sim::describe(d)), t,
+            core);
+    if (HasFailure()) return;
+  }
+  t.print("programs with an edge-shaped layer");
+  EXPECT_GT(t.errors, t.runs / 2) << "most edge shapes stop the run";
+}
+
 // The same firmware built for the bit-serial core (RV32I: libgcc's multiplies; the build fails on
 // a mul* in the image, fpga/fw/nodiv.cmake) on that core's timing: the reference's results.
 TEST(FirmwareRv32i, RandomLayersAndCorruptedProgramsMatchTheReference) {

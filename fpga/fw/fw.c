@@ -25,7 +25,28 @@ static u32 csr(u32 addr) { return param(addr / 4u); }
 static void set_csr(u32 addr, u32 v) { REG(MCU_PARAM(addr / 4u)) = v; }
 
 static u32 le32(u32 a) {
+  if ((a & 3u) == 0) return *(volatile u32 *)(M + a); /* (one load, aligned) */
   return (u32)M[a] | (u32)M[a + 1] << 8 | (u32)M[a + 2] << 16 | (u32)M[a + 3] << 24;
+}
+
+/* a * b of small operands: the RV32I build has no multiplier, and libgcc's __mulsi3 takes a
+ * step per bit of its second operand; this one steps over the smaller one's bits. (RV32IM: one
+ * mul.) */
+static u32 mul_by(u32 a, u32 b) {
+#if defined(__riscv_mul)
+  return a * b;
+#else
+  if (b > a) {
+    const u32 t = a;
+    a = b;
+    b = t;
+  }
+  u32 p = 0;
+  for (; b != 0; b >>= 1, a <<= 1) {
+    if (b & 1u) p += a;
+  }
+  return p;
+#endif
 }
 
 /* ---------------- run state ---------------- */
@@ -97,8 +118,13 @@ typedef struct {
    ((2u << (NASA_DESC_##F##_WIDTH - 1u)) - 1u))
 
 static void read_desc(u32 at, desc_t *d) {
-  u32 w[16];
-  for (u32 i = 0; i < 16; ++i) w[i] = le32(at + 4 * i);
+  /* the fields straight from memory (a word-aligned descriptor), else from a copy */
+  u32 copy[16];
+  const u32 *w = (const u32 *)(M + at);
+  if (at & 3u) {
+    for (u32 i = 0; i < 16; ++i) copy[i] = le32(at + 4 * i);
+    w = copy;
+  }
   d->op = FIELD(w, OP);
   d->act = FIELD(w, ACT);
   d->k = FIELD(w, K);
@@ -126,8 +152,7 @@ static void read_desc(u32 at, desc_t *d) {
 }
 
 typedef struct {
-  u64 in_bytes, out_bytes, macs;
-  u32 ho, wo, kred, wgt_bytes, prm_bytes;
+  u32 in_bytes, out_bytes, ho, wo, kred, wgt_bytes, prm_bytes;
 } shape_t;
 
 static int is_win(u32 op) {
@@ -138,43 +163,44 @@ static int has_params(u32 op) {
   return op == NASA_OP_CONV || op == NASA_OP_DW_CONV || op == NASA_OP_FC;
 }
 
-/* sw/base/desc.cpp shape_of(), for a layer whose sizes passed the Oversize check (32 bits then) */
-static void shape_of(const desc_t *d, shape_t *s) {
-  const u32 stride = d->stride == 2 ? 2 : 1;
-  s->in_bytes = (u64)d->h * d->w * d->cin;
+/* sw/base/desc.cpp shape_of() in 32 bits, for a layer whose H x W (`hw`) and Cin are at most
+ * InBuf (else it is Oversize): in_bytes < 2^30; Ho x Wo <= H x W, so out_bytes < 2^31; Conv's
+ * kred = k*k*Cin < 2^22. The weights' size is set by validate() once kred passed KredMax. */
+static void shape_of(const desc_t *d, u32 hw, shape_t *s) {
+  const u32 sh = d->stride == 2;
+  u32 pix = hw;
+  s->in_bytes = mul_by(d->cin, hw);
+  s->ho = d->h;
+  s->wo = d->w;
   if (d->op == NASA_OP_FC || d->op == NASA_OP_GAP) {
-    s->ho = s->wo = 1;
+    s->ho = s->wo = pix = 1;
   } else if (is_win(d->op)) {
-    s->ho = d->out_rows ? d->out_rows : (d->h + stride - 1) >> (stride - 1);
-    s->wo = (d->w + stride - 1) >> (stride - 1);
-  } else {
-    s->ho = d->h;
-    s->wo = d->w;
+    s->ho = d->out_rows ? d->out_rows : (d->h + sh) >> sh;
+    s->wo = (d->w + sh) >> sh;
+    pix = mul_by(s->wo, s->ho);
   }
-  const u64 pix = (u64)s->ho * s->wo;
-  s->out_bytes = pix * d->cout;
-  s->kred = s->wgt_bytes = 0;
-  s->macs = 0;
-  if (d->op == NASA_OP_CONV) {
-    s->kred = d->k * d->k * d->cin;
-    s->wgt_bytes = d->cout * s->kred;
-    s->macs = pix * d->cout * s->kred;
-  } else if (d->op == NASA_OP_DW_CONV) {
-    s->kred = d->k * d->k;
-    s->wgt_bytes = s->kred * d->cin;
-    s->macs = pix * d->cout * s->kred;
-  } else if (d->op == NASA_OP_FC) {
-    s->kred = (u32)s->in_bytes;
-    s->wgt_bytes = d->cout * s->kred;
-    s->macs = (u64)d->cout * s->kred;
-  }
+  s->out_bytes = mul_by(d->cout, pix);
+  const u32 kk = mul_by(d->k, d->k);
+  s->kred = 0;
+  if (d->op == NASA_OP_CONV) s->kred = mul_by(d->cin, kk);
+  else if (d->op == NASA_OP_DW_CONV) s->kred = kk;
+  else if (d->op == NASA_OP_FC) s->kred = s->in_bytes;
+  s->wgt_bytes = 0;
   s->prm_bytes = has_params(d->op) ? d->cout * NASA_PARAM_BYTES : 0;
+}
+
+/* The layer's MACs (sw/base/desc.cpp: Conv and DwConv Ho*Wo*Cout*kred, FC Cout*kred: out_bytes *
+ * kred, up to 2^39) in two 32-bit products by kred (<= KredMax for Conv and FC, <= 49 DwConv). */
+static u64 macs_of(const desc_t *d, const shape_t *s) {
+  if (!has_params(d->op)) return 0;
+  const u32 hi = mul_by(s->out_bytes >> 16, s->kred), lo = mul_by(s->out_bytes & 0xFFFFu, s->kred);
+  return ((u64)hi << 16) + lo;
 }
 
 static int shift_ok(u32 s) { return s >= 1 && s <= NASA_MAX_SHIFT; }
 
-static int inside(u32 addr, u64 size) {
-  return addr >= win_base && (u64)addr + size <= (u64)win_limit;
+static int inside(u32 addr, u32 size) {
+  return addr >= win_base && size <= win_limit && addr <= win_limit - size;
 }
 
 /* sw/base/desc.cpp validate(): the checks in the engine's order */
@@ -198,16 +224,20 @@ static u32 validate(const desc_t *d, shape_t *s) {
   }
   if (d->res && (!conv_like || d->stride != 1)) return NASA_ERR_BAD_RESIDUAL;
   if (d->images > 1) return NASA_ERR_BAD_PACK; /* the controller does not pack images */
-  shape_of(d, s);
-  const u64 in = s->in_bytes, mb1 = NASA_CFG_MEM_BYTES - 1;
+  /* (H x W < 2^32; the input H x W x Cin is more than InBuf when either factor is) */
+  const u32 hw = mul_by(d->h, d->w);
+  if (hw > NASA_CFG_IN_BUF_BYTES || d->cin > NASA_CFG_IN_BUF_BYTES) return NASA_ERR_OVERSIZE;
+  shape_of(d, hw, s);
+  const u32 in = s->in_bytes, mb1 = NASA_CFG_MEM_BYTES - 1;
   const int add = op == NASA_OP_ADD || d->res; /* requant(a) + requant(b) */
   /* Add's second input after the first, a folded residual before the input: port aligned */
-  const u64 need = (add ? ((op == NASA_OP_ADD ? in : s->out_bytes) + mb1) & ~mb1 : 0) + in;
+  const u32 need = (add ? ((op == NASA_OP_ADD ? in : s->out_bytes) + mb1) & ~mb1 : 0) + in;
   if (need > NASA_CFG_IN_BUF_BYTES) return NASA_ERR_OVERSIZE;
-  if ((op == NASA_OP_CONV && (u64)d->k * d->k * d->cin > NASA_CFG_KRED_MAX) ||
-      (op == NASA_OP_FC && in > NASA_CFG_KRED_MAX)) {
+  if ((op == NASA_OP_CONV || op == NASA_OP_FC) && s->kred > NASA_CFG_KRED_MAX) {
     return NASA_ERR_OVERSIZE;
   }
+  /* (Conv, FC: Cout x kred < 2^24 now; DwConv: kred x Cin < 2^21) */
+  if (has_params(op)) s->wgt_bytes = mul_by(op == NASA_OP_DW_CONV ? d->cin : d->cout, s->kred);
   if ((op == NASA_OP_AVG_POOL || op == NASA_OP_GAP || add) && !shift_ok(d->s)) {
     return NASA_ERR_BAD_QUANT;
   }
@@ -225,8 +255,9 @@ static u32 validate(const desc_t *d, shape_t *s) {
  * checks them all before the layer runs, which the engine's cosim allows). */
 static int bad_record(const desc_t *d) {
   if (!has_params(d->op)) return 0;
-  for (u32 c = 0; c < d->cout; ++c) {
-    if (!shift_ok(M[d->prm + c * NASA_PARAM_BYTES + 6])) return 1;
+  const u8 *r = M + d->prm + 6, *end = r + d->cout * NASA_PARAM_BYTES;
+  for (; r != end; r += NASA_PARAM_BYTES) {
+    if ((u32)*r - 1u >= NASA_MAX_SHIFT) return 1; /* (not 1..47) */
   }
   return 0;
 }
@@ -399,7 +430,7 @@ static u32 run_layer(desc_t *d) {
   if (e != NASA_ERR_NONE) return e;
   if (bad_record(d)) return NASA_ERR_BAD_QUANT;
   execute(d, &s);
-  layer_completed(s.macs);
+  layer_completed(macs_of(d, &s));
   return NASA_ERR_NONE;
 }
 
