@@ -39,12 +39,12 @@ def patch(text, old, new, what):
 
 
 # the array in the dot unit's place: page words 0-3 addresses, 4 pixels, 5 window geometry,
-# 6 W * C, 7 channels and clamp (and start)
+# 6 W * C, 7 channels, clamp and the residual add (and start)
 ARRAY = """  logic [AddrBits-1:0] pa_in, pa_wgt, pa_out, pa_prm;
   logic [15:0] pa_pix, pa_rowb;
   logic [8:0] pa_cin, pa_cout;
   logic [7:0] pa_lo, pa_hi, pa_ih, pa_iw, pa_ow;
-  logic pa_start, pa_err, pa_we, pa_dw, pa_st, pa_s2;
+  logic pa_start, pa_err, pa_we, pa_dw, pa_st, pa_s2, pa_ad;
   logic [63:0] pa_wdata;
   logic [7:0] pa_wstrb;
   logic [2:0] pa_k;
@@ -65,6 +65,7 @@ ARRAY = """  logic [AddrBits-1:0] pa_in, pa_wgt, pa_out, pa_prm;
           pa_cout <= bus_wdata[17:9];
           pa_lo <= {bus_wdata[18], 7'd0};
           pa_hi <= bus_wdata[26:19];
+          pa_ad <= bus_wdata[27];
           pa_start <= 1'b1;
         end
       endcase
@@ -74,7 +75,7 @@ ARRAY = """  logic [AddrBits-1:0] pa_in, pa_wgt, pa_out, pa_prm;
   nasa_mac_array #(.Primitive(1'b1), .AddrBits(AddrBits)) u_pw (
     .clk_i, .rst_ni, .start_i(pa_start), .in_i(pa_in), .wgt_i(pa_wgt), .out_i(pa_out),
     .prm_i(pa_prm), .pix_i(pa_pix), .cin_i(pa_cin), .cout_i(pa_cout), .lo_i(pa_lo), .hi_i(pa_hi),
-    .dw_i(pa_dw), .st_i(pa_st), .ih_i(pa_ih), .iw_i(pa_iw), .ow_i(pa_ow), .k_i(pa_k),
+    .dw_i(pa_dw), .st_i(pa_st), .ad_i(pa_ad), .ih_i(pa_ih), .iw_i(pa_iw), .ow_i(pa_ow), .k_i(pa_k),
     .s2_i(pa_s2), .padt_i(pa_padt), .rowb_i(pa_rowb),
     .busy_o(dot_busy), .err_o(pa_err), .req_valid_o(dot_req_valid), .req_ready_i(mem_rsp_i.ready),
     .req_we_o(pa_we), .req_addr_o(dot_req_addr), .req_wdata_o(pa_wdata), .req_wstrb_o(pa_wstrb),

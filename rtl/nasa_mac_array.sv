@@ -1,9 +1,9 @@
 // The board's planned MAC array (docs/fpga.md "An output-stationary array"), built as a block,
 // not instantiated yet: a whole 1x1 convolution (Conv k = 1, stride 1), a whole depthwise
-// convolution (DwConv, dw_i) or a whole stem (Conv of one input channel, st_i), HWC int8 with
-// the reference model's numerics, from main memory to main memory, on nasa_dot_lanes (six DSPs
-// in pairs, 12 MACs a step; depthwise and the stem four of them, 8 MACs a step) and
-// nasa_requant_dsp (two DSPs, an output a cycle).
+// convolution (DwConv, dw_i), a whole stem (Conv of one input channel, st_i) or a residual add
+// (ad_i), HWC int8 with the reference model's numerics, from main memory to main memory, on
+// nasa_dot_lanes (six DSPs in pairs, 12 MACs a step; depthwise and the stem four of them, 8 MACs
+// a step) and nasa_requant_dsp (two DSPs, an output a cycle).
 //   1x1 convolution:
 //   For each block of up to three output channels co0..co0+2:
 //   1. their weights (three rows of C bytes, contiguous in memory) go into three weight RAMs,
@@ -37,6 +37,14 @@
 //   Constraints the caller checks: depthwise C a multiple of 8 (8..256), cout_i = C, in_i
 //   8-aligned; the stem C = 1, 1 <= K <= 256; wgt_i and prm_i 8-aligned, every output pixel with a
 //   tap inside the input (as the reference's validation), P >= 1.
+//   The residual add (ad_i): out[i] = clamp(requant(a[i], M, S) + requant(b[i], Mb, Sb)) over
+//   P bytes (pix_i), a at in_i, b at wgt_i, the output at out_i (a may be the output itself: a
+//   Conv's folded residual, after the Conv ran with no activation), (M, S) and (Mb, Sb) the two
+//   records at prm_i (their biases unused), the clamp lo_i..hi_i: the reference model's Add. A read a cycle, a's row and b's row of each byte in turn; each byte requantized
+//   through the requantization's DSPs without its clamp (nasa_requant_dsp's wide output), a's
+//   term held, b's added, the sum clamped; a row written when its last byte is out: about 2.1
+//   cycles a byte. Constraints the caller checks: P >= 1, cout_i = 1, in_i, wgt_i and out_i
+//   8-aligned, lo_i -128 or 0, hi_i in 0..127 (as the activations give them).
 // Memory port: one request a cycle, a read's data the cycle after it is taken. Reads may wait
 // (req_ready_i); writes must be taken when presented (the array owns the port while it runs:
 // the caller gives it priority), else err_o latches.
@@ -58,6 +66,8 @@ module nasa_mac_array #(
   input  logic [8:0]          cout_i,    // K
   input  logic                dw_i,      // depthwise (held while busy_o)
   input  logic                st_i,      // the stem (held while busy_o; not with dw_i)
+  input  logic                ad_i,      // a residual add (held while busy_o; not with dw_i,
+                                         // st_i): a at in_i, b at wgt_i
   input  logic [7:0]          ih_i,      // the window paths' geometry (above)
   input  logic [7:0]          iw_i,
   input  logic [7:0]          ow_i,
@@ -90,13 +100,14 @@ module nasa_mac_array #(
   assign win = dw_i || st_i;
   logic [3:0]  kb_q;        // its channels: min(3, K - co0) (stem min(8, ..), depthwise 8), set
                             // as the block starts
-  function automatic logic [3:0] block_k(logic dw, logic st, logic [8:0] left);
-    if (dw) block_k = 4'd8;
+  function automatic logic [3:0] block_k(logic dw, logic st, logic ad, logic [8:0] left);
+    if (ad) block_k = 4'd2;
+    else if (dw) block_k = 4'd8;
     else if (st) block_k = (left >= 9'd8) ? 4'd8 : {1'b0, left[2:0]};
     else block_k = (left >= 9'd3) ? 4'd3 : {2'b00, left[1:0]};
   endfunction
   logic [2:0]  nsum_m1;     // the sums a pixel drains, less one
-  assign nsum_m1 = win ? 3'(DwSums - 1) : 3'(Sums - 1);
+  assign nsum_m1 = win ? 3'(DwSums - 1) : ad_i ? 3'd0 : 3'(Sums - 1);
   logic [5:0]  nsteps_m1;   // C / 4 - 1
   assign nsteps_m1 = 6'(cin_i[8:2] - 7'd1);
 
@@ -210,6 +221,16 @@ module nasa_mac_array #(
   logic [5:0]    w_wa;       // its weight word
   logic [2:0]    xsel_q;     // the stem: the step's byte in its row
 
+  // ---- the residual add (ad_i): byte i of a (from in_i) and of b (from wgt_i), their rows read
+  // in turn, each byte requantized with its record (a's M and S, then b's) into a term without
+  // the clamp; the two terms added and clamped
+  logic [AW-1:0] bp_q;       // b's row (a's: ap_q; both 8-aligned)
+  logic [2:0]    bj_q;       // the byte in them
+  logic          aph_q;      // the next read is b's
+  logic          adb_q;      // the data arriving are b's
+  logic [AW-1:0] ad_addr;
+  assign ad_addr = aph_q ? bp_q : ap_q;
+
   // ---- the port: an output write first, then the loaders' and the stepper's reads
   logic          rd_want;
   logic [AW-1:0] rd_addr;
@@ -230,8 +251,8 @@ module nasa_mac_array #(
         rd_tag  = TPrm;
       end
       SRun: begin
-        rd_want = s0_read;
-        rd_addr = win ? {w_addr[AW-1:3], 3'b000} : ap_q;
+        rd_want = ad_i ? !run_done_q : s0_read;
+        rd_addr = ad_i ? ad_addr : win ? {w_addr[AW-1:3], 3'b000} : ap_q;
         rd_tag  = TAct;
       end
       default: ;
@@ -267,12 +288,16 @@ module nasa_mac_array #(
   assign dk_d = !dr_valid ? dk_q : (dk_q == nsum_m1) ? 3'd0 : dk_q + 3'd1;
   logic        rqv_q;
   logic [31:0] rqval_q;
+  logic        ad_in;     // an add operand's byte arrives
+  logic [7:0]  ad_byte;
+  assign ad_in = ad_i && tag_q == TAct;
+  assign ad_byte = rsp_rdata_i[8*xsel_q+:8];
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       dk_q <= '0;
       rqv_q <= 1'b0;
     end else begin
-      rqv_q <= dr_valid;
+      rqv_q <= dr_valid || ad_in;
       dk_q <= dk_d;
     end
   end
@@ -280,11 +305,16 @@ module nasa_mac_array #(
     if (dr_valid) begin
       rqval_q <= {{8{dr_sum[23]}}, dr_sum} + bias_rd;
       rq_k_q <= dk_q;
+    end else if (ad_in) begin
+      rqval_q <= {{24{ad_byte[7]}}, ad_byte};
+      rq_k_q <= {2'b00, adb_q};
     end
   end
   logic       rq_valid, y_valid;
   logic [7:0] rq_y, y;
   logic       unused_rq_ready;
+  logic       rq_wv;       // the residual add's term (below)
+  logic [23:0] rq_wide;
   assign ms_rd = ms_q[rq_k_q];
   always_ff @(posedge clk_i) begin
     if (tag_q == TPrm) bias_q[ptag_q] <= rsp_rdata_i[31:0];
@@ -301,16 +331,37 @@ module nasa_mac_array #(
     .lo_i,
     .hi_i,
     .valid_o(rq_valid),
-    .y_o(rq_y)
+    .y_o(rq_y),
+    .wide_valid_o(rq_wv),
+    .wide_o(rq_wide)
   );
+  // the add's terms: a's held (h_q), b's added to it, (x >> (S - 1) + 1) >> 1 each, exact for
+  // an int8 operand; the sum clamped as the requantization clamps
+  logic [23:0] h_q, tsum;
+  logic        tph_q;     // the next term is b's
+  logic        tfits;
+  logic [7:0]  tclamp;
+  assign tsum = (tph_q ? h_q : 24'd0) + {rq_wide[23], rq_wide[23:1]} + 24'(rq_wide[0]);
+  assign tfits = tsum[23:7] == {17{tsum[23]}};
+  // (lo_i is -128 or 0, hi_i in 0..127: the activations' bounds)
+  logic        tlow, thigh;
+  assign tlow  = tfits ? (tsum[7] && !lo_i[7]) : tsum[23];
+  assign thigh = tfits ? (!tsum[7] && tsum[6:0] > hi_i[6:0]) : !tsum[23];
+  assign tclamp = tlow ? lo_i : thigh ? hi_i : tsum[7:0];
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) tph_q <= 1'b0;
+    else if (st_q == SIdle) tph_q <= 1'b0;
+    else if (ad_i && rq_wv) tph_q <= !tph_q;
+  end
+  always_ff @(posedge clk_i) if (ad_i && rq_wv && !tph_q) h_q <= tsum;
   // a register stage after it: a pixel's writes then come on the pointwise path's odd steps,
   // which read no row (with the lanes' drain at 5 cycles, without it they met the even steps'
   // reads: 0.1-0.4 MACs a cycle less)
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) y_valid <= 1'b0;
-    else y_valid <= rq_valid;
+    else y_valid <= ad_i ? (rq_wv && tph_q) : rq_valid;
   end
-  always_ff @(posedge clk_i) y <= rq_y;
+  always_ff @(posedge clk_i) y <= ad_i ? tclamp : rq_y;
 
   // output bytes: they come in pixel order, three a pixel (depthwise and the stem eight; channel
   // co0 + yk); ya_q is the next byte's address, out + p * K + co0 + yk, kept in a register (an
@@ -325,12 +376,15 @@ module nasa_mac_array #(
   logic            y_in;       // a byte of the block's channels
   logic            y_last;     // the pixel's last one
   assign y_in   = y_valid && ({1'b0, yk_q} < kb_q);
-  assign y_last = y_valid && ({1'b0, yk_q} == kb_q - 4'd1);
+  // (the add: a row's last byte; the last row is written once every byte is out, ad_tail)
+  assign y_last = y_valid && (ad_i ? (ya_q[2:0] == 3'd7) : ({1'b0, yk_q} == kb_q - 4'd1));
   logic [63:0]     wb_data_q;
   logic [7:0]      wb_strb_q;  // none: empty
   logic [AW-4:0]   wb_row_q;
   logic            wb_done_q;  // the buffer holds a pixel's last byte
-  assign wr_now = (wb_strb_q != '0) && (wb_done_q || (y_in && ya_q[AW-1:3] != wb_row_q));
+  logic            ad_tail;
+  assign wr_now = (wb_strb_q != '0) &&
+                  (wb_done_q || ad_tail || (y_in && ya_q[AW-1:3] != wb_row_q));
 
   assign req_valid_o = wr_now || rd_want;
   assign req_we_o    = wr_now;
@@ -345,17 +399,18 @@ module nasa_mac_array #(
   logic last0, even0;
   assign last0 = win ? w_last : (s_q0 == nsteps_m1);
   assign even0 = win || !s_q0[0];
-  assign s0_read = (st_q == SRun) && !run_done_q && even0 && (!win || w_valid) &&
+  assign s0_read = (st_q == SRun) && !ad_i && !run_done_q && even0 && (!win || w_valid) &&
                    (!last0 || gap_ok);
-  assign s0_go = (st_q == SRun) && !run_done_q && (!win || w_valid) && (!last0 || gap_ok) &&
-                 (even0 ? rd_taken : 1'b1);
+  assign s0_go = (st_q == SRun) && !ad_i && !run_done_q && (!win || w_valid) &&
+                 (!last0 || gap_ok) && (even0 ? rd_taken : 1'b1);
   assign wra = win ? w_wa : s_q0;
 
   logic block_end;  // the block's bytes are all out (SFlush)
   logic [8:0] blk;  // channels a block
   assign blk = win ? 9'(DwSums) : 9'(Sums);
   logic [15:0] pout_q;  // pixels whose bytes are out
-  assign block_end = (st_q == SFlush) && (pout_q == pix_i);
+  assign ad_tail = ad_i && (st_q == SFlush) && (pout_q == pix_i);
+  assign block_end = (st_q == SFlush) && (pout_q == pix_i) && !(ad_i && wb_strb_q != '0);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -380,13 +435,13 @@ module nasa_mac_array #(
       wb_done_q <= y_last;
       unique case (st_q)
         SIdle: if (start_i) begin
-          st_q <= SWgt;
+          st_q <= ad_i ? SPrm : SWgt;
           err_o <= 1'b0;
         end
         SWgt: if (wdone_q && tag_q != TWgt) st_q <= SPrm;
         SPrm: if (pgot_q == kb_q && tag_q != TPrm) st_q <= SRun;
         SRun: if (run_done_q) st_q <= SFlush;
-        SFlush: if (block_end) st_q <= (left_q <= blk) ? SIdle : SWgt;
+        SFlush: if (block_end) st_q <= (ad_i || left_q <= blk) ? SIdle : SWgt;
         default: st_q <= SIdle;
       endcase
     end
@@ -440,13 +495,16 @@ module nasa_mac_array #(
       p_q <= '0;
       s_q0 <= '0;
       ap_q <= in_i;
+      bp_q <= wgt_i;
+      bj_q <= '0;
+      aph_q <= 1'b0;
       run_done_q <= 1'b0;
     end
     if (st_q == SIdle && start_i) begin
-      kb_q <= block_k(dw_i, st_i, cout_i);
+      kb_q <= block_k(dw_i, st_i, ad_i, cout_i);
     end
     if (st_q == SFlush && block_end) begin
-      kb_q <= block_k(dw_i, st_i, left_q - blk);
+      kb_q <= block_k(dw_i, st_i, ad_i, left_q - blk);
       left_q <= left_q - blk;
       ob_q <= ob_q + AW'(blk);
       if (dw_i) wp_q <= wgrp_q + AW'(8);  // depthwise: the next eight channels' tap rows
@@ -463,7 +521,7 @@ module nasa_mac_array #(
     end
     // (ya_q from ob_q while the block's weights load, long before its first byte: ob_q's adder
     // then drives only ob_q, and the two pack with their LUTs)
-    if (st_q == SWgt) ya_q <= ob_q;
+    if (st_q == SWgt || (ad_i && st_q == SPrm)) ya_q <= ob_q;
     else if (y_valid) ya_q <= ya_q + ((yk_q == nsum_m1) ? {{(AW-10){ystep[9]}}, ystep} : AW'(1));
     if (y_valid && yk_q == nsum_m1) pout_q <= pout_q + 16'd1;
     // --- weight rows: asked in order, a pointwise row twice (its low half, then its high half)
@@ -509,6 +567,21 @@ module nasa_mac_array #(
       end
     end
     if (v1_q && !odd1_q) xhi_q <= rsp_rdata_i[63:32];
+    // --- the add's reads: a's row, then b's, a byte each
+    if (st_q == SRun && ad_i && rd_taken) begin
+      xsel_q <= bj_q;
+      adb_q <= aph_q;
+      aph_q <= !aph_q;
+      if (aph_q) begin
+        bj_q <= bj_q + 3'd1;
+        if (bj_q == 3'd7) begin
+          ap_q <= ap_q + AW'(8);
+          bp_q <= bp_q + AW'(8);
+        end
+        p_q <= p_q + 16'd1;
+        if (p_q + 16'd1 == pix_i) run_done_q <= 1'b1;
+      end
+    end
   end
 
   logic unused;

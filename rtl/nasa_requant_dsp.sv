@@ -31,7 +31,12 @@ module nasa_requant_dsp #(
   input  logic [7:0]  lo_i,      // clamp interval, int8: [-128, 127] none, [0, 127] ReLU,
   input  logic [7:0]  hi_i,      //   [0, q6] ReLU6
   output logic        valid_o,
-  output logic [7:0]  y_o
+  output logic [7:0]  y_o,
+  // the shifted product before its rounding, (v * M) >> (S - 1) (floor), its low 24 bits, a cycle
+  // ahead of y_o (wide_valid_o): the rounded value without the clamp is (wide_o >>> 1) +
+  // wide_o[0], exact for |v * M| < 2^23 (nasa_mac_array's residual terms, an int8 v)
+  output logic        wide_valid_o,
+  output logic [23:0] wide_o
 );
   // stage 0: the input, held while its products are formed
   logic        ph;  // stage 0 holds an input (Dual = 0: the low half is in the DSP this cycle, the
@@ -147,6 +152,8 @@ module nasa_requant_dsp #(
   assign lo_l = HeldBounds ? lo_i : lo3;
   assign hi_l = HeldBounds ? hi_i : hi3;
   assign fits = (sh[48:9] == {40{sh[48]}});
+  assign wide_valid_o = v4;
+  assign wide_o = sh[23:0];
   assign r    = 11'(($signed({sh[9], sh[9:0]}) + 11'sd1) >>> 1);
   always_ff @(posedge clk_i) begin
     if (v4) begin

@@ -1,9 +1,9 @@
 // rtl/nasa_mac_array.sv, the board's planned MAC array, as the board would build it (six SB_MAC16
 // in 8x8 mode for the lanes, two in 16x16 mode for the requantization, simulated by Yosys's own
 // model of the primitive, cells_sim.v): whole 1x1 convolutions, depthwise convolutions and stems
-// (one input channel; k 1..7, stride 1 and 2, whole layers and row bands) from a memory image to
-// a memory image, byte for byte equal to the reference model's Conv and DwConv
-// (nasa::ref::execute), with every activation, output channel counts that leave a short last
+// (one input channel; k 1..7, stride 1 and 2, whole layers and row bands) and residual adds from a
+// memory image to a memory image, byte for byte equal to the reference model's Conv, DwConv and
+// Add (nasa::ref::execute), with every activation, output channel counts that leave a short last
 // block, outputs at any byte offset, and a memory that makes reads wait; reading only rows of the
 // layer's own tensors; with a memory that takes every request, in the cycles of its schedule's
 // model (nasa::mcu::array_cycles, fpga/model: the board's model will time the array with it),
@@ -40,6 +40,12 @@ struct Layer {
   uint16_t h = 0, w = 0, ho = 0, wo = 0;
   uint8_t k = 1, stride = 1, pad_top = 0;
   bool band = false;  // a row band: ho and pad_top its own
+  // the residual add: pix bytes, out = clamp(requant(a, M, S) + requant(b, Mb, Sb)), a at in, b at
+  // in2, the two records at prm
+  bool add = false;
+  uint32_t in2 = 0;
+  uint16_t m = 0, mb = 0;
+  uint8_t s = 0, sb = 0;
 };
 
 // Random records (bias of every magnitude, M, S) for `n` channels at `prm`.
@@ -124,24 +130,33 @@ Layer random_dw_layer(nasa::sim::Random& r, std::vector<uint8_t>& mem, uint16_t 
 
 std::vector<uint8_t> reference(const Layer& l, std::vector<uint8_t> mem) {
   nasa::Desc d;
-  d.op = static_cast<uint8_t>(l.dw ? nasa::hw::Op::DwConv : nasa::hw::Op::Conv);
   d.act = l.act;
   d.q6 = l.q6;
-  d.k = l.k;
-  d.stride = l.stride;
+  d.in_addr = l.in;
+  d.out_addr = l.out;
   const bool window = l.dw || l.stem;
   d.h = window ? l.h : 1;
   d.w = window ? l.w : l.pix;
-  if (l.band) {
-    d.out_rows = l.ho;
-    d.pad_top = l.pad_top;
+  d.cin = l.add ? 1 : l.cin;
+  d.cout = l.add ? 1 : l.cout;
+  if (l.add) {  // (an Add of 1 x P x 1)
+    d.op = static_cast<uint8_t>(nasa::hw::Op::Add);
+    d.in2_addr = l.in2;
+    d.m = l.m;
+    d.s = l.s;
+    d.mb = l.mb;
+    d.sb = l.sb;
+  } else {
+    d.op = static_cast<uint8_t>(l.dw ? nasa::hw::Op::DwConv : nasa::hw::Op::Conv);
+    d.k = l.k;
+    d.stride = l.stride;
+    if (l.band) {
+      d.out_rows = l.ho;
+      d.pad_top = l.pad_top;
+    }
+    d.wgt_addr = l.wgt;
+    d.prm_addr = l.prm;
   }
-  d.cin = l.cin;
-  d.cout = l.cout;
-  d.in_addr = l.in;
-  d.wgt_addr = l.wgt;
-  d.prm_addr = l.prm;
-  d.out_addr = l.out;
   nasa::ref::execute(d, mem);
   return mem;
 }
@@ -163,6 +178,7 @@ bool read_inside(const Layer& l, uint32_t a) {
   const auto in_rows = [a](uint64_t from, uint64_t bytes) {
     return a + 8 > from && a < from + bytes;
   };
+  if (l.add) return in_rows(l.in, l.pix) || in_rows(l.in2, l.pix) || in_rows(l.prm, 16);
   return in_rows(l.in, in_bytes) || in_rows(l.stem ? l.wgt_taps : l.wgt, wgt_bytes) ||
          in_rows(l.prm, 8ull * l.cout);
 }
@@ -183,6 +199,7 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
   b->in_i = l.in;
   b->dw_i = l.dw;
   b->st_i = l.stem;
+  b->ad_i = l.add;
   b->ih_i = static_cast<uint8_t>(l.h);
   b->iw_i = static_cast<uint8_t>(l.w);
   b->ow_i = static_cast<uint8_t>(l.wo);
@@ -190,12 +207,12 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
   b->s2_i = l.stride == 2;
   b->padt_i = l.pad_top;
   b->rowb_i = static_cast<uint16_t>(row);
-  b->wgt_i = l.stem ? l.wgt_taps : l.wgt;
+  b->wgt_i = l.add ? l.in2 : l.stem ? l.wgt_taps : l.wgt;
   b->out_i = l.out;
   b->prm_i = l.prm;
   b->pix_i = l.pix;
   b->cin_i = l.cin;
-  b->cout_i = l.cout;
+  b->cout_i = l.add ? 1 : l.cout;
   b->lo_i = l.act == 0 ? 0x80 : 0;
   b->hi_i = l.act == 2 ? l.q6 : 127;
   b->start_i = 1;
@@ -205,7 +222,7 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
   bool rsp_next = false;
   uint64_t writes = 0;
   uint64_t rsp_data = 0;
-  const uint64_t limit = 200 + 40ull * l.pix * l.cout * (window ? l.k * l.k : l.cin);
+  const uint64_t limit = 200 + 40ull * l.pix * (l.add ? 2 : l.cout * (window ? l.k * l.k : l.cin));
   while (b->busy_o && out.cycles < limit) {
     b->rsp_valid_i = rsp_next;
     b->rsp_rdata_i = rsp_data;
@@ -247,6 +264,7 @@ nasa::mcu::ArrayLayer array_layer(const Layer& l) {
           .cout = l.cout,
           .dw = l.dw,
           .stem = l.stem,
+          .add = l.add,
           .h = l.h,
           .w = l.w,
           .wo = l.wo,
@@ -398,6 +416,60 @@ TEST(MacArray, DepthwiseModelShapesAreExactAndFast) {
     EXPECT_GE(rate, s.floor) << name;
     EXPECT_GE(inside, s.inside) << name;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// A random residual add of `n` bytes: a (or in place, at the output: a Conv's folded residual),
+// b and the output at 8-aligned addresses, two random records.
+Layer random_add(nasa::sim::Random& r, std::vector<uint8_t>& mem, uint16_t n, bool in_place) {
+  Layer l;
+  l.add = true;
+  l.pix = n;
+  l.act = static_cast<uint8_t>(r.uniform(0, 2));
+  l.q6 = static_cast<uint8_t>(r.uniform(0, 127));
+  const auto after = [&](uint32_t a, uint32_t bytes) {
+    return (a + bytes + 7 + 8 * static_cast<uint32_t>(r.uniform(0, 2))) & ~7u;
+  };
+  l.prm = 8 * static_cast<uint32_t>(r.uniform(1, 16));
+  l.in2 = after(l.prm, 16);
+  l.out = after(l.in2, n);
+  l.in = in_place ? l.out : after(l.out, n);
+  for (auto& b : mem) b = static_cast<uint8_t>(r());
+  // M of every size, S over its range (the reference's int8 requantization is exact in the
+  // array's terms for all of them)
+  const auto quant = [&](uint16_t& m, uint8_t& s) {
+    m = static_cast<uint16_t>(r() >> r.uniform(0, 15));
+    s = static_cast<uint8_t>(r.chance(0.7) ? r.uniform(1, 24) : r.uniform(1, nasa::hw::kMaxShift));
+  };
+  quant(l.m, l.s);
+  quant(l.mb, l.sb);
+  for (int k = 0; k < 2; ++k) {
+    uint8_t* rec = mem.data() + l.prm + 8 * k;
+    const uint16_t m = k ? l.mb : l.m;
+    rec[4] = static_cast<uint8_t>(m);
+    rec[5] = static_cast<uint8_t>(m >> 8);
+    rec[6] = k ? l.sb : l.s;
+  }
+  return l;
+}
+
+TEST(MacArray, RandomResidualAddsEqualTheReference) {
+  nasa::sim::Random r(nasa::sim::test_seed("MacArray.Add", 12));
+  std::vector<uint8_t> mem(kMemBytes);
+  uint64_t total = 0, bytes = 0;
+  for (uint64_t t = 0; t < nasa::sim::iterations(40); ++t) {
+    const auto n = static_cast<uint16_t>(r.chance(0.3) ? r.uniform(1, 17) : r.uniform(18, 600));
+    const Layer l = random_add(r, mem, n, t % 2 == 1);
+    const uint64_t cycles = check(l, r, t % 3 == 0 ? 8 : static_cast<int>(r.uniform(2, 7)), mem);
+    if (HasFailure()) return;
+    total += cycles;
+    bytes += n;
+  }
+  std::printf("%llu bytes in %llu cycles (%.2f a byte)\n", static_cast<unsigned long long>(bytes),
+              static_cast<unsigned long long>(total), double(total) / double(bytes));
 }
 
 }  // namespace

@@ -80,6 +80,26 @@ uint64_t window_cycles(const ArrayLayer& l) {
   return c;
 }
 
+// The residual add: its two records (2 + 2 cycles), then a read a cycle, a's row and b's row of
+// each byte in turn, a read giving way to an output write; byte i is out of the requantization
+// kAddOut cycles after its b read, and a byte that ends a row writes it the cycle after; the last
+// row is written the cycle after the last byte, and the array is idle two cycles later.
+uint64_t add_cycles(const ArrayLayer& l) {
+  constexpr uint64_t kAddFirst = 4, kAddOut = 7, kAddEnd = 3;
+  std::set<uint64_t> writes;
+  uint64_t c = kAddFirst, y = 0;
+  for (uint32_t i = 0; i < l.pix; ++i) {
+    for (int k = 0; k < 2; ++k) {
+      while (writes.count(c)) ++c;
+      ++c;
+    }
+    y = c - 1 + kAddOut;
+    if ((uint64_t{l.out} + i) % 8 == 7) writes.insert(y + 1);
+    writes.erase(writes.begin(), writes.lower_bound(c));
+  }
+  return y + kAddEnd;
+}
+
 }  // namespace
 
 uint32_t array_taps(const ArrayLayer& l, uint32_t p) {
@@ -95,6 +115,7 @@ uint32_t array_taps(const ArrayLayer& l, uint32_t p) {
 }
 
 uint64_t array_cycles(const ArrayLayer& l) {
+  if (l.add) return add_cycles(l);
   return l.dw || l.stem ? window_cycles(l) : pointwise_cycles(l);
 }
 

@@ -22,10 +22,10 @@ module nasa_requant_dsp_pair #(
 );
   nasa_requant_dsp #(.Primitive(1'b1), .Dual(Dual)) u_dsp (
     .clk_i, .rst_ni, .valid_i, .ready_o(dsp_ready_o), .v_i, .m_i, .s_i, .lo_i, .hi_i,
-    .valid_o(dsp_valid_o), .y_o(dsp_y_o)
+    .valid_o(dsp_valid_o), .y_o(dsp_y_o), .wide_valid_o(), .wide_o()
   );
   nasa_requant_dsp #(.Primitive(1'b0), .Dual(Dual)) u_fabric (
     .clk_i, .rst_ni, .valid_i, .ready_o(fabric_ready_o), .v_i, .m_i, .s_i, .lo_i, .hi_i,
-    .valid_o(fabric_valid_o), .y_o(fabric_y_o)
+    .valid_o(fabric_valid_o), .y_o(fabric_y_o), .wide_valid_o(), .wide_o()
   );
 endmodule

@@ -17,6 +17,7 @@ struct ArrayLayer {
   uint32_t cin = 0, cout = 0;
   bool dw = false;    // depthwise
   bool stem = false;  // a Conv of one input channel
+  bool add = false;   // a residual add of `pix` bytes (two records, no weights)
   // the window paths (dw, stem): input h x w, output width wo, k x k, stride, rows of zeros above
   uint32_t h = 0, w = 0, wo = 0;
   uint32_t k = 1, stride = 1, pad_top = 0;
