@@ -37,14 +37,15 @@
 //   Constraints the caller checks: depthwise C a multiple of 8 (8..256), cout_i = C, in_i
 //   8-aligned; the stem C = 1, 1 <= K <= 256; wgt_i and prm_i 8-aligned, every output pixel with a
 //   tap inside the input (as the reference's validation), P >= 1.
-//   The residual add (ad_i): out[i] = clamp(requant(a[i], M, S) + requant(b[i], Mb, Sb)) over
-//   P bytes (pix_i), a at in_i, b at wgt_i, the output at out_i (a may be the output itself: a
-//   Conv's folded residual, after the Conv ran with no activation), (M, S) and (Mb, Sb) the two
-//   records at prm_i (their biases unused), the clamp lo_i..hi_i: the reference model's Add. A read a cycle, a's row and b's row of each byte in turn; each byte requantized
-//   through the requantization's DSPs without its clamp (nasa_requant_dsp's wide output), a's
-//   term held, b's added, the sum clamped; a row written when its last byte is out: about 2.1
-//   cycles a byte. Constraints the caller checks: P >= 1, cout_i = 1, in_i, wgt_i and out_i
-//   8-aligned, lo_i -128 or 0, hi_i in 0..127 (as the activations give them).
+//   The residual add (ad_i): out[i] = clamp(requant(a[i], M, S) + requant(b[i], Mb, Sb)) over P
+//   bytes (pix_i), a at in_i, b at wgt_i, the output at out_i (a may be the output itself: a Conv's
+//   folded residual, after the Conv ran with no activation), (M, S) and (Mb, Sb) the two records at
+//   prm_i (their biases unused), the clamp lo_i..hi_i: the reference model's Add. A read a cycle,
+//   a's row and b's row of each byte in turn; each byte requantized through the requantization's
+//   DSPs without its clamp (nasa_requant_dsp's wide output), a's term held, b's added, the sum
+//   clamped; a row written when its last byte is out: about 2.1 cycles a byte. Constraints the
+//   caller checks: P >= 1, cout_i = 1, in_i, wgt_i and out_i 8-aligned, lo_i -128 or 0, hi_i in
+//   0..127 (as the activations give them).
 // Memory port: one request a cycle, a read's data the cycle after it is taken. Reads may wait
 // (req_ready_i); writes must be taken when presented (the array owns the port while it runs:
 // the caller gives it priority), else err_o latches.
