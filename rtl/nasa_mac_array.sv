@@ -225,12 +225,11 @@ module nasa_mac_array #(
   // ---- the residual add (ad_i): byte i of a (from in_i) and of b (from wgt_i), their rows read
   // in turn, each byte requantized with its record (a's M and S, then b's) into a term without
   // the clamp; the two terms added and clamped
-  logic [AW-1:0] bp_q;       // b's row (a's: ap_q; both 8-aligned)
   logic [2:0]    bj_q;       // the byte in them
   logic          aph_q;      // the next read is b's
   logic          adb_q;      // the data arriving are b's
   logic [AW-1:0] ad_addr;
-  assign ad_addr = aph_q ? bp_q : ap_q;
+  assign ad_addr = aph_q ? wp_q : ap_q;  // (b's row in the weight pointer, a's: both 8-aligned)
 
   // ---- the port: an output write first, then the loaders' and the stepper's reads
   logic          rd_want;
@@ -336,13 +335,14 @@ module nasa_mac_array #(
     .wide_valid_o(rq_wv),
     .wide_o(rq_wide)
   );
-  // the add's terms: a's held (h_q), b's added to it, (x >> (S - 1) + 1) >> 1 each, exact for
-  // an int8 operand; the sum clamped as the requantization clamps
-  logic [23:0] h_q, tsum;
+  // the add's terms: a's held (in xhi_q, idle in this mode: its flip-flops then take their input
+  // through a LUT instead of a logic cell each of their own), b's added to it, (x >> (S - 1) +
+  // 1) >> 1 each, exact for an int8 operand; the sum clamped as the requantization clamps
+  logic [23:0] tsum;
   logic        tph_q;     // the next term is b's
   logic        tfits;
   logic [7:0]  tclamp;
-  assign tsum = (tph_q ? h_q : 24'd0) + {rq_wide[23], rq_wide[23:1]} + 24'(rq_wide[0]);
+  assign tsum = (tph_q ? xhi_q[23:0] : 24'd0) + {rq_wide[23], rq_wide[23:1]} + 24'(rq_wide[0]);
   assign tfits = tsum[23:7] == {17{tsum[23]}};
   // (lo_i is -128 or 0, hi_i in 0..127: the activations' bounds)
   logic        tlow, thigh;
@@ -354,7 +354,6 @@ module nasa_mac_array #(
     else if (st_q == SIdle) tph_q <= 1'b0;
     else if (ad_i && rq_wv) tph_q <= !tph_q;
   end
-  always_ff @(posedge clk_i) if (ad_i && rq_wv && !tph_q) h_q <= tsum;
   // a register stage after it: a pixel's writes then come on the pointwise path's odd steps,
   // which read no row (with the lanes' drain at 5 cycles, without it they met the even steps'
   // reads: 0.1-0.4 MACs a cycle less)
@@ -496,7 +495,6 @@ module nasa_mac_array #(
       p_q <= '0;
       s_q0 <= '0;
       ap_q <= in_i;
-      bp_q <= wgt_i;
       bj_q <= '0;
       aph_q <= 1'b0;
       run_done_q <= 1'b0;
@@ -568,6 +566,7 @@ module nasa_mac_array #(
       end
     end
     if (v1_q && !odd1_q) xhi_q <= rsp_rdata_i[63:32];
+    else if (ad_i && rq_wv && !tph_q) xhi_q[23:0] <= tsum;
     // --- the add's reads: a's row, then b's, a byte each
     if (st_q == SRun && ad_i && rd_taken) begin
       xsel_q <= bj_q;
@@ -577,7 +576,7 @@ module nasa_mac_array #(
         bj_q <= bj_q + 3'd1;
         if (bj_q == 3'd7) begin
           ap_q <= ap_q + AW'(8);
-          bp_q <= bp_q + AW'(8);
+          wp_q <= wp_q + (dw_i ? cb : AW'(8));  // (the weight loader's adder: dw_i is clear)
         end
         p_q <= p_q + 16'd1;
         if (p_q + 16'd1 == pix_i) run_done_q <= 1'b1;
