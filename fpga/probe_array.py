@@ -38,10 +38,13 @@ def patch(text, old, new, what):
     return text.replace(old, new)
 
 
-# the array in the dot unit's place: page words 0-3 addresses, 4 pixels, 5 window geometry,
-# 6 W * C, 7 channels, clamp and the residual add (and start)
-ARRAY = """  logic [AddrBits-1:0] pa_in, pa_wgt, pa_out, pa_prm;
-  logic [15:0] pa_pix, pa_rowb;
+# the array in the dot unit's place: page words 0-3 addresses (the input's, weights' and
+# records' as rows: the board's tensors are 8-aligned), 4 pixels, 5 window geometry, 6 W * C (12
+# bits), 7 channels, clamp and the residual add (and start)
+ARRAY = """  logic [AddrBits-1:3] pa_in, pa_wgt, pa_prm;  // (rows: 8-aligned)
+  logic [AddrBits-1:0] pa_out;
+  logic [15:0] pa_pix;
+  logic [11:0] pa_rowb;
   logic [8:0] pa_cin, pa_cout;
   logic [7:0] pa_lo, pa_hi, pa_ih, pa_iw, pa_ow;
   logic pa_start, pa_err, pa_we, pa_dw, pa_st, pa_s2, pa_ad;
@@ -53,13 +56,13 @@ ARRAY = """  logic [AddrBits-1:0] pa_in, pa_wgt, pa_out, pa_prm;
     pa_start <= 1'b0;
     if (dot_we) begin
       case (widx[2:0])
-        3'd0: pa_in <= bus_wdata[AddrBits-1:0];
-        3'd1: pa_wgt <= bus_wdata[AddrBits-1:0];
+        3'd0: pa_in <= bus_wdata[AddrBits-1:3];
+        3'd1: pa_wgt <= bus_wdata[AddrBits-1:3];
         3'd2: pa_out <= bus_wdata[AddrBits-1:0];
-        3'd3: pa_prm <= bus_wdata[AddrBits-1:0];
+        3'd3: pa_prm <= bus_wdata[AddrBits-1:3];
         3'd4: pa_pix <= bus_wdata[15:0];
         3'd5: {pa_dw, pa_st, pa_k, pa_s2, pa_padt, pa_ih, pa_iw, pa_ow} <= bus_wdata;
-        3'd6: pa_rowb <= bus_wdata[15:0];
+        3'd6: pa_rowb <= bus_wdata[11:0];
         default: begin
           pa_cin <= bus_wdata[8:0];
           pa_cout <= bus_wdata[17:9];
@@ -73,10 +76,11 @@ ARRAY = """  logic [AddrBits-1:0] pa_in, pa_wgt, pa_out, pa_prm;
   end
   assign dot_acc = {31'd0, pa_err};
   nasa_mac_array #(.Primitive(1'b1), .AddrBits(AddrBits)) u_pw (
-    .clk_i, .rst_ni, .start_i(pa_start), .in_i(pa_in), .wgt_i(pa_wgt), .out_i(pa_out),
-    .prm_i(pa_prm), .pix_i(pa_pix), .cin_i(pa_cin), .cout_i(pa_cout), .lo_i(pa_lo), .hi_i(pa_hi),
+    .clk_i, .rst_ni, .start_i(pa_start), .in_i({pa_in, 3'b000}), .wgt_i({pa_wgt, 3'b000}),
+    .out_i(pa_out), .prm_i({pa_prm, 3'b000}), .pix_i(pa_pix), .cin_i(pa_cin),
+    .cout_i(pa_cout), .lo_i(pa_lo), .hi_i(pa_hi),
     .dw_i(pa_dw), .st_i(pa_st), .ad_i(pa_ad), .ih_i(pa_ih), .iw_i(pa_iw), .ow_i(pa_ow), .k_i(pa_k),
-    .s2_i(pa_s2), .padt_i(pa_padt), .rowb_i(pa_rowb),
+    .s2_i(pa_s2), .padt_i(pa_padt), .rowb_i({4'd0, pa_rowb}),
     .busy_o(dot_busy), .err_o(pa_err), .req_valid_o(dot_req_valid), .req_ready_i(mem_rsp_i.ready),
     .req_we_o(pa_we), .req_addr_o(dot_req_addr), .req_wdata_o(pa_wdata), .req_wstrb_o(pa_wstrb),
     .rsp_valid_i(mem_rsp_i.valid), .rsp_rdata_i(mem_rsp_i.rdata[63:0])

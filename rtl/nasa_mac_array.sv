@@ -97,8 +97,9 @@ module nasa_mac_array #(
 
   // ---- the layer and the block
   logic [8:0]  left_q;      // K - co0: channels left from the block's first one
-  logic        win;         // the window stepper's modes: depthwise, the stem
-  assign win = dw_i || st_i;
+  logic        win;         // the window stepper's modes: depthwise, the stem (registered at
+                            // the start: the mode's inputs are held while busy_o)
+  always_ff @(posedge clk_i) if (st_q == SIdle && start_i) win <= dw_i || st_i;
   logic [3:0]  kb_q;        // its channels: min(3, K - co0) (stem min(8, ..), depthwise 8), set
                             // as the block starts
   function automatic logic [3:0] block_k(logic dw, logic st, logic ad, logic [8:0] left);
