@@ -754,10 +754,16 @@ json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32
   const char* core_name = core == nasa::mcu::Core::Serial ? "bit-serial RV32I" : "RV32IM";
   struct Sum {
     uint64_t cycles = 0, macs = 0, setup = 0, layers = 0;
+    void add(const Sum& l) {
+      cycles += l.cycles;
+      macs += l.macs;
+      setup += l.setup;
+      layers += l.layers;
+    }
   };
   std::map<std::string, Sum> by_op;
   Sum all, win;
-  std::vector<uint64_t> win_setups;
+  std::vector<double> win_setups;
   mems.clear();
   for (size_t c = 0; c < n_cands; ++c) {
     const auto& cand = set.cands[c];
@@ -799,15 +805,11 @@ json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32
       const uint64_t from = i ? run.layer_ends[i - 1] : 0;
       const Sum l{run.layer_ends[i] - from, nasa::shape_of(d).macs, run.compute_starts[i] - from,
                   1};
-      for (Sum* e : {&by_op[nasa::op_name(d.op) + (window ? fmt::format(" {}x{}", d.k, d.k) : "")],
-                     window ? &win : nullptr}) {
-        if (e == nullptr) continue;
-        e->cycles += l.cycles;
-        e->macs += l.macs;
-        e->setup += l.setup;
-        e->layers += 1;
+      by_op[nasa::op_name(d.op) + (window ? fmt::format(" {}x{}", d.k, d.k) : "")].add(l);
+      if (window) {
+        win.add(l);
+        win_setups.push_back(static_cast<double>(l.setup));
       }
-      if (window) win_setups.push_back(l.setup);
     }
   }
   json ops = json::array();
@@ -821,10 +823,8 @@ json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32
          {"share_of_cycles", static_cast<double>(e.cycles) / static_cast<double>(all.cycles)},
          {"macs_per_cycle", static_cast<double>(e.macs) / static_cast<double>(e.cycles)}});
   }
-  std::sort(win_setups.begin(), win_setups.end());
-  const auto at = [&](double q) {
-    return win_setups.empty() ? 0 : win_setups[static_cast<size_t>(q * (win_setups.size() - 1))];
-  };
+  const double setup_max =
+      win_setups.empty() ? 0.0 : *std::max_element(win_setups.begin(), win_setups.end());
   return {{"core", core_name},
           {"candidates_alone", n_cands},
           {"cycles", all.cycles},
@@ -834,7 +834,9 @@ json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32
            static_cast<double>(win.macs) / static_cast<double>(win.cycles)},
           {"conv_dwconv_layers", win.layers},
           {"conv_dwconv_setup_cycles", win.setup},
-          {"conv_dwconv_setup_per_layer", {{"median", at(0.5)}, {"max", at(1.0)}}},
+          {"conv_dwconv_setup_per_layer",
+           {{"median", static_cast<uint64_t>(median(win_setups))},
+            {"max", static_cast<uint64_t>(setup_max)}}},
           {"by_op", ops}};
 }
 
