@@ -96,6 +96,11 @@ module nasa_mac_window #(
   logic signed [9:0] aiy_n, aix_n;
   assign aiy_n = aiy_q + (s2_i ? 10'sd2 : 10'sd1);
   assign aix_n = aix_q + (s2_i ? 10'sd2 : 10'sd1);
+  // the next pixel's row (column) is inside the input: this one's is, or it is -1 and the
+  // stride 2 (aiy_n > 0 without the adder's carry chain)
+  logic y_in_n, x_in_n;
+  assign y_in_n = !aiy_q[9] || (s2_i && &aiy_q);
+  assign x_in_n = !aix_q[9] || (s2_i && &aix_q);
   assign b_load = dv_q && (!bv_q || (go_i && last_o));
   assign a_go = (an_q != pix_i) && (!dv_q || b_load);
 
@@ -130,11 +135,11 @@ module nasa_mac_window #(
         aiy_q <= aiy_n;
         aix_q <= 10'd0 - 10'(padl);
         axo_q <= '0;
-        if (aiy_q >= 0 || aiy_n > 0) ay_q <= ay_q + ((aiy_q >= 0) ? swc : wc);
+        if (y_in_n) ay_q <= ay_q + (aiy_q[9] ? wc : swc);
       end else begin
         ax_q <= ax_q + 8'd1;
         aix_q <= aix_n;
-        if (aix_q >= 0 || aix_n > 0) axo_q <= axo_q + ((aix_q >= 0) ? sc : cb);
+        if (x_in_n) axo_q <= axo_q + (aix_q[9] ? cb : sc);
       end
       daddr_q <= d_addr;
       dwa_q <= d_wa;
