@@ -748,10 +748,13 @@ constexpr double kBoardHz = 24e6;
 // them the set-up's: up to the layer's first dot-unit start. `mems` holds each run's data memory
 // afterwards (compared across cores by the caller).
 json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32_t> rom,
-                 nasa::mcu::Core core, std::vector<std::vector<uint8_t>>& mems, bool& ok) {
+                 nasa::mcu::Core core, nasa::mcu::Unit unit,
+                 std::vector<std::vector<uint8_t>>& mems, bool& ok) {
   const auto& cfg = nasa::config_by_name("up5k");
   const auto dram = nasa::cycles::default_dram(cfg);
-  const char* core_name = core == nasa::mcu::Core::Serial ? "bit-serial RV32I" : "RV32IM";
+  const char* core_name = unit == nasa::mcu::Unit::Array    ? "bit-serial RV32I + MAC array"
+                          : core == nasa::mcu::Core::Serial ? "bit-serial RV32I"
+                                                            : "RV32IM";
   struct Sum {
     uint64_t cycles = 0, macs = 0, setup = 0, layers = 0;
     void add(const Sum& l) {
@@ -773,15 +776,9 @@ json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32
     std::vector<uint8_t>& mem = mems.emplace_back(p.image);
     // (the host page and the firmware's RAM on top)
     mem.resize(nasa::mcu::memory_bytes(cfg, mem.size()), 0);
-    nasa::mcu::System sys(cfg, mem, dram, rom, core);
-    auto csr = [&](nasa::hw::Csr k, uint32_t v) { sys.write_csr(static_cast<uint32_t>(k), v); };
-    csr(nasa::hw::Csr::WinBase, p.win_base);
-    csr(nasa::hw::Csr::WinLimit, p.win_limit);
-    csr(nasa::hw::Csr::DescAddr, p.desc_addr);
-    csr(nasa::hw::Csr::DescCount, p.desc_count);
-    csr(nasa::hw::Csr::Ctrl, nasa::hw::kCtrlClear);
-    csr(nasa::hw::Csr::Ctrl, nasa::hw::kCtrlStart);
-    const auto run = sys.run(uint64_t{1} << 40);
+    nasa::mcu::System sys(cfg, mem, dram, rom, core, unit);
+    const auto run =
+        sys.run_program(p.desc_addr, p.desc_count, p.win_base, p.win_limit, uint64_t{1} << 40);
     const uint64_t m = sys.counter(nasa::hw::Counter::Macs);
     uint64_t expect = 0;
     for (const auto& d : p.descs) expect += nasa::shape_of(d).macs;
@@ -842,17 +839,23 @@ json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32
 
 // Section 8: the candidates alone on the board's core, the same with the firmware built for the
 // bit-serial core (the core the board needs next to the MAC array, docs/fpga.md; its memory must
-// equal the board's), then a fused batch of `batch` candidates x `images` images in as many
-// batch runs as the board's memory needs.
+// equal the board's) and with the image for the bit-serial core and the MAC array (the model's
+// Unit::Array: rtl/nasa_mcu.sv's Array = 1), then a fused batch of `batch` candidates x `images`
+// images in as many batch runs as the board's memory needs.
 json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t images, bool& ok) {
   const auto& cfg = nasa::config_by_name("up5k");
-  std::vector<std::vector<uint8_t>> mems, serial_mems;
+  using nasa::mcu::Core, nasa::mcu::Unit;
+  std::vector<std::vector<uint8_t>> mems, serial_mems, array_mems;
   json out =
-      board_alone(set, n_cands, nasa::mcu::firmware(), nasa::mcu::Core::Multicycle, mems, ok);
-  json serial = board_alone(set, n_cands, nasa::mcu::firmware_rv32i(), nasa::mcu::Core::Serial,
+      board_alone(set, n_cands, nasa::mcu::firmware(), Core::Multicycle, Unit::Dot, mems, ok);
+  json serial = board_alone(set, n_cands, nasa::mcu::firmware_rv32i(), Core::Serial, Unit::Dot,
                             serial_mems, ok);
-  if (serial_mems != mems) {
-    status("CHECK FAILED: the board's firmware on the bit-serial core left other memory");
+  json array = board_alone(set, n_cands, nasa::mcu::firmware_array(), Core::Serial, Unit::Array,
+                           array_mems, ok);
+  if (serial_mems != mems || array_mems != mems) {
+    status(
+        "CHECK FAILED: the board's firmware on the bit-serial core (with the dot unit or the "
+        "MAC array) left other memory");
     ok = false;
   }
   // a fused batch
@@ -872,6 +875,7 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
   out["clock_hz"] = kBoardHz;
   out["data_bytes"] = cfg.addr_space();
   out["serial"] = serial;
+  out["array"] = array;
   out["fused"] = {{"candidates", batch},
                   {"images", images},
                   {"batch_runs", f.runs},
@@ -1969,6 +1973,23 @@ std::string markdown(const json& r) {
           sc["conv_dwconv_setup_cycles"].get<uint64_t>());
       for (const auto& o : sc["by_op"]) {
         md += fmt::format("| {} | {} | {} | {} | {:.5f} |\n", o["op"].get<std::string>(),
+                          o["layers"].get<uint64_t>(), o["cycles"].get<uint64_t>(),
+                          o["setup_cycles"].get<uint64_t>(), o["macs_per_cycle"].get<double>());
+      }
+    }
+    if (b.contains("array")) {
+      const json& a = b["array"];
+      md += fmt::format(
+          "\nThe image for the bit-serial core and the MAC array (`nasa_fw_array`: the 1x1 Convs, "
+          "DwConvs, residual adds and FCs the array takes on it, the rest in software; the "
+          "model's `Unit::Array`, which the Verilated controller with rtl/nasa_mcu.sv's Array = 1 "
+          "equals cycle for cycle, tb/board_array.cpp) leaves the same memory: **{:.4f} MACs a "
+          "cycle on "
+          "Conv/DwConv**, {:.4f} over all layers. By op:\n\n"
+          "| op | layers | cycles | of them set-up | MACs / cycle |\n|---|---:|---:|---:|---:|\n",
+          a["conv_dwconv_macs_per_cycle"].get<double>(), a["macs_per_cycle"].get<double>());
+      for (const auto& o : a["by_op"]) {
+        md += fmt::format("| {} | {} | {} | {} | {:.4f} |\n", o["op"].get<std::string>(),
                           o["layers"].get<uint64_t>(), o["cycles"].get<uint64_t>(),
                           o["setup_cycles"].get<uint64_t>(), o["macs_per_cycle"].get<double>());
       }

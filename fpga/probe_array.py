@@ -2,10 +2,11 @@
 """`make fpga-probe`: the MAC array on the board, as a probe (docs/fpga.md "The floor: the whole
 array next to a controller").
 
-The board does not carry rtl/nasa_mac_array.sv yet. This script measures what it would take: it
-copies the RTL, the board files and the synthesis scripts into a scratch directory, puts the array
-in the dot unit's place inside nasa_mcu (configured through the dot unit's page, its writes on the
-memory port) and swaps in the bit-serial core. Each variant then takes more of the host side away:
+The board as built does not carry rtl/nasa_mac_array.sv yet (nasa_mcu's parameter Array is 0).
+This script measures what it takes: it copies the RTL, the board files and the synthesis scripts
+into a scratch directory and sets Array to 1 there (the array, behind its MMIO page
+nasa_mcu_array_page, and the bit-serial core in place of the dot unit and the RV32IM core). Each
+variant then takes more of the host side away:
 
   full      the controller's host side and the UART bridge as built
   ctrl      the bridge as built; the controller sees only CTRL writes (its CSRs and tables as if
@@ -37,55 +38,6 @@ def patch(text, old, new, what):
                  f"(the file changed: update fpga/probe_array.py)")
     return text.replace(old, new)
 
-
-# the array in the dot unit's place: page words 0-3 addresses (the input's, weights' and
-# records' as rows: the board's tensors are 8-aligned), 4 pixels, 5 window geometry, 6 W * C (12
-# bits), 7 channels, clamp and the residual add (and start)
-ARRAY = """  logic [AddrBits-1:3] pa_in, pa_wgt, pa_prm;  // (rows: 8-aligned)
-  logic [AddrBits-1:0] pa_out;
-  logic [15:0] pa_pix;
-  logic [11:0] pa_rowb;
-  logic [8:0] pa_cin, pa_cout;
-  logic [7:0] pa_lo, pa_hi, pa_ih, pa_iw, pa_ow;
-  logic pa_start, pa_err, pa_we, pa_dw, pa_st, pa_s2, pa_ad;
-  logic [63:0] pa_wdata;
-  logic [7:0] pa_wstrb;
-  logic [2:0] pa_k;
-  logic [1:0] pa_padt;
-  always_ff @(posedge clk_i) begin
-    pa_start <= 1'b0;
-    if (dot_we) begin
-      case (widx[2:0])
-        3'd0: pa_in <= bus_wdata[AddrBits-1:3];
-        3'd1: pa_wgt <= bus_wdata[AddrBits-1:3];
-        3'd2: pa_out <= bus_wdata[AddrBits-1:0];
-        3'd3: pa_prm <= bus_wdata[AddrBits-1:3];
-        3'd4: pa_pix <= bus_wdata[15:0];
-        3'd5: {pa_dw, pa_st, pa_k, pa_s2, pa_padt, pa_ih, pa_iw, pa_ow} <= bus_wdata;
-        3'd6: pa_rowb <= bus_wdata[11:0];
-        default: begin
-          pa_cin <= bus_wdata[8:0];
-          pa_cout <= bus_wdata[17:9];
-          pa_lo <= {bus_wdata[18], 7'd0};
-          pa_hi <= bus_wdata[26:19];
-          pa_ad <= bus_wdata[27];
-          pa_start <= 1'b1;
-        end
-      endcase
-    end
-  end
-  assign dot_acc = {31'd0, pa_err};
-  nasa_mac_array #(.Primitive(1'b1), .AddrBits(AddrBits)) u_pw (
-    .clk_i, .rst_ni, .start_i(pa_start), .in_i({pa_in, 3'b000}), .wgt_i({pa_wgt, 3'b000}),
-    .out_i(pa_out), .prm_i({pa_prm, 3'b000}), .pix_i(pa_pix), .cin_i(pa_cin),
-    .cout_i(pa_cout), .lo_i(pa_lo), .hi_i(pa_hi),
-    .dw_i(pa_dw), .st_i(pa_st), .ad_i(pa_ad), .ih_i(pa_ih), .iw_i(pa_iw), .ow_i(pa_ow), .k_i(pa_k),
-    .s2_i(pa_s2), .padt_i(pa_padt), .rowb_i({4'd0, pa_rowb}),
-    .busy_o(dot_busy), .err_o(pa_err), .req_valid_o(dot_req_valid), .req_ready_i(mem_rsp_i.ready),
-    .req_we_o(pa_we), .req_addr_o(dot_req_addr), .req_wdata_o(pa_wdata), .req_wstrb_o(pa_wstrb),
-    .rsp_valid_i(mem_rsp_i.valid), .rsp_rdata_i(mem_rsp_i.rdata[63:0])
-  );
-"""
 
 BRIDGE_STUB = """  // (probe: the bridge replaced by a stub that keeps its ports alive)
   logic [79:0] sr_q;
@@ -130,21 +82,15 @@ def make_tree(out, variant, paths):
                         ignore=shutil.ignore_patterns("model", "fw", "*.py"))
     mcu_p = os.path.join(out, "rtl/nasa_mcu.sv")
     mcu = open(mcu_p).read()
-    mcu = patch(mcu, "  nasa_mcu_cpu #(", "  nasa_mcu_cpu_serial #(", "the bit-serial core")
-    dot = re.search(r"  nasa_mcu_dot #\(.*?\n  \);\n", mcu, re.S)
-    if not dot:
-        sys.exit("error: probe_array: the dot unit's instance not found in rtl/nasa_mcu.sv")
-    mcu = mcu[:dot.start()] + ARRAY + mcu[dot.end():]
-    mcu = patch(mcu, "    mem_req_o.we        = !dot_busy && bus_we;",
-                "    mem_req_o.we        = dot_busy ? pa_we : bus_we;", "the array's writes")
-    mcu = patch(mcu, "    mem_req_o.wdata     = PortDW'({2{bus_wdata}});\n"
-                     "    mem_req_o.wstrb     = PortSW'(cpu_strb);",
-                "    mem_req_o.wdata     = dot_busy ? PortDW'(pa_wdata) : PortDW'({2{bus_wdata}});\n"
-                "    mem_req_o.wstrb     = dot_busy ? PortSW'(pa_wstrb) : PortSW'(cpu_strb);",
-                "the array's write data")
-    if paths == "pw":
-        mcu = patch(mcu, ".dw_i(pa_dw), .st_i(pa_st),", ".dw_i(1'b0), .st_i(1'b0),", "pointwise only")
+    mcu = patch(mcu, "  parameter bit          Array      = 1'b0",
+                "  parameter bit          Array      = 1'b1", "the array and the bit-serial core")
     open(mcu_p, "w").write(mcu)
+    if paths == "pw":
+        page_p = os.path.join(out, "rtl/nasa_mcu_array_page.sv")
+        page = open(page_p).read()
+        page = patch(page, ".dw_i(dw_q), .st_i(st_q),", ".dw_i(1'b0), .st_i(1'b0),",
+                     "pointwise only")
+        open(page_p, "w").write(page)
 
     top_p = os.path.join(out, "fpga/nasa_icebreaker.sv")
     top = open(top_p).read()

@@ -1,6 +1,8 @@
 // The board's core, configuration up5k (docs/fpga.md "The board's core"): the RV32IM controller
 // (nasa_mcu_cpu) runs the firmware (fpga/fw/) that executes programs and batch runs, with the
-// dot-product unit (nasa_mcu_dot) for the multiply-accumulates, behind the same ports as
+// dot-product unit (nasa_mcu_dot) for the multiply-accumulates (Array = 1: the bit-serial core
+// and the MAC array, nasa_mcu_array_page, in their place; docs/fpga.md "The array on the
+// board"), behind the same ports as
 // nasa_top: the CSR bus and the memory port (single-beat reads of one 8-byte row, strobed
 // writes). Memory map of the controller: fpga/fw/mmio.h. The CSR port serves the live CSRs
 // (CTRL, STATUS, ERR_CODE, the Cycles and memory byte counters); the others, with the batch
@@ -26,7 +28,11 @@ module nasa_mcu #(
   parameter int unsigned DmaInflight = 8,
   parameter int unsigned WTiles     = 2,
   parameter int unsigned RomWords   = nasa_pkg::McuRomBytes / 4,  // the firmware ROM
-  parameter              RomFile    = "nasa_fw.hex"
+  parameter              RomFile    = "nasa_fw.hex",
+  // 1: the MAC array (nasa_mac_array, MMIO page PageArray) and the bit-serial core
+  // (nasa_mcu_cpu_serial, RV32I) in place of the dot unit and the RV32IM core
+  parameter bit          Array      = 1'b0,
+  parameter bit          Primitive  = 1'b1   // Array: its DSPs as SB_MAC16 (0: in fabric, lint)
 ) (
 `include "nasa_core_ports.svh"
 );
@@ -40,7 +46,9 @@ module nasa_mcu #(
   // bits 15:12), control registers
   localparam logic [3:0] RgGo = 4'(nasa_pkg::McuRegionGo), RgMain = 4'(nasa_pkg::McuRegionMain),
                          RgMmio = 4'(nasa_pkg::McuRegionMmio);
-  localparam logic [3:0] PgCtrl = 4'(nasa_pkg::McuPageCtrl), PgDot = 4'(nasa_pkg::McuPageDot);
+  localparam logic [3:0] PgCtrl = 4'(nasa_pkg::McuPageCtrl);
+  // the dot unit's page, or the array's: the unit that owns the memory port while it runs
+  localparam logic [3:0] PgDot = Array ? 4'(nasa_pkg::McuPageArray) : 4'(nasa_pkg::McuPageDot);
   localparam logic [3:0] CFinish = 4'(nasa_pkg::McuCFinish),
                          CLayerEnd = 4'(nasa_pkg::McuCLayerEnd);
 
@@ -55,27 +63,22 @@ module nasa_mcu #(
   logic [31:0] bus_addr, bus_wdata, bus_rdata, trap_pc;
   logic [3:0] bus_wstrb;
 
-  nasa_mcu_cpu #(
-    .ResetPc (32'h4000_0000),
-    .RomWords(RomWords)
-  ) u_cpu (
-    .clk_i      (clk_i),
-    .rst_ni     (rst_ni),
-    .restart_i  (restart),
-    .rom_addr_o (rom_addr),
-    .rom_data_i (rom_data),
-    .bus_req_o  (bus_req),
-    .bus_we_o   (bus_we),
-    .bus_addr_o (bus_addr),
-    .bus_wdata_o(bus_wdata),
-    .bus_wstrb_o(bus_wstrb),
-    .bus_rom_o  (bus_rom),
-    .bus_done_i (bus_done),
-    .bus_rdata_i(bus_rdata),
-    .trap_o     (trap),
-    .trap_pc_o  (trap_pc),
-    .retire_o   ()
-  );
+  // (the two cores' ports are the same: nasa_mcu_cpu_ports.svh)
+`define NASA_MCU_CPU_CONNECT \
+      .clk_i, .rst_ni, .restart_i(restart), .rom_addr_o(rom_addr), .rom_data_i(rom_data), \
+      .bus_req_o(bus_req), .bus_we_o(bus_we), .bus_addr_o(bus_addr), .bus_wdata_o(bus_wdata), \
+      .bus_wstrb_o(bus_wstrb), .bus_rom_o(bus_rom), .bus_done_i(bus_done), \
+      .bus_rdata_i(bus_rdata), .trap_o(trap), .trap_pc_o(trap_pc), .retire_o()
+  if (Array) begin : g_serial
+    nasa_mcu_cpu_serial #(.ResetPc(32'h4000_0000), .RomWords(RomWords)) u_cpu (
+      `NASA_MCU_CPU_CONNECT
+    );
+  end else begin : g_multicycle
+    nasa_mcu_cpu #(.ResetPc(32'h4000_0000), .RomWords(RomWords)) u_cpu (
+      `NASA_MCU_CPU_CONNECT
+    );
+  end
+`undef NASA_MCU_CPU_CONNECT
   // (word accesses; the engine's parameters: the firmware has its own copy of the configuration,
   // nasa_hw.h)
 
@@ -98,26 +101,41 @@ module nasa_mcu #(
   assign int_acc  = bus_req && (region != RgGo) && (region != RgMain);
   assign mmio     = int_acc && (region == RgMmio);
 
-  // ---- the dot-product unit: owns the memory port while it runs
-  logic dot_busy, dot_we;
+  // ---- the dot-product unit or the MAC array: owns the memory port while it runs
+  logic dot_busy, dot_we, unit_we;
   logic [31:0] dot_acc;
   logic dot_req_valid;
   logic [AddrBits-1:0] dot_req_addr;
+  logic [63:0] unit_wdata;
+  logic [7:0] unit_wstrb;
   assign dot_we = mmio && bus_we && (page == PgDot) && !dot_busy;
-  nasa_mcu_dot #(.AddrBits(AddrBits)) u_dot (
-    .clk_i      (clk_i),
-    .rst_ni     (rst_ni),
-    .we_i       (dot_we),
-    .reg_i      (widx[2:0]),
-    .wdata_i    (bus_wdata),
-    .acc_o      (dot_acc),
-    .busy_o     (dot_busy),
-    .req_valid_o(dot_req_valid),
-    .req_ready_i(mem_rsp_i.ready),
-    .req_addr_o (dot_req_addr),
-    .rsp_valid_i(mem_rsp_i.valid),
-    .rsp_rdata_i(mem_rsp_i.rdata[63:0])
-  );
+  if (Array) begin : g_array
+    nasa_mcu_array_page #(.Primitive(Primitive), .AddrBits(AddrBits)) u_array (
+      .clk_i, .rst_ni, .we_i(dot_we), .reg_i(widx[2:0]), .wdata_i(bus_wdata),
+      .err_o(dot_acc), .busy_o(dot_busy),
+      .req_valid_o(dot_req_valid), .req_ready_i(mem_rsp_i.ready), .req_we_o(unit_we),
+      .req_addr_o(dot_req_addr), .req_wdata_o(unit_wdata), .req_wstrb_o(unit_wstrb),
+      .rsp_valid_i(mem_rsp_i.valid), .rsp_rdata_i(mem_rsp_i.rdata[63:0])
+    );
+  end else begin : g_dot
+    nasa_mcu_dot #(.AddrBits(AddrBits)) u_dot (
+      .clk_i      (clk_i),
+      .rst_ni     (rst_ni),
+      .we_i       (dot_we),
+      .reg_i      (widx[2:0]),
+      .wdata_i    (bus_wdata),
+      .acc_o      (dot_acc),
+      .busy_o     (dot_busy),
+      .req_valid_o(dot_req_valid),
+      .req_ready_i(mem_rsp_i.ready),
+      .req_addr_o (dot_req_addr),
+      .rsp_valid_i(mem_rsp_i.valid),
+      .rsp_rdata_i(mem_rsp_i.rdata[63:0])
+    );
+    assign unit_we = 1'b0;
+    assign unit_wdata = '0;
+    assign unit_wstrb = '0;
+  end
 
   // main memory through the port: a store completes when accepted, a load when its beat arrives.
   // The port's beats are 8-byte rows: the core's word is the row's half at bus_addr[2] (its
@@ -129,10 +147,11 @@ module nasa_mcu #(
   always_comb begin
     mem_req_o           = '0;  // single beats (MemBytes is 8: one row), read beats always taken
     mem_req_o.valid     = dot_busy ? dot_req_valid : (cpu_mem && !ld_wait_q);
-    mem_req_o.we        = !dot_busy && bus_we;
+    mem_req_o.we        = dot_busy ? (Array && unit_we) : bus_we;  // (the dot unit only reads)
     mem_req_o.addr      = dot_busy ? 32'(dot_req_addr) : {4'd0, bus_addr[27:3], 3'b000};
-    mem_req_o.wdata     = PortDW'({2{bus_wdata}});
-    mem_req_o.wstrb     = PortSW'(cpu_strb);
+    // (the dot unit only reads: its requests' write fields are the core's, unused)
+    mem_req_o.wdata     = (Array && dot_busy) ? PortDW'(unit_wdata) : PortDW'({2{bus_wdata}});
+    mem_req_o.wstrb     = (Array && dot_busy) ? PortSW'(unit_wstrb) : PortSW'(cpu_strb);
     mem_req_o.rsp_ready = 1'b1;
   end
 
@@ -193,8 +212,14 @@ module nasa_mcu #(
   assign go_done = (go_q != '0);
   assign restart = trap;  // a firmware fault: the run ends with Fault, the core starts again
 
-  logic [2:0] wr_count;  // bytes of a store on the memory port
-  assign wr_count = 3'(bus_wstrb[0]) + 3'(bus_wstrb[1]) + 3'(bus_wstrb[2]) + 3'(bus_wstrb[3]);
+  logic [3:0] wr_count;  // bytes of a write on the memory port (the core's; Array: the unit's)
+  always_comb begin
+    wr_count = 4'(bus_wstrb[0]) + 4'(bus_wstrb[1]) + 4'(bus_wstrb[2]) + 4'(bus_wstrb[3]);
+    if (Array && dot_busy) begin
+      wr_count = 4'(unit_wstrb[0]) + 4'(unit_wstrb[1]) + 4'(unit_wstrb[2]) + 4'(unit_wstrb[3]) +
+                 4'(unit_wstrb[4]) + 4'(unit_wstrb[5]) + 4'(unit_wstrb[6]) + 4'(unit_wstrb[7]);
+    end
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin

@@ -356,6 +356,37 @@ package nasa_pkg;
   localparam int unsigned McuDotMaxN      = 65535;  // dot unit: longest run
   localparam int unsigned McuDotMaxRuns   = 255;    // dot unit: most runs per start
   localparam int unsigned McuDotMaxStride = 65535;  // dot unit: largest stride
+  // MMIO page: the MAC array's registers (Array = 1)
+  localparam int unsigned McuPageArray    = 6;
+  localparam int unsigned McuAIn          = 0;      // array: the input's (a's) address, 8-aligned
+  localparam int unsigned McuAWgt         = 1;      // array: the weights' (b's) address, 8-aligned
+  localparam int unsigned McuAOut         = 2;      // array: the output's address
+  localparam int unsigned McuAPrm         = 3;      // array: the records' address, 8-aligned
+  // array: P, the output pixels (the add's bytes), bits 15:0
+  localparam int unsigned McuAPix         = 4;
+  localparam int unsigned McuAGeom        = 5;      // array: the window's geometry (fields AG*)
+  // array: W x C, the input's row bytes (bits 11:0)
+  localparam int unsigned McuARowB        = 6;
+  // array: channels and clamp (fields AR*); the write starts the layer, a read waits for its end and gives the error bit (a write the memory did not take)
+  localparam int unsigned McuARun         = 7;
+  localparam int unsigned McuAgOw         = 0;      // AGeom bits 7:0: the output's width
+  localparam int unsigned McuAgIw         = 8;      // AGeom bits 15:8: the input's width
+  localparam int unsigned McuAgIh         = 16;     // AGeom bits 23:16: the input's height
+  // AGeom bits 25:24: rows of zeros above the input
+  localparam int unsigned McuAgPadt       = 24;
+  localparam int unsigned McuAgS2         = 26;     // AGeom bit 26: stride 2
+  localparam int unsigned McuAgK          = 27;     // AGeom bits 29:27: k (odd, 1..7)
+  // AGeom bit 30: the stem (Conv of one input channel)
+  localparam int unsigned McuAgSt         = 30;
+  localparam int unsigned McuAgDw         = 31;     // AGeom bit 31: depthwise
+  localparam int unsigned McuArCin        = 0;      // ARun bits 8:0: C
+  localparam int unsigned McuArCout       = 9;      // ARun bits 17:9: K
+  // ARun bit 18: the clamp's low end is -128 (else 0)
+  localparam int unsigned McuArNeg        = 18;
+  // ARun bits 26:19: the clamp's high end (0..127)
+  localparam int unsigned McuArHi         = 19;
+  // ARun bit 27: a residual add (a at AIn, b at AWgt)
+  localparam int unsigned McuArAdd        = 27;
 
   // Layout constants.
   localparam int unsigned DescWords   = 16;          // 32-bit little-endian words per descriptor

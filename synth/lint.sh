@@ -37,14 +37,17 @@ for cfg in "${configs[@]}"; do
     status=1
   fi
 done
-# Modules outside nasa_top's hierarchy: linted on their own (top, or top:Param=value for a
-# variant; the MAC array's blocks in fabric, Primitive = 0).
+# Modules outside nasa_top's hierarchy: linted on their own (top, or top:Param=value[,...] for
+# a variant; the MAC array's blocks in fabric, Primitive = 0), and the controller with the array.
 for entry in nasa_uart_bridge nasa_uart_rx nasa_uart_tx nasa_mcu_cpu nasa_mcu_cpu_serial \
     nasa_mcu_dot nasa_dot8 nasa_requant_dsp "nasa_requant_dsp:Dual=1'b1" nasa_dot_lanes \
-    nasa_dot_lanes:Group=2 nasa_mac_array; do
+    nasa_dot_lanes:Group=2 nasa_mac_array "nasa_mcu:Array=1'b1,Primitive=1'b0"; do
   top=${entry%%:*}
   variant=()
-  [[ $entry == *:* ]] && variant=("-G${entry#*:}")
+  if [[ $entry == *:* ]]; then
+    IFS=, read -ra params <<<"${entry#*:}"
+    for v in "${params[@]}"; do variant+=("-G$v"); done
+  fi
   [[ -f rtl/$top.sv ]] || continue
   if verilator --lint-only -Wall -Irtl --top-module "$top" "${variant[@]}" rtl/lint.vlt \
       "${files[@]}" >"$log" 2>&1 && ! grep -q '%Warning' "$log"; then

@@ -36,38 +36,43 @@ const hw::Config& mcu_config() {
 struct Outcome {
   std::vector<uint8_t> mem;
   uint32_t err = 0, err_index = 0, layers_done = 0;
-  uint64_t macs = 0, cycles = 0, rd_bytes = 0, wr_bytes = 0;
+  uint64_t macs = 0, cycles = 0, rd_bytes = 0, wr_bytes = 0, array_runs = 0;
   std::vector<uint64_t> layer_ends;
 };
 
 // What the runs covered, printed at the end of each test.
 struct Tally {
-  uint64_t runs = 0, errors = 0, macs = 0, cycles = 0, undefined = 0;
+  uint64_t runs = 0, errors = 0, macs = 0, cycles = 0, undefined = 0, array_runs = 0;
   void print(const char* what) const {
-    fmt::print("{}: {} runs, {} ended in an error, {} MACs in {} cycles ({:.1f} cycles/MAC){}\n",
-               what, runs, errors, macs, cycles, macs ? double(cycles) / double(macs) : 0.0,
-               undefined ? fmt::format(", {} with a self-overlapping layer (memory not compared)",
-                                       undefined)
-                         : "");
+    fmt::print(
+        "{}: {} runs, {} ended in an error, {} MACs in {} cycles ({:.1f} cycles/MAC), {} "
+        "layers on the MAC array{}\n",
+        what, runs, errors, macs, cycles, macs ? double(cycles) / double(macs) : 0.0, array_runs,
+        undefined
+            ? fmt::format(", {} with a self-overlapping layer (memory not compared)", undefined)
+            : "");
   }
 };
 
-// `core`: the board's (the RV32IM image), or the bit-serial one with the RV32I image.
-Outcome run_firmware(const sim::Program& p, const hw::Config& cfg,
-                     mcu::Core core = mcu::Core::Multicycle) {
+// The firmware images and the controllers they run on (fpga/fw/CMakeLists.txt).
+enum class Image {
+  Board,  // RV32IM, the board's core and the dot unit
+  Rv32i,  // RV32I, the bit-serial core and the dot unit
+  Array,  // RV32I, the bit-serial core and the MAC array (rtl/nasa_mcu.sv's Array = 1)
+};
+
+Outcome run_firmware(const sim::Program& p, const hw::Config& cfg, Image image = Image::Board) {
   Outcome o;
   o.mem = p.image;  // (and the host page at the top of the address space, not compared)
   o.mem.resize(mcu::memory_bytes(cfg, o.mem.size()), 0);
-  const bool serial = core == mcu::Core::Serial;
   mcu::System sys(cfg, o.mem, cycles::default_dram(cfg),
-                  serial ? mcu::firmware_rv32i() : mcu::firmware(), core);
-  auto csr = [&](hw::Csr c, uint32_t v) { sys.write_csr(static_cast<uint32_t>(c), v); };
-  csr(hw::Csr::DescAddr, p.desc_addr);
-  csr(hw::Csr::DescCount, p.desc_count);
-  csr(hw::Csr::WinBase, p.win_base);
-  csr(hw::Csr::WinLimit, p.win_limit);
-  csr(hw::Csr::Ctrl, hw::kCtrlStart);
-  const mcu::RunInfo r = sys.run(uint64_t{1} << 36);
+                  image == Image::Board   ? mcu::firmware()
+                  : image == Image::Rv32i ? mcu::firmware_rv32i()
+                                          : mcu::firmware_array(),
+                  image == Image::Board ? mcu::Core::Multicycle : mcu::Core::Serial,
+                  image == Image::Array ? mcu::Unit::Array : mcu::Unit::Dot);
+  const mcu::RunInfo r =
+      sys.run_program(p.desc_addr, p.desc_count, p.win_base, p.win_limit, uint64_t{1} << 36);
   EXPECT_TRUE(r.done) << p.name << ": the firmware did not finish";
   o.err = sys.read_csr(static_cast<uint32_t>(hw::Csr::ErrCode));
   o.err_index = sys.read_csr(static_cast<uint32_t>(hw::Csr::ErrIndex));
@@ -77,6 +82,7 @@ Outcome run_firmware(const sim::Program& p, const hw::Config& cfg,
   o.rd_bytes = sys.counter(hw::Counter::DramRdBytes);
   o.wr_bytes = sys.counter(hw::Counter::DramWrBytes);
   o.layer_ends = r.layer_ends;
+  o.array_runs = sys.array_runs();
   EXPECT_EQ(r.layer_ends.size(), o.layers_done) << p.name;
   // each completed layer's compute start lies between the layer before's end and its own
   EXPECT_GE(r.compute_starts.size(), r.layer_ends.size()) << p.name;
@@ -114,12 +120,13 @@ bool self_overlapping(const sim::Program& p, uint32_t layers) {
 }
 
 void compare(const sim::Program& p, const hw::Config& cfg, const std::string& what, Tally& t,
-             mcu::Core core = mcu::Core::Multicycle) {
+             Image image = Image::Board) {
   std::vector<uint8_t> ref_mem = p.image;
   const ref::RunResult ref =
       ref::run(ref_mem, cfg, p.desc_addr, p.desc_count, p.win_base, p.win_limit);
-  const Outcome fw = run_firmware(p, cfg, core);
+  const Outcome fw = run_firmware(p, cfg, image);
   t.runs++;
+  t.array_runs += fw.array_runs;
   t.errors += ref.err != hw::Err::None;
   t.macs += fw.macs;
   t.cycles += fw.cycles;
@@ -181,18 +188,7 @@ TEST(Firmware, RandomProgramsAndChainsMatchTheReference) {
 // after the same layers, with the same memory (nothing written by the failing layer).
 sim::Program corrupted(uint64_t seed, const hw::Config& cfg) {
   sim::Program p = sim::random_program(seed, cfg, small());
-  sim::Rng rng(seed ^ 0xBADD);
-  const auto flips = rng.uniform(1, 3);
-  for (uint64_t f = 0; f < flips; ++f) {
-    const auto i = static_cast<uint32_t>(rng.uniform(0, p.desc_count - 1));
-    if (rng.chance(0.15) && uint64_t{p.descs[i].prm_addr} + 6 < p.image.size()) {
-      p.image.at(p.descs[i].prm_addr + 6) = static_cast<uint8_t>(rng.uniform(0, 255));  // a shift
-    } else {
-      const auto byte = p.desc_addr + i * hw::kDescBytes + rng.uniform(0, hw::kDescBytes - 1);
-      p.image.at(byte) ^= static_cast<uint8_t>(1u << rng.uniform(0, 7));
-    }
-  }
-  p.name += " (corrupted)";
+  sim::corrupt(p, seed);
   return p;
 }
 
@@ -254,9 +250,8 @@ TEST(Firmware, EdgeShapesStopAsTheReferenceDoes) {
       *addrs[rng.uniform(0, 4)] = 0xFFFFFFFFu - static_cast<uint32_t>(rng.uniform(0, 300));
     }
     sim::rewrite_desc(p, at, d);
-    const auto core = i % 2 ? mcu::Core::Serial : mcu::Core::Multicycle;
     compare(p, cfg, fmt::format("program {} ({}), layer {} {}", i, p.name, at, sim::describe(d)), t,
-            core);
+            static_cast<Image>(i % 3));
     if (HasFailure()) return;
   }
   t.print("programs with an edge-shaped layer");
@@ -272,11 +267,38 @@ TEST(FirmwareRv32i, RandomLayersAndCorruptedProgramsMatchTheReference) {
     const sim::Program p =
         i % 3 == 2 ? corrupted(sim::derive_seed(6, i), cfg)
                    : sim::random_stream(sim::derive_seed(7, i), cfg, 1 + i % 2, small());
-    compare(p, cfg, fmt::format("rv32i: {} ({})", i, p.name), t, mcu::Core::Serial);
+    compare(p, cfg, fmt::format("rv32i: {} ({})", i, p.name), t, Image::Rv32i);
     if (HasFailure()) return;
   }
   t.print("rv32i image on the bit-serial core");
   EXPECT_GT(t.errors, 0u) << "some corrupted programs stop with an error";
+}
+
+// The image for the controller with the MAC array (rtl/nasa_mcu.sv's Array = 1; the model's
+// Unit::Array): random layers, streams, programs, chains and corrupted programs, the 1x1 Convs,
+// DwConvs and residual adds the array takes on it, the rest in software: the reference's results.
+TEST(FirmwareArray, RandomLayersProgramsAndCorruptionsMatchTheReference) {
+  const auto& cfg = mcu_config();
+  Tally t;
+  sim::RandomLayerOptions any = small(), on_array = small();
+  on_array.board_array = true;  // (the other half: any layer, run in software where it must)
+  for (uint64_t i = 0, n = count(300); i < n; ++i) {
+    const auto& opt = i % 2 ? on_array : any;
+    sim::Program p;
+    // (a program whose image reaches the host page, which the board keeps, is drawn again)
+    for (uint64_t seed = sim::derive_seed(9, i); p.image.empty() || p.image.size() > cfg.mcu_page();
+         seed = sim::derive_seed(seed, 1)) {
+      p = i % 8 == 0   ? corrupted(seed, cfg)
+          : i % 4 == 1 ? sim::random_program(seed, cfg, opt)
+          : i % 4 == 2 ? sim::random_chain(seed, cfg, opt)
+                       : sim::random_stream(seed, cfg, 1 + i % 3, opt);
+    }
+    compare(p, cfg, fmt::format("array: {} ({})", i, p.name), t, Image::Array);
+    if (HasFailure()) return;
+  }
+  t.print("array image on the bit-serial core and the MAC array");
+  EXPECT_GT(t.errors, 0u) << "some corrupted programs stop with an error";
+  EXPECT_GT(t.array_runs, t.runs / 2) << "the array ran too few of the layers to be tested";
 }
 
 // Packed images (docs/engine.md "Packed images") are the engine's: the controller stops at a

@@ -7,7 +7,8 @@
 // block, outputs at any byte offset, and a memory that makes reads wait; reading only rows of the
 // layer's own tensors; with a memory that takes every request, in the cycles of its schedule's
 // model (nasa::mcu::array_cycles, fpga/model: the board's model will time the array with it),
-// cycle for cycle.
+// cycle for cycle; the rows it reads and the bytes it writes as nasa::mcu::array_reads and
+// array_write_bytes count them.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -164,6 +165,7 @@ std::vector<uint8_t> reference(const Layer& l, std::vector<uint8_t> mem) {
 struct Run {
   uint64_t cycles = 0;
   bool err = false;
+  uint64_t reads = 0, write_bytes = 0;  // rows read, bytes written (strobed)
 };
 
 // Whether the memory row at `a` holds a byte of the layer's input, weights (the block's: the
@@ -238,10 +240,13 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
       EXPECT_LT(a, kMemBytes);
       if (b->req_we_o) {
         for (int i = 0; i < 8; ++i) {
-          if ((b->req_wstrb_o >> i) & 1)
+          if ((b->req_wstrb_o >> i) & 1) {
             mem[a + i] = static_cast<uint8_t>(b->req_wdata_o >> (8 * i));
+            ++out.write_bytes;
+          }
         }
       } else {
+        ++out.reads;
         EXPECT_TRUE(read_inside(l, a)) << "read of row " << a << " outside the layer's tensors";
         rsp_next = true;
         rsp_data = 0;
@@ -278,6 +283,11 @@ uint64_t check(const Layer& l, nasa::sim::Random& r, int ready, std::vector<uint
   const auto want = reference(l, mem);
   const Run got = run(l, mem, ready, r);
   EXPECT_FALSE(got.err);
+  // (what the board's counters add for the layer: the same whether reads wait or not)
+  EXPECT_EQ(got.reads, nasa::mcu::array_reads(array_layer(l)))
+      << "P=" << l.pix << " C=" << l.cin << " K=" << l.cout << " dw=" << l.dw << " stem=" << l.stem
+      << " k=" << int{l.k};
+  EXPECT_EQ(got.write_bytes, nasa::mcu::array_write_bytes(array_layer(l)));
   if (ready == 8) {
     EXPECT_EQ(got.cycles, nasa::mcu::array_cycles(array_layer(l)))
         << "P=" << l.pix << " C=" << l.cin << " K=" << l.cout << " dw=" << l.dw

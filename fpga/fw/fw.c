@@ -1,7 +1,10 @@
 /* Firmware of the board's controller (up5k) (docs/fpga.md): runs the engine's programs
  * and batch runs on the RV32IM core, bit for bit as the reference model does (sw/base/desc.cpp
  * validate(), sw/model/refmodel.cpp execute(), sw/model/batch_model.cpp run()). The host sees the
- * same CSRs, error codes, tables and counters as on the other configurations. */
+ * same CSRs, error codes, tables and counters as on the other configurations.
+ * NASA_FW_ARRAY (the nasa_fw_array image, RV32I: rtl/nasa_mcu.sv with Array = 1): the MAC array
+ * runs the 1x1 Convs, the DwConvs, the residual adds and the FCs it takes (arr_conv(),
+ * add_any()); the rest runs in software (there is no dot unit). */
 #include <stdint.h>
 
 #include "mmio.h"
@@ -66,6 +69,28 @@ static void layer_completed(u64 layer_macs) {
   ctrl(MCU_C_LAYER_END, 1);
 }
 
+#if NASA_FW_ARRAY
+/* ---------------- the dot products in software (the array's controller has no dot unit) */
+/* acc + the dot product of `runs` runs of n elements (element i of run j at x + j*xo + i*xi,
+ * w + j*wo + i*wi), in `mode` (the dot unit's, MCU_DOT_*). (Not inlined: the ROM is full.) */
+__attribute__((noinline)) static u32 dot(u32 mode, u32 x, u32 w, u32 n, u32 runs, u32 xi,
+                                         u32 xo, u32 wi, u32 wo, u32 acc) {
+  for (u32 j = 0; j < runs; ++j, x += xo, w += wo) {
+    const u8 *xp = M + x, *wp = M + w;
+    for (u32 i = 0; i < n; ++i, xp += xi, wp += wi) {
+      const s32 v = (s8)*xp;
+      if (mode == MCU_DOT_MAC) {
+        acc += (u32)(v * (s8)*wp);
+      } else if (mode == MCU_DOT_SUM) {
+        acc += (u32)v;
+      } else if (v > (s32)acc) {
+        acc = (u32)v;
+      }
+    }
+  }
+  return acc;
+}
+#else
 /* ---------------- the dot-product unit ---------------- */
 #define DOT(k) REG(MCU_DOT(k))
 /* (a GAP channel's pixels: up to InBuf elements in one run; strides: below InBuf) */
@@ -92,6 +117,7 @@ static u32 dot(u32 mode, u32 x, u32 w, u32 n, u32 runs, u32 xi, u32 xo, u32 wi, 
   }
   return acc;
 }
+#endif
 
 /* The clipped window of output coordinate o along one axis at stride 1 << sh with `pad` zeros
  * before coordinate 0: the taps [*t0, *t1) of k, the first input coordinate *i0. (The core's
@@ -311,12 +337,6 @@ static u8 rq(const rq_t *q, u32 acc) {
   return (u8)((lo >> s) | (hi << (32 - s)));
 }
 
-static u8 finish(u32 acc, u32 m, u32 s) {
-  rq_t q;
-  rq_setup(&q, m, s);
-  return rq(&q, acc);
-}
-
 /* ---------------- ops ---------------- */
 /* conv, dwconv, fc: per output, the in-image taps row by row on the dot unit (a kernel row is
  * one run: contiguous in HWC for conv, a channel's column for dwconv), then requant. */
@@ -350,14 +370,6 @@ static void conv(const desc_t *d, const shape_t *s) {
         xf += xstep;
       }
     }
-  }
-}
-
-static void fc(const desc_t *d, const shape_t *s) {
-  for (u32 co = 0; co < d->cout; ++co) {
-    const u32 r = d->prm + co * NASA_PARAM_BYTES;
-    const u32 acc = dot(MCU_DOT_MAC, d->in, d->wgt + co * s->kred, s->kred, 1, 1, 0, 1, 0, le32(r));
-    M[d->out + co] = finish(acc, M[r + 4] | (u32)M[r + 5] << 8, M[r + 6]);
   }
 }
 
@@ -404,22 +416,103 @@ static void gap(const desc_t *d) {
   }
 }
 
-static void execute(const desc_t *d, const shape_t *s) {
+#define NOT_TAKEN 0xFFu /* (an error code no layer has: the array did not take the layer) */
+#if NASA_FW_ARRAY
+/* ---------------- the MAC array (rtl/nasa_mcu_array_page.sv) ---------------- */
+#define ARR(k) REG(MCU_PAGE_WORD(MCU_PAGE_ARRAY, k))
+
+/* ARun's clamp fields (set_clamp()'s bounds: low -128 or 0, high 0..127) */
+static u32 arr_clamp(void) {
+  return (u32)(lo_clamp < 0) << MCU_AR_NEG | (u32)hi_clamp << MCU_AR_HI;
+}
+
+/* Runs a layer on the array (the page's words; ARun with the clamp starts it) and waits for its
+ * end (the read waits): Fault if the array lost a write (it owns the memory port while it
+ * runs: never on the board) */
+static u32 arr_run(u32 in, u32 wgt, u32 out, u32 prm, u32 pix, u32 geom, u32 rowb, u32 run) {
+  ARR(MCU_A_IN) = in;
+  ARR(MCU_A_WGT) = wgt;
+  ARR(MCU_A_OUT) = out;
+  ARR(MCU_A_PRM) = prm;
+  ARR(MCU_A_PIX) = pix;
+  ARR(MCU_A_GEOM) = geom;
+  ARR(MCU_A_ROWB) = rowb;
+  ARR(MCU_A_RUN) = run | arr_clamp();
+  return (ARR(MCU_A_RUN) & 1u) ? NASA_ERR_FAULT : NASA_ERR_NONE;
+}
+
+/* A 1x1 Conv of stride 1 or a DwConv on the array, if it takes it (nasa_mac_array.sv's
+ * constraints; validate() passed): C a multiple of 8 up to 256, K up to 256, the input, weights
+ * and records 8-aligned, a DwConv's geometry inside the page's fields (H, W up to 255, W x C up
+ * to 4095). Its error code, or NOT_TAKEN. */
+static u32 arr_conv(const desc_t *d, const shape_t *s) {
+  const u32 rowb = mul_by(d->w, d->cin);
+  const int dw = d->op == NASA_OP_DW_CONV;
+  if ((d->cin & 7u) != 0 || d->cin > 256 || d->cout > 256 || ((d->in | d->wgt | d->prm) & 7u) ||
+      (dw ? d->h > 255 || d->w > 255 || rowb > 4095 : d->k != 1 || d->stride != 1)) {
+    return NOT_TAKEN;
+  }
+  const u32 geom = !dw ? 0
+                       : s->wo << MCU_AG_OW | d->w << MCU_AG_IW | d->h << MCU_AG_IH |
+                             d->pad_top << MCU_AG_PADT | (u32)(d->stride == 2) << MCU_AG_S2 |
+                             d->k << MCU_AG_K | 1u << MCU_AG_DW;
+  return arr_run(d->in, d->wgt, d->out, d->prm, mul_by(s->ho, s->wo), geom, rowb,
+                 d->cin << MCU_AR_CIN | d->cout << MCU_AR_COUT);
+}
+
+/* The add's two records (bias unused, M, S): 8-aligned in the RAM, which is main memory */
+static u32 add_rec[4] __attribute__((aligned(8)));
+
+/* requant(a) + requant(in2) over n bytes on the array: a, in2 and out 8-aligned */
+static u32 arr_add(const desc_t *d, u32 a, u32 n) {
+  add_rec[1] = d->m | d->s << 16;
+  add_rec[3] = d->mb | d->sb << 16;
+  return arr_run(a, d->in2, d->out, (u32)add_rec - MCU_MAIN_BASE, n, 0, 0,
+                 8u << MCU_AR_CIN | 1u << MCU_AR_COUT | 1u << MCU_AR_ADD);
+}
+#endif
+
+/* out = requant(a) + requant(in2) over n bytes, on the array when it takes them */
+static u32 add_any(const desc_t *d, u32 a, u32 n) {
+#if NASA_FW_ARRAY
+  if (((a | d->in2 | d->out) & 7u) == 0) return arr_add(d, a, n);
+#endif
+  add(d, a, n);
+  return NASA_ERR_NONE;
+}
+
+/* Runs the validated layer (an FC as the 1x1 Conv of its flattened input, Cin = kred, over one
+ * pixel: `d`'s shape is rewritten) */
+static u32 execute(desc_t *d, const shape_t *s) {
   set_clamp(d->res ? NASA_ACT_NONE : d->act, d->q6);  /* a folded residual: act after the add */
+  if (d->op == NASA_OP_FC) {
+    d->cin = s->kred;
+    d->k = d->h = d->w = d->stride = 1;
+    d->pad_top = 0;
+  }
   switch (d->op) {
+    case NASA_OP_FC:
     case NASA_OP_CONV:
-    case NASA_OP_DW_CONV:
-      conv(d, s);
-      if (d->res) {
-        set_clamp(d->act, d->q6);
-        add(d, d->out, (u32)s->out_bytes);
+    case NASA_OP_DW_CONV: {
+      u32 e = NOT_TAKEN;
+#if NASA_FW_ARRAY
+      e = arr_conv(d, s);
+#endif
+      if (e == NOT_TAKEN) {
+        conv(d, s);
+        e = NASA_ERR_NONE;
       }
-      break;
-    case NASA_OP_FC: fc(d, s); break;
-    case NASA_OP_ADD: add(d, d->in, (u32)s->in_bytes); break;
+      if (e == NASA_ERR_NONE && d->res) {
+        set_clamp(d->act, d->q6);
+        e = add_any(d, d->out, (u32)s->out_bytes);
+      }
+      return e;
+    }
+    case NASA_OP_ADD: return add_any(d, d->in, (u32)s->in_bytes);
     case NASA_OP_GAP: gap(d); break;
     default: pool(d, s); break;
   }
+  return NASA_ERR_NONE;
 }
 
 /* Validates, checks the records of and runs the descriptor read at `at` (patched in batch runs):
@@ -429,7 +522,8 @@ static u32 run_layer(desc_t *d) {
   const u32 e = validate(d, &s);
   if (e != NASA_ERR_NONE) return e;
   if (bad_record(d)) return NASA_ERR_BAD_QUANT;
-  execute(d, &s);
+  const u32 x = execute(d, &s);
+  if (x != NASA_ERR_NONE) return x;
   layer_completed(macs_of(d, &s));
   return NASA_ERR_NONE;
 }

@@ -246,6 +246,28 @@
 #define MCU_DOT_MAX_N 65535u /* dot unit: longest run */
 #define MCU_DOT_MAX_RUNS 255u /* dot unit: most runs per start */
 #define MCU_DOT_MAX_STRIDE 65535u /* dot unit: largest stride */
+#define MCU_PAGE_ARRAY 6u /* MMIO page: the MAC array's registers (Array = 1) */
+#define MCU_A_IN 0u /* array: the input's (a's) address, 8-aligned */
+#define MCU_A_WGT 1u /* array: the weights' (b's) address, 8-aligned */
+#define MCU_A_OUT 2u /* array: the output's address */
+#define MCU_A_PRM 3u /* array: the records' address, 8-aligned */
+#define MCU_A_PIX 4u /* array: P, the output pixels (the add's bytes), bits 15:0 */
+#define MCU_A_GEOM 5u /* array: the window's geometry (fields AG*) */
+#define MCU_A_ROWB 6u /* array: W x C, the input's row bytes (bits 11:0) */
+#define MCU_A_RUN 7u /* array: channels and clamp (fields AR*); the write starts the layer, a read waits for its end and gives the error bit (a write the memory did not take) */
+#define MCU_AG_OW 0u /* AGeom bits 7:0: the output's width */
+#define MCU_AG_IW 8u /* AGeom bits 15:8: the input's width */
+#define MCU_AG_IH 16u /* AGeom bits 23:16: the input's height */
+#define MCU_AG_PADT 24u /* AGeom bits 25:24: rows of zeros above the input */
+#define MCU_AG_S2 26u /* AGeom bit 26: stride 2 */
+#define MCU_AG_K 27u /* AGeom bits 29:27: k (odd, 1..7) */
+#define MCU_AG_ST 30u /* AGeom bit 30: the stem (Conv of one input channel) */
+#define MCU_AG_DW 31u /* AGeom bit 31: depthwise */
+#define MCU_AR_CIN 0u /* ARun bits 8:0: C */
+#define MCU_AR_COUT 9u /* ARun bits 17:9: K */
+#define MCU_AR_NEG 18u /* ARun bit 18: the clamp's low end is -128 (else 0) */
+#define MCU_AR_HI 19u /* ARun bits 26:19: the clamp's high end (0..127) */
+#define MCU_AR_ADD 27u /* ARun bit 27: a residual add (a at AIn, b at AWgt) */
 
 /* Configuration `up5k`. */
 #define NASA_CFG_ROWS 1u

@@ -119,4 +119,25 @@ uint64_t array_cycles(const ArrayLayer& l) {
   return l.dw || l.stem ? window_cycles(l) : pointwise_cycles(l);
 }
 
+uint64_t array_reads(const ArrayLayer& l) {
+  if (l.add) return 2 + 2ull * l.pix;  // the two records; a's row and b's row for each byte
+  uint64_t n = 0;
+  if (!l.dw && !l.stem) {  // per block: each weight row twice (half a row a RAM word), the
+                           // records, then C / 8 rows a pixel
+    for (uint32_t co0 = 0; co0 < l.cout; co0 += 3) {
+      const uint32_t kb = std::min(3u, l.cout - co0);
+      n += 2ull * kb * l.cin / 8 + kb + uint64_t{l.pix} * l.cin / 8;
+    }
+    return n;
+  }
+  uint64_t taps = 0;  // per block: a row a tap of weights, its records, a row a step
+  for (uint32_t p = 0; p < l.pix; ++p) taps += array_taps(l, p);
+  for (uint32_t c0 = 0; c0 < l.cout; c0 += 8) {
+    n += uint64_t{l.k} * l.k + std::min(8u, l.cout - c0) + taps;
+  }
+  return n;
+}
+
+uint64_t array_write_bytes(const ArrayLayer& l) { return uint64_t{l.pix} * (l.add ? 1 : l.cout); }
+
 }  // namespace nasa::mcu

@@ -6,7 +6,12 @@
 #include <algorithm>
 #include <bit>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
+#include "nasa/desc.h"
+#include "nasa/mac_array_model.h"
+#include "nasa/refmodel.h"
 
 namespace nasa::mcu {
 namespace {
@@ -17,13 +22,14 @@ constexpr uint32_t kGoLoad = 0x00002503;  // lw a0, 0(zero): crt0.S's wait for a
 }  // namespace
 
 System::System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::DramTiming& dram,
-               std::span<const uint32_t> rom, Core core)
+               std::span<const uint32_t> rom, Core core, Unit unit)
     : cfg_(cfg),
       mem_(mem),
       dram_(dram, cfg.mem_bytes),
       iss_(rom, *this, core),
       page_(cfg_),
-      rom_(rom) {
+      rom_(rom),
+      unit_(unit) {
   if (cfg.mem_bytes != 8) {
     throw std::invalid_argument("the controller's memory port is one 8-byte row wide");
   }
@@ -148,6 +154,17 @@ RunInfo System::run(uint64_t max_cycles) {
   return info;
 }
 
+RunInfo System::run_program(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base,
+                            uint32_t win_limit, uint64_t max_cycles) {
+  const auto csr = [this](hw::Csr c, uint32_t v) { write_csr(static_cast<uint32_t>(c), v); };
+  csr(hw::Csr::DescAddr, desc_addr);
+  csr(hw::Csr::DescCount, desc_count);
+  csr(hw::Csr::WinBase, win_base);
+  csr(hw::Csr::WinLimit, win_limit);
+  csr(hw::Csr::Ctrl, hw::kCtrlStart);
+  return run(max_cycles);
+}
+
 uint64_t System::main_row(uint32_t addr) const {
   if (uint64_t{addr} + 8 > mem_.size()) {
     throw std::out_of_range("controller model: main memory read past the memory image");
@@ -187,7 +204,8 @@ uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata,
     run_origin_ = cyc;
     return cyc;
   }
-  if (region == kRegionMain) {  // main memory through the port (RTL ld_wait_q), once the dot unit is idle
+  if (region ==
+      kRegionMain) {  // main memory through the port (RTL ld_wait_q), once the unit is idle
     const uint32_t a = addr & 0x0FFFFFFFu;
     cyc = std::max(cyc, dot_idle_);
     if (!write) {  // the word is the row's half at bit 2 of its address
@@ -206,7 +224,10 @@ uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata,
   const uint32_t widx = (addr >> 2) & 0x3FF;
   if (region == kRegionMmio) {  // registers and tables
     const uint32_t page = (addr >> 12) & 0xF;
-    if (page == kPageDot) return dot_access(cyc, write, widx & 7, wdata, rdata);
+    if (unit_ == Unit::Dot && page == kPageDot)
+      return dot_access(cyc, write, widx & 7, wdata, rdata);
+    if (unit_ == Unit::Array && page == kPageArray)
+      return array_access(cyc, write, widx & 7, wdata);
     if (write && page == kPageCtrl) {
       switch (widx & 0xF) {
         case kCFinish:
@@ -313,6 +334,120 @@ void System::dot_run(uint64_t start, uint32_t acc) {
   dot_w_ = wrun;
   dot_acc_ = acc;
   dot_idle_ = (n == 0 || runs == 0 ? start : last) + 3;
+}
+
+// rtl/nasa_mcu_array_page.sv: page accesses wait while the array runs (a write completes in its
+// first free cycle, a read in the cycle after, giving the error bit: 0, the board's memory takes
+// every write); the ARun write starts the layer.
+uint64_t System::array_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wdata) {
+  const uint64_t c = std::max(cyc, dot_idle_);
+  if (!write) return c + 1;
+  arr_[reg] = wdata;
+  if (reg == kARun) {
+    if (compute_starts_.size() == layer_ends_.size()) compute_starts_.push_back(c - run_origin_);
+    array_run(c);
+  }
+  return c;
+}
+
+// The array's layer after the ARun write in cycle `start` (the page's start_q the cycle after,
+// rtl/nasa_mcu_array_page.sv, busy with it): its bytes are the reference model's Conv (1x1, or
+// the stem's from its tap-major weights), DwConv or Add, its cycles nasa/mac_array_model.h's,
+// from start + 2; the core's next page or memory access waits until it ends.
+void System::array_run(uint64_t start) {
+  const uint32_t amask = cfg_.addr_bits >= 32 ? ~0u : (1u << cfg_.addr_bits) - 1;
+  const uint32_t geom = arr_[kAGeom], run = arr_[kARun];
+  const auto field = [](uint32_t word, uint32_t lsb, uint32_t bits) {
+    return (word >> lsb) & ((1u << bits) - 1);
+  };
+  ArrayLayer l;
+  l.out = arr_[kAOut] & amask;
+  l.pix = arr_[kAPix] & 0xFFFF;
+  l.cin = field(run, kArCin, 9);
+  l.cout = field(run, kArCout, 9);
+  l.add = field(run, kArAdd, 1) != 0;
+  l.dw = !l.add && field(geom, kAgDw, 1) != 0;
+  l.stem = !l.add && !l.dw && field(geom, kAgSt, 1) != 0;
+  if (l.dw || l.stem) {
+    l.h = field(geom, kAgIh, 8);
+    l.w = field(geom, kAgIw, 8);
+    l.wo = field(geom, kAgOw, 8);
+    l.k = field(geom, kAgK, 3);
+    l.stride = field(geom, kAgS2, 1) ? 2 : 1;
+    l.pad_top = field(geom, kAgPadt, 2);
+  }
+  // (the page holds the input's, weights' and records' rows)
+  const uint32_t in = arr_[kAIn] & amask & ~7u, wgt = arr_[kAWgt] & amask & ~7u,
+                 prm = arr_[kAPrm] & amask & ~7u;
+  // the clamp as an activation (the firmware's set_clamp() gives only these)
+  const bool neg = field(run, kArNeg, 1) != 0;
+  const uint32_t hi = field(run, kArHi, 8);
+  if (hi > 127 || (neg && hi != 127)) {
+    throw std::logic_error("controller model: the array's clamp [" +
+                           std::to_string(neg ? -128 : 0) + ", " + std::to_string(hi) +
+                           "] is no activation's");
+  }
+  Desc d;
+  d.act = static_cast<uint8_t>(neg ? hw::Act::None : hi == 127 ? hw::Act::Relu : hw::Act::Relu6);
+  d.q6 = static_cast<uint8_t>(hi);
+  d.in_addr = in;
+  d.out_addr = l.out;
+  d.wgt_addr = wgt;
+  d.prm_addr = prm;
+  if (l.add) {  // an Add of 1 x P x 1, b at AWgt, the two records' M and S at APrm
+    d.op = static_cast<uint8_t>(hw::Op::Add);
+    d.h = 1;
+    d.w = static_cast<uint16_t>(l.pix);
+    d.cin = d.cout = 1;
+    d.in2_addr = wgt;
+    d.m = static_cast<uint16_t>(main_row(prm) >> 32);
+    d.s = static_cast<uint8_t>(main_row(prm) >> 48);
+    d.mb = static_cast<uint16_t>(main_row(prm + 8) >> 32);
+    d.sb = static_cast<uint8_t>(main_row(prm + 8) >> 48);
+  } else if (!l.dw && !l.stem) {  // a 1x1 Conv over P pixels
+    d.op = static_cast<uint8_t>(hw::Op::Conv);
+    d.k = d.stride = 1;
+    d.h = 1;
+    d.w = static_cast<uint16_t>(l.pix);
+    d.cin = static_cast<uint16_t>(l.cin);
+    d.cout = static_cast<uint16_t>(l.cout);
+  } else {  // the window paths: P / Wo output rows, the page's rows of zeros above
+    if (l.wo == 0 || l.pix % l.wo != 0) {
+      throw std::logic_error("controller model: the array's window layer has " +
+                             std::to_string(l.pix) + " pixels, not rows of " +
+                             std::to_string(l.wo));
+    }
+    d.op = static_cast<uint8_t>(l.dw ? hw::Op::DwConv : hw::Op::Conv);
+    d.k = static_cast<uint8_t>(l.k);
+    d.stride = static_cast<uint8_t>(l.stride);
+    d.h = static_cast<uint16_t>(l.h);
+    d.w = static_cast<uint16_t>(l.w);
+    d.cin = static_cast<uint16_t>(l.stem ? 1 : l.cin);
+    d.cout = static_cast<uint16_t>(l.cout);
+    d.out_rows = static_cast<uint16_t>(l.pix / l.wo);
+    d.pad_top = static_cast<uint8_t>(l.pad_top);
+  }
+  if (l.stem) {  // the reference's OHWI weights from the array's tap-major blocks, past memory
+    const uint32_t ksq = l.k * l.k;
+    const auto ohwi = static_cast<uint32_t>(mem_.size());
+    std::vector<uint8_t> m(mem_.size() + size_t{ksq} * l.cout);
+    std::copy(mem_.begin(), mem_.end(), m.begin());
+    for (uint32_t co = 0; co < l.cout; ++co) {
+      for (uint32_t t = 0; t < ksq; ++t) {
+        m[ohwi + co * ksq + t] = mem_[(wgt + ((co / 8) * ksq + t) * 8 + co % 8) & amask];
+      }
+    }
+    d.wgt_addr = ohwi;
+    ref::execute(d, m);
+    const uint64_t bytes = uint64_t{l.pix} * l.cout;
+    std::copy_n(m.begin() + l.out, bytes, mem_.begin() + l.out);
+  } else {
+    ref::execute(d, mem_);
+  }
+  rd_bytes_ += cfg_.mem_bytes * array_reads(l);
+  wr_bytes_ += array_write_bytes(l);
+  dot_idle_ = start + 2 + array_cycles(l);
+  ++array_runs_;
 }
 
 }  // namespace nasa::mcu

@@ -158,7 +158,8 @@ void ProgramBuilder::grow(uint64_t end) {
 }
 
 uint32_t ProgramBuilder::alloc(uint64_t size) {
-  const uint64_t gap = rng_.chance(0.2) ? 0 : rng_.uniform(1, 2 * cfg_.mem_bytes + 3);
+  uint64_t gap = rng_.chance(0.2) ? 0 : rng_.uniform(1, 2 * cfg_.mem_bytes + 3);
+  if (align_ > 1) gap = (align_ - (arena_.top() + gap) % align_) % align_ + gap;
   if (sc_hi_ != 0 && arena_.top() < sc_hi_ && arena_.top() + gap + size > sc_lo_) {
     arena_.alloc(sc_hi_ - arena_.top());  // (over the scratch's window)
   }

@@ -92,7 +92,9 @@ Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt
                                           hw::Op::MaxPool, hw::Op::AvgPool, hw::Op::Add,
                                           hw::Op::Gap};
   constexpr std::array<uint32_t, 7> kOpWeights = {35, 20, 10, 7, 8, 10, 10};
-  const hw::Op op = kOps[weighted(rng, kOpWeights)];
+  constexpr std::array<hw::Op, 3> kArrayOps = {hw::Op::Conv, hw::Op::DwConv, hw::Op::Add};
+  const hw::Op op = opt.board_array ? kArrayOps[weighted(rng, std::array<uint32_t, 3>{40, 40, 20})]
+                                    : kOps[weighted(rng, kOpWeights)];
   // A quarter of the convolutions fill the PE array exactly, so efficiency gets measured often.
   const bool array_shaped = op == hw::Op::Conv && rng.chance(0.25);
   for (int attempt = 0; attempt < 100000; ++attempt) {
@@ -189,6 +191,13 @@ Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt
     if (validate(probe, cfg, 0, 0xFFFFFFFFu) != hw::Err::None) continue;
     if (work_cycles(d, cfg) > budget) continue;
     if (array_shaped && !conv_qualifies(d, cfg)) continue;
+    if (opt.board_array) {  // (what fpga/fw/fw.c runs on the board's MAC array)
+      if (d.images > 1 || d.cin % 8 != 0 || d.cin > 256 || d.cout > 256 || d.h > 255 || d.w > 255 ||
+          (op == hw::Op::Conv && (d.k != 1 || d.stride != 1)) ||
+          (op == hw::Op::DwConv && uint32_t{d.w} * d.cin > 4095)) {
+        continue;
+      }
+    }
     return d;
   }
   throw std::logic_error(fmt::format("random_shape: no {} layer fits config '{}'",
@@ -228,6 +237,7 @@ Program random_stream(uint64_t seed, const hw::Config& cfg, uint32_t images,
                       const RandomLayerOptions& opt) {
   if (images == 0) throw std::invalid_argument("random_stream: a stream needs at least one image");
   ProgramBuilder b(cfg, seed);
+  if (opt.board_array) b.set_align(8);
   const Desc shape = random_shape(b.rng(), cfg, opt);
   if (b.rng().chance(0.5)) b.reserve_descs(images);  // (this order keeps every seed's layer)
   const Quant quant = random_quant(b.rng());
@@ -296,8 +306,24 @@ std::optional<Desc> random_shape_after(Rng& rng, const hw::Config& cfg, uint16_t
 
 }  // namespace
 
+void corrupt(Program& p, uint64_t seed) {
+  Rng rng(seed ^ 0xBADD);
+  const auto flips = rng.uniform(1, 3);
+  for (uint64_t f = 0; f < flips; ++f) {
+    const auto i = static_cast<uint32_t>(rng.uniform(0, p.desc_count - 1));
+    if (rng.chance(0.15) && uint64_t{p.descs[i].prm_addr} + 6 < p.image.size()) {
+      p.image.at(p.descs[i].prm_addr + 6) = static_cast<uint8_t>(rng.uniform(0, 255));  // a shift
+    } else {
+      const auto byte = p.desc_addr + i * hw::kDescBytes + rng.uniform(0, hw::kDescBytes - 1);
+      p.image.at(byte) ^= static_cast<uint8_t>(1u << rng.uniform(0, 7));
+    }
+  }
+  p.name += " (corrupted)";
+}
+
 Program random_chain(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt) {
   ProgramBuilder b(cfg, seed);
+  if (opt.board_array) b.set_align(8);
   const auto layers = static_cast<uint32_t>(b.rng().uniform(2, 6));
   if (b.rng().chance(0.5)) b.reserve_descs(layers);
   std::vector<Desc> ds;
@@ -367,6 +393,7 @@ Program random_chain(uint64_t seed, const hw::Config& cfg, const RandomLayerOpti
 
 Program random_program(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt) {
   ProgramBuilder b(cfg, seed);
+  if (opt.board_array) b.set_align(8);
   const auto layers = static_cast<uint32_t>(b.rng().uniform(2, 5));
   if (b.rng().chance(0.5)) b.reserve_descs(layers);
   std::vector<Desc> ds;

@@ -14,10 +14,11 @@
 
 namespace nasa::cycles {
 
-// DDR-like memory behind the engine; the controller's (Mcu) is the board's SPRAM: a word the
-// cycle after the request, one request at a time.
+// DDR-like memory behind the engine; the controller's (Mcu) is the board's SPRAM behind
+// fpga/nasa_spram.sv: a request taken every cycle, a read's data the cycle after it (two in
+// flight, as one read's data meet the next request: the MAC array reads a row a cycle).
 DramTiming default_dram(const hw::Config& cfg) {
-  return cfg.mcu ? DramTiming{1, cfg.mem_bytes, 1} : DramTiming{32, cfg.mem_bytes, 16};
+  return cfg.mcu ? DramTiming{1, cfg.mem_bytes, 2} : DramTiming{32, cfg.mem_bytes, 16};
 }
 
 namespace {

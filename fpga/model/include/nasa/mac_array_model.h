@@ -30,4 +30,9 @@ uint32_t array_taps(const ArrayLayer& l, uint32_t p);
 // it is busy.
 uint64_t array_cycles(const ArrayLayer& l);
 
+// The memory rows the layer reads (weights, records, activations; re-reads counted) and the bytes
+// it writes (strobed): what the board's counters DramRdBytes / 8 and DramWrBytes add.
+uint64_t array_reads(const ArrayLayer& l);
+uint64_t array_write_bytes(const ArrayLayer& l);
+
 }  // namespace nasa::mcu

@@ -23,6 +23,13 @@ namespace nasa::mcu {
 // Core::Serial: software multiplies).
 std::span<const uint32_t> firmware();
 std::span<const uint32_t> firmware_rv32i();
+// The RV32I image for the controller with the MAC array (Unit::Array; rtl/nasa_mcu.sv's
+// Array = 1): 1x1 Convs, DwConvs and residual adds on the array, the rest in software.
+std::span<const uint32_t> firmware_array();
+
+// The unit beside the core (rtl/nasa_mcu.sv's parameter Array): the dot-product unit
+// (nasa_mcu_dot, MMIO page PageDot), or the MAC array (nasa_mcu_array_page, page PageArray).
+enum class Unit { Dot, Array };
 
 // The main memory a System needs to hold `data_bytes` of the host's: at least the address space,
 // with the host page and the firmware's RAM at its top.
@@ -44,9 +51,10 @@ class System final : Bus {
   // `mem`: main memory (the device's; the firmware reads and writes it in place), at least the
   // address space with the host page and the firmware's RAM at its top (2^AddrBits bytes).
   // `rom` and `core`: the firmware image and the core that runs it (firmware_rv32i() for
-  // Core::Serial).
+  // Core::Serial); `unit` the unit beside it (firmware_array() and Core::Serial for the array).
   System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::DramTiming& dram,
-         std::span<const uint32_t> rom = firmware(), Core core = Core::Multicycle);
+         std::span<const uint32_t> rom = firmware(), Core core = Core::Multicycle,
+         Unit unit = Unit::Dot);
 
   // Host CSR accesses as the host makes them (device::McuPage: the live CSRs as rtl/nasa_mcu.sv
   // answers them on its port, the others in the host page).
@@ -58,7 +66,13 @@ class System final : Bus {
 
   // After a CTRL write that started a run: the firmware runs it to FINISH (or a trap: Fault).
   RunInfo run(uint64_t max_cycles);
+  // A program as the host starts one: DESC_ADDR, DESC_COUNT, the window and CTRL START
+  // written, then run(max_cycles).
+  RunInfo run_program(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base,
+                      uint32_t win_limit, uint64_t max_cycles);
   bool busy() const { return busy_; }
+  // The layers the MAC array ran (Unit::Array) since construction.
+  uint64_t array_runs() const { return array_runs_; }
   uint64_t counter(hw::Counter c) const;
 
  private:
@@ -68,6 +82,8 @@ class System final : Bus {
   uint64_t fetch(uint64_t cyc, uint32_t addr, uint64_t& row);
   uint64_t dot_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wdata, uint32_t& rdata);
   void dot_run(uint64_t start, uint32_t acc);
+  uint64_t array_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wdata);
+  void array_run(uint64_t start);
   uint64_t main_row(uint32_t addr) const;
   void main_write(uint32_t addr, uint32_t data, uint32_t strb);
   void dram_until(uint64_t cyc);  // idle DRAM clocks up to (not including) cycle `cyc`
@@ -86,8 +102,11 @@ class System final : Bus {
   uint32_t go_ = 0, err_code_ = 0;
   uint64_t cycles_ = 0, rd_bytes_ = 0, wr_bytes_ = 0;
   std::span<const uint32_t> rom_;
-  // the dot-product unit: its registers, and the first cycle it is idle again
+  Unit unit_;
+  // the dot-product unit's registers, the MAC array's page; the first cycle the unit is idle again
   uint32_t dot_x_ = 0, dot_w_ = 0, dot_shape_ = 0, dot_xstr_ = 0, dot_wstr_ = 0, dot_acc_ = 0;
+  uint32_t arr_[8] = {};
+  uint64_t array_runs_ = 0;
   uint64_t dot_idle_ = 0;
   uint64_t run_origin_ = 0;  // ISS cycle of the run's cycle 0
   bool finished_ = false;

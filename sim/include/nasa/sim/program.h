@@ -77,8 +77,10 @@ class ProgramBuilder {
   Rng& rng() { return rng_; }
   const hw::Config& config() const { return cfg_; }
 
-  // A fresh block of `size` bytes inside the window at a random small gap (unaligned).
+  // A fresh block of `size` bytes inside the window at a random small gap (unaligned; after
+  // set_align(a), at the next multiple of a).
   uint32_t alloc(uint64_t size);
+  void set_align(uint32_t a) { align_ = a; }
   // A block for an activation tensor (a layer's input or output): as alloc, or on configurations
   // with an on-chip scratch, in about half the programs, for about half the tensors, inside the
   // scratch's window (Program::scratch_base; the layout skips over the window).
@@ -116,6 +118,7 @@ class ProgramBuilder {
   uint64_t seed_;
   Rng rng_;
   Arena arena_;
+  uint32_t align_ = 1;
   // the on-chip scratch's window [sc_lo_, sc_hi_) when this program uses it, its blocks
   Rng sc_rng_;
   uint64_t sc_lo_ = 0, sc_hi_ = 0;

@@ -15,6 +15,10 @@ struct RandomLayerOptions {
   // bytes moved / port width); 0 picks a per-configuration default that keeps a regression of
   // thousands of layers within minutes. One layer in eight may use eight times this.
   uint64_t max_work_cycles = 0;
+  // Only layers the board's MAC array takes (fpga/fw/fw.c arr_conv(), add_any()): 1x1 Convs of
+  // stride 1 and DwConvs (with or without a folded residual) and Adds, channels a multiple of 8
+  // up to 256, H and W up to 255, every tensor 8-aligned, no packed images.
+  bool board_array = false;
 };
 
 // Estimated work of a layer in cycles (see RandomLayerOptions).
@@ -33,6 +37,11 @@ Program random_layer(uint64_t seed, const hw::Config& cfg, const RandomLayerOpti
 // each image a fresh input and output (Program::stream). images = 1 is random_layer.
 Program random_stream(uint64_t seed, const hw::Config& cfg, uint32_t images,
                       const RandomLayerOptions& opt = {});
+
+// Bad descriptors for the error paths: 1-3 bits of p's descriptors flipped (opcode, shape,
+// kernel, stride, activation, quantization and address fields alike), or one time in seven a
+// per-channel record's shift set to a random byte; " (corrupted)" appended to its name.
+void corrupt(Program& p, uint64_t seed);
 
 // A program of 2-5 independent random layers (as random_layer, each on fresh tensors), for what
 // runs between layers: the next descriptor's prefetch, the handover from one layer to the next.

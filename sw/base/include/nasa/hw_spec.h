@@ -284,7 +284,31 @@ namespace nasa::hw {
   X(DotMax, DOT_MAX, 2, "dot mode: acc = max(acc, x)")                                        \
   X(DotMaxN, DOT_MAX_N, 65535, "dot unit: longest run")                                       \
   X(DotMaxRuns, DOT_MAX_RUNS, 255, "dot unit: most runs per start")                           \
-  X(DotMaxStride, DOT_MAX_STRIDE, 65535, "dot unit: largest stride")
+  X(DotMaxStride, DOT_MAX_STRIDE, 65535, "dot unit: largest stride")                          \
+  X(PageArray, PAGE_ARRAY, 0x6, "MMIO page: the MAC array's registers (Array = 1)")           \
+  X(AIn, A_IN, 0, "array: the input's (a's) address, 8-aligned")                              \
+  X(AWgt, A_WGT, 1, "array: the weights' (b's) address, 8-aligned")                           \
+  X(AOut, A_OUT, 2, "array: the output's address")                                            \
+  X(APrm, A_PRM, 3, "array: the records' address, 8-aligned")                                 \
+  X(APix, A_PIX, 4, "array: P, the output pixels (the add's bytes), bits 15:0")               \
+  X(AGeom, A_GEOM, 5, "array: the window's geometry (fields AG*)")                            \
+  X(ARowB, A_ROWB, 6, "array: W x C, the input's row bytes (bits 11:0)")                      \
+  X(ARun, A_RUN, 7,                                                                           \
+    "array: channels and clamp (fields AR*); the write starts the layer, a read waits for "   \
+    "its end and gives the error bit (a write the memory did not take)")                      \
+  X(AgOw, AG_OW, 0, "AGeom bits 7:0: the output's width")                                     \
+  X(AgIw, AG_IW, 8, "AGeom bits 15:8: the input's width")                                     \
+  X(AgIh, AG_IH, 16, "AGeom bits 23:16: the input's height")                                  \
+  X(AgPadt, AG_PADT, 24, "AGeom bits 25:24: rows of zeros above the input")                   \
+  X(AgS2, AG_S2, 26, "AGeom bit 26: stride 2")                                                \
+  X(AgK, AG_K, 27, "AGeom bits 29:27: k (odd, 1..7)")                                         \
+  X(AgSt, AG_ST, 30, "AGeom bit 30: the stem (Conv of one input channel)")                    \
+  X(AgDw, AG_DW, 31, "AGeom bit 31: depthwise")                                               \
+  X(ArCin, AR_CIN, 0, "ARun bits 8:0: C")                                                     \
+  X(ArCout, AR_COUT, 9, "ARun bits 17:9: K")                                                  \
+  X(ArNeg, AR_NEG, 18, "ARun bit 18: the clamp's low end is -128 (else 0)")                   \
+  X(ArHi, AR_HI, 19, "ARun bits 26:19: the clamp's high end (0..127)")                        \
+  X(ArAdd, AR_ADD, 27, "ARun bit 27: a residual add (a at AIn, b at AWgt)")
 
 // ---- C++ views of the tables. ----
 

@@ -1,0 +1,102 @@
+// The controller with the MAC array (rtl/nasa_mcu.sv with Array = 1: the bit-serial core and
+// rtl/nasa_mcu_array_page.sv, the firmware image nasa_fw_array; the DSPs simulated by Yosys's
+// model of SB_MAC16) Verilated, against the board's model with the same image (nasa::mcu::System,
+// Unit::Array): random layers, streams, programs and chains, three in four of the layers the
+// array takes, and corrupted programs must end with the same error, ERR_INDEX and LAYERS_DONE,
+// the same memory, MAC count and memory byte counters, in the same cycles, every layer ending in
+// the same cycle, with the reference model's error (the model's memory is held to the
+// reference's by cosim_firmware's FirmwareArray.*). Knob: NASA_FW_LAYERS (default 300;
+// this suite runs a tenth of it, at least 8).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Vnasa_mcu_array.h"
+#include "nasa/mcu_system.h"
+#include "nasa/refmodel.h"
+#include "nasa/sim/env.h"
+#include "nasa/sim/memcheck.h"
+#include "nasa/sim/random_layer.h"
+#include "verilated_engine.h"
+
+namespace nasa {
+namespace {
+
+// A program drawn from `seed` that leaves the host page alone (drawn again while its image
+// reaches it): random layers of any kind, or of the kind the array takes (`on_array`), or a
+// corrupted program (1-3 flipped descriptor bits).
+sim::Program draw(uint64_t i, const hw::Config& cfg) {
+  sim::RandomLayerOptions opt;
+  opt.max_work_cycles = 6000;
+  opt.board_array = i % 4 != 0;
+  sim::Program p;
+  for (uint64_t seed = sim::derive_seed(11, i); p.image.empty() || p.image.size() > cfg.mcu_page();
+       seed = sim::derive_seed(seed, 1)) {
+    p = i % 4 == 1   ? sim::random_program(seed, cfg, opt)
+        : i % 4 == 2 ? sim::random_chain(seed, cfg, opt)
+                     : sim::random_stream(seed, cfg, 1 + i % 3, opt);
+    if (i % 8 == 7) sim::corrupt(p, seed);
+  }
+  return p;
+}
+
+TEST(BoardArray, RtlRunsCycleForCycleAsTheModelAndAsTheReference) {
+  const auto& cfg = config_by_name("up5k");  // (the board's configuration)
+  const auto dram = cycles::default_dram(cfg);
+  const uint64_t n = std::max<uint64_t>(8, sim::env_number("NASA_FW_LAYERS", 300) / 10);
+  uint64_t array_runs = 0, errors = 0, cycles = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    const sim::Program p = draw(i, cfg);
+    const std::string what = fmt::format("program {} ({})", i, p.name);
+    // the model
+    std::vector<uint8_t> mem = p.image;
+    mem.resize(mcu::memory_bytes(cfg, mem.size()), 0);
+    mcu::System sys(cfg, mem, dram, mcu::firmware_array(), mcu::Core::Serial, mcu::Unit::Array);
+    const mcu::RunInfo r =
+        sys.run_program(p.desc_addr, p.desc_count, p.win_base, p.win_limit, uint64_t{1} << 36);
+    ASSERT_TRUE(r.done) << what << ": the model did not finish";
+    const auto read = [&](hw::Csr c) { return sys.read_csr(static_cast<uint32_t>(c)); };
+    const uint32_t err = read(hw::Csr::ErrCode), err_index = read(hw::Csr::ErrIndex),
+                   layers_done = read(hw::Csr::LayersDone);
+    mem.resize(p.image.size());
+    array_runs += sys.array_runs();
+    errors += err != 0;
+    cycles += r.cycles;
+    // the RTL
+    sim::detail::VerilatedEngine<Vnasa_mcu_array> rtl(cfg, p.image.size(), dram);
+    rtl.load_memory(p.image);
+    const sim::RunStatus st =
+        rtl.run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, 2 * r.cycles + 100000, 0);
+    ASSERT_TRUE(st.done) << what << ": the RTL did not finish";
+    EXPECT_EQ(st.err_code, err) << what;
+    EXPECT_EQ(st.err_index, err_index) << what;
+    EXPECT_EQ(st.layers_done, layers_done) << what;
+    EXPECT_EQ(rtl.counter(hw::Counter::Cycles), r.cycles) << what;
+    EXPECT_EQ(rtl.counter(hw::Counter::Macs), sys.counter(hw::Counter::Macs)) << what;
+    EXPECT_EQ(rtl.counter(hw::Counter::DramRdBytes), sys.counter(hw::Counter::DramRdBytes)) << what;
+    EXPECT_EQ(rtl.counter(hw::Counter::DramWrBytes), sys.counter(hw::Counter::DramWrBytes)) << what;
+    ASSERT_EQ(st.layer_ends.size(), r.layer_ends.size()) << what;
+    for (size_t k = 1; k < st.layer_ends.size(); ++k) {
+      EXPECT_EQ(st.layer_ends[k] - st.layer_ends[0], r.layer_ends[k] - r.layer_ends[0])
+          << what << ": layer " << k << " completes at another cycle";
+    }
+    sim::expect_same_memory(rtl.memory(), mem,
+                            sim::MemoryCheck(what + ": RTL memory (expected: the model's)"));
+    // the reference (where its result is defined: no layer writes over its own operands)
+    std::vector<uint8_t> ref_mem = p.image;
+    const ref::RunResult ref =
+        ref::run(ref_mem, cfg, p.desc_addr, p.desc_count, p.win_base, p.win_limit);
+    EXPECT_EQ(err, static_cast<uint32_t>(ref.err)) << what;
+    if (HasFailure()) return;
+  }
+  fmt::print("{} programs, {} ended in an error, {} cycles, {} layers on the MAC array\n", n,
+             errors, cycles, array_runs);
+  EXPECT_GT(array_runs, n / 2) << "the array ran too few layers to be tested";
+}
+
+}  // namespace
+}  // namespace nasa
