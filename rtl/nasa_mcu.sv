@@ -1,16 +1,15 @@
 // The board's core, configuration up5k (docs/fpga.md "The board's core"): the RV32IM controller
 // (nasa_mcu_cpu) runs the firmware (fpga/fw/) that executes programs and batch runs, with the
 // dot-product unit (nasa_mcu_dot) for the multiply-accumulates (Array = 1: the bit-serial core
-// and the MAC array, nasa_mcu_array_page, in their place; docs/fpga.md "The array on the
-// board"), behind the same ports as
-// nasa_top: the CSR bus and the memory port (single-beat reads of one 8-byte row, strobed
-// writes). Memory map of the controller: fpga/fw/mmio.h. The CSR port serves the live CSRs
-// (CTRL, STATUS, ERR_CODE, the Cycles and memory byte counters); the others, with the batch
-// tables, are words of the host page at the top of main memory, which the host reaches over its
-// memory port (nasa/mcu_page.h gives the host the engine's CSR semantics over it) and the
-// firmware as memory. The firmware's variables and stack are main memory's last bytes, above the
-// host page (the board's bridge keeps the host out of them). A host CTRL write other than CLEAR
-// does nothing while a run is busy.
+// and the MAC array, nasa_mcu_array_page, in their place; docs/fpga.md "The array in the
+// controller"), behind the same ports as nasa_top: the CSR bus and the memory port (single-beat
+// reads of one 8-byte row, strobed writes). Memory map of the controller: fpga/fw/mmio.h. The
+// CSR port serves the live CSRs (CTRL, STATUS, ERR_CODE, the Cycles and memory byte counters);
+// the others, with the batch tables, are words of the host page at the top of main memory,
+// which the host reaches over its memory port (nasa/mcu_page.h gives the host the engine's CSR
+// semantics over it) and the firmware as memory. The firmware's variables and stack are main
+// memory's last bytes, above the host page (the board's bridge keeps the host out of them). A
+// host CTRL write other than CLEAR does nothing while a run is busy.
 module nasa_mcu #(
   parameter int unsigned Rows       = 4,
   parameter int unsigned Cols       = 4,

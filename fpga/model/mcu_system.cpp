@@ -204,8 +204,8 @@ uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata,
     run_origin_ = cyc;
     return cyc;
   }
-  if (region ==
-      kRegionMain) {  // main memory through the port (RTL ld_wait_q), once the unit is idle
+  // main memory through the port (RTL ld_wait_q), once the unit is idle
+  if (region == kRegionMain) {
     const uint32_t a = addr & 0x0FFFFFFFu;
     cyc = std::max(cyc, dot_idle_);
     if (!write) {  // the word is the row's half at bit 2 of its address

@@ -24,7 +24,8 @@ namespace nasa::mcu {
 std::span<const uint32_t> firmware();
 std::span<const uint32_t> firmware_rv32i();
 // The RV32I image for the controller with the MAC array (Unit::Array; rtl/nasa_mcu.sv's
-// Array = 1): 1x1 Convs, DwConvs and residual adds on the array, the rest in software.
+// Array = 1): the 1x1 Convs, DwConvs, residual adds and FCs the array takes on it, the rest in
+// software.
 std::span<const uint32_t> firmware_array();
 
 // The unit beside the core (rtl/nasa_mcu.sv's parameter Array): the dot-product unit
