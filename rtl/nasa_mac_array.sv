@@ -59,9 +59,10 @@ module nasa_mac_array #(
   input  logic                rst_ni,
   input  logic                start_i,   // pulse: run the layer below (held while busy_o)
   input  logic [AddrBits-1:0] in_i,
-  input  logic [AddrBits-1:0] wgt_i,
-  input  logic [AddrBits-1:0] out_i,
-  input  logic [AddrBits-1:0] prm_i,
+  input  logic [AddrBits-1:0] wgt_i,     // wgt_i, out_i, prm_i: loaded into the layer's counters
+  input  logic [AddrBits-1:0] out_i,     // by ldw_i, ldo_i, ldp_i (before start_i, not while
+  input  logic [AddrBits-1:0] prm_i,     // busy_o; they advance during a run)
+  input  logic                ldw_i, ldo_i, ldp_i,
   input  logic [15:0]         pix_i,     // P: pixels
   input  logic [8:0]          cin_i,     // C
   input  logic [8:0]          cout_i,    // K
@@ -480,11 +481,11 @@ module nasa_mac_array #(
     // --- layer start
     if (st_q == SIdle && start_i) begin
       left_q <= cout_i;
-      wp_q <= wgt_i;
-      wgrp_q <= wgt_i;
-      pp_q <= prm_i;
-      ob_q <= out_i;
+      wp_q <= wgrp_q;
     end
+    if (ldw_i) wgrp_q <= wgt_i;
+    if (ldp_i) pp_q <= prm_i;
+    if (ldo_i) ob_q <= out_i;
     // --- block start (and each later block)
     if ((st_q == SIdle && start_i) || (st_q == SFlush && block_end)) begin
       lg_q <= '0;
@@ -584,7 +585,6 @@ module nasa_mac_array #(
       end
     end
   end
-
   logic unused;
   assign unused = ^{rsp_valid_i, unused_rq_ready, ln_ready, cin_i[1:0]};
 `ifndef SYNTHESIS

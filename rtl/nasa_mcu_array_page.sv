@@ -3,8 +3,10 @@
 // the page's words; the write of ARun starts the layer (the array's start_i the cycle after,
 // busy_o from then), and the unit owns the memory port until busy_o falls (nasa_mcu stalls the
 // core's page and memory accesses meanwhile). The page holds what the board's layers need: the
-// input's, weights' and records' addresses as rows (the board's tensors are 8-aligned), a 12-bit
-// row length, the clamp as the activations give it (low end -128 or 0). err_o (the ARun read): a
+// input's address as a row (the board's tensors are 8-aligned), a 12-bit row length, the clamp
+// as the activations give it (low end -128 or 0). The weights', output's and records' words load
+// the array's own counters (ldw_i, ldo_i, ldp_i), which advance during a run: the firmware
+// writes all the words before every ARun (one register each, not two). err_o (the ARun read): a
 // write the memory did not take, latched until the next start. The constraints nasa_mac_array
 // lists are the firmware's to check (fpga/fw/fw.c arr_conv(), add_any()).
 module nasa_mcu_array_page #(
@@ -27,8 +29,7 @@ module nasa_mcu_array_page #(
   input  logic                rsp_valid_i,
   input  logic [63:0]         rsp_rdata_i
 );
-  logic [AddrBits-1:3] in_q, wgt_q, prm_q;  // (rows)
-  logic [AddrBits-1:0] out_q;
+  logic [AddrBits-1:3] in_q;  // (rows)
   logic [15:0] pix_q;
   logic [11:0] rowb_q;
   logic [8:0] cin_q, cout_q;
@@ -41,9 +42,7 @@ module nasa_mcu_array_page #(
     if (we_i) begin
       unique case (reg_i)
         3'(nasa_pkg::McuAIn):   in_q <= wdata_i[AddrBits-1:3];
-        3'(nasa_pkg::McuAWgt):  wgt_q <= wdata_i[AddrBits-1:3];
-        3'(nasa_pkg::McuAOut):  out_q <= wdata_i[AddrBits-1:0];
-        3'(nasa_pkg::McuAPrm):  prm_q <= wdata_i[AddrBits-1:3];
+        3'(nasa_pkg::McuAWgt), 3'(nasa_pkg::McuAOut), 3'(nasa_pkg::McuAPrm): ;  // (the array's)
         3'(nasa_pkg::McuAPix):  pix_q <= wdata_i[15:0];
         3'(nasa_pkg::McuAGeom): begin
           ow_q <= wdata_i[nasa_pkg::McuAgOw+:8];
@@ -69,10 +68,16 @@ module nasa_mcu_array_page #(
   end
   logic arr_busy;
   assign busy_o = start_q || arr_busy;  // (from the cycle after the ARun write)
+  logic ldw, ldo, ldp;  // AWgt, AOut, APrm: the array's counters load them
+  assign ldw = we_i && reg_i == 3'(nasa_pkg::McuAWgt);
+  assign ldo = we_i && reg_i == 3'(nasa_pkg::McuAOut);
+  assign ldp = we_i && reg_i == 3'(nasa_pkg::McuAPrm);
   assign err_o = {31'd0, err};
   nasa_mac_array #(.Primitive(Primitive), .AddrBits(AddrBits)) u_array (
-    .clk_i, .rst_ni, .start_i(start_q), .in_i({in_q, 3'b000}), .wgt_i({wgt_q, 3'b000}),
-    .out_i(out_q), .prm_i({prm_q, 3'b000}), .pix_i(pix_q), .cin_i(cin_q), .cout_i(cout_q),
+    .clk_i, .rst_ni, .start_i(start_q), .in_i({in_q, 3'b000}),
+    .wgt_i({wdata_i[AddrBits-1:3], 3'b000}), .out_i(wdata_i[AddrBits-1:0]),
+    .prm_i({wdata_i[AddrBits-1:3], 3'b000}), .ldw_i(ldw), .ldo_i(ldo), .ldp_i(ldp), .pix_i(pix_q),
+    .cin_i(cin_q), .cout_i(cout_q),
     .dw_i(dw_q), .st_i(st_q), .ad_i(ad_q), .ih_i(ih_q), .iw_i(iw_q), .ow_i(ow_q), .k_i(k_q),
     .s2_i(s2_q), .padt_i(padt_q), .rowb_i({4'd0, rowb_q}), .lo_i({neg_q, 7'd0}), .hi_i(hi_q),
     .busy_o(arr_busy), .err_o(err), .req_valid_o, .req_ready_i, .req_we_o, .req_addr_o,

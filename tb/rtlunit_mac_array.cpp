@@ -217,6 +217,9 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
   b->cout_i = l.add ? 1 : l.cout;
   b->lo_i = l.act == 0 ? 0x80 : 0;
   b->hi_i = l.act == 2 ? l.q6 : 127;
+  b->ldw_i = b->ldo_i = b->ldp_i = 1;  // (the counters load a cycle before the start)
+  b.tick();
+  b->ldw_i = b->ldo_i = b->ldp_i = 0;
   b->start_i = 1;
   b.tick();
   b->start_i = 0;
