@@ -211,7 +211,8 @@ module nasa_mcu #(
   assign go_done = (go_q != '0);
   assign restart = trap;  // a firmware fault: the run ends with Fault, the core starts again
 
-  logic [3:0] wr_count;  // bytes of a write on the memory port (the core's; Array: the unit's)
+  logic [3:0] wr_count, wr_add_q;  // bytes of a write on the memory port (the core's; Array:
+                                   // the unit's); wr_add_q: the last cycle's taken write's
   always_comb begin
     wr_count = 4'(bus_wstrb[0]) + 4'(bus_wstrb[1]) + 4'(bus_wstrb[2]) + 4'(bus_wstrb[3]);
     if (Array && dot_busy) begin
@@ -277,10 +278,11 @@ module nasa_mcu #(
     else if (run_q) cycles_q <= cycles_q + 64'd1;
     if (is_start) rd_rows_q <= '0;
     else if (busy_q && mem_rsp_i.valid) rd_rows_q <= rd_rows_q + 61'd1;
+    // (a write's bytes reach the counter the cycle after it is taken: the strobes' count and the
+    // port's handshake off the 64-bit adder's path; the host reads the counter after the run)
+    wr_add_q <= (busy_q && mem_req_o.valid && mem_rsp_i.ready && mem_req_o.we) ? wr_count : '0;
     if (is_start) wr_bytes_q <= '0;
-    else if (busy_q && mem_req_o.valid && mem_rsp_i.ready && mem_req_o.we) begin
-      wr_bytes_q <= wr_bytes_q + 64'(wr_count);
-    end
+    else wr_bytes_q <= wr_bytes_q + 64'(wr_add_q);
   end
   assign busy_o      = busy_q;
   assign done_o      = done_q;

@@ -387,6 +387,8 @@ package nasa_pkg;
   localparam int unsigned McuArHi         = 19;
   // ARun bit 27: a residual add (a at AIn, b at AWgt)
   localparam int unsigned McuArAdd        = 27;
+  // the array image's buffer of a stem's weights, tap-major (fpga/fw/fw.c arr_conv()): it takes a stem of ceil(K / 8) x 8 x k x k bytes at most
+  localparam int unsigned McuAStemBytes   = 200;
 
   // Layout constants.
   localparam int unsigned DescWords   = 16;          // 32-bit little-endian words per descriptor

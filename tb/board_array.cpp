@@ -48,7 +48,7 @@ TEST(BoardArray, RtlRunsCycleForCycleAsTheModelAndAsTheReference) {
   const auto& cfg = config_by_name("up5k");  // (the board's configuration)
   const auto dram = cycles::default_dram(cfg);
   const uint64_t n = std::max<uint64_t>(8, sim::env_number("NASA_FW_LAYERS", 300) / 10);
-  uint64_t array_runs = 0, errors = 0, cycles = 0;
+  uint64_t array_runs = 0, array_stems = 0, errors = 0, cycles = 0;
   for (uint64_t i = 0; i < n; ++i) {
     const sim::Program p = draw(i, cfg);
     const std::string what = fmt::format("program {} ({})", i, p.name);
@@ -64,6 +64,7 @@ TEST(BoardArray, RtlRunsCycleForCycleAsTheModelAndAsTheReference) {
                    layers_done = read(hw::Csr::LayersDone);
     mem.resize(p.image.size());
     array_runs += sys.array_runs();
+    array_stems += sys.array_stems();
     errors += err != 0;
     cycles += r.cycles;
     // the RTL
@@ -93,9 +94,11 @@ TEST(BoardArray, RtlRunsCycleForCycleAsTheModelAndAsTheReference) {
     EXPECT_EQ(err, static_cast<uint32_t>(ref.err)) << what;
     if (HasFailure()) return;
   }
-  fmt::print("{} programs, {} ended in an error, {} cycles, {} layers on the MAC array\n", n,
-             errors, cycles, array_runs);
+  fmt::print(
+      "{} programs, {} ended in an error, {} cycles, {} layers on the MAC array ({} stems)\n", n,
+      errors, cycles, array_runs, array_stems);
   EXPECT_GT(array_runs, n / 2) << "the array ran too few layers to be tested";
+  EXPECT_GT(array_stems, 0u) << "the array ran no stem";
 }
 
 }  // namespace

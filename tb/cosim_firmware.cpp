@@ -36,18 +36,20 @@ const hw::Config& mcu_config() {
 struct Outcome {
   std::vector<uint8_t> mem;
   uint32_t err = 0, err_index = 0, layers_done = 0;
-  uint64_t macs = 0, cycles = 0, rd_bytes = 0, wr_bytes = 0, array_runs = 0;
+  uint64_t macs = 0, cycles = 0, rd_bytes = 0, wr_bytes = 0, array_runs = 0, array_stems = 0;
   std::vector<uint64_t> layer_ends;
 };
 
 // What the runs covered, printed at the end of each test.
 struct Tally {
-  uint64_t runs = 0, errors = 0, macs = 0, cycles = 0, undefined = 0, array_runs = 0;
+  uint64_t runs = 0, errors = 0, macs = 0, cycles = 0, undefined = 0, array_runs = 0,
+           array_stems = 0;
   void print(const char* what) const {
     fmt::print(
         "{}: {} runs, {} ended in an error, {} MACs in {} cycles ({:.1f} cycles/MAC), {} "
-        "layers on the MAC array{}\n",
+        "layers on the MAC array ({} stems){}\n",
         what, runs, errors, macs, cycles, macs ? double(cycles) / double(macs) : 0.0, array_runs,
+        array_stems,
         undefined
             ? fmt::format(", {} with a self-overlapping layer (memory not compared)", undefined)
             : "");
@@ -83,6 +85,7 @@ Outcome run_firmware(const sim::Program& p, const hw::Config& cfg, Image image =
   o.wr_bytes = sys.counter(hw::Counter::DramWrBytes);
   o.layer_ends = r.layer_ends;
   o.array_runs = sys.array_runs();
+  o.array_stems = sys.array_stems();
   EXPECT_EQ(r.layer_ends.size(), o.layers_done) << p.name;
   // each completed layer's compute start lies between the layer before's end and its own
   EXPECT_GE(r.compute_starts.size(), r.layer_ends.size()) << p.name;
@@ -127,6 +130,7 @@ void compare(const sim::Program& p, const hw::Config& cfg, const std::string& wh
   const Outcome fw = run_firmware(p, cfg, image);
   t.runs++;
   t.array_runs += fw.array_runs;
+  t.array_stems += fw.array_stems;
   t.errors += ref.err != hw::Err::None;
   t.macs += fw.macs;
   t.cycles += fw.cycles;
@@ -276,7 +280,8 @@ TEST(FirmwareRv32i, RandomLayersAndCorruptedProgramsMatchTheReference) {
 
 // The image for the controller with the MAC array (rtl/nasa_mcu.sv's Array = 1; the model's
 // Unit::Array): random layers, streams, programs, chains and corrupted programs, the 1x1 Convs,
-// DwConvs and residual adds the array takes on it, the rest in software: the reference's results.
+// DwConvs, stems and residual adds the array takes on it, the rest in software: the reference's
+// results.
 TEST(FirmwareArray, RandomLayersProgramsAndCorruptionsMatchTheReference) {
   const auto& cfg = mcu_config();
   Tally t;
@@ -299,6 +304,7 @@ TEST(FirmwareArray, RandomLayersProgramsAndCorruptionsMatchTheReference) {
   t.print("array image on the bit-serial core and the MAC array");
   EXPECT_GT(t.errors, 0u) << "some corrupted programs stop with an error";
   EXPECT_GT(t.array_runs, t.runs / 2) << "the array ran too few of the layers to be tested";
+  EXPECT_GT(t.array_stems, t.runs / 20) << "the array ran too few stems to be tested";
 }
 
 // Packed images (docs/engine.md "Packed images") are the engine's: the controller stops at a

@@ -428,8 +428,9 @@ static u32 arr_clamp(void) {
 
 /* Runs a layer on the array (the page's words; ARun with the clamp starts it) and waits for its
  * end (the read waits): Fault if the array lost a write (it owns the memory port while it
- * runs: never on the board) */
-static u32 arr_run(u32 in, u32 wgt, u32 out, u32 prm, u32 pix, u32 geom, u32 rowb, u32 run) {
+ * runs: never on the board). (Not inlined: the ROM is full.) */
+__attribute__((noinline)) static u32 arr_run(u32 in, u32 wgt, u32 out, u32 prm, u32 pix,
+                                             u32 geom, u32 rowb, u32 run) {
   ARR(MCU_A_IN) = in;
   ARR(MCU_A_WGT) = wgt;
   ARR(MCU_A_OUT) = out;
@@ -441,24 +442,45 @@ static u32 arr_run(u32 in, u32 wgt, u32 out, u32 prm, u32 pix, u32 geom, u32 row
   return (ARR(MCU_A_RUN) & 1u) ? NASA_ERR_FAULT : NASA_ERR_NONE;
 }
 
-/* A 1x1 Conv of stride 1 or a DwConv on the array, if it takes it (nasa_mac_array.sv's
- * constraints; validate() passed): C a multiple of 8 up to 256, K up to 256, the input, weights
- * and records 8-aligned, a DwConv's geometry inside the page's fields (H, W up to 255, W x C up
- * to 4095). Its error code, or NOT_TAKEN. */
+/* The stem's weights, tap-major as the array takes them (nasa_mac_array.sv): for each block of
+ * eight output channels, a row of their eight weights a tap (the columns past K unused) */
+static u8 stem_w[MCU_A_STEM_BYTES] __attribute__((aligned(8)));
+
+/* A 1x1 Conv of stride 1, a DwConv or a stem (a Conv of one input channel) on the array, if it
+ * takes it (nasa_mac_array.sv's constraints; validate() passed): C a multiple of 8 up to 256 (the
+ * stem: 1), K up to 256, the input, weights and records 8-aligned, a window layer's geometry
+ * inside the page's fields (H, W up to 255, W x C up to 4095), a stem's weights inside stem_w
+ * (copied there tap-major). Its error code, or NOT_TAKEN. */
 static u32 arr_conv(const desc_t *d, const shape_t *s) {
   const u32 rowb = mul_by(d->w, d->cin);
-  const int dw = d->op == NASA_OP_DW_CONV;
-  if ((d->cin & 7u) != 0 || d->cin > 256 || d->cout > 256 || ((d->in | d->wgt | d->prm) & 7u) ||
-      (dw ? d->h > 255 || d->w > 255 || rowb > 4095 : d->k != 1 || d->stride != 1)) {
+  const u32 dw = d->op == NASA_OP_DW_CONV, stem = d->op == NASA_OP_CONV && d->cin == 1;
+  u32 wgt = d->wgt, geom = 0;
+  if (d->cout > 256 || ((d->in | wgt | d->prm) & 7u)) return NOT_TAKEN;
+  if (dw || stem) {
+    if (d->h > 255 || d->w > 255 || rowb > 4095) return NOT_TAKEN;
+    geom = s->wo << MCU_AG_OW | d->w << MCU_AG_IW | d->h << MCU_AG_IH |
+           d->pad_top << MCU_AG_PADT | (u32)(d->stride == 2) << MCU_AG_S2 | d->k << MCU_AG_K |
+           (1u << MCU_AG_ST) << dw; /* (MCU_AG_DW: the next bit) */
+  } else if (d->k != 1 || d->stride != 1) {
     return NOT_TAKEN;
   }
-  const u32 geom = !dw ? 0
-                       : s->wo << MCU_AG_OW | d->w << MCU_AG_IW | d->h << MCU_AG_IH |
-                             d->pad_top << MCU_AG_PADT | (u32)(d->stride == 2) << MCU_AG_S2 |
-                             d->k << MCU_AG_K | 1u << MCU_AG_DW;
-  return arr_run(d->in, d->wgt, d->out, d->prm, mul_by(s->ho, s->wo), geom, rowb,
+  if (stem) { /* (kred: k x k) channel co's weights (OHWI) to column co % 8 of its block's rows */
+    if (mul_by((d->cout + 7u) & ~7u, s->kred) > MCU_A_STEM_BYTES) return NOT_TAKEN;
+    const u8 *src = M + wgt;
+    for (u32 co = 0; co < d->cout; ++co) {
+      u8 *dst = stem_w + mul_by(co >> 3, s->kred << 3) + (co & 7u);
+      for (u32 t = 0; t < s->kred; ++t, dst += 8) *dst = *src++;
+    }
+    wgt = (u32)stem_w - MCU_MAIN_BASE;
+  } else if ((d->cin & 7u) != 0 || d->cin > 256) {
+    return NOT_TAKEN;
+  }
+  return arr_run(d->in, wgt, d->out, d->prm, mul_by(s->ho, s->wo), geom, rowb,
                  d->cin << MCU_AR_CIN | d->cout << MCU_AR_COUT);
 }
+#if MCU_AG_DW != MCU_AG_ST + 1
+#error "arr_conv() sets AGeom's depthwise bit as the one after the stem's"
+#endif
 
 /* The add's two records (bias unused, M, S): 8-aligned in the RAM, which is main memory */
 static u32 add_rec[4] __attribute__((aligned(8)));

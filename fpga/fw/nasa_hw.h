@@ -268,6 +268,7 @@
 #define MCU_AR_NEG 18u /* ARun bit 18: the clamp's low end is -128 (else 0) */
 #define MCU_AR_HI 19u /* ARun bits 26:19: the clamp's high end (0..127) */
 #define MCU_AR_ADD 27u /* ARun bit 27: a residual add (a at AIn, b at AWgt) */
+#define MCU_A_STEM_BYTES 200u /* the array image's buffer of a stem's weights, tap-major (fpga/fw/fw.c arr_conv()): it takes a stem of ceil(K / 8) x 8 x k x k bytes at most */
 
 /* Configuration `up5k`. */
 #define NASA_CFG_ROWS 1u

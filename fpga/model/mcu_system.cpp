@@ -448,6 +448,7 @@ void System::array_run(uint64_t start) {
   wr_bytes_ += array_write_bytes(l);
   dot_idle_ = start + 2 + array_cycles(l);
   ++array_runs_;
+  array_stems_ += l.stem;
 }
 
 }  // namespace nasa::mcu

@@ -124,6 +124,11 @@ Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt
         d.k = kK[weighted(rng, std::array<uint32_t, 4>{40, 40, 10, 10})];
         d.stride = rng.chance(d.k == 1 ? 0.1 : 0.3) ? 2 : 1;
         d.cout = staged ? stage_width() : channels(rng);
+        if (opt.board_array && rng.chance(0.3)) {  // a stem (one input channel): k = 7 never fits
+          d.cin = 1;                               // the firmware's buffer of its weights
+          d.k = kK[weighted(rng, std::array<uint32_t, 3>{10, 60, 30})];
+          d.cout = static_cast<uint16_t>(rng.uniform(1, d.k == 1 ? 64 : d.k == 3 ? 16 : 8));
+        }
         break;
       }
       case hw::Op::DwConv: {
@@ -192,8 +197,11 @@ Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt
     if (work_cycles(d, cfg) > budget) continue;
     if (array_shaped && !conv_qualifies(d, cfg)) continue;
     if (opt.board_array) {  // (what fpga/fw/fw.c runs on the board's MAC array)
-      if (d.images > 1 || d.cin % 8 != 0 || d.cin > 256 || d.cout > 256 || d.h > 255 || d.w > 255 ||
-          (op == hw::Op::Conv && (d.k != 1 || d.stride != 1)) ||
+      const bool stem = op == hw::Op::Conv && d.cin == 1;
+      const uint32_t stem_bytes = (d.cout + 7u) / 8u * 8u * d.k * d.k;
+      if (d.images > 1 || (!stem && d.cin % 8 != 0) || d.cin > 256 || d.cout > 256 || d.h > 255 ||
+          d.w > 255 || (stem && stem_bytes > hw::mcu::kAStemBytes) ||
+          (op == hw::Op::Conv && !stem && (d.k != 1 || d.stride != 1)) ||
           (op == hw::Op::DwConv && uint32_t{d.w} * d.cin > 4095)) {
         continue;
       }

@@ -72,8 +72,9 @@ class System final : Bus {
   RunInfo run_program(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base,
                       uint32_t win_limit, uint64_t max_cycles);
   bool busy() const { return busy_; }
-  // The layers the MAC array ran (Unit::Array) since construction.
+  // The layers the MAC array ran (Unit::Array) since construction; the stems among them.
   uint64_t array_runs() const { return array_runs_; }
+  uint64_t array_stems() const { return array_stems_; }
   uint64_t counter(hw::Counter c) const;
 
  private:
@@ -107,7 +108,7 @@ class System final : Bus {
   // the dot-product unit's registers, the MAC array's page; the first cycle the unit is idle again
   uint32_t dot_x_ = 0, dot_w_ = 0, dot_shape_ = 0, dot_xstr_ = 0, dot_wstr_ = 0, dot_acc_ = 0;
   uint32_t arr_[8] = {};
-  uint64_t array_runs_ = 0;
+  uint64_t array_runs_ = 0, array_stems_ = 0;
   uint64_t dot_idle_ = 0;
   uint64_t run_origin_ = 0;  // ISS cycle of the run's cycle 0
   bool finished_ = false;

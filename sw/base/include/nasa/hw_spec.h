@@ -308,7 +308,10 @@ namespace nasa::hw {
   X(ArCout, AR_COUT, 9, "ARun bits 17:9: K")                                                  \
   X(ArNeg, AR_NEG, 18, "ARun bit 18: the clamp's low end is -128 (else 0)")                   \
   X(ArHi, AR_HI, 19, "ARun bits 26:19: the clamp's high end (0..127)")                        \
-  X(ArAdd, AR_ADD, 27, "ARun bit 27: a residual add (a at AIn, b at AWgt)")
+  X(ArAdd, AR_ADD, 27, "ARun bit 27: a residual add (a at AIn, b at AWgt)")                   \
+  X(AStemBytes, A_STEM_BYTES, 200,                                                            \
+    "the array image's buffer of a stem's weights, tap-major (fpga/fw/fw.c arr_conv()): it "  \
+    "takes a stem of ceil(K / 8) x 8 x k x k bytes at most")
 
 // ---- C++ views of the tables. ----
 
