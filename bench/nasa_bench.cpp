@@ -837,25 +837,25 @@ json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32
           {"by_op", ops}};
 }
 
-// Section 8: the candidates alone on the board's core, the same with the firmware built for the
-// bit-serial core (the core the board needs next to the MAC array, docs/fpga.md; its memory must
-// equal the board's) and with the image for the bit-serial core and the MAC array (the model's
-// Unit::Array: rtl/nasa_mcu.sv's Array = 1), then a fused batch of `batch` candidates x `images`
+// Section 8: the candidates alone on the board's core (the bit-serial core and the MAC array,
+// nasa_fw_array: the model's Unit::Array, rtl/nasa_mcu.sv's Array = 1), the same on the controller
+// with the dot unit (Array = 0: the RV32IM core, nasa_fw; and its image for the bit-serial core),
+// whose memory must equal the board's, then a fused batch of `batch` candidates x `images`
 // images in as many batch runs as the board's memory needs.
 json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t images, bool& ok) {
   const auto& cfg = nasa::config_by_name("up5k");
   using nasa::mcu::Core, nasa::mcu::Unit;
-  std::vector<std::vector<uint8_t>> mems, serial_mems, array_mems;
+  std::vector<std::vector<uint8_t>> mems, dot_mems, serial_mems;
   json out =
-      board_alone(set, n_cands, nasa::mcu::firmware(), Core::Multicycle, Unit::Dot, mems, ok);
+      board_alone(set, n_cands, nasa::mcu::firmware_array(), Core::Serial, Unit::Array, mems, ok);
+  json dot =
+      board_alone(set, n_cands, nasa::mcu::firmware(), Core::Multicycle, Unit::Dot, dot_mems, ok);
   json serial = board_alone(set, n_cands, nasa::mcu::firmware_rv32i(), Core::Serial, Unit::Dot,
                             serial_mems, ok);
-  json array = board_alone(set, n_cands, nasa::mcu::firmware_array(), Core::Serial, Unit::Array,
-                           array_mems, ok);
-  if (serial_mems != mems || array_mems != mems) {
+  if (dot_mems != mems || serial_mems != mems) {
     status(
-        "CHECK FAILED: the board's firmware on the bit-serial core (with the dot unit or the "
-        "MAC array) left other memory");
+        "CHECK FAILED: the controller with the dot unit (RV32IM or bit-serial core) left other "
+        "memory than the board's");
     ok = false;
   }
   // a fused batch
@@ -874,8 +874,8 @@ json board_study(const CandidateSet& set, size_t n_cands, size_t batch, size_t i
   out["config"] = "up5k";
   out["clock_hz"] = kBoardHz;
   out["data_bytes"] = cfg.addr_space();
+  out["dot"] = dot;
   out["serial"] = serial;
-  out["array"] = array;
   out["fused"] = {{"candidates", batch},
                   {"images", images},
                   {"batch_runs", f.runs},
@@ -1942,56 +1942,44 @@ std::string markdown(const json& r) {
     const json& f = b["fused"];
     md += "\n## 8. The board (`up5k`) on the default supernet\n\n";
     md += fmt::format(
-        "The iCEBreaker's core (the firmware on its RV32IM controller with the one-MAC dot unit, "
-        "docs/fpga.md) on its cycle-exact model, which the Verilated board equals cycle for cycle. "
-        "{} candidates of section 3's set, each alone as a program for one image: {:.4f} MACs a "
-        "cycle over all layers, **{:.4f} on Conv/DwConv layers** (issue 20 asks for >= 8). By op "
-        "(a layer's cycles: from the completion of the layer before it to its own):\n\n"
-        "| op | cycles | MACs | share of cycles | MACs / cycle |\n|---|---:|---:|---:|---:|\n",
+        "The iCEBreaker's core (the firmware `nasa_fw_array` on its bit-serial RV32I controller "
+        "with the MAC array on all eight DSPs: the 1x1 Convs, DwConvs, stems, residual adds and "
+        "FCs the array takes run on it, the rest in software; docs/fpga.md) on its cycle-exact "
+        "model, which the Verilated board equals cycle for cycle. {} candidates of section 3's "
+        "set, each alone as a program for one image: {:.4f} MACs a cycle over all layers, "
+        "**{:.4f} on Conv/DwConv layers** (issue 20 asks for >= 8). By op (a layer's cycles: from "
+        "the completion of the layer before it to its own; set-up: the firmware's, up to the "
+        "array's start):\n\n"
+        "| op | layers | cycles | of them set-up | share of cycles | MACs / cycle |\n"
+        "|---|---:|---:|---:|---:|---:|\n",
         b["candidates_alone"].get<size_t>(), b["macs_per_cycle"].get<double>(),
         b["conv_dwconv_macs_per_cycle"].get<double>());
     for (const auto& o : b["by_op"]) {
-      md += fmt::format("| {} | {} | {} | {:.1f}% | {:.4f} |\n", o["op"].get<std::string>(),
-                        o["cycles"].get<uint64_t>(), o["macs"].get<uint64_t>(),
-                        100.0 * o["share_of_cycles"].get<double>(),
-                        o["macs_per_cycle"].get<double>());
+      md +=
+          fmt::format("| {} | {} | {} | {} | {:.1f}% | {:.4f} |\n", o["op"].get<std::string>(),
+                      o["layers"].get<uint64_t>(), o["cycles"].get<uint64_t>(),
+                      o["setup_cycles"].get<uint64_t>(), 100.0 * o["share_of_cycles"].get<double>(),
+                      o["macs_per_cycle"].get<double>());
     }
-    if (b.contains("serial")) {
+    if (b.contains("dot") && b.contains("serial")) {
+      const json& d = b["dot"];
       const json& sc = b["serial"];
       const json& per = sc["conv_dwconv_setup_per_layer"];
       md += fmt::format(
-          "\nThe same firmware built for the bit-serial RV32I core (`rtl/nasa_mcu_cpu_serial.sv`, "
-          "no multiplier: libgcc's; the core the board needs next to the MAC array, docs/fpga.md), "
-          "on its model, leaves the same memory: {:.5f} MACs a cycle on Conv/DwConv. Its set-up of "
-          "a Conv/DwConv layer (from the end of the layer before to the layer's first dot-unit "
-          "run: the descriptor read and checked, the records' shifts checked, the first output "
-          "channel's requantization set up) is **{} cycles median, {} at most** over {} layers, "
-          "{} in all. By op:\n\n"
-          "| op | layers | cycles | of them set-up | MACs / cycle |\n|---|---:|---:|---:|---:|\n",
+          "\nThe controller with the one-MAC dot unit instead (rtl/nasa_mcu.sv's Array = 0, the "
+          "board before the array: the RV32IM core and `nasa_fw`) leaves the same memory: "
+          "{:.4f} MACs a cycle on Conv/DwConv; with that image built for the bit-serial core, "
+          "{:.5f}, its set-up of a Conv/DwConv layer (the descriptor read and checked, the "
+          "records' shifts checked, up to the first dot-unit run) {} cycles median, {} at most "
+          "over {} layers. By op (the RV32IM core):\n\n"
+          "| op | cycles | MACs | MACs / cycle |\n|---|---:|---:|---:|\n",
+          d["conv_dwconv_macs_per_cycle"].get<double>(),
           sc["conv_dwconv_macs_per_cycle"].get<double>(), per["median"].get<uint64_t>(),
-          per["max"].get<uint64_t>(), sc["conv_dwconv_layers"].get<uint64_t>(),
-          sc["conv_dwconv_setup_cycles"].get<uint64_t>());
-      for (const auto& o : sc["by_op"]) {
-        md += fmt::format("| {} | {} | {} | {} | {:.5f} |\n", o["op"].get<std::string>(),
-                          o["layers"].get<uint64_t>(), o["cycles"].get<uint64_t>(),
-                          o["setup_cycles"].get<uint64_t>(), o["macs_per_cycle"].get<double>());
-      }
-    }
-    if (b.contains("array")) {
-      const json& a = b["array"];
-      md += fmt::format(
-          "\nThe image for the bit-serial core and the MAC array (`nasa_fw_array`: the 1x1 Convs, "
-          "DwConvs, residual adds and FCs the array takes on it, the rest in software; the "
-          "model's `Unit::Array`, which the Verilated controller with rtl/nasa_mcu.sv's Array = 1 "
-          "equals cycle for cycle, tb/board_array.cpp) leaves the same memory: **{:.4f} MACs a "
-          "cycle on "
-          "Conv/DwConv**, {:.4f} over all layers. By op:\n\n"
-          "| op | layers | cycles | of them set-up | MACs / cycle |\n|---|---:|---:|---:|---:|\n",
-          a["conv_dwconv_macs_per_cycle"].get<double>(), a["macs_per_cycle"].get<double>());
-      for (const auto& o : a["by_op"]) {
-        md += fmt::format("| {} | {} | {} | {} | {:.4f} |\n", o["op"].get<std::string>(),
-                          o["layers"].get<uint64_t>(), o["cycles"].get<uint64_t>(),
-                          o["setup_cycles"].get<uint64_t>(), o["macs_per_cycle"].get<double>());
+          per["max"].get<uint64_t>(), sc["conv_dwconv_layers"].get<uint64_t>());
+      for (const auto& o : d["by_op"]) {
+        md += fmt::format("| {} | {} | {} | {:.4f} |\n", o["op"].get<std::string>(),
+                          o["cycles"].get<uint64_t>(), o["macs"].get<uint64_t>(),
+                          o["macs_per_cycle"].get<double>());
       }
     }
     md += fmt::format(

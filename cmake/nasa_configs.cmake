@@ -6,7 +6,7 @@ set(NASA_CONFIG_NAMES fpga sim large up5k)
 # the board controller's firmware ROM (bytes)
 set(NASA_MCU_ROM_BYTES 8192)
 # its RAM (the last bytes of main memory, as the core addresses them)
-set(NASA_MCU_RAM_BASE 0x1001F800)
+set(NASA_MCU_RAM_BASE 0x1001F600)
 set(NASA_MCU_RAM_TOP 0x10020000)
 
 # fpga

@@ -1,7 +1,7 @@
-// iCEBreaker (iCE40 UP5K) board top: the core in its `up5k` configuration (nasa_mcu: the RV32IM
-// controller, its firmware RomFile, the dot-product unit), 128 KB of SPRAM main memory, and the
-// UART link of docs/uart.md (8N1, ClksPerBit core clocks a bit: 24 MHz / 1 Mbaud = 24) bridged to
-// memory and CSRs. The core clock is the PLL's (fpga/nasa_pll.sv: 24 MHz from the 12 MHz
+// iCEBreaker (iCE40 UP5K) board top: the core in its `up5k` configuration (nasa_mcu: the
+// bit-serial RV32I controller, its firmware RomFile, the MAC array on all eight DSPs), 128 KB of
+// SPRAM main memory, and the UART link of docs/uart.md (8N1, ClksPerBit core clocks a bit: 24 MHz
+// / 1 Mbaud = 24) bridged to memory and CSRs. The core clock is the PLL's (fpga/nasa_pll.sv: 24 MHz from the 12 MHz
 // oscillator); reset is held until the PLL locks. The memory (16K rows of 8 bytes) serves the
 // core's port (single-beat row reads, byte-masked writes) and the bridge's byte port, a request a
 // cycle: the core's are taken in the cycle they are presented, the bridge's (which wait in a
@@ -10,7 +10,8 @@
 // until the next run starts.
 module nasa_icebreaker #(
   parameter int unsigned ClksPerBit = 24,
-  parameter              RomFile    = "nasa_fw.hex"
+  parameter              RomFile    = "nasa_fw_array.hex",
+  parameter bit          Primitive  = 1'b1  // the array's DSPs as SB_MAC16 (0: in fabric, lint)
 ) (
   input  logic clk_i,      // 12 MHz oscillator (pin 35, the PLL's pad)
   input  logic uart_rx_i,  // from the host (FTDI)
@@ -104,6 +105,7 @@ module nasa_icebreaker #(
   logic core_busy, core_done, core_error;
   nasa_mcu #(
     .RomFile   (RomFile),
+    .Primitive (Primitive),
     .Rows      (Cfg.rows),
     .Cols      (Cfg.cols),
     .MemBytes  (PortBytes),

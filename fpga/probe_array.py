@@ -2,13 +2,12 @@
 """`make fpga-probe`: the MAC array on the board, as a probe (docs/fpga.md "The floor: the whole
 array next to a controller").
 
-The board as built does not carry rtl/nasa_mac_array.sv yet (nasa_mcu's parameter Array is 0).
-This script measures what it takes: it copies the RTL, the board files and the synthesis scripts
-into a scratch directory and sets Array to 1 there (the array, behind its MMIO page
-nasa_mcu_array_page, and the bit-serial core in place of the dot unit and the RV32IM core). Each
-variant then takes more of the host side away:
+The board carries the array (nasa_mcu's parameter Array = 1: the array behind its MMIO page
+nasa_mcu_array_page, and the bit-serial core). This script measures how much room the host side
+leaves it: it copies the RTL, the board files and the synthesis scripts into a scratch directory
+and, for each variant, takes more of the host side away:
 
-  full      the controller's host side and the UART bridge as built
+  full      the board as built (make fpga's netlist, with the seeds given here)
   ctrl      the bridge as built; the controller sees only CTRL writes (its CSRs and tables as if
             served from the SPRAM)
   nobridge  the bridge replaced by a stub that keeps the controller's host side alive
@@ -16,7 +15,7 @@ variant then takes more of the host side away:
 
 For each variant and seed: Yosys 0.23 synth_ice40 and nextpnr --up5k placement and routing; the
 logic cells used and the Fmax (0 when the design does not place). The netlist is not a working
-board (the firmware does not drive the array), but its area and timing do not depend on that.
+board (the host side is cut), but its area and timing do not depend on that.
 Prints a table and writes <out>/probe.json. Takes about 3 minutes a variant and seed.
 --lone-ffs N also counts the flip-flops that take a logic cell of their own (docs/fpga.md "A
 flip-flop alone is a logic cell") and lists the N registers with most of them.
@@ -80,11 +79,6 @@ def make_tree(out, variant, paths):
     for d in ("rtl", "fpga", "synth"):
         shutil.copytree(os.path.join(ROOT, d), os.path.join(out, d),
                         ignore=shutil.ignore_patterns("model", "fw", "*.py"))
-    mcu_p = os.path.join(out, "rtl/nasa_mcu.sv")
-    mcu = open(mcu_p).read()
-    mcu = patch(mcu, "  parameter bit          Array      = 1'b0",
-                "  parameter bit          Array      = 1'b1", "the array and the bit-serial core")
-    open(mcu_p, "w").write(mcu)
     if paths == "pw":
         page_p = os.path.join(out, "rtl/nasa_mcu_array_page.sv")
         page = open(page_p).read()
@@ -174,7 +168,7 @@ def main():
                     help="the array's paths: all three, or the pointwise one only")
     ap.add_argument("--seeds", default="1", help="nextpnr seeds, comma-separated")
     ap.add_argument("--out", default=os.path.join(ROOT, "build/fpga/probe"))
-    ap.add_argument("--hex", default=os.path.join(ROOT, "build/fpga/fw/nasa_fw.hex"),
+    ap.add_argument("--hex", default=os.path.join(ROOT, "build/fpga/fw/nasa_fw_array.hex"),
                     help="the firmware image (any: the area does not depend on it)")
     ap.add_argument("--lone-ffs", type=int, default=0, metavar="N",
                     help="also count the flip-flops with a logic cell of their own, and list the "

@@ -1,9 +1,10 @@
-// The board's core, configuration up5k (docs/fpga.md "The board's core"): the RV32IM controller
-// (nasa_mcu_cpu) runs the firmware (fpga/fw/) that executes programs and batch runs, with the
-// dot-product unit (nasa_mcu_dot) for the multiply-accumulates (Array = 1: the bit-serial core
-// and the MAC array, nasa_mcu_array_page, in their place; docs/fpga.md "The array in the
-// controller"), behind the same ports as nasa_top: the CSR bus and the memory port (single-beat
-// reads of one 8-byte row, strobed writes). Memory map of the controller: fpga/fw/mmio.h. The
+// The board's core, configuration up5k (docs/fpga.md "The board's core"): a RISC-V controller
+// runs the firmware (fpga/fw/) that executes programs and batch runs. Array = 1 (the board): the
+// bit-serial RV32I core (nasa_mcu_cpu_serial) and the MAC array (nasa_mcu_array_page; docs/fpga.md
+// "The array in the controller"), firmware nasa_fw_array; Array = 0: the RV32IM core (nasa_mcu_cpu)
+// and the one-MAC dot-product unit (nasa_mcu_dot), firmware nasa_fw. Both behind the same ports
+// as nasa_top: the CSR bus and the memory port (single-beat reads of one 8-byte row, strobed
+// writes). Memory map of the controller: fpga/fw/mmio.h. The
 // CSR port serves the live CSRs (CTRL, STATUS, ERR_CODE, the Cycles and memory byte counters);
 // the others, with the batch tables, are words of the host page at the top of main memory,
 // which the host reaches over its memory port (nasa/mcu_page.h gives the host the engine's CSR
@@ -27,10 +28,10 @@ module nasa_mcu #(
   parameter int unsigned DmaInflight = 8,
   parameter int unsigned WTiles     = 2,
   parameter int unsigned RomWords   = nasa_pkg::McuRomBytes / 4,  // the firmware ROM
-  parameter              RomFile    = "nasa_fw.hex",
-  // 1: the MAC array (nasa_mac_array, MMIO page PageArray) and the bit-serial core
-  // (nasa_mcu_cpu_serial, RV32I) in place of the dot unit and the RV32IM core
-  parameter bit          Array      = 1'b0,
+  parameter              RomFile    = "nasa_fw_array.hex",  // (Array = 0: nasa_fw.hex)
+  // 1 (the board): the MAC array (nasa_mac_array, MMIO page PageArray) and the bit-serial core
+  // (nasa_mcu_cpu_serial, RV32I); 0: the dot unit and the RV32IM core in their place
+  parameter bit          Array      = 1'b1,
   parameter bit          Primitive  = 1'b1   // Array: its DSPs as SB_MAC16 (0: in fabric, lint)
 ) (
 `include "nasa_core_ports.svh"

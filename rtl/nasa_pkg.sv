@@ -315,7 +315,7 @@ package nasa_pkg;
   localparam int unsigned McuRegionMmio   = 3;
   localparam int unsigned McuRegionRom    = 4;      // the firmware (instructions, read-only data)
   // the firmware's RAM (data, stack): the last bytes of main memory, which the host cannot reach
-  localparam int unsigned McuRamBytes     = 2048;
+  localparam int unsigned McuRamBytes     = 2560;
   // ROM size (fpga/fw/link.ld and the RTL's RomWords follow it)
   localparam int unsigned McuRomBytes     = 8192;
   localparam int unsigned McuPageCtrl     = 1;      // MMIO page: control registers (write only)

@@ -42,9 +42,10 @@ nasa_enter_root() {
 }
 
 # Prints the firmware ROM image of the controller (fpga/fw/, built by CMake: target nasa_fw) for
-# $readmemh: $NASA_FW_HEX, else build/fpga/fw/nasa_fw.hex. Fails with a hint when it is missing.
+# $readmemh: $NASA_FW_HEX, else build/fpga/fw/nasa_fw_array.hex (the board's: nasa_mcu's
+# Array = 1). Fails with a hint when it is missing.
 nasa_fw_hex() {
-  local hex=${NASA_FW_HEX:-$NASA_ROOT/build/fpga/fw/nasa_fw.hex}
+  local hex=${NASA_FW_HEX:-$NASA_ROOT/build/fpga/fw/nasa_fw_array.hex}
   if [[ ! -f $hex ]]; then
     echo "error: the controller's firmware image $hex is missing: build it with" \
          "'cmake --build build --target nasa_fw' (make lint/synth/fpga do)" >&2

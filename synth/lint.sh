@@ -24,9 +24,9 @@ for cfg in "${configs[@]}"; do
   for i in "${!NASA_TOP_PARAM_NAMES[@]}"; do
     gparams+=("-G${NASA_TOP_PARAM_NAMES[$i]}=${NASA_PARAM_VALUES[$i]}")
   done
-  if [[ $CFG_MCU == 1 ]]; then
+  if [[ $CFG_MCU == 1 ]]; then  # (the array's DSPs in fabric: Verilator has no SB_MAC16)
     hex=$(nasa_fw_hex) || { status=1; continue; }
-    gparams+=("-GRomFile=\"$hex\"")
+    gparams+=("-GRomFile=\"$hex\"" "-GPrimitive=1'b0")
   fi
   if verilator --lint-only -Wall -Irtl --top-module "$NASA_TOP" "${gparams[@]}" \
       rtl/lint.vlt "${files[@]}" >"$log" 2>&1 && ! grep -q '%Warning' "$log"; then
@@ -38,10 +38,11 @@ for cfg in "${configs[@]}"; do
   fi
 done
 # Modules outside nasa_top's hierarchy: linted on their own (top, or top:Param=value[,...] for
-# a variant; the MAC array's blocks in fabric, Primitive = 0), and the controller with the array.
+# a variant; the MAC array's blocks in fabric, Primitive = 0), and the controller with the dot
+# unit (Array = 0).
 for entry in nasa_uart_bridge nasa_uart_rx nasa_uart_tx nasa_mcu_cpu nasa_mcu_cpu_serial \
     nasa_mcu_dot nasa_dot8 nasa_requant_dsp "nasa_requant_dsp:Dual=1'b1" nasa_dot_lanes \
-    nasa_dot_lanes:Group=2 nasa_mac_array "nasa_mcu:Array=1'b1,Primitive=1'b0"; do
+    nasa_dot_lanes:Group=2 nasa_mac_array "nasa_mcu:Array=1'b0"; do
   top=${entry%%:*}
   variant=()
   if [[ $entry == *:* ]]; then
@@ -63,7 +64,7 @@ if [[ -f fpga/nasa_icebreaker.sv ]]; then
   mapfile -t board < <(nasa_board_files)
   hex=$(nasa_fw_hex) || exit 1
   if verilator --lint-only -Wall -Irtl --top-module nasa_icebreaker "-GRomFile=\"$hex\"" \
-      rtl/lint.vlt "${board[@]}" \
+      "-GPrimitive=1'b0" rtl/lint.vlt "${board[@]}" \
       >"$log" 2>&1 && ! grep -q '%Warning' "$log"; then
     echo "lint nasa_icebreaker: clean"
   else

@@ -1,7 +1,8 @@
-// The controller with the MAC array (rtl/nasa_mcu.sv with Array = 1: the bit-serial core and
-// rtl/nasa_mcu_array_page.sv, the firmware image nasa_fw_array; the DSPs simulated by Yosys's
+// The board's controller with the MAC array (rtl/nasa_mcu.sv with Array = 1: the bit-serial core
+// and rtl/nasa_mcu_array_page.sv, the firmware image nasa_fw_array; the DSPs simulated by Yosys's
 // model of SB_MAC16) Verilated, against the board's model with the same image (nasa::mcu::System,
-// Unit::Array): random layers, streams, programs and chains, three in four of the layers the
+// Unit::Array), and the controller with the dot unit (Array = 0, nasa_fw) against its: random
+// layers, streams, programs and chains, three in four of the layers the
 // array takes, and corrupted programs must end with the same error, ERR_INDEX and LAYERS_DONE,
 // the same memory, MAC count and memory byte counters, in the same cycles, every layer ending in
 // the same cycle, with the reference model's error (the model's memory is held to the
@@ -12,10 +13,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "Vnasa_mcu_array.h"
+#include "Vnasa_mcu_dot.h"
 #include "nasa/mcu_system.h"
 #include "nasa/refmodel.h"
 #include "nasa/sim/env.h"
@@ -29,10 +32,10 @@ namespace {
 // A program drawn from `seed` that leaves the host page alone (drawn again while its image
 // reaches it): random layers of any kind, or of the kind the array takes (`on_array`), or a
 // corrupted program (1-3 flipped descriptor bits).
-sim::Program draw(uint64_t i, const hw::Config& cfg) {
+sim::Program draw(uint64_t i, const hw::Config& cfg, bool on_array) {
   sim::RandomLayerOptions opt;
   opt.max_work_cycles = 6000;
-  opt.board_array = i % 4 != 0;
+  opt.board_array = on_array && i % 4 != 0;
   sim::Program p;
   for (uint64_t seed = sim::derive_seed(11, i); p.image.empty() || p.image.size() > cfg.mcu_page();
        seed = sim::derive_seed(seed, 1)) {
@@ -44,18 +47,25 @@ sim::Program draw(uint64_t i, const hw::Config& cfg) {
   return p;
 }
 
-TEST(BoardArray, RtlRunsCycleForCycleAsTheModelAndAsTheReference) {
+// Runs n programs of draw() on the Verilated controller `Model` and on its model (`rom`, `core`,
+// `unit`); returns the programs run, the layers the array ran and the stems among them.
+struct Ran {
+  uint64_t programs = 0, array_runs = 0, array_stems = 0;
+};
+template <class Model>
+void lockstep(std::span<const uint32_t> rom, mcu::Core core, mcu::Unit unit, bool on_array,
+              Ran& ran) {
   const auto& cfg = config_by_name("up5k");  // (the board's configuration)
   const auto dram = cycles::default_dram(cfg);
   const uint64_t n = std::max<uint64_t>(8, sim::env_number("NASA_FW_LAYERS", 300) / 10);
   uint64_t array_runs = 0, array_stems = 0, errors = 0, cycles = 0;
   for (uint64_t i = 0; i < n; ++i) {
-    const sim::Program p = draw(i, cfg);
+    const sim::Program p = draw(i, cfg, on_array);
     const std::string what = fmt::format("program {} ({})", i, p.name);
     // the model
     std::vector<uint8_t> mem = p.image;
     mem.resize(mcu::memory_bytes(cfg, mem.size()), 0);
-    mcu::System sys(cfg, mem, dram, mcu::firmware_array(), mcu::Core::Serial, mcu::Unit::Array);
+    mcu::System sys(cfg, mem, dram, rom, core, unit);
     const mcu::RunInfo r =
         sys.run_program(p.desc_addr, p.desc_count, p.win_base, p.win_limit, uint64_t{1} << 36);
     ASSERT_TRUE(r.done) << what << ": the model did not finish";
@@ -68,7 +78,7 @@ TEST(BoardArray, RtlRunsCycleForCycleAsTheModelAndAsTheReference) {
     errors += err != 0;
     cycles += r.cycles;
     // the RTL
-    sim::detail::VerilatedEngine<Vnasa_mcu_array> rtl(cfg, p.image.size(), dram);
+    sim::detail::VerilatedEngine<Model> rtl(cfg, p.image.size(), dram);
     rtl.load_memory(p.image);
     const sim::RunStatus st =
         rtl.run(p.desc_addr, p.desc_count, p.win_base, p.win_limit, 2 * r.cycles + 100000, 0);
@@ -92,13 +102,28 @@ TEST(BoardArray, RtlRunsCycleForCycleAsTheModelAndAsTheReference) {
     const ref::RunResult ref =
         ref::run(ref_mem, cfg, p.desc_addr, p.desc_count, p.win_base, p.win_limit);
     EXPECT_EQ(err, static_cast<uint32_t>(ref.err)) << what;
-    if (HasFailure()) return;
+    ran = {i + 1, array_runs, array_stems};
+    if (::testing::Test::HasFailure()) return;
   }
   fmt::print(
       "{} programs, {} ended in an error, {} cycles, {} layers on the MAC array ({} stems)\n", n,
       errors, cycles, array_runs, array_stems);
-  EXPECT_GT(array_runs, n / 2) << "the array ran too few layers to be tested";
-  EXPECT_GT(array_stems, 0u) << "the array ran no stem";
+}
+
+TEST(BoardArray, RtlRunsCycleForCycleAsTheModelAndAsTheReference) {
+  Ran r;
+  lockstep<Vnasa_mcu_array>(mcu::firmware_array(), mcu::Core::Serial, mcu::Unit::Array, true, r);
+  if (HasFailure()) return;
+  EXPECT_GT(r.array_runs, r.programs / 2) << "the array ran too few layers to be tested";
+  EXPECT_GT(r.array_stems, 0u) << "the array ran no stem";
+}
+
+// The controller with the dot unit (Array = 0, the RV32IM core, nasa_fw) and its model.
+TEST(BoardDot, RtlRunsCycleForCycleAsTheModelAndAsTheReference) {
+  Ran r;
+  lockstep<Vnasa_mcu_dot>(mcu::firmware(), mcu::Core::Multicycle, mcu::Unit::Dot, false, r);
+  if (HasFailure()) return;
+  EXPECT_EQ(r.array_runs, 0u);
 }
 
 }  // namespace

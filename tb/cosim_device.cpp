@@ -22,7 +22,11 @@ TEST_P(DeviceParity, RandomLayersMatch) {
   for (uint64_t i = 0; i < 12; ++i) {
     const uint64_t seed = nasa::sim::derive_seed(77, i);
     SCOPED_TRACE(::testing::Message() << "config " << cfg.name << " seed " << seed);
-    const nasa::sim::Program p = nasa::sim::random_layer(seed, cfg);
+    // (the board's controller: layers of a few thousand MACs, as tb/board_array.cpp's; its
+    // software paths on the bit-serial core take hundreds of cycles a MAC)
+    nasa::sim::RandomLayerOptions opt;
+    if (cfg.mcu) opt.max_work_cycles = 6000;
+    const nasa::sim::Program p = nasa::sim::random_layer(seed, cfg, opt);
     auto ref = nasa::device::make_ref_device(cfg, p.image.size());
     auto rtl = nasa::sim::make_rtl_device(cfg, p.image.size());
     std::vector<nasa::device::WaitResult> res;

@@ -58,20 +58,20 @@ struct Tally {
 
 // The firmware images and the controllers they run on (fpga/fw/CMakeLists.txt).
 enum class Image {
-  Board,  // RV32IM, the board's core and the dot unit
+  Dot,    // RV32IM and the dot unit (rtl/nasa_mcu.sv's Array = 0)
   Rv32i,  // RV32I, the bit-serial core and the dot unit
   Array,  // RV32I, the bit-serial core and the MAC array (rtl/nasa_mcu.sv's Array = 1)
 };
 
-Outcome run_firmware(const sim::Program& p, const hw::Config& cfg, Image image = Image::Board) {
+Outcome run_firmware(const sim::Program& p, const hw::Config& cfg, Image image = Image::Dot) {
   Outcome o;
   o.mem = p.image;  // (and the host page at the top of the address space, not compared)
   o.mem.resize(mcu::memory_bytes(cfg, o.mem.size()), 0);
   mcu::System sys(cfg, o.mem, cycles::default_dram(cfg),
-                  image == Image::Board   ? mcu::firmware()
+                  image == Image::Dot     ? mcu::firmware()
                   : image == Image::Rv32i ? mcu::firmware_rv32i()
                                           : mcu::firmware_array(),
-                  image == Image::Board ? mcu::Core::Multicycle : mcu::Core::Serial,
+                  image == Image::Dot ? mcu::Core::Multicycle : mcu::Core::Serial,
                   image == Image::Array ? mcu::Unit::Array : mcu::Unit::Dot);
   const mcu::RunInfo r =
       sys.run_program(p.desc_addr, p.desc_count, p.win_base, p.win_limit, uint64_t{1} << 36);
@@ -123,7 +123,7 @@ bool self_overlapping(const sim::Program& p, uint32_t layers) {
 }
 
 void compare(const sim::Program& p, const hw::Config& cfg, const std::string& what, Tally& t,
-             Image image = Image::Board) {
+             Image image = Image::Dot) {
   std::vector<uint8_t> ref_mem = p.image;
   const ref::RunResult ref =
       ref::run(ref_mem, cfg, p.desc_addr, p.desc_count, p.win_base, p.win_limit);
@@ -326,7 +326,8 @@ TEST(Firmware, PackedImagesStopWithBadPack) {
   EXPECT_EQ(t.errors, t.runs) << "every packed layer stops the run";
 }
 
-// The Verilated controller (rtl/nasa_mcu.sv with the firmware's ROM) against its host model:
+// The configuration's Verilated controller (rtl/nasa_mcu.sv as the board has it, Array = 1, with
+// the array image; its DSPs in fabric) against its host model:
 // the same bytes, error code, ERR_INDEX and LAYERS_DONE, every counter equal (Cycles from the
 // core's GO read to its FINISH write), and the same cycles between layer completions.
 TEST(Firmware, RtlRunsCycleForCycleAsTheModel) {
@@ -340,7 +341,7 @@ TEST(Firmware, RtlRunsCycleForCycleAsTheModel) {
                            : i % 4 == 2 ? sim::random_program(seed, cfg, small())
                                         : sim::random_stream(seed, cfg, 1 + i % 2, small());
     const std::string what = fmt::format("program {} ({})", i, p.name);
-    const Outcome fw = run_firmware(p, cfg);
+    const Outcome fw = run_firmware(p, cfg, Image::Array);
     if (!rtl || rtl->memory().size() != p.image.size()) {
       rtl = sim::EngineSim::create(cfg, p.image.size(), dram);
     }

@@ -217,7 +217,7 @@
 #define MCU_REGION_MAIN 1u /* main memory: byte a at address (REGION_MAIN << 28) + a */
 #define MCU_REGION_MMIO 3u /* registers and tables (page: address bits 15:12) */
 #define MCU_REGION_ROM 4u /* the firmware (instructions, read-only data) */
-#define MCU_RAM_BYTES 2048u /* the firmware's RAM (data, stack): the last bytes of main memory, which the host cannot reach */
+#define MCU_RAM_BYTES 2560u /* the firmware's RAM (data, stack): the last bytes of main memory, which the host cannot reach */
 #define MCU_ROM_BYTES 8192u /* ROM size (fpga/fw/link.ld and the RTL's RomWords follow it) */
 #define MCU_PAGE_CTRL 1u /* MMIO page: control registers (write only) */
 #define MCU_PAGE_DOT 5u /* MMIO page: the dot-product unit's registers */

@@ -18,14 +18,14 @@
 
 namespace nasa::mcu {
 
-// The firmware images (words at kRomBase), built from fpga/fw/ with the project: for the board's
-// RV32IM core (Core::Multicycle), and the same source for RV32I (the bit-serial core,
-// Core::Serial: software multiplies).
+// The firmware images (words at kRomBase), built from fpga/fw/ with the project: for the RV32IM
+// core with the dot unit (Core::Multicycle, Unit::Dot; rtl/nasa_mcu.sv's Array = 0), and the same
+// source for RV32I (the bit-serial core, Core::Serial: software multiplies).
 std::span<const uint32_t> firmware();
 std::span<const uint32_t> firmware_rv32i();
-// The RV32I image for the controller with the MAC array (Unit::Array; rtl/nasa_mcu.sv's
-// Array = 1): the 1x1 Convs, DwConvs, residual adds and FCs the array takes on it, the rest in
-// software.
+// The RV32I image for the board's controller, with the MAC array (Unit::Array; rtl/nasa_mcu.sv's
+// Array = 1): the 1x1 Convs, DwConvs, stems, residual adds and FCs the array takes on it, the
+// rest in software.
 std::span<const uint32_t> firmware_array();
 
 // The unit beside the core (rtl/nasa_mcu.sv's parameter Array): the dot-product unit
@@ -51,11 +51,12 @@ class System final : Bus {
  public:
   // `mem`: main memory (the device's; the firmware reads and writes it in place), at least the
   // address space with the host page and the firmware's RAM at its top (2^AddrBits bytes).
-  // `rom` and `core`: the firmware image and the core that runs it (firmware_rv32i() for
-  // Core::Serial); `unit` the unit beside it (firmware_array() and Core::Serial for the array).
+  // `rom` and `core`: the firmware image and the core that runs it; `unit` the unit beside it.
+  // The default is the board (firmware_array(), Core::Serial, Unit::Array); the controller with
+  // the dot unit: firmware() and Core::Multicycle (or firmware_rv32i() and Core::Serial), Dot.
   System(const hw::Config& cfg, std::span<uint8_t> mem, const cycles::DramTiming& dram,
-         std::span<const uint32_t> rom = firmware(), Core core = Core::Multicycle,
-         Unit unit = Unit::Dot);
+         std::span<const uint32_t> rom = firmware_array(), Core core = Core::Serial,
+         Unit unit = Unit::Array);
 
   // Host CSR accesses as the host makes them (device::McuPage: the live CSRs as rtl/nasa_mcu.sv
   // answers them on its port, the others in the host page).

@@ -253,7 +253,7 @@ namespace nasa::hw {
   X(RegionMain, REGION_MAIN, 0x1, "main memory: byte a at address (REGION_MAIN << 28) + a")   \
   X(RegionMmio, REGION_MMIO, 0x3, "registers and tables (page: address bits 15:12)")          \
   X(RegionRom, REGION_ROM, 0x4, "the firmware (instructions, read-only data)")                \
-  X(RamBytes, RAM_BYTES, 2048,                                                                \
+  X(RamBytes, RAM_BYTES, 2560,                                                                \
     "the firmware's RAM (data, stack): the last bytes of main memory, which the host cannot " \
     "reach")                                                                                  \
   X(RomBytes, ROM_BYTES, 8192, "ROM size (fpga/fw/link.ld and the RTL's RomWords follow it)") \
