@@ -36,10 +36,11 @@ fits=true
 meets=false
 fmax=null
 status=0
-# Placement is seeded and the 24 MHz margin is thin (Fmax over seeds 1-6 ranged 23.95-26.02 MHz
-# on the same netlist): seeds are tried in turn until one meets the clock (NASA_FPGA_SEEDS).
+# Placement is seeded and the 24 MHz margin is thin (the board with the MAC array, 50ee6d5:
+# seeds 1-6 reached 23.89-23.97 MHz, seed 7 24.17): seeds are tried in turn until one meets the
+# clock (NASA_FPGA_SEEDS; the one that met it on the last netlist first).
 seed=0
-for seed in ${NASA_FPGA_SEEDS:-1 2 3 4 5}; do
+for seed in ${NASA_FPGA_SEEDS:-7 1 2 3 4 5}; do
   if ! nextpnr-ice40 --up5k --package sg48 --pcf fpga/icebreaker.pcf --freq "$TARGET_MHZ" \
       --timing-allow-fail --seed "$seed" \
       --json "$out/nasa_icebreaker.json" --asc "$out/nasa_icebreaker.asc" \

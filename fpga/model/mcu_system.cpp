@@ -144,7 +144,7 @@ RunInfo System::run(uint64_t max_cycles) {
     // RTL: the trap cycle ends the run with Fault; the core starts again from its reset entry
     cycles_ = iss_.cycle() - run_origin_;
     finish(static_cast<uint32_t>(hw::Err::Fault));
-    dot_idle_ = 0;
+    unit_idle_ = 0;
     boot();
   }
   info.done = finished_;
@@ -207,7 +207,7 @@ uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata,
   // main memory through the port (RTL ld_wait_q), once the unit is idle
   if (region == kRegionMain) {
     const uint32_t a = addr & 0x0FFFFFFFu;
-    cyc = std::max(cyc, dot_idle_);
+    cyc = std::max(cyc, unit_idle_);
     if (!write) {  // the word is the row's half at bit 2 of its address
       uint64_t row = 0;
       const uint64_t c = fetch(cyc, a, row);
@@ -265,7 +265,7 @@ uint64_t System::fetch(uint64_t cyc, uint32_t addr, uint64_t& row) {
 // first free cycle, a read in the cycle after); the ACC write starts it.
 uint64_t System::dot_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wdata,
                             uint32_t& rdata) {
-  const uint64_t c = std::max(cyc, dot_idle_);
+  const uint64_t c = std::max(cyc, unit_idle_);
   if (!write) {
     rdata = reg == kDAcc ? dot_acc_ : 0;
     return c + 1;
@@ -333,14 +333,14 @@ void System::dot_run(uint64_t start, uint32_t acc) {
   dot_x_ = xrun;
   dot_w_ = wrun;
   dot_acc_ = acc;
-  dot_idle_ = (n == 0 || runs == 0 ? start : last) + 3;
+  unit_idle_ = (n == 0 || runs == 0 ? start : last) + 3;
 }
 
 // rtl/nasa_mcu_array_page.sv: page accesses wait while the array runs (a write completes in its
 // first free cycle, a read in the cycle after, giving the error bit: 0, the board's memory takes
 // every write); the ARun write starts the layer.
 uint64_t System::array_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wdata) {
-  const uint64_t c = std::max(cyc, dot_idle_);
+  const uint64_t c = std::max(cyc, unit_idle_);
   if (!write) return c + 1;
   arr_[reg] = wdata;
   if (reg == kARun) {
@@ -376,7 +376,8 @@ void System::array_run(uint64_t start) {
     l.stride = field(geom, kAgS2, 1) ? 2 : 1;
     l.pad_top = field(geom, kAgPadt, 2);
   }
-  // (the page holds the input's, weights' and records' rows)
+  // (the input's, weights' and records' addresses are rows: the page's register, the array's
+  // counters)
   const uint32_t in = arr_[kAIn] & amask & ~7u, wgt = arr_[kAWgt] & amask & ~7u,
                  prm = arr_[kAPrm] & amask & ~7u;
   // the clamp as an activation (the firmware's set_clamp() gives only these)
@@ -400,10 +401,11 @@ void System::array_run(uint64_t start) {
     d.w = static_cast<uint16_t>(l.pix);
     d.cin = d.cout = 1;
     d.in2_addr = wgt;
-    d.m = static_cast<uint16_t>(main_row(prm) >> 32);
-    d.s = static_cast<uint8_t>(main_row(prm) >> 48);
-    d.mb = static_cast<uint16_t>(main_row(prm + 8) >> 32);
-    d.sb = static_cast<uint8_t>(main_row(prm + 8) >> 48);
+    const uint64_t ra = main_row(prm), rb = main_row(prm + 8);
+    d.m = static_cast<uint16_t>(ra >> 32);
+    d.s = static_cast<uint8_t>(ra >> 48);
+    d.mb = static_cast<uint16_t>(rb >> 32);
+    d.sb = static_cast<uint8_t>(rb >> 48);
   } else if (!l.dw && !l.stem) {  // a 1x1 Conv over P pixels
     d.op = static_cast<uint8_t>(hw::Op::Conv);
     d.k = d.stride = 1;
@@ -446,7 +448,7 @@ void System::array_run(uint64_t start) {
   }
   rd_bytes_ += cfg_.mem_bytes * array_reads(l);
   wr_bytes_ += array_write_bytes(l);
-  dot_idle_ = start + 2 + array_cycles(l);
+  unit_idle_ = start + 2 + array_cycles(l);
   ++array_runs_;
   array_stems_ += l.stem;
 }

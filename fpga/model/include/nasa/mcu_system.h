@@ -110,7 +110,7 @@ class System final : Bus {
   uint32_t dot_x_ = 0, dot_w_ = 0, dot_shape_ = 0, dot_xstr_ = 0, dot_wstr_ = 0, dot_acc_ = 0;
   uint32_t arr_[8] = {};
   uint64_t array_runs_ = 0, array_stems_ = 0;
-  uint64_t dot_idle_ = 0;
+  uint64_t unit_idle_ = 0;
   uint64_t run_origin_ = 0;  // ISS cycle of the run's cycle 0
   bool finished_ = false;
   std::vector<uint64_t> layer_ends_, compute_starts_;

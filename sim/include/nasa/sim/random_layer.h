@@ -39,7 +39,7 @@ Program random_stream(uint64_t seed, const hw::Config& cfg, uint32_t images,
                       const RandomLayerOptions& opt = {});
 
 // Bad descriptors for the error paths: 1-3 bits of p's descriptors flipped (opcode, shape,
-// kernel, stride, activation, quantization and address fields alike), or one time in seven a
+// kernel, stride, activation, quantization and address fields alike), or with chance 0.15 a
 // per-channel record's shift set to a random byte; " (corrupted)" appended to its name.
 void corrupt(Program& p, uint64_t seed);
 
