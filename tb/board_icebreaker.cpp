@@ -180,16 +180,7 @@ TEST(BoardIcebreaker, TheFirmwaresRamIsOutOfTheHostsReach) {
 TEST(BoardIcebreaker, FusedBatchOverTheUartEqualsTheReference) {
   const std::vector<spec::OpSpec> ops = {spec::parse_op("mb_k3_e3"), spec::parse_op("conv_k1"),
                                          spec::parse_op("skip")};
-  spec::Supernet net = nasa::testing::square_net("tiny8", 6, 4, {8, 3, 1});
-  for (int i = 0; i < 3; ++i) {
-    spec::ChoiceLayer l;
-    l.out_channels = 8;
-    l.stride = 1;
-    l.choices = ops;
-    net.layers.push_back(l);
-  }
-  net.head = {8};
-  spec::validate(net);
+  const auto net = nasa::testing::tiny_net(3, ops, 8);
   const auto w = weights::random_weights(net, 6);
   std::mt19937 rng(3);
   std::vector<floatnet::Tensor> calib;

@@ -32,9 +32,10 @@ struct Tiny {
   std::vector<uint8_t> labels;
 
   Tiny() {
-    const std::vector<spec::OpSpec> ops = {spec::parse_op("mb_k3_e3"), spec::parse_op("conv_k3"),
+    // (8 channels: layers the board's MAC array takes, tb/tiny_net.h)
+    const std::vector<spec::OpSpec> ops = {spec::parse_op("mb_k3_e3"), spec::parse_op("conv_k1"),
                                            spec::parse_op("skip")};
-    net = testing::tiny_net(3, ops);
+    net = testing::tiny_net(3, ops, 8);
     const auto w = weights::random_weights(net, 7);
     std::mt19937 rng(11);
     std::vector<floatnet::Tensor> calib;

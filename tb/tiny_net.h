@@ -1,5 +1,7 @@
 // Small chain supernets for the batch-mode tests: they simulate fast on the RTL (6x6 input,
-// 4 channels), with `layers` choice layers offering `choices` each.
+// 4 channels), with `layers` choice layers offering `choices` each. (The board's tests take 8
+// channels: layers its MAC array takes, where its bit-serial core would take hundreds of cycles
+// a MAC in software.)
 #pragma once
 
 #include <span>
@@ -23,11 +25,12 @@ inline spec::Supernet square_net(std::string name, int size, int classes, spec::
   return n;
 }
 
-inline spec::Supernet tiny_net(int layers, std::span<const spec::OpSpec> choices) {
-  spec::Supernet n = square_net("tiny", 6, 4, {4, 3, 1});
+inline spec::Supernet tiny_net(int layers, std::span<const spec::OpSpec> choices,
+                               int channels = 4) {
+  spec::Supernet n = square_net("tiny", 6, 4, {channels, 3, 1});
   for (int i = 0; i < layers; ++i) {
     spec::ChoiceLayer l;
-    l.out_channels = 4;
+    l.out_channels = channels;
     l.stride = 1;
     l.choices.assign(choices.begin(), choices.end());
     n.layers.push_back(l);
