@@ -40,6 +40,7 @@ constexpr int kClksPerBit = 24;  // nasa_icebreaker's ClksPerBit
 
 class BoardSim {
  public:
+  static constexpr int kBootCycles = 400'000;
   BoardSim() {
     master_ = posix_openpt(O_RDWR | O_NOCTTY);
     if (master_ < 0 || grantpt(master_) != 0 || unlockpt(master_) != 0) {
@@ -53,6 +54,10 @@ class BoardSim {
     top_->uart_rx_i = 1;
     top_->clk_i = 0;
     top_->eval();
+    // The board boots before a host talks to it, as a configured FPGA does long before its USB
+    // port opens: the firmware clears its variables and, at power-up, the host page, Magic last
+    // (about 60,000 cycles on the bit-serial core); a host reading Magic before that reads 0.
+    for (int i = 0; i < kBootCycles; ++i) tick();
     thread_ = std::thread([this] { run(); });
   }
   ~BoardSim() {
