@@ -1,11 +1,10 @@
-// The board's planned MAC array (docs/fpga.md "An output-stationary array"), built as a block,
-// not instantiated yet: a whole 1x1 convolution (Conv k = 1, stride 1), a whole depthwise
-// convolution (DwConv, dw_i), a whole stem (Conv of one input channel, st_i) or a residual add
-// (ad_i), HWC int8 with the reference model's numerics, from main memory to main memory, on
-// nasa_dot_lanes (six DSPs in pairs, 12 MACs a step; depthwise and the stem four of them, 8 MACs
-// a step) and nasa_requant_dsp (two DSPs, an output a cycle).
-//   1x1 convolution:
-//   For each block of up to three output channels co0..co0+2:
+// The board's MAC array (nasa_mcu's unit with Array = 1, docs/fpga.md "An output-stationary
+// array"): a whole 1x1 convolution (Conv k = 1, stride 1), a whole depthwise convolution (dw_i), a
+// whole stem (Conv of one input channel, st_i) or a residual add (ad_i), HWC int8 with the
+// reference model's numerics, from main memory to main memory, on nasa_dot_lanes (six DSPs in
+// pairs, 12 MACs a step; depthwise and the stem four of them, 8 MACs a step) and
+// nasa_requant_dsp (two DSPs, an output a cycle).
+//   1x1 convolution: for each block of up to three output channels co0..co0+2:
 //   1. their weights (three rows of C bytes, contiguous in memory) go into three weight RAMs,
 //      one per channel, 4 bytes a step (two EBRs each on the iCE40): two cycles a memory row;
 //   2. their per-channel records (bias, M, S: one 8-byte row each) into EBRs;
@@ -17,20 +16,16 @@
 //   P >= 1, 1 <= K <= 256 (a last block of fewer channels writes only those).
 //   Depthwise convolution (dw_i), k x k (k odd, 1..7), stride 1 or 2, C channels, taps outside
 //   the input skipped (they add zero), eight channels c0..c0+7 at a time:
-//   1. their weights, one memory row a tap (wgt + t * C + c0), into two of the weight RAMs, a row
-//      a cycle; their eight records into the records' EBRs;
-//   2. every output pixel: a step per tap inside the input, each the tap's input row (the
-//      pixel's eight channels, a memory row a step) against the tap's eight weights, a product
-//      per channel into the channel's own sum; the eight sums requantized and written as above.
-//      The next pixel's taps are found while a pixel steps (three stages: the pixel, its tap
-//      bounds and first addresses, the stepping), so pixels run back to back.
-//   The stem (st_i): a k x k convolution of one input channel (Conv, C = 1), stride 1 or 2, the
-//   depthwise stepper's datapath with eight output channels co0..co0+7 at a time:
-//   1. their weights, a memory row a tap, into RAMs 0 and 1 as depthwise: the caller gives them
-//      tap-major (wgt_i: for each block of eight output channels, its k x k rows of the eight
-//      channels' weights at a tap, zeros past K), not the reference's OHWI;
-//   2. every output pixel: a step per tap inside the input, the tap's one input byte (from its
-//      memory row) against the eight channels' weights.
+//   1. their weights, a memory row a tap (wgt + t * C + c0), into weight RAMs 0 and 1, a row a
+//      cycle; their eight records into the records' EBRs;
+//   2. every output pixel: a step per tap inside the input, the tap's input row (the pixel's
+//      eight channels) against the tap's eight weights, a product per channel into its own sum;
+//      the eight sums requantized and written as above. The next pixel's taps are found while a
+//      pixel steps (stages: the pixel, its tap bounds and addresses, the stepping).
+//   The stem (st_i): a k x k Conv of one input channel, stride 1 or 2, on the depthwise datapath,
+//   eight output channels co0..co0+7 at a time: their weights tap-major (wgt_i: for each block of
+//   eight channels, k x k rows of their eight weights, zeros past K; not the reference's OHWI);
+//   a step per tap inside the input, the tap's one input byte against the eight weights.
 //   Geometry (both): input H x W (ih_i, iw_i), output P = Ho x Wo pixels (pix_i, ow_i), k (k_i),
 //   stride (s2_i), rows of zeros above the input (padt_i: (k - 1) / 2, or a row band's own),
 //   (k - 1) / 2 columns of zeros left of it; rowb_i = W * C; in_i the input's address.
@@ -38,17 +33,17 @@
 //   8-aligned; the stem C = 1, 1 <= K <= 256; wgt_i and prm_i 8-aligned, every output pixel with a
 //   tap inside the input (as the reference's validation), P >= 1.
 //   The residual add (ad_i): out[i] = clamp(requant(a[i], M, S) + requant(b[i], Mb, Sb)) over P
-//   bytes (pix_i), a at in_i, b at wgt_i, the output at out_i (a may be the output itself: a Conv's
-//   folded residual, after the Conv ran with no activation), (M, S) and (Mb, Sb) the two records at
-//   prm_i (their biases unused), the clamp lo_i..hi_i: the reference model's Add. A read a cycle,
-//   a's row and b's row of each byte in turn; each byte requantized through the requantization's
-//   DSPs without its clamp (nasa_requant_dsp's wide output), a's term held, b's added, the sum
-//   clamped; a row written when its last byte is out: about 2.1 cycles a byte. Constraints the
-//   caller checks: P >= 1, cout_i = 1, in_i, wgt_i and out_i 8-aligned, lo_i -128 or 0, hi_i in
-//   0..127 (as the activations give them).
+//   bytes (pix_i), a at in_i (it may be out_i: a Conv's folded residual), b at wgt_i, (M, S) and
+//   (Mb, Sb) the two records at prm_i, the clamp lo_i..hi_i: the reference's Add. A read a cycle,
+//   a's row and b's row of each byte in turn, each byte requantized without the clamp
+//   (nasa_requant_dsp's wide output), the two terms added and clamped, a row written when its
+//   last byte is out: about 2.1 cycles a byte. Constraints the caller checks: P >= 1, cout_i = 1,
+//   in_i, wgt_i and out_i 8-aligned, lo_i -128 or 0, hi_i in 0..127 (as activations give them).
 // Memory port: one request a cycle, a read's data the cycle after it is taken. Reads may wait
 // (req_ready_i); writes must be taken when presented (the array owns the port while it runs:
-// the caller gives it priority), else err_o latches.
+// the caller gives it priority), else err_o latches. A record whose S (byte 6) is outside
+// [1, MaxShift] latches bad_o: the layer stops when its block's records are in, the blocks before
+// it written (the reference's BadQuant; the engine's too stops at the tile that finds it).
 // Primitive as nasa_mac8x2 (the DSPs). ctest MacArray.* holds it to the reference model's Conv
 // and DwConv and, with a memory that takes every request, to its schedule's cycles.
 module nasa_mac_array #(
@@ -81,6 +76,8 @@ module nasa_mac_array #(
   input  logic [7:0]          hi_i,
   output logic                busy_o,
   output logic                err_o,     // a write was not taken (latched until start_i)
+  output logic                bad_o,     // a record's shift outside [1, MaxShift]: the layer
+                                         // stopped after its block's records (until start_i)
   output logic                req_valid_o,
   input  logic                req_ready_i,
   output logic                req_we_o,
@@ -197,6 +194,8 @@ module nasa_mac_array #(
   logic [AW-1:0] pp_q;       // the next record (runs through the layer)
   logic [3:0]    pg_q;       // records asked for
   logic [3:0]    pgot_q;     // records arrived
+  logic          bad_shift;  // the arriving record's S (byte 6) is outside [1, MaxShift]
+  assign bad_shift = rsp_rdata_i[55:48] == 8'd0 || rsp_rdata_i[55:48] > 8'(nasa_pkg::MaxShift);
 
   // ---- the stepper: S0 chooses the step (and asks for its activation row), S1 gives it to the
   // lanes with the weights read in S0
@@ -204,9 +203,8 @@ module nasa_mac_array #(
   logic [5:0]    s_q0;       // step
   logic [AW-1:0] ap_q;       // the next activation row (the input is contiguous)
   logic [AW-1:0] ob_q;       // out + co0 (the block's first pixel)
-  logic [2:0]    gap_q;      // cycles since the last last step, saturating at 7 (a last step
-                             // may leave S0 at 2: the lanes' drain takes 3 cycles; depthwise
-                             // at 7, 8 cycles)
+  logic [2:0]    gap_q;      // cycles since the last last step (to 7): a last step leaves S0 at
+                             // 2 (the lanes' drain: 3 cycles), depthwise at 7 (8 cycles)
   logic          gap_ok;
   assign gap_ok = gap_q >= (win ? 3'd7 : 3'd2);
   logic          v1_q, f1_q, l1_q, odd1_q;
@@ -419,6 +417,7 @@ module nasa_mac_array #(
       st_q <= SIdle;
       tag_q <= TNone;
       err_o <= 1'b0;
+      bad_o <= 1'b0;
       v1_q <= 1'b0;
       yk_q <= '0;
       gap_q <= 3'd7;
@@ -428,6 +427,7 @@ module nasa_mac_array #(
       tag_q <= TNone;
       if (rd_taken) tag_q <= rd_tag;
       if (wr_now && !req_ready_i) err_o <= 1'b1;
+      if (tag_q == TPrm && bad_shift) bad_o <= 1'b1;
       v1_q <= s0_go;
       if (s0_go && last0) gap_q <= 3'd0;
       else if (gap_q != 3'd7) gap_q <= gap_q + 3'd1;
@@ -439,9 +439,10 @@ module nasa_mac_array #(
         SIdle: if (start_i) begin
           st_q <= ad_i ? SPrm : SWgt;
           err_o <= 1'b0;
+          bad_o <= 1'b0;
         end
         SWgt: if (wdone_q && tag_q != TWgt) st_q <= SPrm;
-        SPrm: if (pgot_q == kb_q && tag_q != TPrm) st_q <= SRun;
+        SPrm: if (pgot_q == kb_q && tag_q != TPrm) st_q <= bad_o ? SIdle : SRun;
         SRun: if (run_done_q) st_q <= SFlush;
         SFlush: if (block_end) st_q <= (ad_i || left_q <= blk) ? SIdle : SWgt;
         default: st_q <= SIdle;
@@ -520,8 +521,7 @@ module nasa_mac_array #(
       end
       wb_row_q <= ya_q[AW-1:3];
     end
-    // (ya_q from ob_q while the block's weights load, long before its first byte: ob_q's adder
-    // then drives only ob_q, and the two pack with their LUTs)
+    // (ya_q from ob_q while the weights load: ob_q's adder drives only ob_q, both pack)
     if (st_q == SWgt || (ad_i && st_q == SPrm)) ya_q <= ob_q;
     else if (y_valid) ya_q <= ya_q + ((yk_q == nsum_m1) ? {{(AW-10){ystep[9]}}, ystep} : AW'(1));
     if (y_valid && yk_q == nsum_m1) pout_q <= pout_q + 16'd1;

@@ -6,9 +6,10 @@
 // input's address as a row (the board's tensors are 8-aligned), a 12-bit row length, the clamp
 // as the activations give it (low end -128 or 0). The weights', output's and records' words load
 // the array's own counters (ldw_i, ldo_i, ldp_i), which advance during a run: the firmware
-// writes all the words before every ARun (one register each, not two). err_o (the ARun read): a
-// write the memory did not take, latched until the next start. The constraints nasa_mac_array
-// lists are the firmware's to check (fpga/fw/fw.c arr_conv(), add_any()).
+// writes all the words before every ARun (one register each, not two). err_o (the ARun read):
+// bit 0 (ArFault) a write the memory did not take, bit 1 (ArBadRec) a record's shift outside
+// [1, MaxShift] (the layer stopped at its block), each latched until the next start. The
+// constraints nasa_mac_array lists are the firmware's to check (fpga/fw/fw.c arr_conv()).
 module nasa_mcu_array_page #(
   parameter bit          Primitive = 1'b1,  // as nasa_mac_array's
   parameter int unsigned AddrBits  = 17
@@ -34,7 +35,7 @@ module nasa_mcu_array_page #(
   logic [11:0] rowb_q;
   logic [8:0] cin_q, cout_q;
   logic [7:0] hi_q, ih_q, iw_q, ow_q;
-  logic start_q, err, neg_q, dw_q, st_q, s2_q, ad_q;
+  logic start_q, err, bad, neg_q, dw_q, st_q, s2_q, ad_q;
   logic [2:0] k_q;
   logic [1:0] padt_q;
   always_ff @(posedge clk_i) begin
@@ -72,7 +73,7 @@ module nasa_mcu_array_page #(
   assign ldw = we_i && reg_i == 3'(nasa_pkg::McuAWgt);
   assign ldo = we_i && reg_i == 3'(nasa_pkg::McuAOut);
   assign ldp = we_i && reg_i == 3'(nasa_pkg::McuAPrm);
-  assign err_o = {31'd0, err};
+  assign err_o = {30'd0, bad, err};
   nasa_mac_array #(.Primitive(Primitive), .AddrBits(AddrBits)) u_array (
     .clk_i, .rst_ni, .start_i(start_q), .in_i({in_q, 3'b000}),
     .wgt_i({wdata_i[AddrBits-1:3], 3'b000}), .out_i(wdata_i[AddrBits-1:0]),
@@ -80,7 +81,7 @@ module nasa_mcu_array_page #(
     .cin_i(cin_q), .cout_i(cout_q),
     .dw_i(dw_q), .st_i(st_q), .ad_i(ad_q), .ih_i(ih_q), .iw_i(iw_q), .ow_i(ow_q), .k_i(k_q),
     .s2_i(s2_q), .padt_i(padt_q), .rowb_i({4'd0, rowb_q}), .lo_i({neg_q, 7'd0}), .hi_i(hi_q),
-    .busy_o(arr_busy), .err_o(err), .req_valid_o, .req_ready_i, .req_we_o, .req_addr_o,
+    .busy_o(arr_busy), .err_o(err), .bad_o(bad), .req_valid_o, .req_ready_i, .req_we_o, .req_addr_o,
     .req_wdata_o, .req_wstrb_o, .rsp_valid_i, .rsp_rdata_i
   );
 endmodule

@@ -367,7 +367,7 @@ package nasa_pkg;
   localparam int unsigned McuAGeom        = 5;      // array: the window's geometry (fields AG*)
   // array: W x C, the input's row bytes (bits 11:0)
   localparam int unsigned McuARowB        = 6;
-  // array: channels and clamp (fields AR*); the write starts the layer, a read waits for its end and gives the error bit (a write the memory did not take)
+  // array: channels, clamp (AR*); a write starts the layer, a read waits for its end
   localparam int unsigned McuARun         = 7;
   localparam int unsigned McuAgOw         = 0;      // AGeom bits 7:0: the output's width
   localparam int unsigned McuAgIw         = 8;      // AGeom bits 15:8: the input's width
@@ -387,7 +387,11 @@ package nasa_pkg;
   localparam int unsigned McuArHi         = 19;
   // ARun bit 27: a residual add (a at AIn, b at AWgt)
   localparam int unsigned McuArAdd        = 27;
-  // the array image's buffer of a stem's weights, tap-major (fpga/fw/fw.c arr_conv()): it takes a stem of ceil(K / 8) x 8 x k x k bytes at most
+  // ARun read bit 0: a write the memory did not take
+  localparam int unsigned McuArFault      = 0;
+  // ARun read bit 1: a record's S outside [1, MaxShift]; the layer stopped at its block
+  localparam int unsigned McuArBadRec     = 1;
+  // array image: bytes of a stem's tap-major weights, ceil(K / 8) x 8 x k x k
   localparam int unsigned McuAStemBytes   = 200;
 
   // Layout constants.

@@ -2,8 +2,9 @@
 // and rtl/nasa_mcu_array_page.sv, the firmware image nasa_fw_array; the DSPs simulated by Yosys's
 // model of SB_MAC16) Verilated, against the board's model with the same image (nasa::mcu::System,
 // Unit::Array), and the controller with the dot unit (Array = 0, nasa_fw) against its: random
-// layers, streams, programs and chains, three in four of the layers the
-// array takes, and corrupted programs must end with the same error, ERR_INDEX and LAYERS_DONE,
+// layers, streams, programs and chains, three in four of the layers the array takes, corrupted
+// programs and programs with a bad record's shift must end with the same error, ERR_INDEX and
+// LAYERS_DONE,
 // the same memory, MAC count and memory byte counters, in the same cycles, every layer ending in
 // the same cycle, with the reference model's error (the model's memory is held to the
 // reference's by cosim_firmware's FirmwareArray.*). Knob: NASA_FW_LAYERS (default 300;
@@ -31,7 +32,7 @@ namespace {
 
 // A program drawn from `seed` that leaves the host page alone (drawn again while its image
 // reaches it): random layers of any kind, or of the kind the array takes (`on_array`), or a
-// corrupted program (1-3 flipped descriptor bits).
+// corrupted program (1-3 flipped descriptor bits), or one with a record's shift spoiled.
 sim::Program draw(uint64_t i, const hw::Config& cfg, bool on_array) {
   sim::RandomLayerOptions opt;
   opt.max_work_cycles = 6000;
@@ -43,22 +44,25 @@ sim::Program draw(uint64_t i, const hw::Config& cfg, bool on_array) {
         : i % 4 == 2 ? sim::random_chain(seed, cfg, opt)
                      : sim::random_stream(seed, cfg, 1 + i % 3, opt);
     if (i % 8 == 7) sim::corrupt(p, seed);
+    if (i % 8 == 3) sim::spoil_record(p, seed);
   }
   return p;
 }
 
-// Runs n programs of draw() on the Verilated controller `Model` and on its model (`rom`, `core`,
-// `unit`); returns the programs run, the layers the array ran and the stems among them.
+// What lockstep() ran: programs, the layers the array ran, the stems among them and those it
+// stopped at a bad record.
 struct Ran {
-  uint64_t programs = 0, array_runs = 0, array_stems = 0;
+  uint64_t programs = 0, array_runs = 0, array_stems = 0, array_bad_records = 0;
 };
+// Runs n programs of draw() on the Verilated controller `Model` and on its model (`rom`, `core`,
+// `unit`), writing what it ran into `ran` (void: gtest's ASSERTs return).
 template <class Model>
 void lockstep(std::span<const uint32_t> rom, mcu::Core core, mcu::Unit unit, bool on_array,
               Ran& ran) {
   const auto& cfg = config_by_name("up5k");  // (the board's configuration)
   const auto dram = cycles::default_dram(cfg);
   const uint64_t n = std::max<uint64_t>(8, sim::env_number("NASA_FW_LAYERS", 300) / 10);
-  uint64_t array_runs = 0, array_stems = 0, errors = 0, cycles = 0;
+  uint64_t array_runs = 0, array_stems = 0, array_bad_records = 0, errors = 0, cycles = 0;
   for (uint64_t i = 0; i < n; ++i) {
     const sim::Program p = draw(i, cfg, on_array);
     const std::string what = fmt::format("program {} ({})", i, p.name);
@@ -75,6 +79,7 @@ void lockstep(std::span<const uint32_t> rom, mcu::Core core, mcu::Unit unit, boo
     mem.resize(p.image.size());
     array_runs += sys.array_runs();
     array_stems += sys.array_stems();
+    array_bad_records += sys.array_bad_records();
     errors += err != 0;
     cycles += r.cycles;
     // the RTL
@@ -102,12 +107,13 @@ void lockstep(std::span<const uint32_t> rom, mcu::Core core, mcu::Unit unit, boo
     const ref::RunResult ref =
         ref::run(ref_mem, cfg, p.desc_addr, p.desc_count, p.win_base, p.win_limit);
     EXPECT_EQ(err, static_cast<uint32_t>(ref.err)) << what;
-    ran = {i + 1, array_runs, array_stems};
+    ran = {i + 1, array_runs, array_stems, array_bad_records};
     if (::testing::Test::HasFailure()) return;
   }
   fmt::print(
-      "{} programs, {} ended in an error, {} cycles, {} layers on the MAC array ({} stems)\n", n,
-      errors, cycles, array_runs, array_stems);
+      "{} programs, {} ended in an error, {} cycles, {} layers on the MAC array ({} stems, {} "
+      "stopped at a bad record)\n",
+      n, errors, cycles, array_runs, array_stems, array_bad_records);
 }
 
 TEST(BoardArray, RtlRunsCycleForCycleAsTheModelAndAsTheReference) {
@@ -116,6 +122,7 @@ TEST(BoardArray, RtlRunsCycleForCycleAsTheModelAndAsTheReference) {
   if (HasFailure()) return;
   EXPECT_GT(r.array_runs, r.programs / 2) << "the array ran too few layers to be tested";
   EXPECT_GT(r.array_stems, 0u) << "the array ran no stem";
+  EXPECT_GT(r.array_bad_records, 0u) << "the array stopped at no bad record";
 }
 
 // The controller with the dot unit (Array = 0, the RV32IM core, nasa_fw) and its model.

@@ -36,20 +36,21 @@ const hw::Config& mcu_config() {
 struct Outcome {
   std::vector<uint8_t> mem;
   uint32_t err = 0, err_index = 0, layers_done = 0;
-  uint64_t macs = 0, cycles = 0, rd_bytes = 0, wr_bytes = 0, array_runs = 0, array_stems = 0;
+  uint64_t macs = 0, cycles = 0, rd_bytes = 0, wr_bytes = 0, array_runs = 0, array_stems = 0,
+           array_bad_records = 0;
   std::vector<uint64_t> layer_ends;
 };
 
 // What the runs covered, printed at the end of each test.
 struct Tally {
   uint64_t runs = 0, errors = 0, macs = 0, cycles = 0, undefined = 0, array_runs = 0,
-           array_stems = 0;
+           array_stems = 0, array_bad_records = 0;
   void print(const char* what) const {
     fmt::print(
         "{}: {} runs, {} ended in an error, {} MACs in {} cycles ({:.1f} cycles/MAC), {} "
-        "layers on the MAC array ({} stems){}\n",
+        "layers on the MAC array ({} stems, {} stopped at a bad record){}\n",
         what, runs, errors, macs, cycles, macs ? double(cycles) / double(macs) : 0.0, array_runs,
-        array_stems,
+        array_stems, array_bad_records,
         undefined
             ? fmt::format(", {} with a self-overlapping layer (memory not compared)", undefined)
             : "");
@@ -86,6 +87,7 @@ Outcome run_firmware(const sim::Program& p, const hw::Config& cfg, Image image =
   o.layer_ends = r.layer_ends;
   o.array_runs = sys.array_runs();
   o.array_stems = sys.array_stems();
+  o.array_bad_records = sys.array_bad_records();
   EXPECT_EQ(r.layer_ends.size(), o.layers_done) << p.name;
   // each completed layer's compute start lies between the layer before's end and its own
   EXPECT_GE(r.compute_starts.size(), r.layer_ends.size()) << p.name;
@@ -131,6 +133,7 @@ void compare(const sim::Program& p, const hw::Config& cfg, const std::string& wh
   t.runs++;
   t.array_runs += fw.array_runs;
   t.array_stems += fw.array_stems;
+  t.array_bad_records += fw.array_bad_records;
   t.errors += ref.err != hw::Err::None;
   t.macs += fw.macs;
   t.cycles += fw.cycles;
@@ -148,8 +151,11 @@ void compare(const sim::Program& p, const hw::Config& cfg, const std::string& wh
   for (uint32_t i = 0; i < p.desc_count; ++i) {
     descs += "\n  " + sim::describe(read_desc(p.image, p.desc_addr + uint64_t{i} * hw::kDescBytes));
   }
+  // (the array stops a layer at a bad record's block of channels, the blocks before it written)
   sim::expect_same_memory(fw.mem, ref_mem,
-                          sim::MemoryCheck(what + ": firmware memory (expected: reference)"),
+                          sim::MemoryCheck(what + ": firmware memory (expected: reference)")
+                              .except(image == Image::Array ? sim::bad_record_output(p, cfg, ref)
+                                                            : decltype(sim::MemoryCheck::exempt){}),
                           fmt::format("(error {} at {}, {} layers done); descriptors:{}", fw.err,
                                       fw.err_index, fw.layers_done, descs));
 }
@@ -189,11 +195,20 @@ TEST(Firmware, RandomProgramsAndChainsMatchTheReference) {
 // Bad descriptors: random programs with 1-3 bits flipped in their descriptors (opcode, shape,
 // kernel, stride, activation, quantization and address fields alike) or a per-channel record's
 // shift. The firmware must stop with the reference's error code at the reference's descriptor,
-// after the same layers, with the same memory (nothing written by the failing layer).
+// after the same layers, with the same memory (nothing written by the failing layer; on the
+// array image, a layer the array stops at a bad record may have written part of its output).
 sim::Program corrupted(uint64_t seed, const hw::Config& cfg) {
   sim::Program p = sim::random_program(seed, cfg, small());
   sim::corrupt(p, seed);
   return p;
+}
+
+// A random program (of layers the array takes: `opt`) with a record's shift spoiled.
+sim::Program spoiled(uint64_t seed, const hw::Config& cfg, const sim::RandomLayerOptions& opt) {
+  for (;; seed = sim::derive_seed(seed, 1)) {
+    sim::Program p = sim::random_program(seed, cfg, opt);
+    if (sim::spoil_record(p, seed)) return p;
+  }
 }
 
 TEST(Firmware, CorruptedDescriptorsStopAsTheReferenceDoes) {
@@ -279,9 +294,10 @@ TEST(FirmwareRv32i, RandomLayersAndCorruptedProgramsMatchTheReference) {
 }
 
 // The image for the controller with the MAC array (rtl/nasa_mcu.sv's Array = 1; the model's
-// Unit::Array): random layers, streams, programs, chains and corrupted programs, the 1x1 Convs,
-// DwConvs, stems and residual adds the array takes on it, the rest in software: the reference's
-// results.
+// Unit::Array): random layers, streams, programs, chains, corrupted programs and programs of
+// array layers with a bad record's shift, the 1x1 Convs, DwConvs, stems and residual adds the
+// array takes on it, the rest in software: the reference's results (a layer stopped at a bad
+// record: its output's blocks before that record's may be written).
 TEST(FirmwareArray, RandomLayersProgramsAndCorruptionsMatchTheReference) {
   const auto& cfg = mcu_config();
   Tally t;
@@ -294,6 +310,7 @@ TEST(FirmwareArray, RandomLayersProgramsAndCorruptionsMatchTheReference) {
     for (uint64_t seed = sim::derive_seed(9, i); p.image.empty() || p.image.size() > cfg.mcu_page();
          seed = sim::derive_seed(seed, 1)) {
       p = i % 8 == 0   ? corrupted(seed, cfg)
+          : i % 8 == 4 ? spoiled(seed, cfg, on_array)
           : i % 4 == 1 ? sim::random_program(seed, cfg, opt)
           : i % 4 == 2 ? sim::random_chain(seed, cfg, opt)
                        : sim::random_stream(seed, cfg, 1 + i % 3, opt);
@@ -305,6 +322,7 @@ TEST(FirmwareArray, RandomLayersProgramsAndCorruptionsMatchTheReference) {
   EXPECT_GT(t.errors, 0u) << "some corrupted programs stop with an error";
   EXPECT_GT(t.array_runs, t.runs / 2) << "the array ran too few of the layers to be tested";
   EXPECT_GT(t.array_stems, t.runs / 20) << "the array ran too few stems to be tested";
+  EXPECT_GT(t.array_bad_records, t.runs / 40) << "the array stopped at too few bad records";
 }
 
 // Packed images (docs/engine.md "Packed images") are the engine's: the controller stops at a

@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "Vnasa_mac_array.h"
@@ -22,6 +24,7 @@
 #include "nasa/hw_spec.h"
 #include "nasa/mac_array_model.h"
 #include "nasa/refmodel.h"
+#include "nasa/sim/memcheck.h"
 #include "nasa/sim/vbench.h"
 
 namespace {
@@ -165,6 +168,7 @@ std::vector<uint8_t> reference(const Layer& l, std::vector<uint8_t> mem) {
 struct Run {
   uint64_t cycles = 0;
   bool err = false;
+  bool bad = false;                     // bad_o: a record's shift outside [1, MaxShift]
   uint64_t reads = 0, write_bytes = 0;  // rows read, bytes written (strobed)
 };
 
@@ -261,6 +265,7 @@ Run run(const Layer& l, std::vector<uint8_t>& mem, int ready, nasa::sim::Random&
   }
   EXPECT_FALSE(b->busy_o) << "still busy after " << out.cycles << " cycles";
   out.err = b->err_o;
+  out.bad = b->bad_o;
   return out;
 }
 
@@ -286,6 +291,7 @@ uint64_t check(const Layer& l, nasa::sim::Random& r, int ready, std::vector<uint
   const auto want = reference(l, mem);
   const Run got = run(l, mem, ready, r);
   EXPECT_FALSE(got.err);
+  EXPECT_FALSE(got.bad);
   // (what the board's counters add for the layer: the same whether reads wait or not)
   EXPECT_EQ(got.reads, nasa::mcu::array_reads(array_layer(l)))
       << "P=" << l.pix << " C=" << l.cin << " K=" << l.cout << " dw=" << l.dw << " stem=" << l.stem
@@ -483,6 +489,71 @@ TEST(MacArray, RandomResidualAddsEqualTheReference) {
   }
   std::printf("%llu bytes in %llu cycles (%.2f a byte)\n", static_cast<unsigned long long>(bytes),
               static_cast<unsigned long long>(total), double(total) / double(bytes));
+}
+
+// A record whose S is outside [1, MaxShift] (0, or 48..255 in its byte; a second bad one after
+// it, sometimes) latches bad_o and stops the layer when that record's block has its records in:
+// the blocks before it written as the reference writes them, nothing else; in the model's cycles,
+// reads and writes (nasa::mcu::ArrayLayer::bad). 1x1 Convs, DwConvs, stems and adds, reads that
+// wait in every other layer.
+TEST(MacArray, ABadRecordStopsTheLayerAtItsBlock) {
+  nasa::sim::Random r(nasa::sim::test_seed("MacArray.BadRecord", 13));
+  std::vector<uint8_t> mem(kMemBytes);
+  const uint8_t ks[] = {1, 3, 5, 7};
+  for (uint64_t t = 0; t < nasa::sim::iterations(24); ++t) {
+    Layer l;
+    switch (t % 4) {
+      case 0:
+        l = random_layer(r, mem, static_cast<uint16_t>(r.uniform(1, 20)),
+                         static_cast<uint16_t>(8 * r.uniform(1, 4)),
+                         static_cast<uint16_t>(r.uniform(1, 20)));
+        break;
+      case 3:
+        l = random_add(r, mem, static_cast<uint16_t>(r.uniform(1, 40)), r.chance(0.5));
+        break;
+      default:
+        l = random_dw_layer(
+            r, mem, static_cast<uint16_t>(r.uniform(1, 10)),
+            static_cast<uint16_t>(r.uniform(1, 10)),
+            static_cast<uint16_t>(t % 4 == 2 ? r.uniform(1, 20) : 8 * r.uniform(1, 4)),
+            ks[r.uniform(0, 3)], static_cast<uint8_t>(r.uniform(1, 2)), false, t % 4 == 2);
+    }
+    const uint32_t records = l.add ? 2 : l.cout;
+    const auto want = reference(l, mem);  // (every record valid)
+    nasa::mcu::ArrayLayer al = array_layer(l);
+    al.bad = static_cast<uint32_t>(r.uniform(0, records - 1));
+    const auto spoil = [&](uint32_t c) {
+      mem[l.prm + 8 * c + 6] = static_cast<uint8_t>(r.chance(0.3) ? 0 : r.uniform(48, 255));
+    };
+    auto m = mem;
+    std::swap(m, mem);
+    spoil(al.bad);
+    if (al.bad + 1 < records && r.chance(0.3))
+      spoil(static_cast<uint32_t>(r.uniform(al.bad + 1, records - 1)));
+    std::swap(m, mem);
+    // what it may write: the output channels of the blocks before the bad record's
+    auto expect = m;
+    const uint32_t written = nasa::mcu::array_channels_written(al);
+    for (uint32_t p = 0; p < l.pix; ++p) {
+      for (uint32_t c = 0; c < written; ++c) {
+        const uint32_t a = l.out + p * l.cout + c;
+        expect[a] = want[a];
+      }
+    }
+    const std::string what =
+        fmt::format("layer {}: P={} C={} K={} dw={} stem={} add={} k={}, bad record {}", t, l.pix,
+                    l.cin, l.cout, l.dw, l.stem, l.add, l.k, al.bad);
+    const ::Run got = run(l, m, t % 2 ? 8 : 5, r);
+    EXPECT_TRUE(got.bad) << what;
+    EXPECT_FALSE(got.err) << what;
+    EXPECT_EQ(got.reads, nasa::mcu::array_reads(al)) << what;
+    EXPECT_EQ(got.write_bytes, nasa::mcu::array_write_bytes(al)) << what;
+    if (t % 2) {
+      EXPECT_EQ(got.cycles, nasa::mcu::array_cycles(al)) << what;
+    }
+    EXPECT_TRUE(nasa::sim::same_memory(m, expect, nasa::sim::MemoryCheck(what)));
+    if (HasFailure()) return;
+  }
 }
 
 }  // namespace

@@ -277,8 +277,9 @@ static u32 validate(const desc_t *d, shape_t *s) {
   return NASA_ERR_NONE;
 }
 
-/* A per-channel record with S outside [1, 47] (the engine finds it at that tile; the reference
- * checks them all before the layer runs, which the engine's cosim allows). */
+/* A per-channel record with S outside [1, 47]: checked before a layer runs in software (as the
+ * reference does); the array checks its layers' records as it reads them (arr_run(): the engine
+ * too finds a bad record at the tile that reads it, outputs of earlier tiles written). */
 static int bad_record(const desc_t *d) {
   if (!has_params(d->op)) return 0;
   const u8 *r = M + d->prm + 6, *end = r + d->cout * NASA_PARAM_BYTES;
@@ -427,8 +428,9 @@ static u32 arr_clamp(void) {
 }
 
 /* Runs a layer on the array (the page's words; ARun with the clamp starts it) and waits for its
- * end (the read waits): Fault if the array lost a write (it owns the memory port while it
- * runs: never on the board). (Not inlined: the ROM is full.) */
+ * end (the read waits): BadQuant if a record's shift was outside [1, 47] (the array stopped at
+ * that record's block, the blocks before it written), Fault if the array lost a write (it owns
+ * the memory port while it runs: never on the board). (Not inlined: the ROM is full.) */
 __attribute__((noinline)) static u32 arr_run(u32 in, u32 wgt, u32 out, u32 prm, u32 pix,
                                              u32 geom, u32 rowb, u32 run) {
   ARR(MCU_A_IN) = in;
@@ -439,7 +441,9 @@ __attribute__((noinline)) static u32 arr_run(u32 in, u32 wgt, u32 out, u32 prm, 
   ARR(MCU_A_GEOM) = geom;
   ARR(MCU_A_ROWB) = rowb;
   ARR(MCU_A_RUN) = run | arr_clamp();
-  return (ARR(MCU_A_RUN) & 1u) ? NASA_ERR_FAULT : NASA_ERR_NONE;
+  const u32 e = ARR(MCU_A_RUN);
+  if (e & 1u << MCU_AR_BAD_REC) return NASA_ERR_BAD_QUANT;
+  return (e & 1u << MCU_AR_FAULT) ? NASA_ERR_FAULT : NASA_ERR_NONE;
 }
 
 /* The stem's weights, tap-major as the array takes them (nasa_mac_array.sv): for each block of
@@ -521,6 +525,7 @@ static u32 execute(desc_t *d, const shape_t *s) {
       e = arr_conv(d, s);
 #endif
       if (e == NOT_TAKEN) {
+        if (bad_record(d)) return NASA_ERR_BAD_QUANT;
         conv(d, s);
         e = NASA_ERR_NONE;
       }
@@ -537,13 +542,11 @@ static u32 execute(desc_t *d, const shape_t *s) {
   return NASA_ERR_NONE;
 }
 
-/* Validates, checks the records of and runs the descriptor read at `at` (patched in batch runs):
- * returns its error code. */
+/* Validates and runs the descriptor (patched in batch runs): returns its error code. */
 static u32 run_layer(desc_t *d) {
   shape_t s;
   const u32 e = validate(d, &s);
   if (e != NASA_ERR_NONE) return e;
-  if (bad_record(d)) return NASA_ERR_BAD_QUANT;
   const u32 x = execute(d, &s);
   if (x != NASA_ERR_NONE) return x;
   layer_completed(macs_of(d, &s));

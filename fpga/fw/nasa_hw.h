@@ -254,7 +254,7 @@
 #define MCU_A_PIX 4u /* array: P, the output pixels (the add's bytes), bits 15:0 */
 #define MCU_A_GEOM 5u /* array: the window's geometry (fields AG*) */
 #define MCU_A_ROWB 6u /* array: W x C, the input's row bytes (bits 11:0) */
-#define MCU_A_RUN 7u /* array: channels and clamp (fields AR*); the write starts the layer, a read waits for its end and gives the error bit (a write the memory did not take) */
+#define MCU_A_RUN 7u /* array: channels, clamp (AR*); a write starts the layer, a read waits for its end */
 #define MCU_AG_OW 0u /* AGeom bits 7:0: the output's width */
 #define MCU_AG_IW 8u /* AGeom bits 15:8: the input's width */
 #define MCU_AG_IH 16u /* AGeom bits 23:16: the input's height */
@@ -268,7 +268,9 @@
 #define MCU_AR_NEG 18u /* ARun bit 18: the clamp's low end is -128 (else 0) */
 #define MCU_AR_HI 19u /* ARun bits 26:19: the clamp's high end (0..127) */
 #define MCU_AR_ADD 27u /* ARun bit 27: a residual add (a at AIn, b at AWgt) */
-#define MCU_A_STEM_BYTES 200u /* the array image's buffer of a stem's weights, tap-major (fpga/fw/fw.c arr_conv()): it takes a stem of ceil(K / 8) x 8 x k x k bytes at most */
+#define MCU_AR_FAULT 0u /* ARun read bit 0: a write the memory did not take */
+#define MCU_AR_BAD_REC 1u /* ARun read bit 1: a record's S outside [1, MaxShift]; the layer stopped at its block */
+#define MCU_A_STEM_BYTES 200u /* array image: bytes of a stem's tap-major weights, ceil(K / 8) x 8 x k x k */
 
 /* Configuration `up5k`. */
 #define NASA_CFG_ROWS 1u

@@ -7,6 +7,11 @@
 namespace nasa::mcu {
 namespace {
 
+// Whether the block of kb channels from c0 holds the layer's bad record (it stops there).
+bool bad_block(const ArrayLayer& l, uint32_t c0, uint32_t kb) {
+  return l.bad != ArrayLayer::kNoBadRecord && l.bad - c0 < kb;
+}
+
 // The stepper's cycles for one block of kb channels from cycle c (a memory that takes every
 // request; the RTL's header): pixel p takes steps(p) steps, a step a cycle, unless the step's row
 // read (pointwise: even steps only) meets an output write (the write goes first) or a pixel's
@@ -56,6 +61,7 @@ uint64_t pointwise_cycles(const ArrayLayer& l) {
   for (uint32_t co0 = 0; co0 < l.cout; co0 += 3) {
     const uint32_t kb = std::min(3u, l.cout - co0);
     c += 2ull * kb * l.cin / 8 + 2 + kb + 2;  // weight rows, records
+    if (bad_block(l, co0, kb)) return c;
     c = block_cycles(
         c, l.pix, [&](uint32_t) { return l.cin / 4u; }, true, 3, kb,
         [&](uint32_t p) { return uint64_t{l.out} + uint64_t{p} * l.cout + co0; });
@@ -72,7 +78,9 @@ uint64_t window_cycles(const ArrayLayer& l) {
   for (uint32_t c0 = 0; c0 < l.cout; c0 += 8) {
     const uint32_t kb = std::min(8u, l.cout - c0);
     const uint64_t ksq = uint64_t{l.k} * l.k;
-    c += ksq + 2 + kb + 2 + 2;
+    c += ksq + 2 + kb + 2;
+    if (bad_block(l, c0, kb)) return c;
+    c += 2;
     c = block_cycles(
         c, l.pix, [&](uint32_t p) { return array_taps(l, p); }, false, 8, kb,
         [&](uint32_t p) { return uint64_t{l.out} + uint64_t{p} * l.cout + c0; });
@@ -86,6 +94,7 @@ uint64_t window_cycles(const ArrayLayer& l) {
 // row is written the cycle after the last byte, and the array is idle two cycles later.
 uint64_t add_cycles(const ArrayLayer& l) {
   constexpr uint64_t kAddFirst = 4, kAddOut = 7, kAddEnd = 3;
+  if (l.bad != ArrayLayer::kNoBadRecord) return kAddFirst;
   std::set<uint64_t> writes;
   uint64_t c = kAddFirst, y = 0;
   for (uint32_t i = 0; i < l.pix; ++i) {
@@ -120,24 +129,43 @@ uint64_t array_cycles(const ArrayLayer& l) {
 }
 
 uint64_t array_reads(const ArrayLayer& l) {
-  if (l.add) return 2 + 2ull * l.pix;  // the two records; a's row and b's row for each byte
+  const bool bad = l.bad != ArrayLayer::kNoBadRecord;
+  if (l.add) return 2 + (bad ? 0 : 2ull * l.pix);  // the two records; a's and b's row a byte
   uint64_t n = 0;
   if (!l.dw && !l.stem) {  // per block: each weight row twice (half a row a RAM word), the
                            // records, then C / 8 rows a pixel
     for (uint32_t co0 = 0; co0 < l.cout; co0 += 3) {
       const uint32_t kb = std::min(3u, l.cout - co0);
-      n += 2ull * kb * l.cin / 8 + kb + uint64_t{l.pix} * l.cin / 8;
+      n += 2ull * kb * l.cin / 8 + kb;
+      if (bad_block(l, co0, kb)) break;
+      n += uint64_t{l.pix} * l.cin / 8;
     }
     return n;
   }
   uint64_t taps = 0;  // per block: a row a tap of weights, its records, a row a step
   for (uint32_t p = 0; p < l.pix; ++p) taps += array_taps(l, p);
   for (uint32_t c0 = 0; c0 < l.cout; c0 += 8) {
-    n += uint64_t{l.k} * l.k + std::min(8u, l.cout - c0) + taps;
+    const uint32_t kb = std::min(8u, l.cout - c0);
+    n += uint64_t{l.k} * l.k + kb;
+    if (bad_block(l, c0, kb)) break;
+    n += taps;
   }
   return n;
 }
 
-uint64_t array_write_bytes(const ArrayLayer& l) { return uint64_t{l.pix} * (l.add ? 1 : l.cout); }
+uint32_t array_block_start(const ArrayLayer& l, uint32_t c) {
+  if (l.add) return 0;
+  const uint32_t blk = l.dw || l.stem ? 8 : 3;
+  return c / blk * blk;
+}
+
+uint32_t array_channels_written(const ArrayLayer& l) {
+  return l.bad == ArrayLayer::kNoBadRecord ? l.cout : array_block_start(l, l.bad);
+}
+
+uint64_t array_write_bytes(const ArrayLayer& l) {
+  return uint64_t{l.pix} *
+         (l.add ? (l.bad == ArrayLayer::kNoBadRecord) : array_channels_written(l));
+}
 
 }  // namespace nasa::mcu

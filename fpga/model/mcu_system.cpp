@@ -227,7 +227,7 @@ uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata,
     if (unit_ == Unit::Dot && page == kPageDot)
       return dot_access(cyc, write, widx & 7, wdata, rdata);
     if (unit_ == Unit::Array && page == kPageArray)
-      return array_access(cyc, write, widx & 7, wdata);
+      return array_access(cyc, write, widx & 7, wdata, rdata);
     if (write && page == kPageCtrl) {
       switch (widx & 0xF) {
         case kCFinish:
@@ -337,11 +337,16 @@ void System::dot_run(uint64_t start, uint32_t acc) {
 }
 
 // rtl/nasa_mcu_array_page.sv: page accesses wait while the array runs (a write completes in its
-// first free cycle, a read in the cycle after, giving the error bit: 0, the board's memory takes
-// every write); the ARun write starts the layer.
-uint64_t System::array_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wdata) {
+// first free cycle, a read in the cycle after, giving the error bits: ArBadRec if the last layer
+// stopped at a bad record, never ArFault: the board's memory takes every write); the ARun write
+// starts the layer.
+uint64_t System::array_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wdata,
+                              uint32_t& rdata) {
   const uint64_t c = std::max(cyc, unit_idle_);
-  if (!write) return c + 1;
+  if (!write) {
+    rdata = arr_bad_ ? 1u << kArBadRec : 0u;
+    return c + 1;
+  }
   arr_[reg] = wdata;
   if (reg == kARun) {
     if (compute_starts_.size() == layer_ends_.size()) compute_starts_.push_back(c - run_origin_);
@@ -429,20 +434,40 @@ void System::array_run(uint64_t start) {
     d.out_rows = static_cast<uint16_t>(l.pix / l.wo);
     d.pad_top = static_cast<uint8_t>(l.pad_top);
   }
-  if (l.stem) {  // the reference's OHWI weights from the array's tap-major blocks, past memory
-    const uint32_t ksq = l.k * l.k;
-    const auto ohwi = static_cast<uint32_t>(mem_.size());
-    std::vector<uint8_t> m(mem_.size() + size_t{ksq} * l.cout);
+  // the first record whose S is outside [1, MaxShift] stops the array at its block
+  const uint32_t records = l.add ? 2 : l.cout;
+  for (uint32_t c = 0; c < records && l.bad == ArrayLayer::kNoBadRecord; ++c) {
+    const auto shift = static_cast<uint8_t>(main_row(prm + 8 * c) >> 48);
+    if (shift < 1 || shift > hw::kMaxShift) l.bad = c;
+  }
+  arr_bad_ = l.bad != ArrayLayer::kNoBadRecord;
+  if (l.stem || arr_bad_) {
+    // past memory: the stem's weights in the reference's OHWI from the array's tap-major
+    // blocks; the records, the bad ones' S made valid (the array writes none of their channels)
+    const uint32_t ksq = l.k * l.k, ohwi = static_cast<uint32_t>(mem_.size()),
+                   recs = ohwi + (l.stem ? ksq * l.cout : 0);
+    std::vector<uint8_t> m(recs + (arr_bad_ ? 8 * records : 0));
     std::copy(mem_.begin(), mem_.end(), m.begin());
-    for (uint32_t co = 0; co < l.cout; ++co) {
-      for (uint32_t t = 0; t < ksq; ++t) {
-        m[ohwi + co * ksq + t] = mem_[(wgt + ((co / 8) * ksq + t) * 8 + co % 8) & amask];
+    if (l.stem) {
+      for (uint32_t co = 0; co < l.cout; ++co) {
+        for (uint32_t t = 0; t < ksq; ++t) {
+          m[ohwi + co * ksq + t] = mem_[(wgt + ((co / 8) * ksq + t) * 8 + co % 8) & amask];
+        }
       }
+      d.wgt_addr = ohwi;
     }
-    d.wgt_addr = ohwi;
+    if (arr_bad_) {
+      for (uint32_t i = 0; i < 8 * records; ++i) m[recs + i] = mem_[(prm + i) & amask];
+      for (uint32_t c = l.bad; c < records; ++c) m[recs + 8 * c + 6] = 1;
+      d.prm_addr = recs;
+      d.s = d.sb = 1;  // (an add's: it writes nothing)
+    }
     ref::execute(d, m);
-    const uint64_t bytes = uint64_t{l.pix} * l.cout;
-    std::copy_n(m.begin() + l.out, bytes, mem_.begin() + l.out);
+    const uint32_t written = array_channels_written(l);
+    for (uint32_t p = 0; p < l.pix && written != 0; ++p) {
+      const uint32_t a = l.out + p * l.cout;
+      std::copy_n(m.begin() + a, written, mem_.begin() + a);
+    }
   } else {
     ref::execute(d, mem_);
   }
@@ -451,6 +476,7 @@ void System::array_run(uint64_t start) {
   unit_idle_ = start + 2 + array_cycles(l);
   ++array_runs_;
   array_stems_ += l.stem;
+  array_bad_records_ += arr_bad_;
 }
 
 }  // namespace nasa::mcu

@@ -64,6 +64,15 @@ uint64_t model_cycles(const Program& p, const hw::Config& cfg, const cycles::Dra
   return cycles::program(descs, p.desc_addr, cfg, dram)[static_cast<int>(hw::Counter::Cycles)];
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> bad_record_output(const Program& p,
+                                                             const hw::Config& cfg,
+                                                             const ref::RunResult& ref) {
+  if (ref.err != hw::Err::BadQuant || ref.err_index >= p.desc_count) return {};
+  const Desc d = desc_at(p, ref.err_index);
+  if (validate(d, cfg, p.win_base, p.win_limit, p.scratch_base) != hw::Err::None) return {};
+  return {{d.out_addr, d.out_addr + shape_of(d).out_span}};  // (packed: every image's tiles)
+}
+
 uint64_t timeout_cycles(const Program& p, const hw::Config& cfg, const cycles::DramTiming& dram) {
   uint64_t bound = error_bound(dram);
   for (uint32_t i = 0; i < p.desc_count; ++i) {
@@ -240,16 +249,7 @@ CosimResult Cosim::run(const Program& p, const std::string& fst_path) {
 
   // Memory, byte for byte. A per-channel BadQuant found mid-layer may leave earlier tiles of that
   // layer's output written: only that range is exempt.
-  uint64_t exempt_lo = 0, exempt_hi = 0;
-  if (ref.err == hw::Err::BadQuant && ref.err_index < p.desc_count) {
-    const Desc d = desc_at(p, ref.err_index);
-    if (validate(d, cfg_, p.win_base, p.win_limit, p.scratch_base) == hw::Err::None) {
-      exempt_lo = d.out_addr;
-      exempt_hi = d.out_addr + shape_of(d).out_span;  // (packed: every image's tiles)
-    }
-  }
-  const std::pair<uint64_t, uint64_t> exempt[] = {{exempt_lo, exempt_hi}};
-  const MemoryDiff diff = compare_memory(sim_->memory(), ref_mem_, exempt);
+  const MemoryDiff diff = compare_memory(sim_->memory(), ref_mem_, bad_record_output(p, cfg_, ref));
   if (!diff.same()) {
     r.mismatched_bytes = diff.size_differs ? 1 : diff.count;
     r.first_mismatch = diff.first;

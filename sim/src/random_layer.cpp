@@ -329,6 +329,25 @@ void corrupt(Program& p, uint64_t seed) {
   p.name += " (corrupted)";
 }
 
+bool spoil_record(Program& p, uint64_t seed) {
+  Rng rng(seed ^ 0x5EC0);
+  std::vector<const Desc*> with;
+  for (const Desc& d : p.descs) {
+    const auto op = static_cast<hw::Op>(d.op);
+    if ((op == hw::Op::Conv || op == hw::Op::DwConv || op == hw::Op::Fc) && d.cout != 0 &&
+        uint64_t{d.prm_addr} + 8ull * d.cout <= p.image.size()) {
+      with.push_back(&d);
+    }
+  }
+  if (with.empty()) return false;
+  const Desc& d = *with[rng.uniform(0, with.size() - 1)];
+  const uint64_t c = rng.uniform(0, d.cout - 1);
+  p.image[d.prm_addr + 8 * c + 6] =
+      static_cast<uint8_t>(rng.chance(0.3) ? 0 : rng.uniform(hw::kMaxShift + 1, 255));
+  p.name += " (bad record)";
+  return true;
+}
+
 Program random_chain(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt) {
   ProgramBuilder b(cfg, seed);
   if (opt.board_array) b.set_align(8);

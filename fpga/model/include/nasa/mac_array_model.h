@@ -21,7 +21,18 @@ struct ArrayLayer {
   // the window paths (dw, stem): input h x w, output width wo, k x k, stride, rows of zeros above
   uint32_t h = 0, w = 0, wo = 0;
   uint32_t k = 1, stride = 1, pad_top = 0;
+  // the first channel whose record's S is outside [1, MaxShift] (the add: 0 or 1 for its two
+  // records), kNoBadRecord if none: the array stops when that channel's block's records are in
+  uint32_t bad = kNoBadRecord;
+  static constexpr uint32_t kNoBadRecord = ~0u;
 };
+
+// The first channel of the block that holds channel `c` (pointwise blocks of 3 channels, window
+// paths 8, the add one block).
+uint32_t array_block_start(const ArrayLayer& l, uint32_t c);
+
+// The output channels the layer writes: K, or those of the blocks before its bad record's.
+uint32_t array_channels_written(const ArrayLayer& l);
 
 // Output pixel p's taps inside the input (the window paths; the reference's Axis::lo/hi).
 uint32_t array_taps(const ArrayLayer& l, uint32_t p);

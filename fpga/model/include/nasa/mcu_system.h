@@ -76,6 +76,8 @@ class System final : Bus {
   // The layers the MAC array ran (Unit::Array) since construction; the stems among them.
   uint64_t array_runs() const { return array_runs_; }
   uint64_t array_stems() const { return array_stems_; }
+  // ... and those it stopped at a record's bad shift (ArBadRec)
+  uint64_t array_bad_records() const { return array_bad_records_; }
   uint64_t counter(hw::Counter c) const;
 
  private:
@@ -85,7 +87,7 @@ class System final : Bus {
   uint64_t fetch(uint64_t cyc, uint32_t addr, uint64_t& row);
   uint64_t dot_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wdata, uint32_t& rdata);
   void dot_run(uint64_t start, uint32_t acc);
-  uint64_t array_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wdata);
+  uint64_t array_access(uint64_t cyc, bool write, uint32_t reg, uint32_t wdata, uint32_t& rdata);
   void array_run(uint64_t start);
   uint64_t main_row(uint32_t addr) const;
   void main_write(uint32_t addr, uint32_t data, uint32_t strb);
@@ -109,7 +111,8 @@ class System final : Bus {
   // the dot-product unit's registers, the MAC array's page; the first cycle the unit is idle again
   uint32_t dot_x_ = 0, dot_w_ = 0, dot_shape_ = 0, dot_xstr_ = 0, dot_wstr_ = 0, dot_acc_ = 0;
   uint32_t arr_[8] = {};
-  uint64_t array_runs_ = 0, array_stems_ = 0;
+  bool arr_bad_ = false;  // the last layer stopped at a bad record (the ARun read's ArBadRec)
+  uint64_t array_runs_ = 0, array_stems_ = 0, array_bad_records_ = 0;
   uint64_t unit_idle_ = 0;
   uint64_t run_origin_ = 0;  // ISS cycle of the run's cycle 0
   bool finished_ = false;

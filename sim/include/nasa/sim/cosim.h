@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nasa/cycle_model.h"
 #include "nasa/hw_spec.h"
+#include "nasa/refmodel.h"
 #include "nasa/sim/engine_sim.h"
 #include "nasa/sim/program.h"
 
@@ -49,6 +51,14 @@ struct CosimResult {
 // A Conv layer whose shape fills the PE array: Ho*Wo a multiple of Rows, Cout a multiple of Cols,
 // k*k*Cin >= 64 (so efficiency is not limited by shape).
 bool conv_qualifies(const Desc& d, const hw::Config& cfg);
+
+// The memory a run that ended in `ref`'s error may have written beyond the reference: a
+// per-channel record's BadQuant, found as the layer runs (its descriptor valid), may leave the
+// output of that layer's earlier tiles (the engine) or channel blocks (the board's MAC array)
+// written; that output range, [lo, hi), or none.
+std::vector<std::pair<uint64_t, uint64_t>> bad_record_output(const Program& p,
+                                                             const hw::Config& cfg,
+                                                             const ref::RunResult& ref);
 
 // A generous bound on the cycles a program may take before the harness calls it a hang.
 uint64_t timeout_cycles(const Program& p, const hw::Config& cfg, const cycles::DramTiming& dram);

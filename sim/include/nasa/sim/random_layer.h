@@ -43,6 +43,12 @@ Program random_stream(uint64_t seed, const hw::Config& cfg, uint32_t images,
 // per-channel record's shift set to a random byte; " (corrupted)" appended to its name.
 void corrupt(Program& p, uint64_t seed);
 
+// One per-channel record's S (a random channel of a random Conv, DwConv or Fc layer of p) set to
+// a byte outside [1, MaxShift]: the run must stop at that layer with BadQuant (or at an error
+// before it); " (bad record)" appended to its name. Returns false (p unchanged) when p has no
+// layer with records.
+bool spoil_record(Program& p, uint64_t seed);
+
 // A program of 2-5 independent random layers (as random_layer, each on fresh tensors), for what
 // runs between layers: the next descriptor's prefetch, the handover from one layer to the next.
 Program random_program(uint64_t seed, const hw::Config& cfg, const RandomLayerOptions& opt = {});

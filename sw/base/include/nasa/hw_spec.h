@@ -294,8 +294,7 @@ namespace nasa::hw {
   X(AGeom, A_GEOM, 5, "array: the window's geometry (fields AG*)")                            \
   X(ARowB, A_ROWB, 6, "array: W x C, the input's row bytes (bits 11:0)")                      \
   X(ARun, A_RUN, 7,                                                                           \
-    "array: channels and clamp (fields AR*); the write starts the layer, a read waits for "   \
-    "its end and gives the error bit (a write the memory did not take)")                      \
+    "array: channels, clamp (AR*); a write starts the layer, a read waits for its end")       \
   X(AgOw, AG_OW, 0, "AGeom bits 7:0: the output's width")                                     \
   X(AgIw, AG_IW, 8, "AGeom bits 15:8: the input's width")                                     \
   X(AgIh, AG_IH, 16, "AGeom bits 23:16: the input's height")                                  \
@@ -309,9 +308,11 @@ namespace nasa::hw {
   X(ArNeg, AR_NEG, 18, "ARun bit 18: the clamp's low end is -128 (else 0)")                   \
   X(ArHi, AR_HI, 19, "ARun bits 26:19: the clamp's high end (0..127)")                        \
   X(ArAdd, AR_ADD, 27, "ARun bit 27: a residual add (a at AIn, b at AWgt)")                   \
+  X(ArFault, AR_FAULT, 0, "ARun read bit 0: a write the memory did not take")                 \
+  X(ArBadRec, AR_BAD_REC, 1,                                                                  \
+    "ARun read bit 1: a record's S outside [1, MaxShift]; the layer stopped at its block")    \
   X(AStemBytes, A_STEM_BYTES, 200,                                                            \
-    "the array image's buffer of a stem's weights, tap-major (fpga/fw/fw.c arr_conv()): it "  \
-    "takes a stem of ceil(K / 8) x 8 x k x k bytes at most")
+    "array image: bytes of a stem's tap-major weights, ceil(K / 8) x 8 x k x k")
 
 // ---- C++ views of the tables. ----
 
