@@ -178,7 +178,7 @@ static void read_desc(u32 at, desc_t *d) {
 }
 
 typedef struct {
-  u32 in_bytes, out_bytes, ho, wo, kred, wgt_bytes, prm_bytes;
+  u32 in_bytes, out_bytes, ho, wo, pix, kred, wgt_bytes, prm_bytes;  /* pix: Ho x Wo */
 } shape_t;
 
 static int is_win(u32 op) {
@@ -192,6 +192,7 @@ static int has_params(u32 op) {
 /* sw/base/desc.cpp shape_of() in 32 bits, for a layer whose H x W (`hw`) and Cin are at most
  * InBuf (else it is Oversize): in_bytes < 2^30; Ho x Wo <= H x W, so out_bytes < 2^31; Conv's
  * kred = k*k*Cin < 2^22. The weights' size is set by validate() once kred passed KredMax. */
+static const u8 ksq[8] = {0, 1, 0, 9, 0, 25, 0, 49}; /* k x k of odd k */
 static void shape_of(const desc_t *d, u32 hw, shape_t *s) {
   const u32 sh = d->stride == 2;
   u32 pix = hw;
@@ -205,8 +206,9 @@ static void shape_of(const desc_t *d, u32 hw, shape_t *s) {
     s->wo = (d->w + sh) >> sh;
     pix = mul_by(s->wo, s->ho);
   }
+  s->pix = pix;
   s->out_bytes = mul_by(d->cout, pix);
-  const u32 kk = mul_by(d->k, d->k);
+  const u32 kk = ksq[d->k & 7u]; /* (Conv, DwConv: k is 1, 3, 5 or 7 now) */
   s->kred = 0;
   if (d->op == NASA_OP_CONV) s->kred = mul_by(d->cin, kk);
   else if (d->op == NASA_OP_DW_CONV) s->kred = kk;
@@ -328,7 +330,14 @@ static void rq_setup(rq_t *q, u32 m, u32 s) {
 }
 
 static u8 rq(const rq_t *q, u32 acc) {
+#if defined(__riscv_mul)
   const s64 p = (s64)(s32)acc * (s64)q->m + q->round;
+#else /* (libgcc's 64-bit __muldi3 takes a step per bit: |acc| x M, M < 2^16, as two 32-bit
+       * products over its smaller operand's bits, mostly M's or |acc|'s low half's) */
+  const u32 mag = (s32)acc < 0 ? -acc : acc;
+  const u64 u = mul_by(mag & 0xFFFFu, q->m) + ((u64)mul_by(mag >> 16, q->m) << 16);
+  const s64 p = ((s32)acc < 0 ? -(s64)u : (s64)u) + q->round;
+#endif
   if (p < q->lo_t) return (u8)lo_clamp;
   if (p >= q->hi_t) return (u8)hi_clamp;
   /* lo <= p >> S <= hi: its low byte is bits S+7..S of p */
@@ -408,13 +417,27 @@ static void add(const desc_t *d, u32 a, u32 n) {
   }
 }
 
-static void gap(const desc_t *d) {
-  const u32 c = d->cin, pixels = d->h * d->w;
+static void gap(const desc_t *d, const shape_t *s) {
+  const u32 c = d->cin;
   rq_t q;
   rq_setup(&q, d->m, d->s);
+#if NASA_FW_ARRAY
+  /* (no dot unit: per channel, each pixel's byte v added as v ^ 0x80, v + 128 without the sign
+   * extension's two shifts, 128 a pixel taken off at the end; the input is in_bytes = H x W x C) */
+  const u32 off = mul_by(d->h, d->w) << 7;
+  for (u32 ch = 0; ch < c; ++ch) {
+    const u8 *p = M + d->in + ch, *end = p + s->in_bytes;
+    u32 acc = 0;
+    for (; p != end; p += c) acc += *p ^ 0x80u;
+    M[d->out + ch] = rq(&q, acc - off);
+  }
+#else
+  const u32 pixels = d->h * d->w;
+  (void)s;
   for (u32 ch = 0; ch < c; ++ch) {
     M[d->out + ch] = rq(&q, dot(MCU_DOT_SUM, d->in + ch, 0, pixels, 1, c, 0, 0, 0, 0));
   }
+#endif
 }
 
 #define NOT_TAKEN 0xFFu /* (an error code no layer has: the array did not take the layer) */
@@ -456,11 +479,11 @@ static u8 stem_w[MCU_A_STEM_BYTES] __attribute__((aligned(8)));
  * inside the page's fields (H, W up to 255, W x C up to 4095), a stem's weights inside stem_w
  * (copied there tap-major). Its error code, or NOT_TAKEN. */
 static u32 arr_conv(const desc_t *d, const shape_t *s) {
-  const u32 rowb = mul_by(d->w, d->cin);
   const u32 dw = d->op == NASA_OP_DW_CONV, stem = d->op == NASA_OP_CONV && d->cin == 1;
-  u32 wgt = d->wgt, geom = 0;
+  u32 wgt = d->wgt, geom = 0, rowb = 0;
   if (d->cout > 256 || ((d->in | wgt | d->prm) & 7u)) return NOT_TAKEN;
   if (dw || stem) {
+    rowb = mul_by(d->w, d->cin);
     if (d->h > 255 || d->w > 255 || rowb > 4095) return NOT_TAKEN;
     geom = s->wo << MCU_AG_OW | d->w << MCU_AG_IW | d->h << MCU_AG_IH |
            d->pad_top << MCU_AG_PADT | (u32)(d->stride == 2) << MCU_AG_S2 | d->k << MCU_AG_K |
@@ -473,13 +496,13 @@ static u32 arr_conv(const desc_t *d, const shape_t *s) {
     const u8 *src = M + wgt;
     for (u32 co = 0; co < d->cout; ++co) {
       u8 *dst = stem_w + mul_by(co >> 3, s->kred << 3) + (co & 7u);
-      for (u32 t = 0; t < s->kred; ++t, dst += 8) *dst = *src++;
+      for (const u8 *end = src + s->kred; src != end; dst += 8) *dst = *src++;
     }
     wgt = (u32)stem_w - MCU_MAIN_BASE;
   } else if ((d->cin & 7u) != 0 || d->cin > 256) {
     return NOT_TAKEN;
   }
-  return arr_run(d->in, wgt, d->out, d->prm, mul_by(s->ho, s->wo), geom, rowb,
+  return arr_run(d->in, wgt, d->out, d->prm, s->pix, geom, rowb,
                  d->cin << MCU_AR_CIN | d->cout << MCU_AR_COUT);
 }
 #if MCU_AG_DW != MCU_AG_ST + 1
@@ -536,7 +559,7 @@ static u32 execute(desc_t *d, const shape_t *s) {
       return e;
     }
     case NASA_OP_ADD: return add_any(d, d->in, (u32)s->in_bytes);
-    case NASA_OP_GAP: gap(d); break;
+    case NASA_OP_GAP: gap(d, s); break;
     default: pool(d, s); break;
   }
   return NASA_ERR_NONE;
