@@ -4,13 +4,13 @@
 // "The array in the controller"), firmware nasa_fw_array; Array = 0: the RV32IM core (nasa_mcu_cpu)
 // and the one-MAC dot-product unit (nasa_mcu_dot), firmware nasa_fw. Both behind the same ports
 // as nasa_top: the CSR bus and the memory port (single-beat reads of one 8-byte row, strobed
-// writes). Memory map of the controller: fpga/fw/mmio.h. The
-// CSR port serves the live CSRs (CTRL, STATUS, ERR_CODE, the Cycles and memory byte counters);
-// the others, with the batch tables, are words of the host page at the top of main memory,
-// which the host reaches over its memory port (nasa/mcu_page.h gives the host the engine's CSR
-// semantics over it) and the firmware as memory. The firmware's variables and stack are main
-// memory's last bytes, above the host page (the board's bridge keeps the host out of them). A
-// host CTRL write other than CLEAR does nothing while a run is busy.
+// writes). Memory map of the controller: fpga/fw/mmio.h. The CSR port serves the live CSRs
+// (CTRL, STATUS, ERR_CODE, the Cycles and memory byte counters); the others, with the batch
+// tables, are words of the host page at the top of main memory, which the host reaches over its
+// memory port (nasa/mcu_page.h gives the host the engine's CSR semantics over it) and the
+// firmware as memory. The firmware's variables and stack are main memory's last bytes, above
+// the host page (the board's bridge keeps the host out of them). A host CTRL write other than
+// CLEAR does nothing while a run is busy.
 module nasa_mcu #(
   parameter int unsigned Rows       = 4,
   parameter int unsigned Cols       = 4,

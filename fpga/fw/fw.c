@@ -45,9 +45,11 @@ static u32 mul_by(u32 a, u32 b) {
     b = t;
   }
   u32 p = 0;
-  for (; b != 0; b >>= 1, a <<= 1) {
+  if (b == 0) return 0;
+  do { /* (the test at the bottom: no jump back a bit) */
     if (b & 1u) p += a;
-  }
+    a <<= 1;
+  } while ((b >>= 1) != 0);
   return p;
 #endif
 }

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 #include "nasa/sim/cosim.h"
 
@@ -127,7 +129,10 @@ Desc random_shape(Rng& rng, const hw::Config& cfg, const RandomLayerOptions& opt
         if (opt.board_array && rng.chance(0.3)) {  // a stem (one input channel): k = 7 never fits
           d.cin = 1;                               // the firmware's buffer of its weights
           d.k = kK[weighted(rng, std::array<uint32_t, 3>{10, 60, 30})];
-          d.cout = static_cast<uint16_t>(rng.uniform(1, d.k == 1 ? 64 : d.k == 3 ? 16 : 8));
+          // the most channels whose tap-major blocks (8 channels x k x k bytes) fit the buffer
+          // (1x1: 64 at most, a small layer)
+          const uint32_t fit = hw::mcu::kAStemBytes / (8u * d.k * d.k) * 8u;
+          d.cout = static_cast<uint16_t>(rng.uniform(1, std::min<uint32_t>(64, fit)));
         }
         break;
       }
