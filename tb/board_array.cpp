@@ -52,7 +52,8 @@ sim::Program draw(uint64_t i, const hw::Config& cfg, bool on_array) {
 // What lockstep() ran: programs, the layers the array ran, the stems among them and those it
 // stopped at a bad record.
 struct Ran {
-  uint64_t programs = 0, array_runs = 0, array_stems = 0, array_bad_records = 0;
+  uint64_t programs = 0;
+  mcu::ArrayCounts array;
 };
 // Runs n programs of draw() on the Verilated controller `Model` and on its model (`rom`, `core`,
 // `unit`), writing what it ran into `ran` (void: gtest's ASSERTs return).
@@ -62,7 +63,8 @@ void lockstep(std::span<const uint32_t> rom, mcu::Core core, mcu::Unit unit, boo
   const auto& cfg = config_by_name("up5k");  // (the board's configuration)
   const auto dram = cycles::default_dram(cfg);
   const uint64_t n = std::max<uint64_t>(8, sim::env_number("NASA_FW_LAYERS", 300) / 10);
-  uint64_t array_runs = 0, array_stems = 0, array_bad_records = 0, errors = 0, cycles = 0;
+  mcu::ArrayCounts array;
+  uint64_t errors = 0, cycles = 0;
   for (uint64_t i = 0; i < n; ++i) {
     const sim::Program p = draw(i, cfg, on_array);
     const std::string what = fmt::format("program {} ({})", i, p.name);
@@ -77,9 +79,7 @@ void lockstep(std::span<const uint32_t> rom, mcu::Core core, mcu::Unit unit, boo
     const uint32_t err = read(hw::Csr::ErrCode), err_index = read(hw::Csr::ErrIndex),
                    layers_done = read(hw::Csr::LayersDone);
     mem.resize(p.image.size());
-    array_runs += sys.array_runs();
-    array_stems += sys.array_stems();
-    array_bad_records += sys.array_bad_records();
+    array += sys.array_counts();
     errors += err != 0;
     cycles += r.cycles;
     // the RTL
@@ -107,22 +107,22 @@ void lockstep(std::span<const uint32_t> rom, mcu::Core core, mcu::Unit unit, boo
     const ref::RunResult ref =
         ref::run(ref_mem, cfg, p.desc_addr, p.desc_count, p.win_base, p.win_limit);
     EXPECT_EQ(err, static_cast<uint32_t>(ref.err)) << what;
-    ran = {i + 1, array_runs, array_stems, array_bad_records};
+    ran = {i + 1, array};
     if (::testing::Test::HasFailure()) return;
   }
   fmt::print(
       "{} programs, {} ended in an error, {} cycles, {} layers on the MAC array ({} stems, {} "
       "stopped at a bad record)\n",
-      n, errors, cycles, array_runs, array_stems, array_bad_records);
+      n, errors, cycles, array.runs, array.stems, array.bad_records);
 }
 
 TEST(BoardArray, RtlRunsCycleForCycleAsTheModelAndAsTheReference) {
   Ran r;
   lockstep<Vnasa_mcu_array>(mcu::firmware_array(), mcu::Core::Serial, mcu::Unit::Array, true, r);
   if (HasFailure()) return;
-  EXPECT_GT(r.array_runs, r.programs / 2) << "the array ran too few layers to be tested";
-  EXPECT_GT(r.array_stems, 0u) << "the array ran no stem";
-  EXPECT_GT(r.array_bad_records, 0u) << "the array stopped at no bad record";
+  EXPECT_GT(r.array.runs, r.programs / 2) << "the array ran too few layers to be tested";
+  EXPECT_GT(r.array.stems, 0u) << "the array ran no stem";
+  EXPECT_GT(r.array.bad_records, 0u) << "the array stopped at no bad record";
 }
 
 // The controller with the dot unit (Array = 0, the RV32IM core, nasa_fw) and its model.
@@ -130,7 +130,7 @@ TEST(BoardDot, RtlRunsCycleForCycleAsTheModelAndAsTheReference) {
   Ran r;
   lockstep<Vnasa_mcu_dot>(mcu::firmware(), mcu::Core::Multicycle, mcu::Unit::Dot, false, r);
   if (HasFailure()) return;
-  EXPECT_EQ(r.array_runs, 0u);
+  EXPECT_EQ(r.array.runs, 0u);
 }
 
 }  // namespace

@@ -7,6 +7,10 @@
 namespace nasa::mcu {
 namespace {
 
+// The output channels of a block (the RTL's header): up to three on the pointwise path (1x1
+// Conv, four MACs a channel a step), eight on the window paths (DwConv, the stem)
+constexpr uint32_t kPointwiseBlock = 3, kWindowBlock = 8;
+
 // Whether the block of kb channels from c0 holds the layer's bad record (it stops there).
 bool bad_block(const ArrayLayer& l, uint32_t c0, uint32_t kb) {
   return l.bad != ArrayLayer::kNoBadRecord && l.bad - c0 < kb;
@@ -58,8 +62,8 @@ uint64_t block_cycles(uint64_t c, uint32_t pix, Steps steps, bool pointwise, uin
 // kb + 2 of records, then its steps (block_cycles), C / 4 a pixel.
 uint64_t pointwise_cycles(const ArrayLayer& l) {
   uint64_t c = 0;
-  for (uint32_t co0 = 0; co0 < l.cout; co0 += 3) {
-    const uint32_t kb = std::min(3u, l.cout - co0);
+  for (uint32_t co0 = 0; co0 < l.cout; co0 += kPointwiseBlock) {
+    const uint32_t kb = std::min(kPointwiseBlock, l.cout - co0);
     c += 2ull * kb * l.cin / 8 + 2 + kb + 2;  // weight rows, records
     if (bad_block(l, co0, kb)) return c;
     c = block_cycles(
@@ -75,8 +79,8 @@ uint64_t pointwise_cycles(const ArrayLayer& l) {
 // inside the input, the drain 8 sums.
 uint64_t window_cycles(const ArrayLayer& l) {
   uint64_t c = 0;
-  for (uint32_t c0 = 0; c0 < l.cout; c0 += 8) {
-    const uint32_t kb = std::min(8u, l.cout - c0);
+  for (uint32_t c0 = 0; c0 < l.cout; c0 += kWindowBlock) {
+    const uint32_t kb = std::min(kWindowBlock, l.cout - c0);
     const uint64_t ksq = uint64_t{l.k} * l.k;
     c += ksq + 2 + kb + 2;
     if (bad_block(l, c0, kb)) return c;
@@ -134,8 +138,8 @@ uint64_t array_reads(const ArrayLayer& l) {
   uint64_t n = 0;
   if (!l.dw && !l.stem) {  // per block: each weight row twice (half a row a RAM word), the
                            // records, then C / 8 rows a pixel
-    for (uint32_t co0 = 0; co0 < l.cout; co0 += 3) {
-      const uint32_t kb = std::min(3u, l.cout - co0);
+    for (uint32_t co0 = 0; co0 < l.cout; co0 += kPointwiseBlock) {
+      const uint32_t kb = std::min(kPointwiseBlock, l.cout - co0);
       n += 2ull * kb * l.cin / 8 + kb;
       if (bad_block(l, co0, kb)) break;
       n += uint64_t{l.pix} * l.cin / 8;
@@ -144,8 +148,8 @@ uint64_t array_reads(const ArrayLayer& l) {
   }
   uint64_t taps = 0;  // per block: a row a tap of weights, its records, a row a step
   for (uint32_t p = 0; p < l.pix; ++p) taps += array_taps(l, p);
-  for (uint32_t c0 = 0; c0 < l.cout; c0 += 8) {
-    const uint32_t kb = std::min(8u, l.cout - c0);
+  for (uint32_t c0 = 0; c0 < l.cout; c0 += kWindowBlock) {
+    const uint32_t kb = std::min(kWindowBlock, l.cout - c0);
     n += uint64_t{l.k} * l.k + kb;
     if (bad_block(l, c0, kb)) break;
     n += taps;
@@ -155,7 +159,7 @@ uint64_t array_reads(const ArrayLayer& l) {
 
 uint32_t array_block_start(const ArrayLayer& l, uint32_t c) {
   if (l.add) return 0;
-  const uint32_t blk = l.dw || l.stem ? 8 : 3;
+  const uint32_t blk = l.dw || l.stem ? kWindowBlock : kPointwiseBlock;
   return c / blk * blk;
 }
 

@@ -474,9 +474,7 @@ void System::array_run(uint64_t start) {
   rd_bytes_ += cfg_.mem_bytes * array_reads(l);
   wr_bytes_ += array_write_bytes(l);
   unit_idle_ = start + 2 + array_cycles(l);
-  ++array_runs_;
-  array_stems_ += l.stem;
-  array_bad_records_ += arr_bad_;
+  array_ += ArrayCounts{1, l.stem, arr_bad_};
 }
 
 }  // namespace nasa::mcu

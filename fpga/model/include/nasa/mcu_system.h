@@ -47,6 +47,18 @@ struct RunInfo {
   std::vector<uint64_t> compute_starts;
 };
 
+// What the MAC array ran (Unit::Array): layers, the stems among them, and those it stopped at a
+// record's bad shift (ArBadRec).
+struct ArrayCounts {
+  uint64_t runs = 0, stems = 0, bad_records = 0;
+  ArrayCounts& operator+=(const ArrayCounts& o) {
+    runs += o.runs;
+    stems += o.stems;
+    bad_records += o.bad_records;
+    return *this;
+  }
+};
+
 class System final : Bus {
  public:
   // `mem`: main memory (the device's; the firmware reads and writes it in place), at least the
@@ -73,11 +85,8 @@ class System final : Bus {
   RunInfo run_program(uint32_t desc_addr, uint32_t desc_count, uint32_t win_base,
                       uint32_t win_limit, uint64_t max_cycles);
   bool busy() const { return busy_; }
-  // The layers the MAC array ran (Unit::Array) since construction; the stems among them.
-  uint64_t array_runs() const { return array_runs_; }
-  uint64_t array_stems() const { return array_stems_; }
-  // ... and those it stopped at a record's bad shift (ArBadRec)
-  uint64_t array_bad_records() const { return array_bad_records_; }
+  // What the MAC array ran since construction
+  const ArrayCounts& array_counts() const { return array_; }
   uint64_t counter(hw::Counter c) const;
 
  private:
@@ -112,7 +121,7 @@ class System final : Bus {
   uint32_t dot_x_ = 0, dot_w_ = 0, dot_shape_ = 0, dot_xstr_ = 0, dot_wstr_ = 0, dot_acc_ = 0;
   uint32_t arr_[8] = {};
   bool arr_bad_ = false;  // the last layer stopped at a bad record (the ARun read's ArBadRec)
-  uint64_t array_runs_ = 0, array_stems_ = 0, array_bad_records_ = 0;
+  ArrayCounts array_;
   uint64_t unit_idle_ = 0;
   uint64_t run_origin_ = 0;  // ISS cycle of the run's cycle 0
   bool finished_ = false;
