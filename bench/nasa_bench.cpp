@@ -744,8 +744,9 @@ constexpr double kBoardHz = 24e6;
 
 // Each of `n_cands` candidates of the set compiled as a program for one image on up5k and run on
 // the board's model with `rom` on `core`; per op (Conv/DwConv by kernel) a layer's cycles from the
-// completion of the layer before it to its own (the firmware runs one layer at a time), and of
-// them the set-up's: up to the layer's first dot-unit start. `mems` holds each run's data memory
+// completion of the layer before it to its own (the firmware runs one layer at a time), of them
+// the set-up's: up to the layer's first start of its unit (the dot unit, the MAC array), and the
+// unit's own (from each start to its idle cycle). `mems` holds each run's data memory
 // afterwards (compared across cores by the caller).
 json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32_t> rom,
                  nasa::mcu::Core core, nasa::mcu::Unit unit,
@@ -756,12 +757,13 @@ json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32
                           : core == nasa::mcu::Core::Serial ? "bit-serial RV32I"
                                                             : "RV32IM";
   struct Sum {
-    uint64_t cycles = 0, macs = 0, setup = 0, layers = 0;
+    uint64_t cycles = 0, macs = 0, setup = 0, layers = 0, unit = 0;
     void add(const Sum& l) {
       cycles += l.cycles;
       macs += l.macs;
       setup += l.setup;
       layers += l.layers;
+      unit += l.unit;
     }
   };
   std::map<std::string, Sum> by_op;
@@ -783,7 +785,8 @@ json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32
     uint64_t expect = 0;
     for (const auto& d : p.descs) expect += nasa::shape_of(d).macs;
     if (!run.done || run.layer_ends.size() != p.descs.size() ||
-        run.compute_starts.size() != p.descs.size() || m != expect) {
+        run.compute_starts.size() != p.descs.size() || run.unit_cycles.size() != p.descs.size() ||
+        m != expect) {
       status(fmt::format(
           "CHECK FAILED: board candidate {} ({} core): {} of {} layers, {} MACs counted, {} "
           "in its layers",
@@ -800,8 +803,15 @@ json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32
       const bool window = d.op == static_cast<uint8_t>(nasa::hw::Op::Conv) ||
                           d.op == static_cast<uint8_t>(nasa::hw::Op::DwConv);
       const uint64_t from = i ? run.layer_ends[i - 1] : 0;
-      const Sum l{run.layer_ends[i] - from, nasa::shape_of(d).macs, run.compute_starts[i] - from,
-                  1};
+      const Sum l{run.layer_ends[i] - from, nasa::shape_of(d).macs, run.compute_starts[i] - from, 1,
+                  run.unit_cycles[i]};
+      if (l.setup + l.unit > l.cycles) {  // (the unit runs between the set-up and the layer's end)
+        status(fmt::format(
+            "CHECK FAILED: board candidate {} ({} core), layer {}: set-up {} and "
+            "unit {} cycles in a layer of {}",
+            nasa::spec::format_candidate(cand), core_name, i, l.setup, l.unit, l.cycles));
+        ok = false;
+      }
       by_op[nasa::op_name(d.op) + (window ? fmt::format(" {}x{}", d.k, d.k) : "")].add(l);
       if (window) {
         win.add(l);
@@ -816,6 +826,7 @@ json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32
          {"layers", e.layers},
          {"cycles", e.cycles},
          {"setup_cycles", e.setup},
+         {"unit_cycles", e.unit},
          {"macs", e.macs},
          {"share_of_cycles", static_cast<double>(e.cycles) / static_cast<double>(all.cycles)},
          {"macs_per_cycle", static_cast<double>(e.macs) / static_cast<double>(e.cycles)}});
@@ -830,7 +841,11 @@ json board_alone(const CandidateSet& set, size_t n_cands, std::span<const uint32
           {"conv_dwconv_macs_per_cycle",
            static_cast<double>(win.macs) / static_cast<double>(win.cycles)},
           {"conv_dwconv_layers", win.layers},
+          {"conv_dwconv_cycles", win.cycles},
           {"conv_dwconv_setup_cycles", win.setup},
+          {"conv_dwconv_unit_cycles", win.unit},
+          {"conv_dwconv_unit_macs_per_cycle",
+           static_cast<double>(win.macs) / static_cast<double>(std::max<uint64_t>(1, win.unit))},
           {"conv_dwconv_setup_per_layer",
            {{"median", static_cast<uint64_t>(median(win_setups))},
             {"max", static_cast<uint64_t>(setup_max)}}},
@@ -1947,19 +1962,28 @@ std::string markdown(const json& r) {
         "FCs the array takes run on it, the rest in software; docs/fpga.md) on its cycle-exact "
         "model, which the Verilated board equals cycle for cycle. {} candidates of section 3's "
         "set, each alone as a program for one image: {:.4f} MACs a cycle over all layers, "
-        "**{:.4f} on Conv/DwConv layers** (issue 20 asks for >= 8). By op (a layer's cycles: from "
-        "the completion of the layer before it to its own; set-up: the firmware's, up to the "
-        "array's start):\n\n"
-        "| op | layers | cycles | of them set-up | share of cycles | MACs / cycle |\n"
-        "|---|---:|---:|---:|---:|---:|\n",
+        "**{:.4f} on Conv/DwConv layers** (issue 20 asks for >= 8); the array itself, while it "
+        "runs them, {:.2f} ({} of their {} cycles; the rest is the firmware's: the set-up and "
+        "what follows the array). By op (a layer's cycles: from the completion of the layer "
+        "before it to its own; set-up: the firmware's, up to the array's first start; the "
+        "array's: from each start to its idle cycle, a folded residual's add included):\n\n"
+        "| op | layers | cycles | of them set-up | the array's | share of cycles | MACs / cycle | "
+        "MACs / array cycle |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|\n",
         b["candidates_alone"].get<size_t>(), b["macs_per_cycle"].get<double>(),
-        b["conv_dwconv_macs_per_cycle"].get<double>());
+        b["conv_dwconv_macs_per_cycle"].get<double>(),
+        b["conv_dwconv_unit_macs_per_cycle"].get<double>(),
+        b["conv_dwconv_unit_cycles"].get<uint64_t>(), b["conv_dwconv_cycles"].get<uint64_t>());
     for (const auto& o : b["by_op"]) {
+      const auto unit = o["unit_cycles"].get<uint64_t>();
       md +=
-          fmt::format("| {} | {} | {} | {} | {:.1f}% | {:.4f} |\n", o["op"].get<std::string>(),
-                      o["layers"].get<uint64_t>(), o["cycles"].get<uint64_t>(),
-                      o["setup_cycles"].get<uint64_t>(), 100.0 * o["share_of_cycles"].get<double>(),
-                      o["macs_per_cycle"].get<double>());
+          fmt::format("| {} | {} | {} | {} | {} | {:.1f}% | {:.4f} | {} |\n",
+                      o["op"].get<std::string>(), o["layers"].get<uint64_t>(),
+                      o["cycles"].get<uint64_t>(), o["setup_cycles"].get<uint64_t>(), unit,
+                      100.0 * o["share_of_cycles"].get<double>(), o["macs_per_cycle"].get<double>(),
+                      unit ? fmt::format("{:.2f}", static_cast<double>(o["macs"].get<uint64_t>()) /
+                                                       static_cast<double>(unit))
+                           : std::string("-"));
     }
     if (b.contains("dot") && b.contains("serial")) {
       const json& d = b["dot"];

@@ -88,10 +88,16 @@ Outcome run_firmware(const sim::Program& p, const hw::Config& cfg, Image image =
   o.layer_ends = r.layer_ends;
   o.array = sys.array_counts();
   EXPECT_EQ(r.layer_ends.size(), o.layers_done) << p.name;
-  // each completed layer's compute start lies between the layer before's end and its own
+  // each completed layer's compute start lies between the layer before's end and its own, its
+  // unit's busy cycles between the two
   EXPECT_GE(r.compute_starts.size(), r.layer_ends.size()) << p.name;
+  EXPECT_EQ(r.unit_cycles.size(), r.layer_ends.size()) << p.name;
   for (size_t i = 0; i < r.layer_ends.size() && i < r.compute_starts.size(); ++i) {
     EXPECT_LE(r.compute_starts[i], r.layer_ends[i]) << p.name << ": layer " << i;
+    if (i < r.unit_cycles.size()) {
+      EXPECT_LE(r.unit_cycles[i], r.layer_ends[i] - r.compute_starts[i])
+          << p.name << ": layer " << i;
+    }
     if (i) {
       EXPECT_GE(r.compute_starts[i], r.layer_ends[i - 1]) << p.name << ": layer " << i;
     }

@@ -134,6 +134,8 @@ RunInfo System::run(uint64_t max_cycles) {
   run_origin_ = ~uint64_t{0};
   layer_ends_.clear();
   compute_starts_.clear();
+  unit_cycles_.clear();
+  unit_busy_ = 0;
   // (the core waits at its GO read; the read completes at once and the run's cycles count from
   // there)
   while (!finished_ && !iss_.trapped()) {
@@ -151,6 +153,7 @@ RunInfo System::run(uint64_t max_cycles) {
   info.cycles = cycles_;
   info.layer_ends = layer_ends_;
   info.compute_starts = compute_starts_;
+  info.unit_cycles = unit_cycles_;
   return info;
 }
 
@@ -238,6 +241,8 @@ uint64_t System::access(uint64_t cyc, bool write, uint32_t addr, uint32_t wdata,
           layer_ends_.push_back(cyc - run_origin_);
           if (compute_starts_.size() < layer_ends_.size())
             compute_starts_.push_back(cyc - run_origin_);
+          unit_cycles_.push_back(unit_busy_);
+          unit_busy_ = 0;
           break;
         default: break;
       }
@@ -334,6 +339,7 @@ void System::dot_run(uint64_t start, uint32_t acc) {
   dot_w_ = wrun;
   dot_acc_ = acc;
   unit_idle_ = (n == 0 || runs == 0 ? start : last) + 3;
+  unit_busy_ += unit_idle_ - start;
 }
 
 // rtl/nasa_mcu_array_page.sv: page accesses wait while the array runs (a write completes in its
@@ -474,6 +480,7 @@ void System::array_run(uint64_t start) {
   rd_bytes_ += cfg_.mem_bytes * array_reads(l);
   wr_bytes_ += array_write_bytes(l);
   unit_idle_ = start + 2 + array_cycles(l);
+  unit_busy_ += unit_idle_ - start;
   array_ += ArrayCounts{1, l.stem, arr_bad_};
 }
 

@@ -45,6 +45,9 @@ struct RunInfo {
   // for each layer, the cycle of its first dot-unit start (its LAYER_END's when it has none):
   // what comes before is the firmware's set-up of the layer (reading, checking, addressing)
   std::vector<uint64_t> compute_starts;
+  // for each layer, the cycles its unit (the dot unit or the MAC array) was busy: from each
+  // start (the ACC or ARun write) to the cycle it was idle again
+  std::vector<uint64_t> unit_cycles;
 };
 
 // What the MAC array ran (Unit::Array): layers, the stems among them, and those it stopped at a
@@ -125,7 +128,8 @@ class System final : Bus {
   uint64_t unit_idle_ = 0;
   uint64_t run_origin_ = 0;  // ISS cycle of the run's cycle 0
   bool finished_ = false;
-  std::vector<uint64_t> layer_ends_, compute_starts_;
+  std::vector<uint64_t> layer_ends_, compute_starts_, unit_cycles_;
+  uint64_t unit_busy_ = 0;  // the unit's busy cycles since the last LAYER_END
 };
 
 }  // namespace nasa::mcu
