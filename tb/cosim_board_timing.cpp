@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nasa/backend.h"
+#include "nasa/cand_gen.h"
 #include "nasa/compiler.h"
 #include "nasa/cycle_model.h"
 #include "nasa/desc.h"
@@ -126,6 +127,35 @@ TEST(BoardTiming, HostReadsDuringBatchRunsChangeNothing) {
   ASSERT_EQ(b.logits.size(), batch.size());
   // the core waited for the host's reads: more cycles than the model's, not fewer
   EXPECT_GE(b.cycles, a.cycles);
+}
+
+// Candidates drawn on the board (fpga/fw/fw.c generate(): xorshift32 and the high word of x * K,
+// which the bit-serial core forms from two 32-bit products) are nasa_cand_gen's in every mode: the
+// board's model and the Verilated board write cand_gen's candidates and agree on the results.
+TEST(BoardTiming, CandidatesDrawnOnTheBoardAreCandGens) {
+  const Tiny t;
+  const auto& cfg = config_by_name("up5k");
+  runtime::Runtime ref(t.q, cfg, device::backend_factory("ref"), "ref");
+  runtime::Runtime rtl(
+      t.q, cfg, [](const hw::Config& k, uint64_t m) { return sim::make_rtl_device(k, m); }, "rtl");
+  std::vector<int> ks;
+  for (const auto& l : t.net.layers) ks.push_back(static_cast<int>(l.choices.size()));
+  const std::vector<spec::Candidate> parents = {{0, 1, 2}, {2, 0, 1}, {1, 1, 0}};
+  for (const auto mode : {hw::GenMode::Sample, hw::GenMode::Mutate, hw::GenMode::Crossover}) {
+    SCOPED_TRACE(::testing::Message() << "mode " << static_cast<int>(mode));
+    compile::BatchOptions opt;
+    opt.gen_mode = static_cast<uint32_t>(mode);
+    opt.gen_seed = 0xBEEF01u + static_cast<uint32_t>(mode);
+    opt.gen_prob = 30000;
+    if (mode != hw::GenMode::Sample) opt.parents = parents;
+    const auto want = cand_gen::generate(mode, opt.gen_seed, opt.gen_prob, ks, 12, opt.parents);
+    const auto a = ref.evaluate_fused({}, 12, t.imgs, t.labels, opt);
+    const auto b = rtl.evaluate_fused({}, 12, t.imgs, t.labels, opt);
+    EXPECT_EQ(a.candidates, want);
+    EXPECT_EQ(b.candidates, want);
+    EXPECT_EQ(a.correct, b.correct);
+    EXPECT_EQ(a.cycles, b.cycles);
+  }
 }
 
 }  // namespace

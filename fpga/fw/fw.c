@@ -235,7 +235,8 @@ static void shape_of(const desc_t *d, u32 hw, shape_t *s) {
  * kred, up to 2^39) in two 32-bit products by kred (<= KredMax for Conv and FC, <= 49 DwConv). */
 static u64 macs_of(const desc_t *d, const shape_t *s) {
   if (!has_params(d->op)) return 0;
-  const u32 hi = mul_by(s->out_bytes >> 16, s->kred), lo = mul_by(s->out_bytes & 0xFFFFu, s->kred);
+  const u32 top = s->out_bytes >> 16; /* (mostly 0: no call) */
+  const u32 hi = top ? mul_by(top, s->kred) : 0, lo = mul_by(s->out_bytes & 0xFFFFu, s->kred);
   return ((u64)hi << 16) + lo;
 }
 
@@ -658,7 +659,16 @@ static u32 xs_next(void) {
   xs_state ^= xs_state << 5;
   return xs_state;
 }
-static u32 xs_sample(u32 k) { return (u32)(((u64)xs_next() * k) >> 32); }
+/* the high word of x * k (k < 256: a LayerK); RV32I: from two 32-bit products (libgcc's
+ * __muldi3 takes ROM the array image does not have) */
+static u32 xs_sample(u32 k) {
+  const u32 x = xs_next();
+#if defined(__riscv_mul)
+  return (u32)(((u64)x * k) >> 32);
+#else
+  return (mul_by(x >> 16, k) + (mul_by(x & 0xFFFFu, k) >> 16)) >> 16;
+#endif
+}
 
 /* a % b for b != 0: the core has no divider (a shift-subtract loop; generate() only) */
 static u32 umod(u32 a, u32 b) {
