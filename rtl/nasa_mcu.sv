@@ -191,8 +191,11 @@ module nasa_mcu #(
   // over its memory port and the firmware as memory; other addresses read 0, writes do nothing.
   logic busy_q, done_q, error_q, run_q;
   logic [7:0] err_code_q;
-  logic [63:0] cycles_q, wr_bytes_q;
-  logic [60:0] rd_rows_q;  // rows read (8 bytes each)
+  // (hw_spec CounterBits wide, not 64: they wrap after 136 days of 24 MHz cycles; the high
+  // words' top bits read 0)
+  localparam int unsigned CntW = nasa_pkg::McuCounterBits;
+  logic [CntW-1:0] cycles_q, wr_bytes_q;
+  logic [CntW-4:0] rd_rows_q;  // rows read (8 bytes each)
 
   logic hwr, hrd;
   assign hwr = csr_req_i.valid && csr_req_i.we;
@@ -276,14 +279,14 @@ module nasa_mcu #(
   // moved on the memory port since the start
   always_ff @(posedge clk_i) begin
     if (is_start || (go_acc && go_done)) cycles_q <= '0;
-    else if (run_q) cycles_q <= cycles_q + 64'd1;
+    else if (run_q) cycles_q <= cycles_q + 1'b1;
     if (is_start) rd_rows_q <= '0;
-    else if (busy_q && mem_rsp_i.valid) rd_rows_q <= rd_rows_q + 61'd1;
+    else if (busy_q && mem_rsp_i.valid) rd_rows_q <= rd_rows_q + 1'b1;
     // (a write's bytes reach the counter the cycle after it is taken: the strobes' count and the
-    // port's handshake off the 64-bit adder's path; the host reads the counter after the run)
+    // port's handshake off the counter's adder path; the host reads the counter after the run)
     wr_add_q <= (busy_q && mem_req_o.valid && mem_rsp_i.ready && mem_req_o.we) ? wr_count : '0;
     if (is_start) wr_bytes_q <= '0;
-    else wr_bytes_q <= wr_bytes_q + 64'(wr_add_q);
+    else wr_bytes_q <= wr_bytes_q + {{(CntW - 4){1'b0}}, wr_add_q};
   end
   assign busy_o      = busy_q;
   assign done_o      = done_q;
@@ -303,11 +306,11 @@ module nasa_mcu #(
       12'(nasa_pkg::CsrStatus):  hr_val = {29'd0, error_q, done_q, busy_q};
       12'(nasa_pkg::CsrErrCode): hr_val = {24'd0, err_code_q};
       12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntCycles):          hr_val = cycles_q[31:0];
-      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntCycles + 4):      hr_val = cycles_q[63:32];
+      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntCycles + 4):      hr_val = 32'(cycles_q[CntW-1:32]);
       12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramRdBytes):     hr_val = {rd_rows_q[28:0], 3'b000};
-      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramRdBytes + 4): hr_val = rd_rows_q[60:29];
+      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramRdBytes + 4): hr_val = 32'(rd_rows_q[CntW-4:29]);
       12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramWrBytes):     hr_val = wr_bytes_q[31:0];
-      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramWrBytes + 4): hr_val = wr_bytes_q[63:32];
+      12'(nasa_pkg::CsrCounterBase + 8 * nasa_pkg::CntDramWrBytes + 4): hr_val = 32'(wr_bytes_q[CntW-1:32]);
       default: hr_val = '0;
     endcase
   end

@@ -393,6 +393,8 @@ package nasa_pkg;
   localparam int unsigned McuArBadRec     = 1;
   // array image: bytes of a stem's tap-major weights, ceil(K / 8) x 8 x k x k
   localparam int unsigned McuAStemBytes   = 200;
+  // the controller's Cycles and memory byte counters: bits (they wrap at 2^48, 136 days of 24 MHz cycles; the CSRs' high words' top bits read 0)
+  localparam int unsigned McuCounterBits  = 48;
 
   // Layout constants.
   localparam int unsigned DescWords   = 16;          // 32-bit little-endian words per descriptor

@@ -271,6 +271,7 @@
 #define MCU_AR_FAULT 0u /* ARun read bit 0: a write the memory did not take */
 #define MCU_AR_BAD_REC 1u /* ARun read bit 1: a record's S outside [1, MaxShift]; the layer stopped at its block */
 #define MCU_A_STEM_BYTES 200u /* array image: bytes of a stem's tap-major weights, ceil(K / 8) x 8 x k x k */
+#define MCU_COUNTER_BITS 48u /* the controller's Cycles and memory byte counters: bits (they wrap at 2^48, 136 days of 24 MHz cycles; the CSRs' high words' top bits read 0) */
 
 /* Configuration `up5k`. */
 #define NASA_CFG_ROWS 1u

@@ -104,13 +104,15 @@ uint32_t System::port_read(uint32_t addr) const {
 }
 
 uint64_t System::counter(hw::Counter c) const {
+  // (the controller's counters are kCounterBits wide: rtl/nasa_mcu.sv)
+  constexpr uint64_t mask = (uint64_t{1} << kCounterBits) - 1;
   switch (c) {
     case hw::Counter::Cycles:
-      return cycles_;
+      return cycles_ & mask;
     case hw::Counter::DramRdBytes:
-      return rd_bytes_;
+      return rd_bytes_ & mask;
     case hw::Counter::DramWrBytes:
-      return wr_bytes_;
+      return wr_bytes_ & mask;
     case hw::Counter::Macs:  // (the firmware's, in the host page)
       return main_row(cfg_.mcu_page() + 4 * kPMacs);
     default:

@@ -312,7 +312,10 @@ namespace nasa::hw {
   X(ArBadRec, AR_BAD_REC, 1,                                                                  \
     "ARun read bit 1: a record's S outside [1, MaxShift]; the layer stopped at its block")    \
   X(AStemBytes, A_STEM_BYTES, 200,                                                            \
-    "array image: bytes of a stem's tap-major weights, ceil(K / 8) x 8 x k x k")
+    "array image: bytes of a stem's tap-major weights, ceil(K / 8) x 8 x k x k")              \
+  X(CounterBits, COUNTER_BITS, 48,                                                            \
+    "the controller's Cycles and memory byte counters: bits (they wrap at 2^48, 136 days of " \
+    "24 MHz cycles; the CSRs' high words' top bits read 0)")
 
 // ---- C++ views of the tables. ----
 
